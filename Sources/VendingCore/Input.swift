@@ -1,0 +1,53 @@
+/// What the machine can be told. Drivers and the control socket turn hardware and requests into
+/// these; `Machine.apply(_:at:)` decides what they mean.
+public enum Input: Hashable, Sendable, Codable {
+    /// A coin was physically accepted. Always credited (the coin is in the cash box), unless the
+    /// same event was credited before.
+    case coinInserted(value: Money, event: CoinEventID)
+    /// A customer pressed a slot's selection button.
+    case slotSelected(SlotID)
+    /// The dispensing hardware reports how the vend went.
+    case vendEnded(VendID, VendOutcome)
+    /// The coin-return button.
+    case coinReturnPressed
+    /// Items loaded into a slot; nil count fills it to capacity, nil instant means now.
+    case restock(SlotID, count: Int?, loadedAt: Instant?)
+    /// Items taken out of a slot, oldest first (expired ones, say); nil count empties it.
+    case unload(SlotID, count: Int?)
+    /// A price for one slot that replaces the configured one; nil goes back to the configured price.
+    case setPrice(SlotID, Money?)
+    case setServiceMode(Bool)
+    /// A new configuration takes effect; state that no longer fits it is dropped with an event.
+    case reconfigure(MachineSetup)
+    /// Time passed: lets a vend that never reported an outcome time out.
+    case tick
+}
+
+public enum VendOutcome: String, Hashable, Sendable, Codable {
+    /// The drop sensor saw the item fall.
+    case dropped
+    /// The vend window closed without the drop sensor seeing anything.
+    case notDropped = "not-dropped"
+    /// The relay pulsed on a slot without a drop sensor: nothing can confirm the drop.
+    case pulsedWithoutSensor = "pulsed-without-sensor"
+    /// Nobody knows (hardware fault, restart mid-vend).
+    case unknown
+}
+
+/// What the shell must carry out after an input, in order.
+public enum Effect: Hashable, Sendable {
+    /// Pulse the slot's dispensing relay for the vend and report its outcome with `.vendEnded`.
+    case energiseRelay(SlotID, VendID)
+    /// Hand this amount back to the customer.
+    case payOut(Money)
+    /// Enable (true) or inhibit (false) the coin acceptor.
+    case setCoinAcceptance(Bool)
+    /// Something observers (logs, `vendctl watch`) should know.
+    case event(MachineEvent)
+}
+
+extension Array where Element == Effect {
+    public var events: [MachineEvent] {
+        compactMap { if case .event(let event) = $0 { event } else { nil } }
+    }
+}

@@ -1,0 +1,48 @@
+/// A broken rule found in a machine's state: restored state that breaks one is corrupt.
+public struct IntegrityProblem: Hashable, Sendable, CustomStringConvertible {
+    public let description: String
+}
+
+extension Machine {
+    /// Checks the rules every reachable state keeps. `apply` never breaks them; a state restored
+    /// from disk is only trusted if it keeps them too.
+    public var integrityProblems: [IntegrityProblem] {
+        var problems: [String] = []
+        let currency = setup.currency
+        let held = pendingVend?.price ?? .zero(currency)
+        let amounts = [credit, held, ledger.coinsIn, ledger.sales, ledger.refunds]
+        if amounts.contains(where: { $0.currency != currency }) {
+            problems.append("amounts are not all in \(currency)")
+        } else {
+            if credit.isNegative { problems.append("credit is negative (\(credit))") }
+            let accounted = ledger.sales + ledger.refunds + credit + held
+            if ledger.coinsIn != accounted {
+                problems.append("coins in (\(ledger.coinsIn)) differ from sales + refunds + credit + held (\(accounted))")
+            }
+            let cashboxTotal = ledger.cashbox.reduce(Money.zero(currency)) { $0 + $1.value * $1.count }
+            if cashboxTotal != ledger.coinsIn {
+                problems.append("cash box counters (\(cashboxTotal)) differ from coins in (\(ledger.coinsIn))")
+            }
+        }
+        for slot in setup.slots {
+            guard let slotStock = stock[slot.id] else {
+                problems.append("slot \(slot.id) has no stock record")
+                continue
+            }
+            if slotStock.lots.contains(where: { $0.count <= 0 }) {
+                problems.append("slot \(slot.id) has a lot with no items")
+            }
+        }
+        for slot in stock.keys where setup.slot(slot) == nil {
+            problems.append("stock recorded for unconfigured slot \(slot)")
+        }
+        if let pendingVend {
+            if setup.slot(pendingVend.slot) == nil {
+                problems.append("\(pendingVend.id) is for unconfigured slot \(pendingVend.slot)")
+            } else if (stock[pendingVend.slot]?.count ?? 0) < 1 {
+                problems.append("\(pendingVend.id) reserved an item that slot \(pendingVend.slot) does not hold")
+            }
+        }
+        return problems.map(IntegrityProblem.init)
+    }
+}

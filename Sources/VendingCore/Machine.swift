@@ -1,0 +1,286 @@
+/// A vend whose price is held and whose item is reserved until its outcome is known.
+public struct PendingVend: Hashable, Sendable, Codable {
+    public let id: VendID
+    public let slot: SlotID
+    public let product: ProductID
+    public let price: Money
+    public let startedAt: Instant
+    public let deadline: Instant
+}
+
+/// A price set at run time over the configured one. It remembers the configured price it
+/// replaced: when a technician later edits that price in the file, the newer intent wins.
+public struct PriceOverride: Hashable, Sendable, Codable {
+    public let price: Money
+    public let replacedConfiguredPrice: Money
+}
+
+/// The vending machine as a deterministic state machine: `apply(_:at:)` takes an input and the
+/// instant it happened and returns the effects the shell must carry out. It does no I/O and reads
+/// no clock, so replaying the same inputs from the same state gives the same machine.
+public struct Machine: Hashable, Sendable, Codable {
+    public private(set) var setup: MachineSetup
+    public private(set) var credit: Money
+    public private(set) var stock: [SlotID: SlotStock]
+    public private(set) var priceOverrides: [SlotID: PriceOverride] = [:]
+    public private(set) var pendingVend: PendingVend?
+    public private(set) var isInServiceMode = false
+    /// The last credited sequence number per coin source.
+    public private(set) var coinCursors: [String: UInt64] = [:]
+    public private(set) var ledger: Ledger
+    private var lastVendNumber: UInt64 = 0
+
+    /// A new, empty machine: no credit, no stock, nothing sold.
+    public init(setup: MachineSetup) {
+        self.setup = setup
+        credit = .zero(setup.currency)
+        stock = Dictionary(uniqueKeysWithValues: setup.slots.map { ($0.id, SlotStock()) })
+        ledger = Ledger(currency: setup.currency)
+    }
+
+    public mutating func apply(_ input: Input, at now: Instant) -> [Effect] {
+        var effects = Effects()
+        let acceptedCoinsBefore = acceptsCoins
+        switch input {
+        case .coinInserted(let value, let event): insertCoin(value, event: event, into: &effects)
+        case .slotSelected(let slot): select(slot, at: now, into: &effects)
+        case .vendEnded(let vend, let outcome): endVend(vend, outcome: outcome, at: now, into: &effects)
+        case .coinReturnPressed: returnCredit(into: &effects)
+        case .restock(let slot, let count, let loadedAt): restock(slot, count: count, loadedAt: loadedAt ?? now, into: &effects)
+        case .unload(let slot, let count): unload(slot, count: count, into: &effects)
+        case .setPrice(let slot, let price): setPrice(slot, price, into: &effects)
+        case .setServiceMode(let on): setServiceMode(on, into: &effects)
+        case .reconfigure(let newSetup): reconfigure(newSetup, into: &effects)
+        case .tick: timeOutVend(at: now, into: &effects)
+        }
+        if acceptsCoins != acceptedCoinsBefore {
+            effects.command(.setCoinAcceptance(acceptsCoins))
+            effects.emit(.coinAcceptanceChanged(acceptsCoins))
+        }
+        return effects.list
+    }
+
+    // MARK: - Derived state
+
+    /// Coins are welcome while a customer can buy something with more credit.
+    public var acceptsCoins: Bool {
+        !isInServiceMode && credit < setup.maximumCredit && setup.slots.contains { available(in: $0.id) > 0 }
+    }
+
+    /// The price a customer pays at `slot` now.
+    public func price(of slot: SlotID) -> Money? {
+        priceOverrides[slot]?.price ?? setup.slot(slot)?.price
+    }
+
+    /// Items in `slot` that a customer can buy (the one a vend in flight reserved excluded).
+    public func available(in slot: SlotID) -> Int {
+        let reserved = pendingVend?.slot == slot ? 1 : 0
+        return (stock[slot]?.count ?? 0) - reserved
+    }
+
+    /// The last sequence number credited from a coin source; drivers continue after it.
+    public func lastCoinSequence(from source: String) -> UInt64? { coinCursors[source] }
+
+    // MARK: - Coins and credit
+
+    private mutating func insertCoin(_ value: Money, event: CoinEventID, into effects: inout Effects) {
+        guard value.currency == setup.currency, value.minorUnits > 0 else {
+            return effects.reject(.wrongCurrency(value))
+        }
+        if let last = coinCursors[event.source], event.sequence <= last {
+            return effects.emit(.duplicateCoinIgnored(event))
+        }
+        coinCursors[event.source] = event.sequence
+        ledger.recordCoin(value)
+        effects.emit(.coinCredited(value: value, event: event))
+        changeCredit(to: credit + value, into: &effects)
+    }
+
+    private mutating func returnCredit(into effects: inout Effects) {
+        guard !credit.isZero else { return effects.reject(.nothingToPayOut) }
+        guard setup.payoutAvailable else { return effects.reject(.payoutUnavailable(credit: credit)) }
+        payOut(credit, into: &effects)
+    }
+
+    private mutating func payOut(_ amount: Money, into effects: inout Effects) {
+        ledger.recordRefund(amount)
+        changeCredit(to: credit - amount, into: &effects)
+        effects.command(.payOut(amount))
+        effects.emit(.paidOut(amount))
+    }
+
+    private mutating func changeCredit(to newCredit: Money, into effects: inout Effects) {
+        guard newCredit != credit else { return }
+        effects.emit(.creditChanged(from: credit, to: newCredit))
+        credit = newCredit
+    }
+
+    // MARK: - Two-phase vend
+
+    private mutating func select(_ slotID: SlotID, at now: Instant, into effects: inout Effects) {
+        guard !isInServiceMode else { return effects.reject(.inServiceMode) }
+        if let pendingVend { return effects.reject(.vendInProgress(pendingVend.id)) }
+        guard let slot = setup.slot(slotID), let price = price(of: slotID) else {
+            return effects.reject(.unknownSlot(slotID))
+        }
+        guard available(in: slotID) > 0 else { return effects.reject(.outOfStock(slotID)) }
+        guard price <= credit else {
+            return effects.reject(.insufficientCredit(slotID, price: price, credit: credit))
+        }
+        lastVendNumber += 1
+        let vend = PendingVend(
+            id: VendID(rawValue: lastVendNumber), slot: slotID, product: slot.product,
+            price: price, startedAt: now, deadline: now + setup.vendTimeout)
+        pendingVend = vend
+        changeCredit(to: credit - price, into: &effects)
+        effects.emit(.vendStarted(vend.id, slot: slotID, product: slot.product, price: price))
+        effects.command(.energiseRelay(slotID, vend.id))
+    }
+
+    private mutating func endVend(_ id: VendID, outcome: VendOutcome, at now: Instant, into effects: inout Effects) {
+        guard let vend = pendingVend, vend.id == id else { return effects.reject(.staleVendOutcome(id)) }
+        resolve(vend, outcome: outcome, at: now, into: &effects)
+    }
+
+    private mutating func timeOutVend(at now: Instant, into effects: inout Effects) {
+        guard let vend = pendingVend, now >= vend.deadline else { return }
+        resolve(vend, outcome: .unknown, at: now, into: &effects)
+    }
+
+    private mutating func resolve(_ vend: PendingVend, outcome: VendOutcome, at now: Instant, into effects: inout Effects) {
+        pendingVend = nil
+        switch outcome {
+        case .dropped:
+            completeSale(vend, confirmation: .dropSensor, at: now, into: &effects)
+        case .pulsedWithoutSensor:
+            completeSale(vend, confirmation: .relayOnly, at: now, into: &effects)
+        case .notDropped:
+            ledger.recordFailedVend()
+            failVend(vend, outcome: outcome, payOut: setup.failedVendPolicy == .payOut && setup.payoutAvailable, into: &effects)
+        case .unknown:
+            ledger.recordUnknownOutcome()
+            switch setup.unknownOutcomePolicy {
+            case .assumeDispensed: completeSale(vend, confirmation: .assumed, at: now, into: &effects)
+            case .refundCredit: failVend(vend, outcome: outcome, payOut: false, into: &effects)
+            }
+        }
+    }
+
+    private mutating func completeSale(_ vend: PendingVend, confirmation: SaleConfirmation, at now: Instant, into effects: inout Effects) {
+        let before = stock[vend.slot]?.count ?? 0
+        stock[vend.slot]?.removeOldest(1)
+        let sale = Sale(vend: vend.id, slot: vend.slot, product: vend.product, price: vend.price,
+                        at: now, confirmation: confirmation)
+        ledger.recordSale(sale, historyLimit: setup.historyLimit)
+        effects.emit(.stockChanged(slot: vend.slot, product: vend.product, from: before, to: before - 1, reason: .sold))
+        effects.emit(.vendCompleted(sale))
+    }
+
+    private mutating func failVend(_ vend: PendingVend, outcome: VendOutcome, payOut paysOut: Bool, into effects: inout Effects) {
+        changeCredit(to: credit + vend.price, into: &effects)
+        effects.emit(.vendFailed(vend.id, slot: vend.slot, product: vend.product, outcome: outcome,
+                                 creditRestored: paysOut ? .zero(setup.currency) : vend.price))
+        if paysOut { payOut(vend.price, into: &effects) }
+    }
+
+    // MARK: - Technician operations
+
+    private mutating func restock(_ slotID: SlotID, count: Int?, loadedAt: Instant, into effects: inout Effects) {
+        guard let slot = setup.slot(slotID), let current = stock[slotID] else {
+            return effects.reject(.unknownSlot(slotID))
+        }
+        let free = slot.capacity - current.count
+        let adding = count ?? free
+        guard count == nil || adding > 0 else { return effects.reject(.invalidCount(adding)) }
+        guard adding <= free, adding > 0 else {
+            return effects.reject(.overCapacity(slotID, capacity: slot.capacity, free: max(free, 0)))
+        }
+        stock[slotID]?.load(adding, at: loadedAt)
+        effects.emit(.stockChanged(slot: slotID, product: slot.product, from: current.count,
+                                   to: current.count + adding, reason: .restocked))
+    }
+
+    private mutating func unload(_ slotID: SlotID, count: Int?, into effects: inout Effects) {
+        guard let slot = setup.slot(slotID), let current = stock[slotID] else {
+            return effects.reject(.unknownSlot(slotID))
+        }
+        let removable = available(in: slotID)
+        let removing = count ?? removable
+        guard removing > 0, removing <= removable else { return effects.reject(.invalidCount(removing)) }
+        stock[slotID]?.removeOldest(removing)
+        effects.emit(.stockChanged(slot: slotID, product: slot.product, from: current.count,
+                                   to: current.count - removing, reason: .unloaded))
+    }
+
+    private mutating func setPrice(_ slotID: SlotID, _ newPrice: Money?, into effects: inout Effects) {
+        guard let slot = setup.slot(slotID), let oldPrice = price(of: slotID) else {
+            return effects.reject(.unknownSlot(slotID))
+        }
+        if let newPrice {
+            guard newPrice.currency == setup.currency, newPrice.minorUnits > 0,
+                  newPrice.minorUnits <= Money.largestAmount else { return effects.reject(.invalidPrice(newPrice)) }
+            priceOverrides[slotID] = newPrice == slot.price
+                ? nil : PriceOverride(price: newPrice, replacedConfiguredPrice: slot.price)
+        } else {
+            priceOverrides[slotID] = nil
+        }
+        let price = self.price(of: slotID) ?? slot.price
+        if price != oldPrice { effects.emit(.priceChanged(slot: slotID, from: oldPrice, to: price)) }
+    }
+
+    private mutating func setServiceMode(_ on: Bool, into effects: inout Effects) {
+        guard on != isInServiceMode else { return }
+        isInServiceMode = on
+        effects.emit(.serviceModeChanged(on))
+    }
+
+    // MARK: - Reconfiguration
+
+    private mutating func reconfigure(_ newSetup: MachineSetup, into effects: inout Effects) {
+        if let pendingVend { return effects.reject(.vendInProgress(pendingVend.id)) }
+        if newSetup.currency != setup.currency {
+            guard ledger.isEmpty, credit.isZero else {
+                return effects.reject(.currencyChange(from: setup.currency, to: newSetup.currency))
+            }
+            credit = .zero(newSetup.currency)
+            ledger = Ledger(currency: newSetup.currency)
+            priceOverrides = [:]
+        }
+        let oldSetup = setup
+        setup = newSetup
+        var removed: [SlotID] = []
+        for old in oldSetup.slots {
+            let new = newSetup.slot(old.id)
+            if new == nil { removed.append(old.id) }
+            if new?.product != old.product, let count = stock[old.id]?.count {
+                // The items in the slot are of the old product: they no longer count as stock.
+                stock[old.id] = new == nil ? nil : SlotStock()
+                if count > 0 {
+                    effects.emit(.stockChanged(slot: old.id, product: old.product, from: count, to: 0,
+                                               reason: .slotReconfigured))
+                }
+            }
+            if let override = priceOverrides[old.id] {
+                let configuredPrice = new?.price
+                if configuredPrice != override.replacedConfiguredPrice {
+                    priceOverrides[old.id] = nil
+                    if let configuredPrice {
+                        effects.emit(.priceChanged(slot: old.id, from: override.price, to: configuredPrice))
+                    }
+                }
+            }
+        }
+        let added = newSetup.slots.map(\.id).filter { oldSetup.slot($0) == nil }
+        for slot in added { stock[slot] = SlotStock() }
+        effects.emit(.setupChanged(addedSlots: added, removedSlots: removed))
+    }
+}
+
+/// Collects the effects of one input in the order they happen.
+struct Effects {
+    private(set) var list: [Effect] = []
+
+    mutating func command(_ effect: Effect) { list.append(effect) }
+    mutating func emit(_ event: MachineEvent) { list.append(.event(event)) }
+    mutating func reject(_ reason: Rejection) { emit(.rejected(reason)) }
+}

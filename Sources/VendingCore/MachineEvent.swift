@@ -1,0 +1,63 @@
+/// Every change of the machine's state, as observers see it.
+public enum MachineEvent: Hashable, Sendable, Codable {
+    case coinCredited(value: Money, event: CoinEventID)
+    /// A coin event that was credited before (a replayed or re-reported event): ignored.
+    case duplicateCoinIgnored(CoinEventID)
+    case creditChanged(from: Money, to: Money)
+    case vendStarted(VendID, slot: SlotID, product: ProductID, price: Money)
+    case vendCompleted(Sale)
+    /// The vend did not happen; `creditRestored` went back to credit (zero if paid out).
+    case vendFailed(VendID, slot: SlotID, product: ProductID, outcome: VendOutcome, creditRestored: Money)
+    case stockChanged(slot: SlotID, product: ProductID, from: Int, to: Int, reason: StockChangeReason)
+    case paidOut(Money)
+    case priceChanged(slot: SlotID, from: Money, to: Money)
+    case serviceModeChanged(Bool)
+    case coinAcceptanceChanged(Bool)
+    case setupChanged(addedSlots: [SlotID], removedSlots: [SlotID])
+    case rejected(Rejection)
+}
+
+public enum StockChangeReason: String, Hashable, Sendable, Codable {
+    case sold, restocked, unloaded
+    /// The slot was removed from the configuration, or now holds another product.
+    case slotReconfigured = "slot-reconfigured"
+}
+
+/// Why an input was refused. The machine's state is unchanged by a rejected input.
+public enum Rejection: Hashable, Sendable, Codable, CustomStringConvertible {
+    case unknownSlot(SlotID)
+    case outOfStock(SlotID)
+    case insufficientCredit(SlotID, price: Money, credit: Money)
+    case vendInProgress(VendID)
+    case inServiceMode
+    case nothingToPayOut
+    case payoutUnavailable(credit: Money)
+    case overCapacity(SlotID, capacity: Int, free: Int)
+    case invalidCount(Int)
+    case invalidPrice(Money)
+    /// An outcome for a vend that is not the one in flight (late or repeated report).
+    case staleVendOutcome(VendID)
+    case wrongCurrency(Money)
+    case currencyChange(from: Currency, to: Currency)
+
+    public var description: String {
+        switch self {
+        case .unknownSlot(let slot): "no slot \(slot)"
+        case .outOfStock(let slot): "slot \(slot) is empty"
+        case .insufficientCredit(let slot, let price, let credit):
+            "slot \(slot) costs \(price), credit is \(credit)"
+        case .vendInProgress(let vend): "\(vend) is still in progress"
+        case .inServiceMode: "the machine is in service mode"
+        case .nothingToPayOut: "there is no credit to return"
+        case .payoutUnavailable(let credit): "this machine cannot pay out; the credit of \(credit) stays"
+        case .overCapacity(let slot, let capacity, let free):
+            "slot \(slot) holds \(capacity) items and has room for \(free) more"
+        case .invalidCount(let count): "\(count) is not a valid number of items"
+        case .invalidPrice(let price): "\(price) is not a valid price"
+        case .staleVendOutcome(let vend): "\(vend) is not in progress"
+        case .wrongCurrency(let money): "\(money) is not in the machine's currency"
+        case .currencyChange(let from, let to):
+            "the books are kept in \(from); they must be settled before switching to \(to)"
+        }
+    }
+}

@@ -1,0 +1,121 @@
+/// One slot as configured: which product it holds, its price and how many items fit.
+public struct SlotSetup: Hashable, Sendable, Codable {
+    public let id: SlotID
+    public let product: ProductID
+    public let price: Money
+    public let capacity: Int
+
+    public init(id: SlotID, product: ProductID, price: Money, capacity: Int) {
+        self.id = id
+        self.product = product
+        self.price = price
+        self.capacity = capacity
+    }
+}
+
+/// What to do with a vend whose outcome nobody could observe: the relay was energised but the
+/// drop sensor never answered, or the daemon restarted while the vend was in flight.
+public enum UnknownOutcomePolicy: String, Hashable, Sendable, Codable, CaseIterable {
+    /// Count it as sold: the customer most likely got the item.
+    case assumeDispensed = "assume-dispensed"
+    /// Give the price back as credit: the customer never pays for what may not have dropped.
+    case refundCredit = "refund-credit"
+}
+
+/// What happens to the price of a vend the drop sensor says did not drop.
+public enum FailedVendPolicy: String, Hashable, Sendable, Codable, CaseIterable {
+    /// Back into credit, so the customer can choose again or press coin return.
+    case keepCredit = "keep-credit"
+    /// Paid out at once (needs a payout device).
+    case payOut = "pay-out"
+}
+
+/// Everything about the machine that comes from its configuration rather than from use.
+public struct MachineSetup: Hashable, Sendable, Codable {
+    public let currency: Currency
+    public let catalog: Catalog
+    /// In display order.
+    public let slots: [SlotSetup]
+    /// Coin acceptance is inhibited once credit reaches this.
+    public let maximumCredit: Money
+    /// A vend with no reported outcome after this long is resolved by `unknownOutcomePolicy`.
+    public var vendTimeout: Duration { .milliseconds(vendTimeoutMilliseconds) }
+    private let vendTimeoutMilliseconds: Int64
+    public let unknownOutcomePolicy: UnknownOutcomePolicy
+    public let failedVendPolicy: FailedVendPolicy
+    /// Whether the machine can hand money back (coin return / refunds); without it credit stays
+    /// in the machine until spent.
+    public let payoutAvailable: Bool
+    /// How many past sales the history keeps; totals per product are kept regardless.
+    public let historyLimit: Int
+
+    public init(
+        currency: Currency,
+        catalog: Catalog,
+        slots: [SlotSetup],
+        maximumCredit: Money,
+        vendTimeout: Duration = .seconds(30),
+        unknownOutcomePolicy: UnknownOutcomePolicy = .refundCredit,
+        failedVendPolicy: FailedVendPolicy = .keepCredit,
+        payoutAvailable: Bool = false,
+        historyLimit: Int = 10_000
+    ) throws(SetupError) {
+        self.currency = currency
+        self.catalog = catalog
+        self.slots = slots
+        self.maximumCredit = maximumCredit
+        self.vendTimeoutMilliseconds = vendTimeout.wholeMilliseconds
+        self.unknownOutcomePolicy = unknownOutcomePolicy
+        self.failedVendPolicy = failedVendPolicy
+        self.payoutAvailable = payoutAvailable
+        self.historyLimit = historyLimit
+        if let problem = firstProblem { throw problem }
+    }
+
+    public func slot(_ id: SlotID) -> SlotSetup? { slots.first { $0.id == id } }
+
+    /// The configuration module reports these with file positions first; this check keeps the
+    /// core safe against any other caller.
+    private var firstProblem: SetupError? {
+        var seen = Set<SlotID>()
+        for slot in slots {
+            if !seen.insert(slot.id).inserted { return .duplicateSlot(slot.id) }
+            if catalog[slot.product] == nil { return .unknownProduct(slot.id, slot.product) }
+            if slot.price.currency != currency || slot.price.minorUnits <= 0 {
+                return .invalidPrice(slot.id)
+            }
+            if slot.capacity < 1 { return .invalidCapacity(slot.id) }
+        }
+        if maximumCredit.currency != currency || maximumCredit.minorUnits <= 0 {
+            return .invalidMaximumCredit
+        }
+        if vendTimeout <= .zero { return .invalidVendTimeout }
+        if historyLimit < 0 { return .invalidHistoryLimit }
+        if failedVendPolicy == .payOut && !payoutAvailable { return .payOutWithoutPayoutDevice }
+        return nil
+    }
+}
+
+public enum SetupError: Error, Hashable, Sendable, CustomStringConvertible {
+    case duplicateSlot(SlotID)
+    case unknownProduct(SlotID, ProductID)
+    case invalidPrice(SlotID)
+    case invalidCapacity(SlotID)
+    case invalidMaximumCredit
+    case invalidVendTimeout
+    case invalidHistoryLimit
+    case payOutWithoutPayoutDevice
+
+    public var description: String {
+        switch self {
+        case .duplicateSlot(let slot): "slot \(slot) is defined twice"
+        case .unknownProduct(let slot, let product): "slot \(slot) holds unknown product '\(product)'"
+        case .invalidPrice(let slot): "slot \(slot) needs a positive price in the machine's currency"
+        case .invalidCapacity(let slot): "slot \(slot) needs a capacity of at least 1"
+        case .invalidMaximumCredit: "the maximum credit must be positive, in the machine's currency"
+        case .invalidVendTimeout: "the vend timeout must be positive"
+        case .invalidHistoryLimit: "the history limit cannot be negative"
+        case .payOutWithoutPayoutDevice: "paying out failed vends needs a payout device"
+        }
+    }
+}

@@ -1,0 +1,133 @@
+import Testing
+import VendingCore
+
+/// SplitMix64: a tiny seeded generator, so every failing sequence can be replayed from its seed.
+struct SeededGenerator: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// Random but plausible machine inputs, including the abusive ones: replayed coin events, late
+/// vend outcomes, unknown slots, nonsense counts, reconfiguration.
+struct InputGenerator {
+    var random: SeededGenerator
+    var coinSequence: UInt64 = 0
+    let setups: [MachineSetup]
+
+    mutating func next(for machine: Machine) -> Input {
+        let slots: [SlotID] = ["A1", "A2", "B1", "C1", "Z9"]
+        switch Int.random(in: 0..<100, using: &random) {
+        case 0..<30:
+            let replay = coinSequence > 0 && Bool.random(using: &random) && Int.random(in: 0..<4, using: &random) == 0
+            if !replay { coinSequence += UInt64.random(in: 1...2, using: &random) }
+            let sequence = replay ? UInt64.random(in: 1...coinSequence, using: &random) : coinSequence
+            let value = [100, 500, 1_000, 5_000].randomElement(using: &random)!
+            return .coinInserted(value: Fixtures.won(Int64(value)), event: CoinEventID(source: "acceptor", sequence: sequence))
+        case 30..<50:
+            return .slotSelected(slots.randomElement(using: &random)!)
+        case 50..<65:
+            let outcome = [VendOutcome.dropped, .notDropped, .pulsedWithoutSensor, .unknown].randomElement(using: &random)!
+            let current = machine.pendingVend?.id.rawValue ?? 0
+            let id = Int.random(in: 0..<5, using: &random) == 0 ? current + 1 : current
+            return .vendEnded(VendID(rawValue: id), outcome)
+        case 65..<72:
+            return .coinReturnPressed
+        case 72..<80:
+            let count = Int.random(in: 0..<4, using: &random) == 0 ? nil : Int.random(in: -1...6, using: &random)
+            return .restock(slots.randomElement(using: &random)!, count: count, loadedAt: nil)
+        case 80..<84:
+            let count = Bool.random(using: &random) ? nil : Int.random(in: -1...3, using: &random)
+            return .unload(slots.randomElement(using: &random)!, count: count)
+        case 84..<88:
+            let price = Bool.random(using: &random) ? nil : Fixtures.won(Int64.random(in: -100...3_000, using: &random))
+            return .setPrice(slots.randomElement(using: &random)!, price)
+        case 88..<92:
+            return .setServiceMode(Bool.random(using: &random))
+        case 92..<98:
+            return .tick
+        default:
+            return .reconfigure(setups.randomElement(using: &random)!)
+        }
+    }
+}
+
+@Suite struct PropertyTests {
+    static let sequences = 10_000
+    static let stepsPerSequence = 40
+
+    static func setups(_ random: inout SeededGenerator) -> [MachineSetup] {
+        let unknown = UnknownOutcomePolicy.allCases.randomElement(using: &random)!
+        let payout = Bool.random(using: &random)
+        let failed: FailedVendPolicy = payout && Bool.random(using: &random) ? .payOut : .keepCredit
+        let layouts: [[SlotSetup]] = [
+            [SlotSetup(id: "A1", product: "milk", price: Fixtures.won(1_200), capacity: 3),
+             SlotSetup(id: "A2", product: "cola", price: Fixtures.won(1_500), capacity: 2),
+             SlotSetup(id: "B1", product: "coffee", price: Fixtures.won(900), capacity: 4)],
+            [SlotSetup(id: "A1", product: "milk", price: Fixtures.won(1_100), capacity: 2),
+             SlotSetup(id: "B1", product: "cola", price: Fixtures.won(900), capacity: 4),
+             SlotSetup(id: "C1", product: "coffee", price: Fixtures.won(700), capacity: 5)],
+        ]
+        return layouts.map {
+            Fixtures.setup(unknownOutcomePolicy: unknown, failedVendPolicy: failed, payoutAvailable: payout,
+                           maximumCredit: 6_000, historyLimit: 5, slots: $0)
+        }
+    }
+
+    /// Over many random sequences: the books always balance (coins in = sales + refunds + credit
+    /// + held), stock is never negative, every started vend ends exactly once, and a replayed
+    /// coin event never adds credit.
+    @Test func moneyIsConservedAndStockNeverGoesNegative() {
+        var failures: [String] = []
+        for seed in 0..<UInt64(Self.sequences) where failures.count < 5 {
+            if let failure = Self.check(seed: seed) { failures.append("seed \(seed): \(failure)") }
+        }
+        #expect(failures.isEmpty, "\(failures.joined(separator: "\n"))")
+    }
+
+    static func check(seed: UInt64) -> String? {
+        var random = SeededGenerator(seed: seed)
+        let setups = Self.setups(&random)
+        var generator = InputGenerator(random: random, setups: setups)
+        var machine = Machine(setup: setups[0])
+        var now = Fixtures.start
+        var started = 0, ended = 0, relayPulses = 0
+        for step in 0..<stepsPerSequence {
+            let input = generator.next(for: machine)
+            let before = machine
+            now = now + .seconds(Int64.random(in: 0...20, using: &generator.random))
+            let effects = machine.apply(input, at: now)
+            let events = effects.events
+            let context = "step \(step), input \(input)"
+
+            if let problem = machine.integrityProblems.first { return "\(context): \(problem)" }
+            if machine.stock.values.contains(where: { $0.count < 0 }) { return "\(context): negative stock" }
+            if !events.isEmpty, events.allSatisfy({ if case .rejected = $0 { true } else { false } }), machine != before {
+                return "\(context): a rejected input changed the machine"
+            }
+            if case .coinInserted(_, let event) = input, let last = before.lastCoinSequence(from: event.source),
+               event.sequence <= last, machine.credit != before.credit {
+                return "\(context): a replayed coin event changed the credit"
+            }
+            for event in events {
+                switch event {
+                case .vendStarted: started += 1
+                case .vendCompleted, .vendFailed: ended += 1
+                default: break
+                }
+            }
+            relayPulses += effects.filter { if case .energiseRelay = $0 { true } else { false } }.count
+            let inFlight = machine.pendingVend == nil ? 0 : 1
+            if started != ended + inFlight || relayPulses != started {
+                return "\(context): \(started) vends started, \(ended) ended, \(inFlight) in flight, \(relayPulses) relay pulses"
+            }
+        }
+        return nil
+    }
+}

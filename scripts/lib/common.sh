@@ -1,0 +1,37 @@
+# Shared by the scripts in scripts/: finding Swift and installing Debian packages.
+# Source it; it defines functions and sets nothing else.
+
+log() { printf '%s: %s\n' "$(basename "$0")" "$*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+# Swift is preinstalled on the build machines at /opt/swift; it is not a Debian package.
+ensure_swift() {
+    if ! command -v swift >/dev/null 2>&1 && [ -x /opt/swift/usr/bin/swift ]; then
+        export PATH="/opt/swift/usr/bin:$PATH"
+    fi
+    command -v swift >/dev/null 2>&1 ||
+        die "swift is not installed (expected on PATH or at /opt/swift). Install Swift 6.x from swift.org first."
+}
+
+# Installs the Debian packages that are missing, with one retry (mirrors fail transiently).
+ensure_packages() {
+    local missing=()
+    local package
+    for package in "$@"; do
+        dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+    done
+    [ ${#missing[@]} -eq 0 ] && return 0
+    log "installing Debian packages: ${missing[*]}"
+    local sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    local attempt
+    for attempt in 1 2; do
+        if $sudo apt-get update -q >&2 &&
+            DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}" >&2; then
+            return 0
+        fi
+        log "apt-get failed (attempt $attempt)"
+        sleep 5
+    done
+    die "could not install: ${missing[*]}"
+}
