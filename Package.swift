@@ -5,11 +5,24 @@ let package = Package(
     name: "vendd",
     products: [
         .library(name: "VendingCore", targets: ["VendingCore"]),
+        .executable(name: "vendd", targets: ["vendd"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
     ],
     targets: [
         // Pure model of the machine: money, catalog, stock, the vend state machine. No I/O, no C.
         .target(name: "VendingCore"),
+        // The technician's file: YAML read into a node tree, validated with file:line:col errors.
+        .target(name: "VendConfig", dependencies: ["VendingCore", .product(name: "Yams", package: "Yams")]),
+        // The daemon's executable: argument parsing and wiring only.
+        .executableTarget(name: "vendd", dependencies: [
+            "VendConfig", "VendingCore",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ]),
         .testTarget(name: "VendingCoreTests", dependencies: ["VendingCore"]),
+        .testTarget(name: "VendConfigTests", dependencies: ["VendConfig", "VendingCore"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,134 @@
+import Foundation
+import VendingCore
+import Yams
+
+/// Reads and validates the technician's file. Every problem is collected and reported together,
+/// each with its line, column and key; a `VenddConfig` exists only for a file without problems.
+public enum ConfigLoader {
+    public static func load(file: String) throws(ConfigError) -> VenddConfig {
+        let text: String
+        do {
+            text = try String(contentsOfFile: file, encoding: .utf8)
+        } catch {
+            let reason = FileManager.default.fileExists(atPath: file)
+                ? "cannot be read as UTF-8 text (check its permissions and encoding)"
+                : "does not exist (pass the path of the configuration file, e.g. /etc/vendd/vendd.yaml)"
+            throw ConfigError(file: file, diagnostics: [
+                ConfigDiagnostic(location: SourceLocation(file: file, line: 1, column: 1), path: "", message: "the file \(reason)"),
+            ])
+        }
+        return try parse(text, file: file)
+    }
+
+    public static func parse(_ text: String, file: String) throws(ConfigError) -> VenddConfig {
+        let sink = DiagnosticSink(file: file)
+        let root: Node?
+        do {
+            root = try Yams.compose(yaml: text)
+        } catch {
+            sink.reportSyntax(error)
+            throw ConfigError(file: file, diagnostics: sink.diagnostics)
+        }
+        guard let root else {
+            sink.report("the file is empty; start from config/vendd.yaml", at: nil as Mark?, path: .root)
+            throw ConfigError(file: file, diagnostics: sink.diagnostics)
+        }
+        let config = ConfigParser(sink: sink).parse(root)
+        guard sink.diagnostics.isEmpty, let config else {
+            let ordered = sink.diagnostics.sorted {
+                ($0.location.line, $0.location.column) < ($1.location.line, $1.location.column)
+            }
+            throw ConfigError(file: file, diagnostics: ordered)
+        }
+        return config
+    }
+}
+
+extension DiagnosticSink {
+    /// YAML syntax errors, reworded: Yams's own text repeats the whole document.
+    func reportSyntax(_ error: any Error) {
+        guard let yamlError = error as? YamlError else {
+            report("cannot be read as YAML: \(error)", at: nil as Mark?, path: .root)
+            return
+        }
+        switch yamlError {
+        case .scanner(_, let problem, let mark, _), .parser(_, let problem, let mark, _), .composer(_, let problem, let mark, _):
+            report("YAML syntax: \(problem) (check the indentation and the ':' after each key; use spaces, not tabs)",
+                   at: mark, path: .root)
+        case .duplicatedKeysInMapping(let duplicates, let context):
+            report("\(listing(duplicates, conjunction: "and")) appear\(duplicates.count == 1 ? "s" : "") twice in the same mapping; keep one",
+                   at: context.mark, path: .root)
+        case .reader(let problem, _, _, _):
+            report("the file is not valid UTF-8 text: \(problem)", at: nil as Mark?, path: .root)
+        default:
+            report("cannot be read as YAML: \(yamlError)", at: nil as Mark?, path: .root)
+        }
+    }
+}
+
+/// Walks the node tree section by section.
+struct ConfigParser {
+    let sink: DiagnosticSink
+    /// Every line as it is read, valid item or not, for the check that each serves one purpose.
+    let lineUses = LineUseLog()
+
+    func parse(_ root: Node) -> VenddConfig? {
+        guard let top = MappingReader(root, path: .root, sink: sink) else { return nil }
+        let machineSection = top.nested("machine").map(parseMachine) ?? MachineSection()
+        let gpio = top.nested("gpio").flatMap(parseGPIO)
+        let products = top.list("products").map(parseProducts) ?? []
+        let slots = top.list("slots").map { parseSlots($0, machine: machineSection, gpio: gpio, products: products) } ?? []
+        let buttons = top.list("buttons", required: false).map { parseButtons($0, gpio: gpio) } ?? []
+        let coinAcceptor = top.nested("coin_acceptor", required: false).flatMap { parseCoinAcceptor($0, currency: machineSection.currency) }
+        let stateDirectory = top.nested("state", required: false).map(parseState) ?? .some(Defaults.stateDirectory)
+        let control = top.nested("control", required: false).map(parseControl) ?? .some(Defaults.control)
+        top.finish()
+        if slots.isEmpty, let slotList = top.value("slots"), slotList.sequence?.isEmpty == true {
+            sink.report("a machine needs at least one slot", at: slotList, path: ConfigPath.root.key("slots"))
+        }
+
+        checkLinesUsedOnce()
+
+        guard let machine = machineSection.settings, let gpio, let stateDirectory, let control else { return nil }
+        let setup: MachineSetup
+        do {
+            setup = try MachineSetup(
+                currency: machine.currency, catalog: Catalog(products), slots: slots.map(\.setup),
+                maximumCredit: machine.maximumCredit, vendTimeout: machine.vendTimeout,
+                unknownOutcomePolicy: machine.unknownOutcomePolicy, failedVendPolicy: machine.failedVendPolicy,
+                payoutAvailable: machine.payout != .none, historyLimit: machine.historyLimit)
+        } catch {
+            // Every rule MachineSetup checks is checked above with a position; reaching this is a bug.
+            sink.report("internal check failed: \(error)", at: root, path: .root)
+            return nil
+        }
+        return VenddConfig(
+            file: sink.file, machine: machine, gpio: gpio, products: products, slots: slots, buttons: buttons,
+            coinAcceptor: coinAcceptor, stateDirectory: stateDirectory, control: control, machineSetup: setup)
+    }
+
+    func origin(of node: Node, path: ConfigPath) -> ConfigOrigin {
+        ConfigOrigin(location: sink.location(of: node), path: path.description)
+    }
+}
+
+/// Values used when the file leaves a key out; `docs/config-reference.md` lists each one.
+enum Defaults {
+    static let stateDirectory = "/var/lib/vendd"
+    static let control = ControlSettings(socketPath: "/run/vendd/control.sock", group: "vendtech")
+    static let vendTimeoutMilliseconds = 30_000
+    static let historyLimit = 10_000
+    static let debounceMilliseconds = 20
+    static let pulseMilliseconds = 500
+    static let maximumOnMilliseconds = 3_000
+    static let dropWindowMilliseconds = 2_000
+    static let baudRate = 9_600
+    static let ccTalkAddress = 2
+    static let ccTalkHostAddress = 1
+    static let pollIntervalMilliseconds = 200
+}
+
+final class LineUseLog {
+    private(set) var uses: [LineUse] = []
+    func record(_ use: LineUse) { uses.append(use) }
+}

@@ -1,0 +1,94 @@
+import VendingCore
+import Yams
+
+/// What was read of the machine section; other sections need its parts (the currency above all)
+/// even when some other machine key is wrong.
+struct MachineSection {
+    var currency: Currency?
+    var format: MoneyFormat?
+    var maximumCredit: Money?
+    var vendTimeout: Duration?
+    var settings: MachineSettings?
+}
+
+extension ConfigParser {
+    func parseMachine(_ section: MappingReader) -> MachineSection {
+        let name = section.string("name", required: false) ?? "vending machine"
+        let currencySection = section.nested("currency")
+        let money = currencySection.flatMap(parseCurrency)
+        let maximumCredit = section.money("maximum_credit", currency: money?.currency)
+        let vendTimeout = section.milliseconds("vend_timeout_ms", in: 1_000...600_000, default: Defaults.vendTimeoutMilliseconds)
+        let unknownOutcome = section.choice("unknown_outcome", default: UnknownOutcomePolicy.refundCredit)
+        let failedVend = section.choice("failed_vend", default: FailedVendPolicy.keepCredit)
+        let payout = section.choice("payout", default: PayoutMode.none)
+        let historyLimit = section.int("history_limit", in: 0...1_000_000, default: Defaults.historyLimit)
+        section.finish()
+
+        if failedVend == .payOut, payout == PayoutMode.none, let node = section.value("failed_vend") {
+            sink.report("'pay-out' needs a way to pay out; set machine.payout to 'manual' or use 'keep-credit'",
+                        at: node, path: section.path.key("failed_vend"))
+        }
+        var result = MachineSection(currency: money?.currency, format: money?.format, maximumCredit: maximumCredit,
+                                    vendTimeout: vendTimeout)
+        guard let money, let maximumCredit, let vendTimeout, let unknownOutcome, let failedVend, let payout, let historyLimit
+        else { return result }
+        result.settings = MachineSettings(
+            name: name, currency: money.currency, moneyFormat: money.format, maximumCredit: maximumCredit,
+            vendTimeout: vendTimeout, unknownOutcomePolicy: unknownOutcome, failedVendPolicy: failedVend,
+            payout: payout, historyLimit: historyLimit)
+        return result
+    }
+
+    private func parseCurrency(_ section: MappingReader) -> (currency: Currency, format: MoneyFormat)? {
+        let code = section.string("code")
+        let minorDigits = section.int("minor_digits", in: Currency.minorDigitsRange)
+        let template = section.string("format")
+        let grouping = section.string("grouping_separator", required: false) ?? ","
+        let decimal = section.string("decimal_separator", required: false) ?? "."
+        section.finish()
+
+        if let code, code.count != 3 || !code.allSatisfy({ $0.isASCII && $0.isUppercase }) {
+            sink.report("'\(code)' is not a currency code (three capital letters, such as KRW, EUR or USD)",
+                        at: section.value("code"), path: section.path.key("code"))
+        }
+        if let template, MoneyFormat(template: template) == nil {
+            sink.report("'\(template)' must contain {amount} exactly once, e.g. \"{amount}원\" or \"€{amount}\"",
+                        at: section.value("format"), path: section.path.key("format"))
+        }
+        if let minorDigits, minorDigits > 0, decimal.isEmpty || decimal == grouping {
+            sink.report("the decimal separator must be set and differ from the grouping separator",
+                        at: section.value("decimal_separator") ?? section.node, path: section.path.key("decimal_separator"))
+        }
+        guard let code, let minorDigits, let template,
+              let format = MoneyFormat(template: template, groupingSeparator: grouping, decimalSeparator: decimal),
+              code.count == 3 else { return nil }
+        return (Currency(code: code, minorDigits: minorDigits), format)
+    }
+
+    func parseState(_ section: MappingReader) -> String? {
+        let directory = section.string("directory", required: false) ?? Defaults.stateDirectory
+        section.finish()
+        return absolutePath(directory, key: "directory", in: section)
+    }
+
+    func parseControl(_ section: MappingReader) -> ControlSettings? {
+        let socket = section.string("socket", required: false) ?? Defaults.control.socketPath
+        let group = section.string("group", required: false) ?? Defaults.control.group
+        section.finish()
+        if group.isEmpty || !group.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "_-".contains($0)) }) {
+            sink.report("'\(group)' is not a group name (letters, digits, '-' and '_')",
+                        at: section.value("group"), path: section.path.key("group"))
+            return nil
+        }
+        guard let socketPath = absolutePath(socket, key: "socket", in: section) else { return nil }
+        return ControlSettings(socketPath: socketPath, group: group)
+    }
+
+    private func absolutePath(_ path: String, key: String, in section: MappingReader) -> String? {
+        guard path.hasPrefix("/") else {
+            sink.report("'\(path)' must be an absolute path (starting with /)", at: section.value(key), path: section.path.key(key))
+            return nil
+        }
+        return path
+    }
+}

@@ -1,0 +1,219 @@
+import VendingCore
+import Yams
+
+extension ConfigParser {
+    func parseGPIO(_ section: MappingReader) -> GPIOSettings? {
+        let chip = section.string("chip")
+        let debounce = section.milliseconds("debounce_ms", in: 0...1_000, default: Defaults.debounceMilliseconds)
+        section.finish()
+        if chip?.isEmpty == true {
+            sink.report("name the chip: gpiochip0, /dev/gpiochip0 or its label (see `gpiodetect`)",
+                        at: section.value("chip"), path: section.path.key("chip"))
+        }
+        guard let chip, !chip.isEmpty, let debounce else { return nil }
+        return GPIOSettings(chip: chip, debounce: debounce)
+    }
+
+    func parseProducts(_ nodes: [Node]) -> [Product] {
+        let listPath = ConfigPath.root.key("products")
+        var products: [Product] = []
+        var seen: [String: Node] = [:]
+        for (index, node) in nodes.enumerated() {
+            let label = node.mapping.flatMap { labelValue(in: $0, key: "id") } ?? "#\(index + 1)"
+            guard let section = MappingReader(node, path: listPath.element(label), sink: sink) else { continue }
+            let id = section.string("id").flatMap { identifier($0, kind: "product id", key: "id", in: section) }
+            let name = section.string("name")
+            let category = section.list("category").map {
+                categoryPath($0, at: section.value("category"), path: section.path.key("category"))
+            }
+            let hot = section.bool("hot", default: false)
+            let shelfLife = section.has("shelf_life_days") ? section.int("shelf_life_days", in: 1...3_650) : nil
+            let tags = section.list("tags", required: false).map { strings($0, path: section.path.key("tags")) } ?? []
+            section.finish()
+            if let id, let first = seen[id] {
+                sink.report("product '\(id)' is already defined at line \(first.mark?.line ?? 0); product ids must be unique",
+                            at: section.value("id"), path: section.path.key("id"))
+                continue
+            }
+            if let id { seen[id] = node }
+            if name?.isEmpty == true {
+                sink.report("give the product a name customers can read", at: section.value("name"), path: section.path.key("name"))
+            }
+            guard let id, let name, !name.isEmpty, let category = category ?? nil, let hot,
+                  section.has("shelf_life_days") == (shelfLife != nil) else { continue }
+            products.append(Product(id: ProductID(id), name: name, category: category, isHot: hot,
+                                    shelfLifeDays: shelfLife, tags: tags))
+        }
+        return products
+    }
+
+    func parseSlots(_ nodes: [Node], machine: MachineSection, gpio: GPIOSettings?, products: [Product]) -> [SlotConfig] {
+        let listPath = ConfigPath.root.key("slots")
+        let productIDs = products.map(\.id.rawValue)
+        var slots: [SlotConfig] = []
+        var seen: [String: Node] = [:]
+        for (index, node) in nodes.enumerated() {
+            let label = node.mapping.flatMap { labelValue(in: $0, key: "id") } ?? "#\(index + 1)"
+            guard let section = MappingReader(node, path: listPath.element(label), sink: sink) else { continue }
+            let id = section.string("id").flatMap { identifier($0, kind: "slot id", key: "id", in: section) }
+            let product = section.string("product")
+            let price = section.money("price", currency: machine.currency)
+            let capacity = section.int("capacity", in: 1...999)
+            let slotID = SlotID(id ?? label)
+            let button = section.nested("button").flatMap { inputLine($0, gpio: gpio, purpose: .slotButton(slotID)) }
+            let relay = section.nested("relay").flatMap { relayLine($0, purpose: .relay(slotID)) }
+            let dropSensorSection = section.nested("drop_sensor", required: false)
+            let dropSensor = dropSensorSection.flatMap { self.dropSensor($0, gpio: gpio, purpose: .dropSensor(slotID)) }
+            section.finish()
+
+            if let id, let first = seen[id] {
+                sink.report("slot '\(id)' is already defined at line \(first.mark?.line ?? 0); slot ids must be unique",
+                            at: section.value("id"), path: section.path.key("id"))
+                continue
+            }
+            if let id { seen[id] = node }
+            if let format = machine.format, let maximumCredit = machine.maximumCredit, let price, price > maximumCredit {
+                sink.report("\(format.string(for: price)) is above machine.maximum_credit (\(format.string(for: maximumCredit))), so it could never be paid",
+                            at: section.value("price"), path: section.path.key("price"))
+            }
+            if let vendTimeout = machine.vendTimeout, let relay {
+                let longest = max(relay.maximumOn, dropSensor?.window ?? .zero)
+                if vendTimeout <= longest {
+                    sink.report("the relay's max_on_ms and the drop window (up to \(longest.wholeMilliseconds) ms) must end before machine.vend_timeout_ms (\(vendTimeout.wholeMilliseconds) ms)",
+                                at: section.value("relay"), path: section.path.key("relay"))
+                }
+            }
+            if let product, !productIDs.contains(product) {
+                var message = "unknown product '\(product)'"
+                if let suggestion = closestMatch(to: product, among: productIDs) { message += "; did you mean '\(suggestion)'?" }
+                message += productIDs.isEmpty ? " (the products list is empty)" : " (products: \(productIDs.joined(separator: ", ")))"
+                sink.report(message, at: section.value("product"), path: section.path.key("product"))
+                continue
+            }
+            guard let id, let product, let price, let capacity, let button, let relay,
+                  dropSensorSection == nil || dropSensor != nil else { continue }
+            slots.append(SlotConfig(
+                setup: SlotSetup(id: SlotID(id), product: ProductID(product), price: price, capacity: capacity),
+                button: button, relay: relay, dropSensor: dropSensor))
+        }
+        return slots
+    }
+
+    func parseButtons(_ nodes: [Node], gpio: GPIOSettings?) -> [ButtonConfig] {
+        let listPath = ConfigPath.root.key("buttons")
+        var buttons: [ButtonConfig] = []
+        var seen: [ButtonAction: Node] = [:]
+        for (index, node) in nodes.enumerated() {
+            let label = node.mapping.flatMap { labelValue(in: $0, key: "action") } ?? "#\(index + 1)"
+            guard let section = MappingReader(node, path: listPath.element(label), sink: sink) else { continue }
+            let action: ButtonAction? = section.choice("action", default: nil)
+            let line = inputLine(section, gpio: gpio, purpose: action.map { .action($0) })
+            if let action, let first = seen[action] {
+                sink.report("the \(action.rawValue) button is already defined at line \(first.mark?.line ?? 0); define each action once",
+                            at: section.value("action"), path: section.path.key("action"))
+                continue
+            }
+            if let action { seen[action] = node }
+            guard let action, let line else { continue }
+            buttons.append(ButtonConfig(action: action, line: line))
+        }
+        return buttons
+    }
+
+    // MARK: - Lines
+
+    /// `{line: 17, active_low: true, bias: pull-up, debounce_ms: 30}`; finishes the section.
+    private func inputLine(_ section: MappingReader, gpio: GPIOSettings?, purpose: LineUse.Purpose?) -> InputLineConfig? {
+        let line = lineReference(section)
+        let activeLow = section.bool("active_low", default: false)
+        let bias = section.choice("bias", default: Bias.asIs)
+        let debounce = section.has("debounce_ms")
+            ? section.milliseconds("debounce_ms", in: 0...1_000, default: 0)
+            : gpio?.debounce ?? .milliseconds(Defaults.debounceMilliseconds)
+        section.finish()
+        guard let (reference, node) = line, let activeLow, let bias, let debounce else { return nil }
+        let input = InputLineConfig(line: reference, activeLow: activeLow, bias: bias, debounce: debounce,
+                                    origin: origin(of: node, path: section.path.key("line")))
+        if let purpose { lineUses.record(LineUse(purpose: purpose, line: input)) }
+        return input
+    }
+
+    private func relayLine(_ section: MappingReader, purpose: LineUse.Purpose) -> RelayConfig? {
+        let line = lineReference(section)
+        let activeLow = section.bool("active_low", default: false)
+        let pulse = section.int("pulse_ms", in: 10...10_000, default: Defaults.pulseMilliseconds)
+        let maximumOn = section.int("max_on_ms", in: 10...30_000, default: Defaults.maximumOnMilliseconds)
+        section.finish()
+        if let pulse, let maximumOn, maximumOn < pulse {
+            sink.report("\(maximumOn) ms is shorter than the pulse (\(pulse) ms); the limit must allow one full pulse",
+                        at: section.value("max_on_ms") ?? section.node, path: section.path.key("max_on_ms"))
+            return nil
+        }
+        guard let (reference, node) = line, let activeLow, let pulse, let maximumOn else { return nil }
+        let output = OutputLineConfig(line: reference, activeLow: activeLow, origin: origin(of: node, path: section.path.key("line")))
+        lineUses.record(LineUse(purpose: purpose, line: output))
+        return RelayConfig(line: output, pulse: .milliseconds(pulse), maximumOn: .milliseconds(maximumOn))
+    }
+
+    private func dropSensor(_ section: MappingReader, gpio: GPIOSettings?, purpose: LineUse.Purpose) -> DropSensorConfig? {
+        let window = section.milliseconds("window_ms", in: 100...30_000, default: Defaults.dropWindowMilliseconds)
+        guard let input = inputLine(section, gpio: gpio, purpose: purpose), let window else { return nil }
+        return DropSensorConfig(input: input, window: window)
+    }
+
+    /// `line: 17` (an offset) or `line: GPIO17` (a name the board gives the line).
+    private func lineReference(_ section: MappingReader) -> (LineReference, Node)? {
+        guard let node = section.required("line"), let text = ScalarRules.text(node, path: section.path.key("line"), sink: sink)
+        else { return nil }
+        if text.first?.isNumber == true {
+            return ScalarRules.integer(node, in: 0...511, path: section.path.key("line"), sink: sink).map { (.offset($0), node) }
+        }
+        guard !text.isEmpty, !text.contains(where: \.isWhitespace) else {
+            sink.report("'\(text)' is not a line: give its offset (17) or its name (GPIO17, see `gpioinfo`)",
+                        at: node, path: section.path.key("line"))
+            return nil
+        }
+        return (.name(text), node)
+    }
+
+    // MARK: - Small values
+
+    /// The value of `key` in a list item, to name the item in messages before it is validated.
+    func labelValue(in mapping: Node.Mapping, key: String) -> String? {
+        mapping.first { $0.key.scalar?.string == key }?.value.scalar?.string.nonEmpty
+    }
+
+    func identifier(_ text: String, kind: String, key: String, in section: MappingReader) -> String? {
+        let allowed = text.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "-_".contains($0)) }
+        guard !text.isEmpty, text.count <= 32, allowed else {
+            sink.report("'\(text)' is not a valid \(kind) (1 to 32 letters, digits, '-' or '_')",
+                        at: section.value(key), path: section.path.key(key))
+            return nil
+        }
+        return text
+    }
+
+    private func categoryPath(_ nodes: [Node], at listNode: Node?, path: ConfigPath) -> CategoryPath? {
+        let names = strings(nodes, path: path)
+        guard !names.isEmpty, names.count == nodes.count else {
+            if nodes.isEmpty { sink.report("give at least one category, e.g. [beverage, coffee]", at: listNode, path: path) }
+            return nil
+        }
+        return CategoryPath(names)
+    }
+
+    private func strings(_ nodes: [Node], path: ConfigPath) -> [String] {
+        nodes.enumerated().compactMap { index, node in
+            guard let text = ScalarRules.text(node, path: path.element("\(index + 1)"), sink: sink) else { return nil }
+            guard !text.isEmpty else {
+                sink.report("an empty name is not allowed", at: node, path: path.element("\(index + 1)"))
+                return nil
+            }
+            return text
+        }
+    }
+}
+
+extension String {
+    var nonEmpty: String? { isEmpty ? nil : self }
+}

@@ -1,0 +1,54 @@
+import VendingCore
+
+extension VenddConfig {
+    /// One screen for `vendd check-config`: what the machine will do with this file.
+    public var summary: String {
+        let format = machine.moneyFormat
+        var lines = ["\(file): configuration OK", ""]
+        lines.append("machine   \(machine.name): \(machine.currency.code), shown as \(format.string(for: Money(minorUnits: 123_456, currency: machine.currency)))"
+            + ", maximum credit \(format.string(for: machine.maximumCredit))")
+        lines.append("          vend timeout \(machine.vendTimeout.wholeMilliseconds) ms, unknown outcome: \(machine.unknownOutcomePolicy.rawValue)"
+            + ", failed vend: \(machine.failedVendPolicy.rawValue), payout: \(machine.payout.rawValue)")
+        lines.append("gpio      chip \(gpio.chip), debounce \(gpio.debounce.wholeMilliseconds) ms")
+        let hot = products.filter(\.isHot).count
+        lines.append("products  \(products.count) (\(hot) hot)")
+        lines.append("slots     \(slots.count)")
+        var table = TextTable([.left, .left, .right, .right, .left, .left, .left])
+        table.add(["slot", "product", "price", "cap", "button", "relay", "drop sensor"])
+        for slot in slots {
+            let product = products.first { $0.id == slot.setup.product }?.name ?? slot.setup.product.rawValue
+            let relay = "\(slot.relay.line.line)\(slot.relay.line.activeLow ? " low" : "") \(slot.relay.pulse.wholeMilliseconds)/\(slot.relay.maximumOn.wholeMilliseconds) ms"
+            let drop = slot.dropSensor.map { "\(describe($0.input)), \($0.window.wholeMilliseconds) ms" } ?? "-"
+            table.add([slot.id.rawValue, product, format.string(for: slot.setup.price), "\(slot.setup.capacity)",
+                       describe(slot.button), relay, drop])
+        }
+        lines += table.render(indent: "  ")
+        let buttonList = buttons.map { "\($0.action.rawValue) on \(describe($0.line))" }
+        lines.append("buttons   " + (buttonList.isEmpty ? "none" : buttonList.joined(separator: ", ")))
+        if let coins = coinAcceptor {
+            var settings = "\(coins.protocol.rawValue) on \(coins.port) at \(coins.baudRate) baud"
+            if let cctalk = coins.cctalk {
+                settings += "; address \(cctalk.address), \(cctalk.checksum.rawValue), echo \(cctalk.echo ? "on" : "off"), poll \(cctalk.pollInterval.wholeMilliseconds) ms"
+            }
+            lines.append("coins     " + settings)
+            var channels = TextTable([.right, .right, .left])
+            channels.add(["channel", "value", ""])
+            for channel in coins.channels {
+                channels.add(["\(channel.channel)", format.string(for: channel.value), channel.enabled ? "enabled" : "inhibited"])
+            }
+            lines += channels.render(indent: "  ")
+        } else {
+            lines.append("coins     no coin acceptor")
+        }
+        lines.append("state     \(stateDirectory)")
+        lines.append("control   \(control.socketPath) (group \(control.group))")
+        return lines.joined(separator: "\n")
+    }
+
+    private func describe(_ line: InputLineConfig) -> String {
+        var flags: [String] = []
+        if line.activeLow { flags.append("low") }
+        if line.bias != .asIs { flags.append(line.bias.rawValue) }
+        return flags.isEmpty ? "\(line.line)" : "\(line.line) (\(flags.joined(separator: ", ")))"
+    }
+}

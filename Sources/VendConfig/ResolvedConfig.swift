@@ -1,0 +1,144 @@
+import VendingCore
+
+extension VenddConfig {
+    /// The configuration with every default filled in, as a file `vendd` reads back to the same
+    /// configuration: `vendd check-config --print`.
+    public var resolvedYAML: String {
+        var out = YAMLWriter()
+        out.section("machine") { out in
+            out.field("name", quoted: machine.name)
+            out.section("currency") { out in
+                out.field("code", quoted: machine.currency.code)
+                out.field("minor_digits", machine.currency.minorDigits)
+                out.field("format", quoted: machine.moneyFormat.template)
+                out.field("grouping_separator", quoted: machine.moneyFormat.groupingSeparator)
+                out.field("decimal_separator", quoted: machine.moneyFormat.decimalSeparator)
+            }
+            out.field("maximum_credit", quoted: machine.maximumCredit.decimalString)
+            out.field("vend_timeout_ms", machine.vendTimeout.wholeMilliseconds)
+            out.field("unknown_outcome", machine.unknownOutcomePolicy.rawValue)
+            out.field("failed_vend", machine.failedVendPolicy.rawValue)
+            out.field("payout", machine.payout.rawValue)
+            out.field("history_limit", machine.historyLimit)
+        }
+        out.section("gpio") { out in
+            out.field("chip", quoted: gpio.chip)
+            out.field("debounce_ms", gpio.debounce.wholeMilliseconds)
+        }
+        out.list("products", products) { out, product in
+            out.field("id", quoted: product.id.rawValue)
+            out.field("name", quoted: product.name)
+            out.field("category", "[" + product.category.components.map(YAMLWriter.quote).joined(separator: ", ") + "]")
+            out.field("hot", product.isHot)
+            if let days = product.shelfLifeDays { out.field("shelf_life_days", days) }
+            out.field("tags", "[" + product.tags.map(YAMLWriter.quote).joined(separator: ", ") + "]")
+        }
+        out.list("slots", slots) { out, slot in
+            out.field("id", quoted: slot.id.rawValue)
+            out.field("product", quoted: slot.setup.product.rawValue)
+            out.field("price", quoted: slot.setup.price.decimalString)
+            out.field("capacity", slot.setup.capacity)
+            out.field("button", Self.inline(slot.button))
+            out.field("relay", "{line: \(Self.line(slot.relay.line.line)), active_low: \(slot.relay.line.activeLow), "
+                + "pulse_ms: \(slot.relay.pulse.wholeMilliseconds), max_on_ms: \(slot.relay.maximumOn.wholeMilliseconds)}")
+            if let drop = slot.dropSensor {
+                out.field("drop_sensor", String(Self.inline(drop.input).dropLast()) + ", window_ms: \(drop.window.wholeMilliseconds)}")
+            }
+        }
+        out.list("buttons", buttons) { out, button in
+            out.field("action", button.action.rawValue)
+            out.field("line", Self.line(button.line.line))
+            out.field("active_low", button.line.activeLow)
+            out.field("bias", button.line.bias.rawValue)
+            out.field("debounce_ms", button.line.debounce.wholeMilliseconds)
+        }
+        if let coins = coinAcceptor {
+            out.section("coin_acceptor") { out in
+                out.field("port", quoted: coins.port)
+                out.field("protocol", coins.protocol.rawValue)
+                out.field("baud", coins.baudRate)
+                if let cctalk = coins.cctalk {
+                    out.section("cctalk") { out in
+                        out.field("address", cctalk.address)
+                        out.field("host_address", cctalk.hostAddress)
+                        out.field("checksum", cctalk.checksum.rawValue)
+                        out.field("echo", cctalk.echo)
+                        out.field("poll_interval_ms", cctalk.pollInterval.wholeMilliseconds)
+                    }
+                }
+                out.list("channels", coins.channels) { out, channel in
+                    out.field("channel", channel.channel)
+                    out.field("value", quoted: channel.value.decimalString)
+                    out.field("enabled", channel.enabled)
+                }
+            }
+        }
+        out.section("state") { out in out.field("directory", quoted: stateDirectory) }
+        out.section("control") { out in
+            out.field("socket", quoted: control.socketPath)
+            out.field("group", quoted: control.group)
+        }
+        return out.text
+    }
+
+    private static func line(_ reference: LineReference) -> String {
+        switch reference {
+        case .offset(let offset): "\(offset)"
+        case .name(let name): YAMLWriter.quote(name)
+        }
+    }
+
+    private static func inline(_ input: InputLineConfig) -> String {
+        "{line: \(line(input.line)), active_low: \(input.activeLow), bias: \(input.bias.rawValue), debounce_ms: \(input.debounce.wholeMilliseconds)}"
+    }
+}
+
+/// Just enough YAML writing for the resolved configuration: block mappings and lists, with every
+/// free-text value double-quoted so nothing is reinterpreted on the way back in.
+struct YAMLWriter {
+    private(set) var text = ""
+    private var indent = ""
+    private var pendingListMarker = false
+
+    static func quote(_ value: String) -> String {
+        var escaped = ""
+        for scalar in value.unicodeScalars {
+            switch scalar {
+            case "\"": escaped += "\\\""
+            case "\\": escaped += "\\\\"
+            case "\n": escaped += "\\n"
+            case "\t": escaped += "\\t"
+            default: escaped.unicodeScalars.append(scalar)
+            }
+        }
+        return "\"\(escaped)\""
+    }
+
+    mutating func field(_ key: String, _ value: some CustomStringConvertible) {
+        let prefix = pendingListMarker ? String(indent.dropLast(2)) + "- " : indent
+        pendingListMarker = false
+        text += "\(prefix)\(key): \(value)\n"
+    }
+
+    mutating func field(_ key: String, quoted value: String) { field(key, Self.quote(value)) }
+
+    mutating func section(_ key: String, _ body: (inout YAMLWriter) -> Void) {
+        text += "\(indent)\(key):\n"
+        let saved = indent
+        indent += "  "
+        body(&self)
+        indent = saved
+    }
+
+    mutating func list<Item>(_ key: String, _ items: [Item], _ body: (inout YAMLWriter, Item) -> Void) {
+        guard !items.isEmpty else { return }
+        text += "\(indent)\(key):\n"
+        let saved = indent
+        indent += "    "
+        for item in items {
+            pendingListMarker = true
+            body(&self, item)
+        }
+        indent = saved
+    }
+}

@@ -1,0 +1,16 @@
+import ArgumentParser
+
+@main
+struct Vendd: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "vendd",
+        abstract: "The vending-machine controller daemon.",
+        subcommands: [CheckConfig.self])
+}
+
+/// sysexits.h: the configuration is wrong. systemd's RestartPreventExitStatus=78 stops a
+/// restart loop on a file that cannot work.
+let exitConfigError: Int32 = 78
+
+/// The path the service uses when none is given.
+let defaultConfigPath = "/etc/vendd/vendd.yaml"
