@@ -76,8 +76,8 @@ struct ConfigParser {
         guard let top = MappingReader(root, path: .root, sink: sink) else { return nil }
         let machineSection = top.nested("machine").map(parseMachine) ?? MachineSection()
         let gpio = top.nested("gpio").flatMap(parseGPIO)
-        let products = top.list("products").map(parseProducts) ?? []
-        let slots = top.list("slots").map { parseSlots($0, machine: machineSection, gpio: gpio, products: products) } ?? []
+        let (products, productIDs) = top.list("products").map(parseProducts) ?? ([], [])
+        let slots = top.list("slots").map { parseSlots($0, machine: machineSection, gpio: gpio, productIDs: productIDs) } ?? []
         let buttons = top.list("buttons", required: false).map { parseButtons($0, gpio: gpio) } ?? []
         let coinAcceptor = top.nested("coin_acceptor", required: false).flatMap { parseCoinAcceptor($0, currency: machineSection.currency) }
         let stateDirectory = top.nested("state", required: false).map(parseState) ?? .some(Defaults.stateDirectory)
@@ -89,7 +89,8 @@ struct ConfigParser {
 
         checkLinesUsedOnce()
 
-        guard let machine = machineSection.settings, let gpio, let stateDirectory, let control else { return nil }
+        guard sink.diagnostics.isEmpty, let machine = machineSection.settings, let gpio, let stateDirectory, let control
+        else { return nil }
         let setup: MachineSetup
         do {
             setup = try MachineSetup(

@@ -24,14 +24,15 @@ extension ConfigParser {
         let historyLimit = section.int("history_limit", in: 0...1_000_000, default: Defaults.historyLimit)
         section.finish()
 
-        if failedVend == .payOut, payout == PayoutMode.none, let node = section.value("failed_vend") {
+        let payOutImpossible = failedVend == .payOut && payout == PayoutMode.none
+        if payOutImpossible {
             sink.report("'pay-out' needs a way to pay out; set machine.payout to 'manual' or use 'keep-credit'",
-                        at: node, path: section.path.key("failed_vend"))
+                        at: section.value("failed_vend"), path: section.path.key("failed_vend"))
         }
         var result = MachineSection(currency: money?.currency, format: money?.format, maximumCredit: maximumCredit,
                                     vendTimeout: vendTimeout)
-        guard let money, let maximumCredit, let vendTimeout, let unknownOutcome, let failedVend, let payout, let historyLimit
-        else { return result }
+        guard let money, let maximumCredit, let vendTimeout, let unknownOutcome, let failedVend, let payout, let historyLimit,
+              !payOutImpossible else { return result }
         result.settings = MachineSettings(
             name: name, currency: money.currency, moneyFormat: money.format, maximumCredit: maximumCredit,
             vendTimeout: vendTimeout, unknownOutcomePolicy: unknownOutcome, failedVendPolicy: failedVend,

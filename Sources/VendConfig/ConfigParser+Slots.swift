@@ -14,9 +14,12 @@ extension ConfigParser {
         return GPIOSettings(chip: chip, debounce: debounce)
     }
 
-    func parseProducts(_ nodes: [Node]) -> [Product] {
+    /// The valid products, and the ids of every product the file defines (valid or not), so that
+    /// a slot naming a product with a mistake in it is not reported a second time.
+    func parseProducts(_ nodes: [Node]) -> (valid: [Product], definedIDs: [String]) {
         let listPath = ConfigPath.root.key("products")
         var products: [Product] = []
+        var definedIDs: [String] = []
         var seen: [String: Node] = [:]
         for (index, node) in nodes.enumerated() {
             let label = node.mapping.flatMap { labelValue(in: $0, key: "id") } ?? "#\(index + 1)"
@@ -35,7 +38,10 @@ extension ConfigParser {
                             at: section.value("id"), path: section.path.key("id"))
                 continue
             }
-            if let id { seen[id] = node }
+            if let id {
+                seen[id] = node
+                definedIDs.append(id)
+            }
             if name?.isEmpty == true {
                 sink.report("give the product a name customers can read", at: section.value("name"), path: section.path.key("name"))
             }
@@ -44,12 +50,11 @@ extension ConfigParser {
             products.append(Product(id: ProductID(id), name: name, category: category, isHot: hot,
                                     shelfLifeDays: shelfLife, tags: tags))
         }
-        return products
+        return (products, definedIDs)
     }
 
-    func parseSlots(_ nodes: [Node], machine: MachineSection, gpio: GPIOSettings?, products: [Product]) -> [SlotConfig] {
+    func parseSlots(_ nodes: [Node], machine: MachineSection, gpio: GPIOSettings?, productIDs: [String]) -> [SlotConfig] {
         let listPath = ConfigPath.root.key("slots")
-        let productIDs = products.map(\.id.rawValue)
         var slots: [SlotConfig] = []
         var seen: [String: Node] = [:]
         for (index, node) in nodes.enumerated() {

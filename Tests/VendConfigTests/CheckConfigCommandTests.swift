@@ -1,0 +1,65 @@
+import Foundation
+import Testing
+
+/// The path of an executable SwiftPM built beside the test bundle (`VENDD_BIN_DIR` overrides).
+func builtProduct(_ name: String) -> String {
+    if let directory = ProcessInfo.processInfo.environment["VENDD_BIN_DIR"] {
+        return URL(fileURLWithPath: directory).appendingPathComponent(name).path
+    }
+    let bundle = CommandLine.arguments.first { $0.hasSuffix(".xctest") } ?? Bundle.main.bundlePath
+    return URL(fileURLWithPath: bundle).deletingLastPathComponent().appendingPathComponent(name).path
+}
+
+/// `vendd check-config` as a technician runs it: exit status, output streams.
+@Suite struct CheckConfigCommandTests {
+    static let vendd = builtProduct("vendd")
+
+    static func run(_ arguments: [String]) throws -> (status: Int32, output: String, errors: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: vendd)
+        process.arguments = arguments
+        let output = Pipe(), errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        let out = output.fileHandleForReading.readDataToEndOfFile()
+        let err = errors.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self))
+    }
+
+    @Test func aValidFilePrintsTheSummaryAndExitsZero() throws {
+        let result = try Self.run(["check-config", repositoryRoot.appendingPathComponent("config/vendd.yaml").path])
+        #expect(result.status == 0)
+        #expect(result.output.contains("configuration OK"))
+        #expect(result.output.contains("  A1    Banana Milk       1,200원    8"))
+        #expect(result.errors.isEmpty)
+    }
+
+    @Test func anInvalidFileListsEveryErrorAndExits78() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(UUID().uuidString)
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let sample = try String(contentsOf: repositoryRoot.appendingPathComponent("config/vendd.yaml"), encoding: .utf8)
+        let broken = sample
+            .replacingOccurrences(of: "    price: 1400", with: "    prise: 1400")
+            .replacingOccurrences(of: "    product: hot-latte", with: "    product: hot-late")
+            .replacingOccurrences(of: "relay: { line: 8,", with: "relay: { line: 7,")
+        let file = directory.appendingPathComponent("vendd.yaml")
+        try broken.write(to: file, atomically: true, encoding: .utf8)
+        let result = try Self.run(["check-config", file.path])
+        #expect(result.status == 78)
+        #expect(result.output.isEmpty)
+        let lines = result.errors.split(separator: "\n").map(String.init)
+        #expect(lines.count == 4)
+        #expect(lines.last == "\(file.path): 3 errors; nothing was applied")
+        #expect(lines.allSatisfy { $0.hasPrefix(file.path + ":") })
+    }
+
+    @Test func printShowsTheResolvedFile() throws {
+        let result = try Self.run(["check-config", "--print", repositoryRoot.appendingPathComponent("config/examples/minimal.yaml").path])
+        #expect(result.status == 0)
+        #expect(result.output.contains("  vend_timeout_ms: 30000\n"))
+        #expect(result.output.contains("    relay: {line: 6, active_low: false, pulse_ms: 500, max_on_ms: 3000}\n"))
+    }
+}
