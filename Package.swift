@@ -16,6 +16,11 @@ let package = Package(
         .target(name: "VendingCore"),
         // The technician's file: YAML read into a node tree, validated with file:line:col errors.
         .target(name: "VendConfig", dependencies: ["VendingCore", .product(name: "Yams", package: "Yams")]),
+        // Hardware behind protocols: GPIO lines, relays, drop sensors, coin acceptors; the
+        // debounce / interlock / pulse logic shared by real and simulated backends; the simulation.
+        .target(name: "VendHardware", dependencies: ["VendConfig", "VendingCore"]),
+        // Durable state: a write-ahead journal with a checksum per record, snapshots, crash-safe renames.
+        .target(name: "VendStore"),
         // The daemon's executable: argument parsing and wiring only.
         .executableTarget(name: "vendd", dependencies: [
             "VendConfig", "VendingCore",
@@ -23,6 +28,8 @@ let package = Package(
         ]),
         .testTarget(name: "VendingCoreTests", dependencies: ["VendingCore"]),
         .testTarget(name: "VendConfigTests", dependencies: ["VendConfig", "VendingCore"]),
+        .testTarget(name: "VendStoreTests", dependencies: ["VendStore"]),
+        .testTarget(name: "VendHardwareTests", dependencies: ["VendHardware", "VendConfig", "VendingCore"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -10,7 +10,8 @@ extension ConfigParser {
         let baudRate = section.int("baud", in: 1_200...115_200, default: Defaults.baudRate)
         let cctalkSection = section.nested("cctalk", required: false)
         let cctalk = cctalkSection.flatMap(parseCcTalk)
-        let channelRange = coinProtocol == .bytecode ? 0...255 : 1...16
+        // Unknown protocol: the widest range, so a misspelt protocol is the only error.
+        let channelRange = coinProtocol == .cctalk ? 1...16 : 0...255
         let channels = section.list("channels").map { parseChannels($0, range: channelRange, currency: currency, path: section.path.key("channels")) }
         section.finish()
 

@@ -9,6 +9,9 @@ struct MachineSection {
     var maximumCredit: Money?
     var vendTimeout: Duration?
     var settings: MachineSettings?
+    /// Where the vend timeout was given (or the section, when it is the default), for messages.
+    var node: Node?
+    var vendTimeoutNode: Node?
 }
 
 extension ConfigParser {
@@ -29,10 +32,13 @@ extension ConfigParser {
             sink.report("'pay-out' needs a way to pay out; set machine.payout to 'manual' or use 'keep-credit'",
                         at: section.value("failed_vend"), path: section.path.key("failed_vend"))
         }
+        if name.isEmpty {
+            sink.report("give the machine a name, or leave the key out", at: section.value("name"), path: section.path.key("name"))
+        }
         var result = MachineSection(currency: money?.currency, format: money?.format, maximumCredit: maximumCredit,
-                                    vendTimeout: vendTimeout)
+                                    vendTimeout: vendTimeout, node: section.node, vendTimeoutNode: section.value("vend_timeout_ms"))
         guard let money, let maximumCredit, let vendTimeout, let unknownOutcome, let failedVend, let payout, let historyLimit,
-              !payOutImpossible else { return result }
+              !payOutImpossible, !name.isEmpty else { return result }
         result.settings = MachineSettings(
             name: name, currency: money.currency, moneyFormat: money.format, maximumCredit: maximumCredit,
             vendTimeout: vendTimeout, unknownOutcomePolicy: unknownOutcome, failedVendPolicy: failedVend,

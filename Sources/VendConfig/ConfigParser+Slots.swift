@@ -24,7 +24,9 @@ extension ConfigParser {
         for (index, node) in nodes.enumerated() {
             let label = node.mapping.flatMap { labelValue(in: $0, key: "id") } ?? "#\(index + 1)"
             guard let section = MappingReader(node, path: listPath.element(label), sink: sink) else { continue }
-            let id = section.string("id").flatMap { identifier($0, kind: "product id", key: "id", in: section) }
+            let rawID = section.string("id")
+            let id = rawID.flatMap { identifier($0, kind: "product id", key: "id", in: section) }
+            if let rawID, id == nil { definedIDs.append(rawID) }
             let name = section.string("name")
             let category = section.list("category").map {
                 categoryPath($0, at: section.value("category"), path: section.path.key("category"))
@@ -81,13 +83,6 @@ extension ConfigParser {
                 sink.report("\(format.string(for: price)) is above machine.maximum_credit (\(format.string(for: maximumCredit))), so it could never be paid",
                             at: section.value("price"), path: section.path.key("price"))
             }
-            if let vendTimeout = machine.vendTimeout, let relay {
-                let longest = max(relay.maximumOn, dropSensor?.window ?? .zero)
-                if vendTimeout <= longest {
-                    sink.report("the relay's max_on_ms and the drop window (up to \(longest.wholeMilliseconds) ms) must end before machine.vend_timeout_ms (\(vendTimeout.wholeMilliseconds) ms)",
-                                at: section.value("relay"), path: section.path.key("relay"))
-                }
-            }
             if let product, !productIDs.contains(product) {
                 var message = "unknown product '\(product)'"
                 if let suggestion = closestMatch(to: product, among: productIDs) { message += "; did you mean '\(suggestion)'?" }
@@ -101,7 +96,19 @@ extension ConfigParser {
                 setup: SlotSetup(id: SlotID(id), product: ProductID(product), price: price, capacity: capacity),
                 button: button, relay: relay, dropSensor: dropSensor))
         }
+        checkVendTimeout(machine, slots: slots)
         return slots
+    }
+
+    /// The vend timeout is the backstop for a vend whose outcome never arrives: it must outlast
+    /// the longest the relay and the drop window can legitimately take.
+    private func checkVendTimeout(_ machine: MachineSection, slots: [SlotConfig]) {
+        guard let vendTimeout = machine.vendTimeout else { return }
+        let longest = slots.map { slot in (slot.id, max(slot.relay.maximumOn, slot.dropSensor?.window ?? .zero)) }
+        let tooLong = longest.filter { $0.1 >= vendTimeout }
+        guard let worst = tooLong.map(\.1).max() else { return }
+        sink.report("\(vendTimeout.wholeMilliseconds) ms is not longer than the relay max_on_ms or drop window_ms of slot\(tooLong.count == 1 ? "" : "s") \(tooLong.map(\.0.rawValue).joined(separator: ", ")) (up to \(worst.wholeMilliseconds) ms); raise it or shorten those",
+                    at: machine.vendTimeoutNode ?? machine.node, path: ConfigPath.root.key("machine").key("vend_timeout_ms"))
     }
 
     func parseButtons(_ nodes: [Node], gpio: GPIOSettings?) -> [ButtonConfig] {
@@ -173,7 +180,7 @@ extension ConfigParser {
         if text.first?.isNumber == true {
             return ScalarRules.integer(node, in: 0...511, path: section.path.key("line"), sink: sink).map { (.offset($0), node) }
         }
-        guard !text.isEmpty, !text.contains(where: \.isWhitespace) else {
+        guard let first = text.first, first.isLetter, !text.contains(where: \.isWhitespace) else {
             sink.report("'\(text)' is not a line: give its offset (17) or its name (GPIO17, see `gpioinfo`)",
                         at: node, path: section.path.key("line"))
             return nil

@@ -1,6 +1,8 @@
 /// "Did you mean …?" for a misspelt key or name: the closest candidate, if it is close enough
 /// to be a typo rather than a different word.
 func closestMatch(to word: String, among candidates: [String]) -> String? {
+    // A dropped unit suffix ("pulse" for "pulse_ms") is a near miss whatever the distance.
+    if word.count >= 4, let extended = candidates.first(where: { $0.hasPrefix(word + "_") }) { return extended }
     let scored = candidates.map { ($0, editDistance(word.lowercased(), $0.lowercased())) }
     guard let best = scored.min(by: { $0.1 < $1.1 }) else { return nil }
     let tolerance = max(1, min(3, word.count / 3))

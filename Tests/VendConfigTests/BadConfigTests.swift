@@ -135,8 +135,7 @@ import VendConfig
             "test.yaml:26:49: slots[A1].relay.max_on_ms: 400 ms is shorter than the pulse (500 ms); the limit must allow one full pulse",
         ]),
         Case(name: "vend timeout shorter than the relay limits", edits: [("vend_timeout_ms: 30000", "vend_timeout_ms: 1500")], expected: [
-            "test.yaml:26:12: slots[A1].relay: the relay's max_on_ms and the drop window (up to 2000 ms) must end before machine.vend_timeout_ms (1500 ms)",
-            "test.yaml:33:12: slots[A2].relay: the relay's max_on_ms and the drop window (up to 3000 ms) must end before machine.vend_timeout_ms (1500 ms)",
+            "test.yaml:8:20: machine.vend_timeout_ms: 1500 ms is not longer than the relay max_on_ms or drop window_ms of slots A1, A2 (up to 3000 ms); raise it or shorten those",
         ]),
         Case(name: "vend timeout out of range", edits: [("vend_timeout_ms: 30000", "vend_timeout_ms: 500")], expected: [
             "test.yaml:8:20: machine.vend_timeout_ms: 500 is out of range (allowed: 1000 to 600000)",
@@ -214,7 +213,7 @@ import VendConfig
             "test.yaml:44:14: state.directory: 'var/lib/vendd' must be an absolute path (starting with /)",
         ]),
         Case(name: "unknown key in a relay", edits: [("pulse_ms: 500", "pulse: 500")], expected: [
-            "test.yaml:26:23: slots[A1].relay: unknown key 'pulse' (allowed here: line, active_low, pulse_ms, max_on_ms)",
+            "test.yaml:26:23: slots[A1].relay: unknown key 'pulse'; did you mean 'pulse_ms'? (allowed here: line, active_low, pulse_ms, max_on_ms)",
         ]),
         Case(name: "empty chip name", edits: [("chip: gpiochip0", "chip: \"\"")], expected: [
             "test.yaml:10:9: gpio.chip: name the chip: gpiochip0, /dev/gpiochip0 or its label (see `gpiodetect`)",
@@ -231,6 +230,15 @@ import VendConfig
         Case(name: "empty slot list", edits: [("slots:\n", "slots: []\nx_slots:\n")], expected: [
             "test.yaml:20:8: slots: a machine needs at least one slot",
             "test.yaml:21:1: unknown key 'x_slots'; did you mean 'slots'? (allowed here: machine, gpio, products, slots, buttons, coin_acceptor, state, control)",
+        ]),
+        Case(name: "line that is neither offset nor name", edits: [("relay: { line: 13 }", "relay: { line: -1 }")], expected: [
+            "test.yaml:33:20: slots[A2].relay.line: '-1' is not a line: give its offset (17) or its name (GPIO17, see `gpioinfo`)",
+        ]),
+        Case(name: "invalid product id used by a slot", edits: [("  - id: coffee", "  - id: cof fee"), ("product: coffee", "product: cof fee")], expected: [
+            "test.yaml:16:9: products[cof fee].id: 'cof fee' is not a valid product id (1 to 32 letters, digits, '-' or '_')",
+        ]),
+        Case(name: "empty machine name", edits: [("name: Test machine", "name: \"\"")], expected: [
+            "test.yaml:2:9: machine.name: give the machine a name, or leave the key out",
         ]),
         Case(name: "three mistakes at once", edits: [("price: 1200", "prise: 1200"), ("product: coffee", "product: cofee"), ("relay: { line: 13 }", "relay: { line: 6 }")], expected: [
             "test.yaml:23:5: slots[A1]: unknown key 'prise'; did you mean 'price'? (allowed here: id, product, price, capacity, button, relay, drop_sensor)",

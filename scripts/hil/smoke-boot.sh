@@ -61,7 +61,7 @@ echo vendd-smoke >"$cfg/bank0/label"
 echo 1 >"$cfg/live" || fail "cannot bring the gpio-sim chip live"
 dev=$(cat "$cfg/dev_name")
 chip=$(cat "$cfg/bank0/chip_name")
-echo "gpio-sim: device $dev, chip $chip, label $(cat /sys/bus/gpio/devices/$chip/label 2>/dev/null || echo '?')"
+echo "gpio-sim: device $dev, chip $chip, label $(cat "$cfg/bank0/label")"
 echo "gpio devices: $(ls /sys/bus/gpio/devices | tr '\n' ' ')"
 ls -l /dev/gpiochip*
 [ -c "/dev/$chip" ] || fail "/dev/$chip is not a character device"
@@ -150,8 +150,9 @@ main() {
         hil_die "marker seen but qemu did not exit cleanly (status $qemu_status)"
     fi
     local marker_time="${marker_line%%]*}"
+    marker_time="${marker_time//[[ ]/}"
     printf 'smoke-boot: ok: marker at %s s, qemu exited after %d.%02d s\n' \
-        "${marker_time#[}" $((total_us / 1000000)) $((total_us % 1000000 / 10000))
+        "$marker_time" $((total_us / 1000000)) $((total_us % 1000000 / 10000))
 }
 
 main "$@"

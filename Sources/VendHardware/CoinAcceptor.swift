@@ -1,0 +1,33 @@
+import VendConfig
+import VendingCore
+
+/// A coin the acceptor took into the cash box.
+public struct AcceptedCoin: Sendable, Equatable {
+    public let channel: Int
+    public let value: Money
+    public let event: CoinEventID
+
+    public init(channel: Int, value: Money, event: CoinEventID) {
+        self.channel = channel
+        self.value = value
+        self.event = event
+    }
+}
+
+public enum CoinAcceptorEvent: Sendable, Equatable {
+    case accepted(AcceptedCoin)
+    /// Something a technician should read: device identity, faults, reconnects, rejected coins.
+    case notice(String, isFault: Bool)
+}
+
+/// A coin acceptor behind any protocol (ccTalk, one byte per coin, simulation).
+public protocol CoinAcceptor: Sendable {
+    var events: AsyncStream<CoinAcceptorEvent> { get }
+    /// Starts talking to the device. `lastSequence` gives, per event source, the last coin event
+    /// already credited, so nothing buffered in the device is credited twice or lost.
+    func start(lastSequence: @escaping @Sendable (String) -> UInt64?) async
+    /// Enable (true) or inhibit (false) acceptance of every configured channel.
+    func setAcceptance(_ enabled: Bool) async
+    /// Inhibits the device and stops talking to it.
+    func stop() async
+}

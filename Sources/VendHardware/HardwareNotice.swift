@@ -1,0 +1,20 @@
+import VendingCore
+import VendConfig
+
+/// Things the hardware layer tells the log: what the relays did, and faults a technician should
+/// see in `journalctl -u vendd`.
+public enum HardwareNotice: Sendable, Equatable {
+    case relayEnergised(SlotID, line: LineReference)
+    case relayReleased(SlotID, line: LineReference, after: Duration)
+    /// The maximum on-time guard cut a relay the pulse logic had not released.
+    case relayCutByMaximumOnTime(SlotID, line: LineReference, limit: Duration)
+    case dropSensed(SlotID, after: Duration)
+    case noDropWithinWindow(SlotID, window: Duration)
+    /// A drop sensor fired while no vend window was open: a jam clearing, a hand in the chute, or
+    /// a faulty sensor.
+    case dropOutsideWindow(LineReference)
+    case interlockRefused(SlotID, busyWith: SlotID)
+    case fault(String)
+}
+
+public typealias HardwareNoticeHandler = @Sendable (HardwareNotice) -> Void
