@@ -6,10 +6,12 @@ let package = Package(
     products: [
         .library(name: "VendingCore", targets: ["VendingCore"]),
         .executable(name: "vendd", targets: ["vendd"]),
+        .executable(name: "vendctl", targets: ["vendctl"]),
     ],
     dependencies: [
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
     ],
     targets: [
         // Pure model of the machine: money, catalog, stock, the vend state machine. No I/O, no C.
@@ -21,9 +23,23 @@ let package = Package(
         .target(name: "VendHardware", dependencies: ["VendConfig", "VendingCore"]),
         // Durable state: a write-ahead journal with a checksum per record, snapshots, crash-safe renames.
         .target(name: "VendStore"),
+        // The few system calls Swift's Glibc module does not show (they need _GNU_SOURCE).
+        .target(name: "CVendSystem"),
+        // The control socket's protocol, shared by the daemon and vendctl: versioned JSON lines.
+        .target(name: "VendControl", dependencies: ["VendingCore", "CVendSystem"]),
+        // The shell: config → drivers → core, persistence, control socket, systemd, journald, signals.
+        .target(name: "VendDaemon", dependencies: [
+            "VendingCore", "VendConfig", "VendHardware", "VendStore", "VendControl",
+            .product(name: "Logging", package: "swift-log"),
+        ]),
         // The daemon's executable: argument parsing and wiring only.
         .executableTarget(name: "vendd", dependencies: [
-            "VendConfig", "VendingCore",
+            "VendConfig", "VendDaemon",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ]),
+        // The technician's tool.
+        .executableTarget(name: "vendctl", dependencies: [
+            "VendControl", "VendingCore",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         .testTarget(name: "VendingCoreTests", dependencies: ["VendingCore"]),

@@ -21,9 +21,10 @@ enum SnapshotFormat {
             throw Damage(reason: "the first line is not a header 'vendd-state 1 sequence=… length=… crc32=…'")
         }
         let stored = bytes.count - headerEnd - 2   // less the header's newline and the body's
-        guard stored == header.length, bytes.last == newline else {
+        guard stored == header.length else {
             throw Damage(reason: "the header announces \(header.length) bytes of JSON but the file holds \(max(stored, 0)) (cut short?)")
         }
+        guard bytes.last == newline else { throw Damage(reason: "the JSON is not followed by a newline") }
         let json = bytes[(headerEnd + 1)..<(bytes.count - 1)]
         let crc = CRC32.checksum(json)
         guard crc == header.crc else {
@@ -55,6 +56,7 @@ enum SnapshotFormat {
 
 /// `journal.log`: one record per line, `<sequence> <crc32> <json>`. See `StateStore` for the rules.
 enum JournalFormat {
+    /// One line: JSONEncoder (without `.prettyPrinted`) escapes newlines inside strings and writes no other.
     static func record(sequence: UInt64, json: [UInt8]) -> [UInt8] {
         Array("\(sequence) \(CRC32.hex(checksum(sequence: sequence, json: json))) ".utf8) + json + [newline]
     }
@@ -75,7 +77,7 @@ enum JournalFormat {
         while contents.validLength < bytes.count {
             let start = contents.validLength
             let lineEnd = bytes[start...].firstIndex(of: newline)
-            guard let end = lineEnd, let (sequence, json) = parse(bytes[start..<end]) else {
+            guard let end = lineEnd, let record = parse(bytes[start..<end]) else {
                 // A power cut during an append damages at most one line: the last.
                 if let lineEnd, lineEnd != bytes.count - 1 {
                     throw Damage(reason: "the record at byte \(start) is damaged and more records follow it")
@@ -84,12 +86,12 @@ enum JournalFormat {
                 return contents
             }
             let expected = covered + UInt64(contents.records.count) + 1
-            if sequence <= covered && contents.records.isEmpty {
+            if record.sequence <= covered && contents.records.isEmpty {
                 contents.skipped += 1
-            } else if sequence == expected {
-                contents.records.append(json)
+            } else if record.sequence == expected {
+                contents.records.append(record.json)
             } else {
-                throw Damage(reason: "found record \(sequence) at byte \(start) where record \(expected) should be (records are missing or out of order)")
+                throw Damage(reason: "found record \(record.sequence) at byte \(start) where record \(expected) should be (records are missing or out of order)")
             }
             contents.validLength = end + 1
         }
@@ -107,8 +109,8 @@ enum JournalFormat {
         return (sequence, fields[2])
     }
 
-    /// The checksum covers the record without its checksum field: `<sequence> <json>`. The sequence
-    /// is checksummed as it is written, so a record whose number was spelt differently fails.
+    /// The checksum covers the record without its checksum field: `<sequence> <json>`. The number is
+    /// checksummed in the spelling `record` writes, so a line that spells it otherwise ("07") fails.
     private static func checksum(sequence: UInt64, json: some Sequence<UInt8>) -> UInt32 {
         CRC32.checksum(json, continuing: CRC32.checksum("\(sequence) ".utf8))
     }

@@ -3,9 +3,9 @@ import Glibc
 /// Runs one system call, again while a signal interrupts it (EINTR), and turns a failure into an
 /// error naming the operation and the file. Every system call of the store goes through here.
 @discardableResult
-func systemCall<Result: BinaryInteger>(
-    _ operation: String, _ path: String, _ call: () -> Result
-) throws(StateStoreError) -> Result {
+func systemCall<Value: BinaryInteger>(
+    _ operation: String, _ path: String, _ call: () -> Value
+) throws(StateStoreError) -> Value {
     while true {
         let result = call()
         if result != -1 { return result }

@@ -1,11 +1,11 @@
 import ArgumentParser
 
 @main
-struct Vendd: ParsableCommand {
+struct Vendd: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "vendd",
         abstract: "The vending-machine controller daemon.",
-        subcommands: [CheckConfig.self])
+        subcommands: [Run.self, CheckConfig.self])
 }
 
 /// sysexits.h: the configuration is wrong. systemd's RestartPreventExitStatus=78 stops a

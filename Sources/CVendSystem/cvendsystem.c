@@ -1,0 +1,16 @@
+#define _GNU_SOURCE
+#include "cvendsystem.h"
+
+#include <sys/socket.h>
+
+int cvendsystem_peer_credentials(int socket, pid_t *pid, uid_t *uid, gid_t *gid) {
+    struct ucred credentials;
+    socklen_t length = sizeof credentials;
+    if (getsockopt(socket, SOL_SOCKET, SO_PEERCRED, &credentials, &length) != 0) {
+        return -1;
+    }
+    *pid = credentials.pid;
+    *uid = credentials.uid;
+    *gid = credentials.gid;
+    return 0;
+}

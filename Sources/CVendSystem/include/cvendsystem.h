@@ -1,0 +1,10 @@
+#ifndef CVENDSYSTEM_H
+#define CVENDSYSTEM_H
+
+#include <sys/types.h>
+
+/// The credentials of the process at the other end of a Unix socket (SO_PEERCRED, which needs
+/// _GNU_SOURCE and so is not visible to Swift's Glibc module). Returns 0, or -1 with errno set.
+int cvendsystem_peer_credentials(int socket, pid_t *pid, uid_t *uid, gid_t *gid);
+
+#endif

@@ -1,0 +1,109 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import VendConfig
+import VendControl
+import VendHardware
+import VendingCore
+
+/// Answers control requests. Changes are allowed to root, to the user vendd runs as, and to
+/// members of the configured technician group; everyone may look.
+enum CommandHandler {
+    static func handle(_ request: ControlRequest, peer: UnixSocket.PeerCredentials?, controller: MachineController) async -> ControlResponse {
+        let config = await controller.config
+        if request.command.isMutating, let refusal = refusal(for: peer, group: config.control.group) {
+            return .failure(refusal)
+        }
+        switch request.command {
+        case .status:
+            return .success(status: await controller.status())
+        case .watch:
+            return .failure(ControlError(.badRequest, "watch is answered by the connection, not here"))
+        case .simPress(let slot):
+            return await simulate(controller) { world throws(SimulatedWorld.CommandError) in
+                try world.press(SlotID(slot))
+                return "pressed the button of slot \(slot)"
+            }
+        case .simCoinReturn:
+            return await simulate(controller) { world throws(SimulatedWorld.CommandError) in
+                try world.press(ButtonAction.coinReturn)
+                return "pressed coin return"
+            }
+        case .simDrop(let slot, let succeeds):
+            return await simulate(controller) { world throws(SimulatedWorld.CommandError) in
+                try world.setDrop(SlotID(slot), succeeds: succeeds)
+                return succeeds ? "the next vend from slot \(slot) drops its item" : "the next vend from slot \(slot) drops nothing"
+            }
+        case .restock(let slot, let count):
+            return await restock(slot, count: count, controller: controller)
+        case .simCoin(let amount):
+            let value: Money
+            do {
+                value = try Money(parsing: amount, currency: config.machine.currency)
+            } catch {
+                return .failure(ControlError(.badRequest, "\(error)"))
+            }
+            guard let world = await controller.simulatedWorld else { return notSimulated }
+            switch world.coinAcceptor.insert(value) {
+            case .accepted(let coin):
+                return .success("coin of \(config.machine.moneyFormat.string(for: value)) accepted on channel \(coin.channel)")
+            case .returned(let reason):
+                return .failure(ControlError(.rejected, "coin returned: \(reason)"))
+            }
+        }
+    }
+
+    private static func restock(_ slot: String, count: Int?, controller: MachineController) async -> ControlResponse {
+        let config = await controller.config
+        let slots = slot == "all" ? config.slots.map(\.id) : [SlotID(slot)]
+        guard slot == "all" || config.slots.contains(where: { $0.id.rawValue == slot }) else {
+            return .failure(ControlError(.rejected, "no slot \(slot) (slots: \(config.slots.map(\.id.rawValue).joined(separator: ", ")), or all)"))
+        }
+        var done: [String] = []
+        var refused: [String] = []
+        for id in slots {
+            let effects = await controller.submit(.restock(id, count: count, loadedAt: nil))
+            for event in effects.events {
+                switch event {
+                case .stockChanged(let slot, _, let from, let to, _): done.append("\(slot) \(from)→\(to)")
+                case .rejected(let reason) where slot != "all" || count != nil: refused.append(reason.description)
+                default: break
+                }
+            }
+        }
+        guard refused.isEmpty else { return .failure(ControlError(.rejected, refused.joined(separator: "; "))) }
+        return .success(done.isEmpty ? "every slot was already full" : "restocked " + done.joined(separator: ", "))
+    }
+
+    private static let notSimulated = ControlResponse.failure(ControlError(
+        .notSimulated, "vendd runs on real hardware; sim commands need `vendd run --simulate`"))
+
+    private static func simulate(_ controller: MachineController,
+                                 _ action: (SimulatedWorld) throws(SimulatedWorld.CommandError) -> String) async -> ControlResponse {
+        guard let world = await controller.simulatedWorld else { return notSimulated }
+        do {
+            return .success(try action(world))
+        } catch {
+            return .failure(ControlError(.rejected, error.description))
+        }
+    }
+
+    /// Nil when the peer may change the machine.
+    static func refusal(for peer: UnixSocket.PeerCredentials?, group: String) -> ControlError? {
+        guard let peer else { return ControlError(.forbidden, "vendd could not read your credentials") }
+        if peer.uid == 0 || peer.uid == getuid() || isMember(uid: peer.uid, gid: peer.gid, of: group) { return nil }
+        return ControlError(.forbidden,
+                            "permission denied: changing the machine needs root or membership in the '\(group)' group (ask an administrator: usermod -aG \(group) $USER, then log in again)")
+    }
+
+    private static func isMember(uid: uid_t, gid: gid_t, of groupName: String) -> Bool {
+        guard let group = getgrnam(groupName) else { return false }
+        let groupID = group.pointee.gr_gid
+        if gid == groupID { return true }
+        guard let user = getpwuid(uid) else { return false }
+        var count: Int32 = 64
+        var groups = [gid_t](repeating: 0, count: Int(count))
+        guard getgrouplist(user.pointee.pw_name, gid, &groups, &count) >= 0 else { return false }
+        return groups.prefix(Int(count)).contains(groupID)
+    }
+}

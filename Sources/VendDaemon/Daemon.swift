@@ -1,0 +1,117 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Dispatch
+import Logging
+import VendConfig
+import VendControl
+import VendHardware
+import VendStore
+import VendingCore
+
+public struct DaemonOptions: Sendable {
+    public var configPath: String
+    public var simulate: Bool
+    public var stateDirectory: String?
+    public var socketPath: String?
+    public var resetState: Bool
+
+    public init(configPath: String, simulate: Bool, stateDirectory: String?, socketPath: String?, resetState: Bool) {
+        self.configPath = configPath
+        self.simulate = simulate
+        self.stateDirectory = stateDirectory
+        self.socketPath = socketPath
+        self.resetState = resetState
+    }
+}
+
+/// sysexits(3) codes, so systemd can tell a file to fix from a crash to restart after.
+public enum ExitStatus {
+    public static let ok: Int32 = 0
+    public static let dataError: Int32 = 65       // EX_DATAERR: persisted state is corrupt
+    public static let unavailable: Int32 = 69     // EX_UNAVAILABLE: hardware cannot be used
+    public static let cannotCreate: Int32 = 73    // EX_CANTCREAT: state or socket cannot be created
+    public static let temporaryFailure: Int32 = 75 // EX_TEMPFAIL: another vendd holds the state
+    public static let configError: Int32 = 78     // EX_CONFIG
+}
+
+/// The daemon's life: start-up, the signal loop (SIGHUP reloads, SIGTERM/SIGINT stop), shutdown.
+public enum Daemon {
+    public static func run(_ options: DaemonOptions) async -> Int32 {
+        VenddLogHandler.bootstrap(level: .info)
+        let logger = Logger(label: "vendd")
+        let notifier = SystemdNotifier()
+        let signals = SignalSource([SIGTERM, SIGINT, SIGHUP])
+        let startedAt = ContinuousClock.now
+
+        let startup: Startup
+        switch await Startup.begin(options, logger: logger) {
+        case .success(let ready): startup = ready
+        case .failure(let failure):
+            logger.critical("\(failure.message)")
+            return failure.status
+        }
+        let controller = startup.controller
+        let ticker = Task {
+            var lastPing = ContinuousClock.now
+            while !Task.isCancelled {
+                try? await Task.sleep(for: .seconds(1))
+                await controller.tick()
+                if let interval = notifier.watchdogInterval, ContinuousClock.now - lastPing >= interval {
+                    notifier.watchdog()
+                    lastPing = .now
+                }
+            }
+        }
+        let startUpTime = ContinuousClock.now - startedAt
+        notifier.ready(status: await statusLine(controller))
+        let status = await statusLine(controller)
+        logger.notice("vendd ready in \(startUpTime.wholeMilliseconds) ms: \(status)",
+                      metadata: ["STARTUP_MS": "\(startUpTime.wholeMilliseconds)"])
+        if notifier.watchdogInterval == nil, notifier.isActive {
+            logger.info("systemd watchdog not enabled (WatchdogSec= unset)")
+        }
+
+        for await signal in signals.stream {
+            if signal == SIGHUP {
+                await Reload.perform(options, controller: controller, logger: logger, notifier: notifier)
+                continue
+            }
+            logger.notice("received \(signal == SIGTERM ? "SIGTERM" : "SIGINT"): stopping")
+            break
+        }
+
+        let stoppingAt = ContinuousClock.now
+        notifier.stopping()
+        ticker.cancel()
+        await Shutdown.perform(controller: controller, server: startup.server, logger: logger)
+        await controller.closeStore()
+        let stopTime = ContinuousClock.now - stoppingAt
+        logger.notice("vendd stopped in \(stopTime.wholeMilliseconds) ms; state saved", metadata: ["STOP_MS": "\(stopTime.wholeMilliseconds)"])
+        return ExitStatus.ok
+    }
+
+    static func statusLine(_ controller: MachineController) async -> String {
+        let status = await controller.status()
+        let stocked = status.slots.filter { $0.available > 0 }.count
+        return "\(status.state), credit \(status.creditText), \(stocked)/\(status.slots.count) slots stocked\(status.simulated ? ", simulated hardware" : "")"
+    }
+}
+
+/// Signals as an async stream: the handlers do nothing but hand the signal over.
+final class SignalSource {
+    let stream: AsyncStream<Int32>
+    private let sources: [any DispatchSourceSignal]
+
+    init(_ numbers: [Int32]) {
+        let (stream, continuation) = AsyncStream.makeStream(of: Int32.self, bufferingPolicy: .unbounded)
+        self.stream = stream
+        sources = numbers.map { number in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { continuation.yield(number) }
+            source.resume()
+            return source
+        }
+    }
+}

@@ -1,0 +1,76 @@
+import Logging
+import VendingCore
+
+/// How a machine event reads in the journal and in `vendctl watch`: a sentence, a level, and
+/// the structured fields that make `journalctl -u vendd SLOT=A1` work.
+struct EventDescription {
+    let kind: String
+    let text: String
+    let level: Logger.Level
+    let fields: Logger.Metadata
+
+    init(_ event: MachineEvent, format: MoneyFormat) {
+        func money(_ amount: Money) -> String { format.string(for: amount) }
+        switch event {
+        case .coinCredited(let value, let source):
+            self.init("coin", "coin of \(money(value)) credited", .info,
+                      ["AMOUNT": "\(value.decimalString)", "COIN_EVENT": "\(source)"])
+        case .duplicateCoinIgnored(let source):
+            self.init("coin-duplicate", "coin event \(source) was credited before; ignored", .warning, ["COIN_EVENT": "\(source)"])
+        case .creditChanged(let from, let to):
+            self.init("credit", "credit \(money(from)) → \(money(to))", .info, ["CREDIT": "\(to.decimalString)"])
+        case .vendStarted(let vend, let slot, let product, let price):
+            self.init("vend-started", "\(vend) started: slot \(slot), \(product) for \(money(price))", .info,
+                      ["VEND": "\(vend.rawValue)", "SLOT": "\(slot)", "PRODUCT": "\(product)", "AMOUNT": "\(price.decimalString)"])
+        case .vendCompleted(let sale):
+            self.init("vend-completed", "\(sale.vend) sold \(sale.product) from slot \(sale.slot) for \(money(sale.price)) (\(sale.confirmation.rawValue))",
+                      sale.confirmation == .assumed ? .warning : .notice,
+                      ["VEND": "\(sale.vend.rawValue)", "SLOT": "\(sale.slot)", "PRODUCT": "\(sale.product)",
+                       "AMOUNT": "\(sale.price.decimalString)", "CONFIRMATION": "\(sale.confirmation.rawValue)"])
+        case .vendFailed(let vend, let slot, let product, let outcome, let restored):
+            self.init("vend-failed", "\(vend) at slot \(slot) failed (\(outcome.rawValue)): \(money(restored)) back to credit; check the slot for a jam",
+                      .warning, ["VEND": "\(vend.rawValue)", "SLOT": "\(slot)", "PRODUCT": "\(product)", "OUTCOME": "\(outcome.rawValue)"])
+        case .stockChanged(let slot, let product, let from, let to, let reason):
+            self.init("stock", "slot \(slot) (\(product)): \(from) → \(to) items (\(reason.rawValue))",
+                      reason == .slotReconfigured ? .warning : .info,
+                      ["SLOT": "\(slot)", "PRODUCT": "\(product)", "STOCK": "\(to)", "REASON": "\(reason.rawValue)"])
+        case .paidOut(let amount):
+            self.init("payout", "refund of \(money(amount)): pay the customer", .notice, ["AMOUNT": "\(amount.decimalString)"])
+        case .priceChanged(let slot, let from, let to):
+            self.init("price", "slot \(slot) price \(money(from)) → \(money(to))", .notice,
+                      ["SLOT": "\(slot)", "AMOUNT": "\(to.decimalString)"])
+        case .serviceModeChanged(let on):
+            self.init("service-mode", on ? "service mode on: sales stopped" : "service mode off: back in service", .notice, [:])
+        case .coinAcceptanceChanged(let accepting):
+            self.init("coin-acceptance", accepting ? "coin acceptance enabled" : "coin acceptance inhibited", .info, [:])
+        case .setupChanged(let added, let removed):
+            let detail = [added.isEmpty ? nil : "added slots \(added.map(\.rawValue).joined(separator: ", "))",
+                          removed.isEmpty ? nil : "removed slots \(removed.map(\.rawValue).joined(separator: ", "))"]
+                .compactMap { $0 }.joined(separator: "; ")
+            self.init("setup", "configuration applied" + (detail.isEmpty ? "" : ": \(detail)"), .notice, [:])
+        case .rejected(let reason):
+            self.init("rejected", "refused: \(reason.describe(format))", .info, [:])
+        }
+    }
+
+    private init(_ kind: String, _ text: String, _ level: Logger.Level, _ fields: Logger.Metadata) {
+        self.kind = kind
+        self.text = text
+        self.level = level
+        self.fields = fields
+    }
+}
+
+extension Rejection {
+    /// The rejection as a customer-facing sentence, with amounts in the machine's format.
+    func describe(_ format: MoneyFormat) -> String {
+        switch self {
+        case .insufficientCredit(let slot, let price, let credit):
+            "slot \(slot) costs \(format.string(for: price)); credit is \(format.string(for: credit))"
+        case .payoutUnavailable(let credit):
+            "this machine gives no change; the credit of \(format.string(for: credit)) stays for a purchase"
+        default:
+            description
+        }
+    }
+}

@@ -1,0 +1,69 @@
+import Synchronization
+import VendConfig
+import VendHardware
+import VendingCore
+
+/// The machine's hardware for one configuration: inputs, relays, coin acceptor, and the tasks
+/// that route their events to the controller. Torn down as a whole on reload and at stop.
+final class Hardware: Sendable {
+    let panel: InputPanel
+    let dispenser: Dispenser
+    let coinAcceptor: any CoinAcceptor
+    /// Present in simulation: what `vendctl sim …` drives.
+    let world: SimulatedWorld?
+    let gpioDescription: String
+    let coinAcceptorDescription: String
+    private let tasks = Mutex<[Task<Void, Never>]>([])
+
+    private init(panel: InputPanel, dispenser: Dispenser, coinAcceptor: any CoinAcceptor, world: SimulatedWorld?,
+                 gpioDescription: String, coinAcceptorDescription: String) {
+        self.panel = panel
+        self.dispenser = dispenser
+        self.coinAcceptor = coinAcceptor
+        self.world = world
+        self.gpioDescription = gpioDescription
+        self.coinAcceptorDescription = coinAcceptorDescription
+    }
+
+    /// Simulated hardware: the same panel, dispenser and debounce code over an in-memory chip.
+    static func simulated(_ config: VenddConfig, notify: @escaping HardwareNoticeHandler) throws(GPIOError) -> Hardware {
+        let world = SimulatedWorld(config: config)
+        // Relays first, so that every output is requested inactive before any input can act.
+        let dispenser = try Dispenser(chip: world.chip, slots: config.slots, notify: notify)
+        let panel = try InputPanel(chip: world.chip, slots: config.slots, buttons: config.buttons)
+        let coins = config.coinAcceptor.map { "simulated \($0.protocol.rawValue) acceptor (\($0.channels.count) channels)" }
+            ?? "none configured"
+        return Hardware(panel: panel, dispenser: dispenser, coinAcceptor: world.coinAcceptor, world: world,
+                        gpioDescription: "simulated (\(Set(config.lines.map(\.line)).count) lines)", coinAcceptorDescription: coins)
+    }
+
+    /// Starts forwarding panel and coin events to the controller.
+    func startRouting(to controller: MachineController) {
+        let panel = panel, coinAcceptor = coinAcceptor
+        let started = [
+            Task { await panel.run() },
+            Task {
+                for await event in panel.events { await controller.handle(event) }
+            },
+            Task {
+                for await event in coinAcceptor.events { await controller.handle(event) }
+            },
+        ]
+        tasks.withLock { $0 += started }
+    }
+
+    /// The coin cursor the acceptor resumes from, read from the machine as it is now.
+    func cursorReader(for machine: Machine) -> @Sendable (String) -> UInt64? {
+        let cursors = machine.coinCursors
+        return { cursors[$0] }
+    }
+
+    /// Coins inhibited, every relay off, lines released, routing stopped.
+    func shutDown() async {
+        await coinAcceptor.setAcceptance(false)
+        await coinAcceptor.stop()
+        await dispenser.releaseAll()
+        panel.release()
+        for task in tasks.withLock({ $0 }) { task.cancel() }
+    }
+}

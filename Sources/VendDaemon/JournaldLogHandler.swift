@@ -1,0 +1,133 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Logging
+
+/// Logs to journald through its native protocol when running under systemd (`JOURNAL_STREAM`
+/// set), so metadata becomes fields: `journalctl -u vendd SLOT=A1`. Otherwise writes readable
+/// lines to stderr.
+public struct VenddLogHandler: LogHandler {
+    public var metadata: Logger.Metadata = [:]
+    public var logLevel: Logger.Level = .info
+    private let label: String
+    private let journal: JournalSocket?
+
+    public init(label: String, journal: JournalSocket?) {
+        self.label = label
+        self.journal = journal
+    }
+
+    /// Chooses the destination from the environment, once, at start-up.
+    public static func bootstrap(level: Logger.Level) {
+        let journal = ProcessInfo.processInfo.environment["JOURNAL_STREAM"] != nil ? JournalSocket() : nil
+        LoggingSystem.bootstrap { label in
+            var handler = VenddLogHandler(label: label, journal: journal)
+            handler.logLevel = level
+            return handler
+        }
+    }
+
+    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    public func log(event: LogEvent) {
+        let fields = metadata.merging(event.metadata ?? [:]) { $1 }
+        if let journal, journal.send(message: "\(event.message)", priority: event.level.syslogPriority, fields: fields) {
+            return
+        }
+        let suffix = fields.sorted { $0.key < $1.key }.map { " \($0.key)=\($0.value)" }.joined()
+        let line = "\(event.level.tag) \(event.message)\(suffix)\n"
+        FileHandle.standardError.write(Data(line.utf8))
+    }
+}
+
+extension Logger.Level {
+    /// syslog(3) priorities, which journald's PRIORITY field uses.
+    var syslogPriority: Int {
+        switch self {
+        case .trace, .debug: 7
+        case .info: 6
+        case .notice: 5
+        case .warning: 4
+        case .error: 3
+        case .critical: 2
+        }
+    }
+
+    var tag: String {
+        switch self {
+        case .trace, .debug: "debug:"
+        case .info: "info:"
+        case .notice: "notice:"
+        case .warning: "warning:"
+        case .error: "error:"
+        case .critical: "CRITICAL:"
+        }
+    }
+}
+
+/// journald's native datagram socket.
+public final class JournalSocket: Sendable {
+    public static let path = "/run/systemd/journal/socket"
+    private let descriptor: Int32
+
+    public init?(path: String = JournalSocket.path) {
+        let descriptor = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard descriptor >= 0 else { return nil }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            let bytes = Array(path.utf8.prefix(raw.count - 1))
+            raw.copyBytes(from: bytes)
+        }
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        guard connected == 0 else {
+            close(descriptor)
+            return nil
+        }
+        self.descriptor = descriptor
+    }
+
+    deinit { close(descriptor) }
+
+    /// Sends one entry; false when journald did not take it (the caller falls back to stderr).
+    func send(message: String, priority: Int, fields: Logger.Metadata) -> Bool {
+        var datagram: [UInt8] = []
+        Self.append("MESSAGE", message, to: &datagram)
+        Self.append("PRIORITY", "\(priority)", to: &datagram)
+        Self.append("SYSLOG_IDENTIFIER", "vendd", to: &datagram)
+        for (key, value) in fields {
+            Self.append(Self.fieldName(key), "\(value)", to: &datagram)
+        }
+        let sent = datagram.withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        return sent == datagram.count
+    }
+
+    /// `KEY=value\n`, or for values with a newline the length-prefixed binary form.
+    static func append(_ key: String, _ value: String, to datagram: inout [UInt8]) {
+        datagram += Array(key.utf8)
+        let bytes = Array(value.utf8)
+        if bytes.contains(UInt8(ascii: "\n")) {
+            datagram.append(UInt8(ascii: "\n"))
+            withUnsafeBytes(of: UInt64(bytes.count).littleEndian) { datagram += $0 }
+        } else {
+            datagram.append(UInt8(ascii: "="))
+        }
+        datagram += bytes
+        datagram.append(UInt8(ascii: "\n"))
+    }
+
+    /// Journal field names are upper-case letters, digits and '_', not starting with '_'.
+    static func fieldName(_ key: String) -> String {
+        let cleaned = key.uppercased().map { $0.isASCII && ($0.isLetter || $0.isNumber) ? $0 : "_" }
+        let name = String(cleaned).drop { $0 == "_" || $0.isNumber }
+        return name.isEmpty ? "FIELD" : String(name)
+    }
+}

@@ -1,0 +1,142 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Logging
+import VendConfig
+import VendControl
+import VendHardware
+import VendStore
+import VendingCore
+
+struct StartupFailure: Error {
+    let status: Int32
+    let message: String
+}
+
+/// Start-up in the order that keeps money safe: validate the configuration, restore the state,
+/// resolve a vend that was in flight, bring the hardware up with every relay off, then listen.
+struct Startup {
+    let controller: MachineController
+    let server: ControlServer
+
+    static func begin(_ options: DaemonOptions, logger: Logger) async -> Result<Startup, StartupFailure> {
+        let config: VenddConfig
+        do {
+            config = try ConfigLoader.load(file: options.configPath)
+        } catch {
+            for diagnostic in error.diagnostics { logger.error("\(diagnostic)") }
+            return .failure(StartupFailure(status: ExitStatus.configError,
+                                           message: "\(options.configPath): \(error.diagnostics.count) configuration error(s); not starting"))
+        }
+
+        let stateDirectory = options.stateDirectory ?? config.stateDirectory
+        let store: MachineStore
+        do {
+            store = try MachineStore(directory: stateDirectory)
+            if options.resetState {
+                let movedTo = try store.reset()
+                let where_ = movedTo.map { "; the previous state was moved to \($0)" } ?? ""
+                logger.warning("--reset-state: starting with an empty machine (no credit, no stock, no sales)\(where_)")
+            }
+        } catch {
+            let status = error == .locked(directory: stateDirectory) ? ExitStatus.temporaryFailure : ExitStatus.cannotCreate
+            return .failure(StartupFailure(status: status, message: "\(error)"))
+        }
+
+        let machine: Machine
+        switch restore(from: store, config: config, logger: logger) {
+        case .success(let restored): machine = restored
+        case .failure(let failure): return .failure(failure)
+        }
+        let controller = MachineController(machine: machine, store: store, config: config, logger: logger)
+        await controller.resolveInterruptedVend()
+        if let rejection = await controller.apply(config) {
+            return .failure(StartupFailure(status: ExitStatus.configError,
+                                           message: "\(options.configPath) cannot be applied to the saved state: \(rejection)"))
+        }
+        await controller.saveSnapshot()
+
+        do {
+            let hardware = try bringUpHardware(config, simulate: options.simulate, controller: controller, logger: logger)
+            await controller.attach(hardware)
+        } catch {
+            return .failure(StartupFailure(status: ExitStatus.unavailable, message: "\(error)"))
+        }
+
+        let socketPath = options.socketPath ?? config.control.socketPath
+        do {
+            let server = try ControlServer(
+                path: socketPath, logger: logger,
+                handler: { request, peer in await CommandHandler.handle(request, peer: peer, controller: controller) },
+                subscribe: { await controller.subscribe() },
+                unsubscribe: { await controller.unsubscribe($0) })
+            server.start()
+            return .success(Startup(controller: controller, server: server))
+        } catch {
+            await controller.detachHardware()
+            return .failure(StartupFailure(status: ExitStatus.cannotCreate,
+                                           message: "control socket \(socketPath): \(error) (is its directory there and writable?)"))
+        }
+    }
+
+    /// The last snapshot plus the journal replayed over it; a fresh machine on first start.
+    static func restore(from store: MachineStore, config: VenddConfig, logger: Logger) -> Result<Machine, StartupFailure> {
+        let restored: Restored<MachineSnapshot, JournalEntry>
+        do {
+            restored = try store.restore()
+        } catch {
+            return .failure(StartupFailure(status: ExitStatus.dataError, message: "\(error)"))
+        }
+        for note in restored.notes { logger.warning("state: \(note)") }
+        if restored.isFresh {
+            logger.notice("no saved state in \(store.directory): starting a new machine (no credit, no stock)")
+            return .success(Machine(setup: config.machineSetup))
+        }
+        if let snapshot = restored.snapshot, snapshot.schemaVersion != MachineSnapshot.currentSchemaVersion {
+            return .failure(StartupFailure(
+                status: ExitStatus.dataError,
+                message: "\(store.directory)/state.json has schema version \(snapshot.schemaVersion); this vendd reads version \(MachineSnapshot.currentSchemaVersion). Install the vendd that wrote it, or see README: Recovering state"))
+        }
+        var machine = restored.snapshot?.machine ?? Machine(setup: config.machineSetup)
+        for entry in restored.entries { _ = machine.apply(entry.input, at: entry.at) }
+        let problems = machine.integrityProblems
+        guard problems.isEmpty else {
+            return .failure(StartupFailure(
+                status: ExitStatus.dataError,
+                message: "the state in \(store.directory) is inconsistent (\(problems.map(\.description).joined(separator: "; "))); it was left as it is. Inspect it, then start once with --reset-state (see README: Recovering state)"))
+        }
+        logger.notice("state restored from \(store.directory): \(restored.entries.count) journal record(s) replayed, credit \(config.machine.moneyFormat.string(for: machine.credit))")
+        return .success(machine)
+    }
+
+    static func bringUpHardware(_ config: VenddConfig, simulate: Bool, controller: MachineController, logger: Logger) throws -> Hardware {
+        let notify: HardwareNoticeHandler = { notice in Task { await controller.handle(notice) } }
+        if simulate {
+            logger.notice("simulated hardware: drive it with `vendctl sim …`")
+            return try Hardware.simulated(config, notify: notify)
+        }
+        let chips = (try? FileManager.default.contentsOfDirectory(atPath: "/dev"))?.filter { $0.hasPrefix("gpiochip") } ?? []
+        if chips.isEmpty {
+            logger.warning("no GPIO chip on this system: running on simulated hardware (pass --simulate to say so)")
+            return try Hardware.simulated(config, notify: notify)
+        }
+        throw StartupFailure(status: ExitStatus.unavailable,
+                             message: "GPIO chips are present (\(chips.sorted().joined(separator: ", "))) but this build of vendd has no libgpiod driver yet; run with --simulate")
+    }
+}
+
+extension StartupFailure: CustomStringConvertible {
+    var description: String { message }
+}
+
+extension MachineController {
+    /// A vend in flight when vendd stopped has an unknown outcome: resolve it by the configured
+    /// policy, journaled like any input, and tell the technician.
+    func resolveInterruptedVend() {
+        guard let vend = pendingVendForRecovery else { return }
+        logger.warning("\(vend.id) at slot \(vend.slot) was in flight when vendd stopped; resolving it as unknown (\(config.machine.unknownOutcomePolicy.rawValue)): check slot \(vend.slot)",
+                       metadata: ["SLOT": "\(vend.slot)", "VEND": "\(vend.id.rawValue)"])
+        submit(.vendEnded(vend.id, .unknown))
+    }
+}

@@ -1,0 +1,28 @@
+import ArgumentParser
+import Foundation
+import VendControl
+
+struct Watch: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Print the machine's events as they happen, until interrupted.")
+
+    @OptionGroup var connection: Connection
+
+    func run() throws {
+        try reporting {
+            let client = try connection.client()
+            let formatter = ISO8601DateFormatter()
+            formatter.timeZone = .current
+            do {
+                try client.watch { event in
+                    let line = connection.json
+                        ? jsonLine(event)
+                        : "\(formatter.string(from: Date(timeIntervalSince1970: Double(event.at) / 1000)))  \(event.text)"
+                    // Written straight away, unbuffered, so a pipe or `tee` sees each event as it happens.
+                    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+                }
+            } catch {
+                throw Failure("\(error)", code: ExitStatus.unavailable)
+            }
+        }
+    }
+}

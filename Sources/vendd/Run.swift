@@ -1,0 +1,33 @@
+import ArgumentParser
+import VendDaemon
+
+struct Run: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Run the machine (in the foreground; systemd runs it as a service).",
+        discussion: """
+            Exit status: 0 after a clean stop; 78 when the configuration is invalid; 65 when the saved \
+            state is corrupt (see README: Recovering state); 75 when another vendd uses the same state \
+            directory; 69 when the hardware cannot be used.
+            """)
+
+    @Option(help: "The configuration file.")
+    var config: String = defaultConfigPath
+
+    @Flag(help: "Use simulated buttons, relays, drop sensors and coin acceptor (the default when the system has no GPIO chip).")
+    var simulate = false
+
+    @Option(help: "Where credit, stock and sales are kept (default: state.directory from the configuration).")
+    var stateDir: String?
+
+    @Option(help: "The control socket vendctl talks to (default: control.socket from the configuration).")
+    var socket: String?
+
+    @Flag(help: "Start with an empty machine after the saved state was found corrupt. The old state is moved aside; count the cash box and restock.")
+    var resetState = false
+
+    func run() async throws {
+        let status = await Daemon.run(DaemonOptions(
+            configPath: config, simulate: simulate, stateDirectory: stateDir, socketPath: socket, resetState: resetState))
+        if status != 0 { throw ExitCode(status) }
+    }
+}
