@@ -43,9 +43,13 @@ let package = Package(
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         .testTarget(name: "VendingCoreTests", dependencies: ["VendingCore"]),
-        .testTarget(name: "VendConfigTests", dependencies: ["VendConfig", "VendingCore"]),
+        // Paths and temporary directories shared by the test targets.
+        .target(name: "VenddTestSupport", path: "Tests/VenddTestSupport"),
+        .testTarget(name: "VendConfigTests", dependencies: ["VendConfig", "VendingCore", "VenddTestSupport"]),
         .testTarget(name: "VendStoreTests", dependencies: ["VendStore"]),
         .testTarget(name: "VendHardwareTests", dependencies: ["VendHardware", "VendConfig", "VendingCore"]),
+        // The real vendd and vendctl binaries, driven as a technician would.
+        .testTarget(name: "VenddProcessTests", dependencies: ["VendControl", "VendingCore", "VenddTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

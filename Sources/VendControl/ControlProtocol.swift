@@ -170,6 +170,25 @@ public struct StatusReport: Codable, Sendable, Equatable {
         }
     }
 
+    /// The books since the machine was new, as exact decimal amounts.
+    public struct Books: Codable, Sendable, Equatable {
+        public let coinsIn: String
+        public let sales: String
+        public let refunds: String
+        public let itemsSold: Int
+        public let failedVends: Int
+        public let unknownOutcomes: Int
+
+        public init(coinsIn: String, sales: String, refunds: String, itemsSold: Int, failedVends: Int, unknownOutcomes: Int) {
+            self.coinsIn = coinsIn
+            self.sales = sales
+            self.refunds = refunds
+            self.itemsSold = itemsSold
+            self.failedVends = failedVends
+            self.unknownOutcomes = unknownOutcomes
+        }
+    }
+
     public let machine: String
     /// "in-service", "service-mode" or "out-of-order".
     public let state: String
@@ -183,9 +202,11 @@ public struct StatusReport: Codable, Sendable, Equatable {
     public let coinAcceptor: String
     public let gpio: String
     public let slots: [Slot]
+    public let books: Books
 
     public init(machine: String, state: String, stateReason: String?, currency: String, credit: String, creditText: String,
-                acceptingCoins: Bool, vendInProgress: String?, simulated: Bool, coinAcceptor: String, gpio: String, slots: [Slot]) {
+                acceptingCoins: Bool, vendInProgress: String?, simulated: Bool, coinAcceptor: String, gpio: String, slots: [Slot],
+                books: Books) {
         self.machine = machine
         self.state = state
         self.stateReason = stateReason
@@ -198,6 +219,7 @@ public struct StatusReport: Codable, Sendable, Equatable {
         self.coinAcceptor = coinAcceptor
         self.gpio = gpio
         self.slots = slots
+        self.books = books
     }
 }
 

@@ -111,6 +111,10 @@ public final class UnixSocket: @unchecked Sendable {
     public func readLine(limit: Int) throws(Failure) -> String? {
         while true {
             if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
+                guard newline <= limit else {
+                    buffer.removeSubrange(...newline)
+                    throw .lineTooLong(limit: limit)
+                }
                 let line = String(decoding: buffer[..<newline], as: UTF8.self)
                 buffer.removeSubrange(...newline)
                 return line

@@ -46,6 +46,14 @@ enum CommandHandler {
             guard let world = await controller.simulatedWorld else { return notSimulated }
             switch world.coinAcceptor.insert(value) {
             case .accepted(let coin):
+                // Answer once the coin is credited (journaled), so an answer means the money is safe.
+                let deadline = ContinuousClock.now + .seconds(5)
+                while (await controller.lastCoinSequence(from: coin.event.source) ?? 0) < coin.event.sequence {
+                    guard ContinuousClock.now < deadline else {
+                        return .failure(ControlError(.internal, "the coin was accepted but not credited within 5 s; see the journal"))
+                    }
+                    try? await Task.sleep(for: .milliseconds(2))
+                }
                 return .success("coin of \(config.machine.moneyFormat.string(for: value)) accepted on channel \(coin.channel)")
             case .returned(let reason):
                 return .failure(ControlError(.rejected, "coin returned: \(reason)"))

@@ -98,7 +98,9 @@ final class ControlServer: Sendable {
         do {
             return .success(try JSONDecoder().decode(ControlRequest.self, from: data))
         } catch let DecodingError.dataCorrupted(context) {
-            return .failure(ControlError(.badRequest, context.debugDescription))
+            return .failure(ControlError(.badRequest, context.codingPath.isEmpty
+                ? #"not a JSON request line (expected {"v":1,"op":"status"} and the like)"#
+                : context.debugDescription))
         } catch let DecodingError.keyNotFound(key, _) {
             return .failure(ControlError(.badRequest, "missing '\(key.stringValue)'"))
         } catch let DecodingError.typeMismatch(_, context) {

@@ -249,6 +249,8 @@ actor MachineController {
 
     var simulatedWorld: SimulatedWorld? { hardware?.world }
 
+    func lastCoinSequence(from source: String) -> UInt64? { machine.lastCoinSequence(from: source) }
+
     func status() -> StatusReport {
         let state: (String, String?)
         if let fault {
@@ -272,6 +274,11 @@ actor MachineController {
             creditText: format.string(for: machine.credit), acceptingCoins: acceptsCoins,
             vendInProgress: machine.pendingVend.map { "\($0.id) at slot \($0.slot)" },
             simulated: hardware?.world != nil, coinAcceptor: hardware?.coinAcceptorDescription ?? "stopped",
-            gpio: hardware?.gpioDescription ?? "stopped", slots: slots)
+            gpio: hardware?.gpioDescription ?? "stopped", slots: slots,
+            books: StatusReport.Books(
+                coinsIn: machine.ledger.coinsIn.decimalString, sales: machine.ledger.sales.decimalString,
+                refunds: machine.ledger.refunds.decimalString,
+                itemsSold: machine.ledger.salesByProduct.values.reduce(0) { $0 + $1.count },
+                failedVends: machine.ledger.failedVends, unknownOutcomes: machine.ledger.unknownOutcomes))
     }
 }

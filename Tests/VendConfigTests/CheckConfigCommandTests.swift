@@ -1,14 +1,6 @@
 import Foundation
 import Testing
-
-/// The path of an executable SwiftPM built beside the test bundle (`VENDD_BIN_DIR` overrides).
-func builtProduct(_ name: String) -> String {
-    if let directory = ProcessInfo.processInfo.environment["VENDD_BIN_DIR"] {
-        return URL(fileURLWithPath: directory).appendingPathComponent(name).path
-    }
-    let bundle = CommandLine.arguments.first { $0.hasSuffix(".xctest") } ?? Bundle.main.bundlePath
-    return URL(fileURLWithPath: bundle).deletingLastPathComponent().appendingPathComponent(name).path
-}
+import VenddTestSupport
 
 /// `vendd check-config` as a technician runs it: exit status, output streams.
 @Suite struct CheckConfigCommandTests {

@@ -1,10 +1,9 @@
 import Foundation
 import Testing
+import VenddTestSupport
 import VendConfig
 import VendingCore
 
-/// The repository's root, found from this file's path.
-let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
 /// Every configuration the repository ships must load: they are what technicians copy.
 @Suite struct ShippedConfigTests {

@@ -1,0 +1,121 @@
+import Foundation
+import VendControl
+import VenddTestSupport
+
+/// A real `vendd run --simulate` in a temporary directory, with the sample configuration.
+final class DaemonHarness: @unchecked Sendable {
+    // @unchecked: used from one test at a time; the process handle is only touched by its methods.
+    let directory: TemporaryDirectory
+    let configPath: String
+    var stateDirectory: String { directory.path + "/state" }
+    var socketPath: String { directory.path + "/control.sock" }
+    var logPath: String { directory.path + "/vendd-\(runs).log" }
+    private(set) var process: Process?
+    private(set) var runs = 0
+
+    /// `edit` may change the sample configuration's text before it is written.
+    init(edit: (String) -> String = { $0 }) throws {
+        directory = try TemporaryDirectory()
+        let sample = try String(contentsOf: repositoryRoot.appendingPathComponent("config/vendd.yaml"), encoding: .utf8)
+        configPath = directory.path + "/vendd.yaml"
+        try edit(sample).write(toFile: configPath, atomically: true, encoding: .utf8)
+    }
+
+    /// Starts vendd and waits until its control socket answers.
+    func start(extraArguments: [String] = []) throws {
+        runs += 1
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: builtProduct("vendd"))
+        process.arguments = ["run", "--config", configPath, "--simulate", "--state-dir", stateDirectory,
+                             "--socket", socketPath] + extraArguments
+        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
+        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        self.process = process
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline {
+            if !process.isRunning { return }
+            if (try? ControlClient(path: socketPath)) != nil { return }
+            usleep(5_000)
+        }
+        throw HarnessError("vendd did not open its socket within 10 s; log:\n\(log)")
+    }
+
+    func client() throws -> ControlClient { try ControlClient(path: socketPath) }
+
+    /// Sends a command and requires success.
+    @discardableResult
+    func send(_ command: ControlCommand) throws -> ControlResponse {
+        let response = try client().send(command)
+        guard response.ok else { throw HarnessError("\(command.op) refused: \(response.error?.message ?? "?")") }
+        return response
+    }
+
+    func status() throws -> StatusReport {
+        guard let status = try send(.status).status else { throw HarnessError("no status in the answer") }
+        return status
+    }
+
+    /// Polls status until `condition` holds.
+    func waitUntil(_ what: String, timeout: TimeInterval = 10, _ condition: (StatusReport) -> Bool) throws -> StatusReport {
+        let deadline = Date().addingTimeInterval(timeout)
+        while true {
+            let status = try status()
+            if condition(status) { return status }
+            guard Date() < deadline else { throw HarnessError("timed out waiting for \(what); last status: \(status)") }
+            usleep(20_000)
+        }
+    }
+
+    func signal(_ number: Int32) {
+        if let process { kill(process.processIdentifier, number) }
+    }
+
+    /// Waits for vendd to exit and returns its status.
+    @discardableResult
+    func waitForExit(timeout: TimeInterval = 20) throws -> Int32 {
+        guard let process else { throw HarnessError("not started") }
+        let deadline = Date().addingTimeInterval(timeout)
+        while process.isRunning {
+            guard Date() < deadline else {
+                process.terminate()
+                throw HarnessError("vendd did not exit within \(timeout) s")
+            }
+            usleep(5_000)
+        }
+        self.process = nil
+        return process.terminationStatus
+    }
+
+    func stop() throws -> Int32 {
+        signal(SIGTERM)
+        return try waitForExit()
+    }
+
+    var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
+
+    /// Every run's log, oldest first.
+    var allLogs: String {
+        (1...max(runs, 1)).compactMap { try? String(contentsOfFile: directory.path + "/vendd-\($0).log", encoding: .utf8) }
+            .joined()
+    }
+
+    func tearDown() {
+        if let process, process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+        directory.remove()
+    }
+}
+
+struct HarnessError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+extension StatusReport {
+    var totalStock: Int { slots.reduce(0) { $0 + $1.stock } }
+    func slot(_ id: String) -> Slot? { slots.first { $0.id == id } }
+}

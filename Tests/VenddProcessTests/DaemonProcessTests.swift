@@ -1,0 +1,163 @@
+import Foundation
+import Testing
+import VendControl
+import VendingCore
+import VenddTestSupport
+
+/// The real daemon, in simulation, driven through its control socket.
+@Suite(.serialized) struct DaemonProcessTests {
+    @Test func buysAProductEndToEnd() throws {
+        let daemon = try DaemonHarness()
+        defer { daemon.tearDown() }
+        try daemon.start()
+        try daemon.send(.restock(slot: "A4", count: 3))
+        for _ in 0..<3 { try daemon.send(.simCoin(amount: "500")) }
+        #expect(try daemon.status().credit == "1500")
+        try daemon.send(.simPress(slot: "A4"))
+        let after = try daemon.waitUntil("the sale") { $0.books.itemsSold == 1 && $0.vendInProgress == nil }
+        #expect(after.credit == "0")
+        #expect(after.slot("A4")?.stock == 2)
+        #expect(after.books.sales == "1500")
+        #expect(after.books.coinsIn == "1500")
+        #expect(daemon.log.contains("vend#1 sold cola from slot A4 for 1,500원 (drop-sensor)"))
+        #expect(try daemon.stop() == 0)
+    }
+
+    @Test func aJammedSlotGivesTheCreditBack() throws {
+        let daemon = try DaemonHarness()
+        defer { daemon.tearDown() }
+        try daemon.start()
+        try daemon.send(.restock(slot: "B2", count: nil))
+        try daemon.send(.simCoin(amount: "500"))
+        try daemon.send(.simCoin(amount: "500"))
+        try daemon.send(.simDrop(slot: "B2", succeeds: false))
+        try daemon.send(.simPress(slot: "B2"))
+        let after = try daemon.waitUntil("the failed vend") { $0.books.failedVends == 1 && $0.vendInProgress == nil }
+        #expect(after.credit == "1000")
+        #expect(after.slot("B2")?.stock == 12)
+        #expect(after.books.itemsSold == 0)
+    }
+
+    @Test func sigtermThenRestartRestoresTheIdenticalMachine() throws {
+        let daemon = try DaemonHarness()
+        defer { daemon.tearDown() }
+        try daemon.start()
+        try daemon.send(.restock(slot: "all", count: nil))
+        for coin in ["500", "500", "100", "50"] { try daemon.send(.simCoin(amount: coin)) }
+        try daemon.send(.simPress(slot: "A3"))
+        _ = try daemon.waitUntil("the sale") { $0.books.itemsSold == 1 && $0.vendInProgress == nil }
+        try daemon.send(.simCoin(amount: "500"))
+        let before = try daemon.status()
+        #expect(try daemon.stop() == 0)
+        let savedFirst = try StateFile.machine(in: daemon.stateDirectory)
+
+        try daemon.start()
+        let restored = try daemon.status()
+        #expect(restored.credit == before.credit)
+        #expect(restored.slots == before.slots)
+        #expect(restored.books == before.books)
+        #expect(try daemon.stop() == 0)
+        let savedSecond = try StateFile.machine(in: daemon.stateDirectory)
+        #expect(savedFirst == savedSecond)   // history, coin counters, cursors: everything
+        #expect(savedSecond.ledger.history.count == 1)
+        #expect(savedSecond.cashCounters.map(\.count) == [1, 1, 3])
+    }
+
+    @Test func sighupWithABrokenConfigKeepsTheOldOne() throws {
+        let daemon = try DaemonHarness()
+        defer { daemon.tearDown() }
+        try daemon.start()
+        try daemon.send(.restock(slot: "A1", count: 2))
+        try daemon.send(.simCoin(amount: "500"))
+        let original = try String(contentsOfFile: daemon.configPath, encoding: .utf8)
+        try original.replacingOccurrences(of: "    price: 1200\n    capacity: 8\n    button: { line: 2,", with: "    prise: 1200\n    capacity: 8\n    button: { line: 2,")
+            .write(toFile: daemon.configPath, atomically: true, encoding: .utf8)
+        daemon.signal(SIGHUP)
+        try waitForLog(daemon, "configuration NOT reloaded")
+        #expect(daemon.log.contains("unknown key 'prise'; did you mean 'price'?"))
+        let status = try daemon.status()
+        #expect(status.slot("A1")?.priceText == "1,200원")
+        #expect(status.credit == "500")
+        #expect(status.state == "in-service")
+
+        // A valid edit is applied without losing credit or stock.
+        try original.replacingOccurrences(of: "    price: 1200\n    capacity: 8\n    button: { line: 2,", with: "    price: 1300\n    capacity: 8\n    button: { line: 2,")
+            .write(toFile: daemon.configPath, atomically: true, encoding: .utf8)
+        daemon.signal(SIGHUP)
+        try waitForLog(daemon, "configuration reloaded")
+        let reloaded = try daemon.status()
+        #expect(reloaded.slot("A1")?.priceText == "1,300원")
+        #expect(reloaded.slot("A1")?.stock == 2)
+        #expect(reloaded.credit == "500")
+        // The new hardware works: a purchase goes through.
+        try daemon.send(.simCoin(amount: "500"))
+        try daemon.send(.simCoin(amount: "500"))
+        try daemon.send(.simPress(slot: "A1"))
+        _ = try daemon.waitUntil("the sale after reload") { $0.books.itemsSold == 1 && $0.vendInProgress == nil }
+        #expect(try daemon.stop() == 0)
+    }
+
+    @Test func aMalformedRequestGetsAnErrorAndChangesNothing() throws {
+        let daemon = try DaemonHarness()
+        defer { daemon.tearDown() }
+        try daemon.start()
+        try daemon.send(.restock(slot: "A1", count: 1))
+        try daemon.send(.simCoin(amount: "100"))
+        let before = try daemon.status()
+        let socket = try UnixSocket.connect(to: daemon.socketPath)
+        let cases: [(String, String)] = [
+            ("this is not json", "bad-request"),
+            (#"{"v":1,"op":"frobnicate"}"#, "bad-request"),
+            (#"{"v":1,"op":"sim-press"}"#, "bad-request"),
+            (#"{"v":1,"op":"sim-coin","amount":5}"#, "bad-request"),
+            (#"{"v":2,"op":"status"}"#, "unsupported-version"),
+            (#"{"v":1,"op":"sim-coin","amount":"1.5"}"#, "bad-request"),
+            (#"{"v":1,"op":"sim-press","slot":"Z9"}"#, "rejected"),
+            (#"{"v":1,"op":"restock","slot":"A1","count":-3}"#, "rejected"),
+        ]
+        for (line, code) in cases {
+            try socket.write(line + "\n")
+            let answer = try #require(try socket.readLine(limit: 1 << 20))
+            let response = try JSONDecoder().decode(ControlResponse.self, from: Data(answer.utf8))
+            #expect(!response.ok, "\(line)")
+            #expect(response.error?.code.rawValue == code, "\(line) → \(answer)")
+        }
+        try socket.write(String(repeating: "x", count: ControlProtocol.maximumRequestBytes + 10) + "\n")
+        let tooLong = try #require(try socket.readLine(limit: 1 << 20))
+        #expect(tooLong.contains("longer than"))
+        let after = try daemon.status()
+        #expect(after == before)
+        #expect(try daemon.stop() == 0)
+    }
+
+    @Test func watchStreamsEventsAsTheyHappen() throws {
+        let daemon = try DaemonHarness()
+        defer { daemon.tearDown() }
+        try daemon.start()
+        let socket = try UnixSocket.connect(to: daemon.socketPath)
+        try socket.write(#"{"v":1,"op":"watch"}"# + "\n")
+        _ = try socket.readLine(limit: 1 << 20)
+        try daemon.send(.restock(slot: "A1", count: 1))
+        let line = try #require(try socket.readLine(limit: 1 << 20))
+        let event = try JSONDecoder().decode(EventLine.self, from: Data(line.utf8))
+        #expect(event.kind == "stock")
+        #expect(event.text == "slot A1 (banana-milk): 0 → 1 items (restocked)")
+    }
+
+    private func waitForLog(_ daemon: DaemonHarness, _ text: String) throws {
+        let deadline = Date().addingTimeInterval(10)
+        while !daemon.log.contains(text) {
+            guard Date() < deadline else { throw HarnessError("'\(text)' not logged; log:\n\(daemon.log)") }
+            usleep(20_000)
+        }
+    }
+}
+
+/// Reads the machine out of a state directory's snapshot (`state.json`: a header line, then JSON).
+enum StateFile {
+    static func machine(in directory: String) throws -> Machine {
+        let data = try Data(contentsOf: URL(fileURLWithPath: directory + "/state.json"))
+        guard let newline = data.firstIndex(of: UInt8(ascii: "\n")) else { throw HarnessError("state.json has no header line") }
+        return try JSONDecoder().decode(MachineSnapshot.self, from: data[(newline + 1)...]).machine
+    }
+}
