@@ -1,0 +1,81 @@
+import Foundation
+import Testing
+import VendControl
+import VenddTestSupport
+
+/// What a technician finds when the state files are damaged: never an empty machine in silence.
+@Suite(.serialized) struct DamagedStateTests {
+    /// A machine with credit and stock, stopped cleanly so that state.json holds it.
+    func stoppedMachine() throws -> DaemonHarness {
+        let daemon = try DaemonHarness()
+        try daemon.start()
+        try daemon.send(.restock(slot: "A1", count: 4))
+        try daemon.send(.simCoin(amount: "500"))
+        #expect(try daemon.stop() == 0)
+        return daemon
+    }
+
+    func damage(_ file: String, _ change: (inout Data) -> Void) throws {
+        var data = try Data(contentsOf: URL(fileURLWithPath: file))
+        change(&data)
+        try data.write(to: URL(fileURLWithPath: file))
+    }
+
+    func expectRefusal(_ daemon: DaemonHarness, mentioning text: String) throws {
+        try daemon.start()
+        #expect(try daemon.waitForExit() == 65)
+        #expect(daemon.log.contains(text), "log: \(daemon.log)")
+    }
+
+    func expectMovedAsideAndRecoverable(_ daemon: DaemonHarness) throws {
+        let entries = try FileManager.default.contentsOfDirectory(atPath: daemon.stateDirectory)
+        #expect(entries.contains { $0.hasPrefix("corrupt-") })
+        #expect(entries.contains("STATE-LOST"))
+        // A second start refuses too: the machine is not silently emptied by a restart loop.
+        try expectRefusal(daemon, mentioning: "--reset-state")
+        // The documented recovery: an explicit reset starts an empty machine.
+        try daemon.start(extraArguments: ["--reset-state"])
+        let status = try daemon.status()
+        #expect(status.credit == "0")
+        #expect(status.totalStock == 0)
+        #expect(daemon.log.contains("--reset-state: starting with an empty machine"))
+        #expect(try daemon.stop() == 0)
+    }
+
+    @Test func aCorruptSnapshotIsMovedAsideAndStartRefused() throws {
+        let daemon = try stoppedMachine()
+        defer { daemon.tearDown() }
+        try damage(daemon.stateDirectory + "/state.json") { data in
+            let index = data.count - 20
+            data[index] = data[index] == UInt8(ascii: "1") ? UInt8(ascii: "2") : UInt8(ascii: "1")
+        }
+        try expectRefusal(daemon, mentioning: "state.json")
+        try expectMovedAsideAndRecoverable(daemon)
+    }
+
+    @Test func aTruncatedSnapshotIsMovedAsideAndStartRefused() throws {
+        let daemon = try stoppedMachine()
+        defer { daemon.tearDown() }
+        try damage(daemon.stateDirectory + "/state.json") { data in data = data.prefix(data.count / 2) }
+        try expectRefusal(daemon, mentioning: "state.json")
+        try expectMovedAsideAndRecoverable(daemon)
+    }
+
+    @Test func aTornLastJournalRecordIsDroppedAndTheRestKept() throws {
+        let daemon = try DaemonHarness()
+        defer { daemon.tearDown() }
+        try daemon.start()
+        try daemon.send(.restock(slot: "A1", count: 4))
+        try daemon.send(.simCoin(amount: "500"))
+        daemon.signal(SIGKILL)   // no snapshot: the journal holds the inputs
+        _ = try daemon.waitForExit()
+        let journal = daemon.stateDirectory + "/journal.log"
+        try damage(journal) { data in data.append(contentsOf: Array("9999 deadbeef {\"at\":17".utf8)) }
+        try daemon.start()
+        let status = try daemon.status()
+        #expect(status.credit == "500")
+        #expect(status.slot("A1")?.stock == 4)
+        #expect(daemon.log.contains("dropped an incomplete last record"))
+        #expect(try daemon.stop() == 0)
+    }
+}
