@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Dispatch
+import Foundation
 import Logging
 import VendConfig
 import VendControl
@@ -114,4 +115,38 @@ final class SignalSource {
             return source
         }
     }
+}
+
+extension Daemon {
+    /// `vendd reset-state`: moves the saved state aside so that the next start is an empty machine.
+    /// The lock makes sure no vendd is running on the directory meanwhile.
+    public static func resetState(configPath: String, stateDirectory: String?) -> Int32 {
+        let directory: String
+        if let stateDirectory {
+            directory = stateDirectory
+        } else {
+            do {
+                directory = try ConfigLoader.load(file: configPath).stateDirectory
+            } catch {
+                printToStandardError(error.description)
+                return ExitStatus.configError
+            }
+        }
+        do {
+            let store = try MachineStore(directory: directory)
+            defer { store.close() }
+            let movedTo = try store.reset()
+            print("state reset: the next start is an empty machine (no credit, no stock, no sales)"
+                + (movedTo.map { "; the previous state is in \($0)" } ?? ""))
+            print("count the cash box and restock before putting the machine back in service")
+            return ExitStatus.ok
+        } catch {
+            printToStandardError("\(error)")
+            return error == .locked(directory: directory) ? ExitStatus.temporaryFailure : ExitStatus.cannotCreate
+        }
+    }
+}
+
+func printToStandardError(_ text: String) {
+    FileHandle.standardError.write(Data((text + "\n").utf8))
 }

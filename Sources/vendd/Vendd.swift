@@ -5,7 +5,7 @@ struct Vendd: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "vendd",
         abstract: "The vending-machine controller daemon.",
-        subcommands: [Run.self, CheckConfig.self])
+        subcommands: [Run.self, CheckConfig.self, ResetState.self])
 }
 
 /// sysexits.h: the configuration is wrong. systemd's RestartPreventExitStatus=78 stops a

@@ -27,18 +27,33 @@ import VenddTestSupport
         #expect(daemon.log.contains(text), "log: \(daemon.log)")
     }
 
-    func expectMovedAsideAndRecoverable(_ daemon: DaemonHarness) throws {
+    /// How the technician resets: `vendd run --reset-state`, or `vendd reset-state` before a start.
+    enum Reset { case runFlag, subcommand }
+
+    func expectMovedAsideAndRecoverable(_ daemon: DaemonHarness, by reset: Reset) throws {
         let entries = try FileManager.default.contentsOfDirectory(atPath: daemon.stateDirectory)
         #expect(entries.contains { $0.hasPrefix("corrupt-") })
         #expect(entries.contains("STATE-LOST"))
         // A second start refuses too: the machine is not silently emptied by a restart loop.
         try expectRefusal(daemon, mentioning: "--reset-state")
         // The documented recovery: an explicit reset starts an empty machine.
-        try daemon.start(extraArguments: ["--reset-state"])
+        switch reset {
+        case .runFlag:
+            try daemon.start(extraArguments: ["--reset-state"])
+            #expect(daemon.log.contains("--reset-state: starting with an empty machine"))
+        case .subcommand:
+            let tool = Process()
+            tool.executableURL = URL(fileURLWithPath: builtProduct("vendd"))
+            tool.arguments = ["reset-state", "--config", daemon.configPath, "--state-dir", daemon.stateDirectory]
+            tool.standardOutput = FileHandle.nullDevice
+            try tool.run()
+            tool.waitUntilExit()
+            #expect(tool.terminationStatus == 0)
+            try daemon.start()
+        }
         let status = try daemon.status()
         #expect(status.credit == "0")
         #expect(status.totalStock == 0)
-        #expect(daemon.log.contains("--reset-state: starting with an empty machine"))
         #expect(try daemon.stop() == 0)
     }
 
@@ -50,15 +65,15 @@ import VenddTestSupport
             data[index] = data[index] == UInt8(ascii: "1") ? UInt8(ascii: "2") : UInt8(ascii: "1")
         }
         try expectRefusal(daemon, mentioning: "state.json")
-        try expectMovedAsideAndRecoverable(daemon)
+        try expectMovedAsideAndRecoverable(daemon, by: .runFlag)
     }
 
     @Test func aTruncatedSnapshotIsMovedAsideAndStartRefused() throws {
         let daemon = try stoppedMachine()
         defer { daemon.tearDown() }
         try damage(daemon.stateDirectory + "/state.json") { data in data = data.prefix(data.count / 2) }
-        try expectRefusal(daemon, mentioning: "state.json")
-        try expectMovedAsideAndRecoverable(daemon)
+        try expectRefusal(daemon, mentioning: "cut short")
+        try expectMovedAsideAndRecoverable(daemon, by: .subcommand)
     }
 
     @Test func aTornLastJournalRecordIsDroppedAndTheRestKept() throws {
