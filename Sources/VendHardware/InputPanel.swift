@@ -67,11 +67,14 @@ public final class InputPanel: Sendable {
             switch step {
             case .edge(let edge):
                 let deadline = debouncer.edge(line: edge.index, isActive: edge.isActive, at: edge.at)
-                // The timer wakes the loop once the new level has been stable for the period.
+                // The timer wakes the loop once the new level has been stable for the period. Its
+                // step queues behind every edge already received, so a loop that fell behind still
+                // sees a whole bounce before judging it (edges carry the time they happened).
                 Task {
                     try? await Task.sleep(until: deadline, clock: .continuous)
                     stepInput.yield(.settle)
                 }
+                continue
             case .settle:
                 break
             }

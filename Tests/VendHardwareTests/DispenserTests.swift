@@ -26,7 +26,7 @@ import Synchronization
             return
         }
         #expect(slot == "A2")
-        #expect(after >= .milliseconds(50) && after < .milliseconds(300))
+        #expect(after >= .milliseconds(50))   // never shorter than configured; how much longer is the scheduler's business
     }
 
     @Test func aDropWithinTheWindowConfirmsTheVend() async {
@@ -96,11 +96,8 @@ import Synchronization
         let panel = try InputPanel(chip: chip, slots: config.slots, buttons: config.buttons)
         let runner = Task { await panel.run() }
         try await Task.sleep(for: .milliseconds(10))
-        for edge in 0..<10 {   // 10 edges within 5 ms, ending released... then pressed and held
-            chip.drive(.offset(1), active: edge % 2 == 0)
-            try await Task.sleep(for: .microseconds(500))
-        }
-        chip.drive(.offset(1), active: true)
+        // A bouncing press: 10 edges in quick succession (each stamped when it happened), ending pressed.
+        for edge in 0..<10 { chip.drive(.offset(1), active: edge % 2 == 0 || edge == 9) }
         try await Task.sleep(for: .milliseconds(60))
         chip.drive(.offset(1), active: false)
         chip.drive(.offset(4), active: true)
