@@ -48,6 +48,9 @@ let package = Package(
         .testTarget(name: "VendConfigTests", dependencies: ["VendConfig", "VendingCore", "VenddTestSupport"]),
         .testTarget(name: "VendStoreTests", dependencies: ["VendStore"]),
         .testTarget(name: "VendHardwareTests", dependencies: ["VendHardware", "VendConfig", "VendingCore"]),
+        .testTarget(name: "VendDaemonTests", dependencies: [
+            "VendDaemon", "VenddTestSupport", .product(name: "Logging", package: "swift-log"),
+        ]),
         // The real vendd and vendctl binaries, driven as a technician would.
         .testTarget(name: "VenddProcessTests", dependencies: ["VendControl", "VendingCore", "VenddTestSupport"]),
     ],

@@ -161,3 +161,33 @@ enum StateFile {
         return try JSONDecoder().decode(MachineSnapshot.self, from: data[(newline + 1)...]).machine
     }
 }
+
+/// Who may change the machine: checked from the peer's credentials (SO_PEERCRED), so it needs a
+/// second user; CI runs as root and can become `nobody`.
+@Suite(.serialized) struct PermissionTests {
+    static func vendctl(asNobody arguments: [String]) throws -> (status: Int32, errors: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+        process.arguments = ["--reuid=65534", "--regid=65534", "--clear-groups", builtProduct("vendctl")] + arguments
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return (process.terminationStatus, text)
+    }
+
+    @Test(.enabled(if: getuid() == 0, "needs root to act as another user (CI runs as root)"))
+    func anyoneMayLookOnlyTechniciansMayChange() throws {
+        let daemon = try DaemonHarness()
+        defer { daemon.tearDown() }
+        try daemon.start()
+        let look = try Self.vendctl(asNobody: ["--socket", daemon.socketPath, "status"])
+        #expect(look.status == 0, "\(look.errors)")
+        let change = try Self.vendctl(asNobody: ["--socket", daemon.socketPath, "restock", "A1"])
+        #expect(change.status == 77)
+        #expect(change.errors == "vendctl: permission denied: changing the machine needs root or membership in the 'vendtech' group (ask an administrator: usermod -aG vendtech $USER, then log in again)\n")
+        #expect(try daemon.status().totalStock == 0)
+    }
+}

@@ -1,0 +1,98 @@
+import Foundation
+import Glibc
+import Logging
+import Testing
+@testable import VendDaemon
+import VenddTestSupport
+
+/// A datagram socket bound in a temporary directory, standing in for journald or systemd.
+final class DatagramReceiver {
+    let path: String
+    private let descriptor: Int32
+
+    init(in directory: TemporaryDirectory, name: String) throws {
+        path = directory.path + "/" + name
+        descriptor = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8)) }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        guard bound == 0 else { throw HarnessFailure("bind \(path): errno \(errno)") }
+        var timeout = timeval(tv_sec: 2, tv_usec: 0)
+        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    deinit { close(descriptor) }
+
+    func receive() throws -> [UInt8] {
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+        guard count >= 0 else { throw HarnessFailure("nothing received on \(path)") }
+        return Array(buffer[..<count])
+    }
+}
+
+struct HarnessFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+@Suite struct JournalTests {
+    @Test func entriesCarryStructuredFieldsInTheNativeFormat() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let journald = try DatagramReceiver(in: directory, name: "journal.sock")
+        let journal = try #require(JournalSocket(path: journald.path))
+        #expect(journal.send(message: "vend#3 sold cola", priority: 5, fields: ["SLOT": "A4", "coin-channel": "2"]))
+        let text = String(decoding: try journald.receive(), as: UTF8.self)
+        let lines = Set(text.split(separator: "\n").map(String.init))
+        #expect(lines.isSuperset(of: ["MESSAGE=vend#3 sold cola", "PRIORITY=5", "SYSLOG_IDENTIFIER=vendd", "SLOT=A4", "COIN_CHANNEL=2"]))
+    }
+
+    @Test func aMultiLineValueUsesTheLengthPrefixedForm() {
+        var datagram: [UInt8] = []
+        JournalSocket.append("MESSAGE", "two\nlines", to: &datagram)
+        #expect(datagram == Array("MESSAGE\n".utf8) + [9, 0, 0, 0, 0, 0, 0, 0] + Array("two\nlines\n".utf8))
+    }
+
+    @Test func fieldNamesAreMadeValid() {
+        #expect(JournalSocket.fieldName("slot") == "SLOT")
+        #expect(JournalSocket.fieldName("coin.channel") == "COIN_CHANNEL")
+        #expect(JournalSocket.fieldName("_hidden") == "HIDDEN")
+        #expect(JournalSocket.fieldName("1x") == "X")
+    }
+
+    @Test func levelsMapToSyslogPriorities() {
+        #expect(Logger.Level.critical.syslogPriority == 2)
+        #expect(Logger.Level.warning.syslogPriority == 4)
+        #expect(Logger.Level.info.syslogPriority == 6)
+    }
+}
+
+@Suite struct NotifyTests {
+    @Test func sendsStateToTheNotifySocketAndHalvesTheWatchdog() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let systemd = try DatagramReceiver(in: directory, name: "notify.sock")
+        let notifier = SystemdNotifier(environment: ["NOTIFY_SOCKET": systemd.path, "WATCHDOG_USEC": "30000000"])
+        #expect(notifier.watchdogInterval == .seconds(15))
+        notifier.ready(status: "in-service")
+        #expect(String(decoding: try systemd.receive(), as: UTF8.self) == "READY=1\nSTATUS=in-service")
+        notifier.watchdog()
+        #expect(String(decoding: try systemd.receive(), as: UTF8.self) == "WATCHDOG=1")
+    }
+
+    @Test func doesNothingOutsideSystemd() {
+        let notifier = SystemdNotifier(environment: [:])
+        #expect(!notifier.isActive)
+        #expect(notifier.watchdogInterval == nil)
+        notifier.ready(status: "no one listens")
+    }
+
+    @Test func ignoresAWatchdogMeantForAnotherProcess() {
+        let notifier = SystemdNotifier(environment: ["WATCHDOG_USEC": "30000000", "WATCHDOG_PID": "1"])
+        #expect(notifier.watchdogInterval == nil)
+    }
+}
