@@ -16,8 +16,10 @@ let package = Package(
     targets: [
         // Pure model of the machine: money, catalog, stock, the vend state machine. No I/O, no C.
         .target(name: "VendingCore"),
+        // Aligned terminal tables that count wide (한글) characters right: check-config and vendctl.
+        .target(name: "VendText"),
         // The technician's file: YAML read into a node tree, validated with file:line:col errors.
-        .target(name: "VendConfig", dependencies: ["VendingCore", .product(name: "Yams", package: "Yams")]),
+        .target(name: "VendConfig", dependencies: ["VendingCore", "VendText", .product(name: "Yams", package: "Yams")]),
         // Hardware behind protocols: GPIO lines, relays, drop sensors, coin acceptors; the
         // debounce / interlock / pulse logic shared by real and simulated backends; the simulation.
         .target(name: "VendHardware", dependencies: ["VendConfig", "VendingCore"]),
@@ -39,10 +41,10 @@ let package = Package(
         ]),
         // The technician's tool.
         .executableTarget(name: "vendctl", dependencies: [
-            "VendControl", "VendingCore",
+            "VendControl", "VendingCore", "VendText",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
-        .testTarget(name: "VendingCoreTests", dependencies: ["VendingCore"]),
+        .testTarget(name: "VendingCoreTests", dependencies: ["VendingCore", "VenddTestSupport"]),
         // Paths and temporary directories shared by the test targets.
         .target(name: "VenddTestSupport", path: "Tests/VenddTestSupport"),
         .testTarget(name: "VendConfigTests", dependencies: ["VendConfig", "VendingCore", "VenddTestSupport"]),

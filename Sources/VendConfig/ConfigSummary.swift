@@ -1,4 +1,5 @@
 import VendingCore
+import VendText
 
 extension VenddConfig {
     /// One screen for `vendd check-config`: what the machine will do with this file.

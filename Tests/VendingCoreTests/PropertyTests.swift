@@ -1,23 +1,11 @@
 import Testing
 import VendingCore
-
-/// SplitMix64: a tiny seeded generator, so every failing sequence can be replayed from its seed.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
+import VenddTestSupport
 
 /// Random but plausible machine inputs, including the abusive ones: replayed coin events, late
 /// vend outcomes, unknown slots, nonsense counts, reconfiguration.
 struct InputGenerator {
-    var random: SeededGenerator
+    var random: SplitMix64
     var coinSequence: UInt64 = 0
     let setups: [MachineSetup]
 
@@ -62,7 +50,7 @@ struct InputGenerator {
     static let sequences = 10_000
     static let stepsPerSequence = 40
 
-    static func setups(_ random: inout SeededGenerator) -> [MachineSetup] {
+    static func setups(_ random: inout SplitMix64) -> [MachineSetup] {
         let unknown = UnknownOutcomePolicy.allCases.randomElement(using: &random)!
         let payout = Bool.random(using: &random)
         let failed: FailedVendPolicy = payout && Bool.random(using: &random) ? .payOut : .keepCredit
@@ -92,7 +80,7 @@ struct InputGenerator {
     }
 
     static func check(seed: UInt64) -> String? {
-        var random = SeededGenerator(seed: seed)
+        var random = SplitMix64(seed: seed)
         let setups = Self.setups(&random)
         var generator = InputGenerator(random: random, setups: setups)
         var machine = Machine(setup: setups[0])
