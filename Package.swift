@@ -23,6 +23,13 @@ let package = Package(
         // Hardware behind protocols: GPIO lines, relays, drop sensors, coin acceptors; the
         // debounce / interlock / pulse logic shared by real and simulated backends; the simulation.
         .target(name: "VendHardware", dependencies: ["VendConfig", "VendingCore"]),
+        // libgpiod as installed (v1 1.6.x or v2 2.x), found through pkg-config, so that
+        // PKG_CONFIG_PATH can point a build at another version.
+        .systemLibrary(name: "CLibgpiod", pkgConfig: "libgpiod", providers: [.apt(["libgpiod-dev"])]),
+        // One small C API over both libgpiod versions; Swift never sees gpiod.h.
+        .target(name: "CGPIOShim", dependencies: ["CLibgpiod"]),
+        // The real GPIO backend: chips by name/path/label, lines by offset or name, edge reading.
+        .target(name: "VendGPIO", dependencies: ["CGPIOShim", "VendHardware", "VendConfig", "VendingCore"]),
         // Durable state: a write-ahead journal with a checksum per record, snapshots, crash-safe renames.
         .target(name: "VendStore"),
         // The few system calls Swift's Glibc module does not show (they need _GNU_SOURCE).
@@ -31,7 +38,7 @@ let package = Package(
         .target(name: "VendControl", dependencies: ["VendingCore", "CVendSystem"]),
         // The shell: config → drivers → core, persistence, control socket, systemd, journald, signals.
         .target(name: "VendDaemon", dependencies: [
-            "VendingCore", "VendConfig", "VendHardware", "VendStore", "VendControl",
+            "VendingCore", "VendConfig", "VendHardware", "VendGPIO", "VendStore", "VendControl",
             .product(name: "Logging", package: "swift-log"),
         ]),
         // The daemon's executable: argument parsing and wiring only.

@@ -1,5 +1,6 @@
 import Synchronization
 import VendConfig
+import VendGPIO
 import VendHardware
 import VendingCore
 
@@ -28,13 +29,35 @@ final class Hardware: Sendable {
     /// Simulated hardware: the same panel, dispenser and debounce code over an in-memory chip.
     static func simulated(_ config: VenddConfig, notify: @escaping HardwareNoticeHandler) throws(GPIOError) -> Hardware {
         let world = SimulatedWorld(config: config)
-        // Relays first, so that every output is requested inactive before any input can act.
-        let dispenser = try Dispenser(chip: world.chip, slots: config.slots, notify: notify)
-        let panel = try InputPanel(chip: world.chip, slots: config.slots, buttons: config.buttons)
+        let (dispenser, panel) = try requestLines(on: world.chip, config: config, notify: notify)
         let coins = config.coinAcceptor.map { "simulated \($0.protocol.rawValue) acceptor (\($0.channels.count) channels)" }
             ?? "none configured"
         return Hardware(panel: panel, dispenser: dispenser, coinAcceptor: world.coinAcceptor, world: world,
                         gpioDescription: "simulated (\(Set(config.lines.map(\.line)).count) lines)", coinAcceptorDescription: coins)
+    }
+
+    /// The machine's own GPIO chip through libgpiod.
+    static func real(_ config: VenddConfig, coinAcceptor: any CoinAcceptor, coinAcceptorDescription: String,
+                     notify: @escaping HardwareNoticeHandler) throws(GPIOError) -> Hardware {
+        let chip = try LibgpiodChip(config.gpio.chip)
+        try chip.checkDistinct(config.lines)
+        let (dispenser, panel) = try requestLines(on: chip, config: config, notify: notify)
+        let debounce = panel.isDebouncedByBackend ? "kernel debounce" : "software debounce"
+        return Hardware(panel: panel, dispenser: dispenser, coinAcceptor: coinAcceptor, world: nil,
+                        gpioDescription: "\(chip.name) [\(chip.label)] via \(LibgpiodChip.libraryDescription), \(debounce)",
+                        coinAcceptorDescription: coinAcceptorDescription)
+    }
+
+    /// Relays first, so that every output is requested inactive before any input can act.
+    private static func requestLines(on chip: any GPIOChipBackend, config: VenddConfig,
+                                     notify: @escaping HardwareNoticeHandler) throws(GPIOError) -> (Dispenser, InputPanel) {
+        let dispenser = try Dispenser(chip: chip, slots: config.slots, notify: notify)
+        do {
+            return (dispenser, try InputPanel(chip: chip, slots: config.slots, buttons: config.buttons))
+        } catch {
+            dispenser.releaseAll()
+            throw error
+        }
     }
 
     /// Starts forwarding panel and coin events to the controller.
@@ -44,6 +67,10 @@ final class Hardware: Sendable {
             Task { await panel.run() },
             Task {
                 for await event in panel.events { await controller.handle(event) }
+                // The panel's stream ends only when its lines are released, or lost.
+                if !Task.isCancelled {
+                    await controller.handle(HardwareNotice.fault("GPIO inputs stopped delivering events; restart vendd (journalctl -u vendd shows why)"))
+                }
             },
             Task {
                 for await event in coinAcceptor.events { await controller.handle(event) }
@@ -62,8 +89,9 @@ final class Hardware: Sendable {
     func shutDown() async {
         await coinAcceptor.setAcceptance(false)
         await coinAcceptor.stop()
-        await dispenser.releaseAll()
-        panel.release()
+        dispenser.releaseAll()
+        // Routing stops before the lines go, so the end of the panel's stream is not taken for a fault.
         for task in tasks.withLock({ $0 }) { task.cancel() }
+        panel.release()
     }
 }

@@ -84,8 +84,9 @@ public actor Dispenser {
         waiter?.resume()
     }
 
-    /// Every relay inactive; for start-up, shutdown and fatal errors.
-    public func releaseAll() {
+    /// Every relay inactive and released; for shutdown and fatal errors. Needs no isolation, so
+    /// it also works where awaiting the actor is not possible.
+    public nonisolated func releaseAll() {
         outputs.release()
     }
 

@@ -50,6 +50,8 @@ public enum GPIOError: Error, Sendable, Equatable, CustomStringConvertible {
     case permissionDenied(device: String)
     case lineNotFound(LineReference, origin: ConfigOrigin, chip: String, lineCount: Int)
     case lineBusy(LineReference, origin: ConfigOrigin, consumer: String)
+    /// One offset reached under two spellings (`17` and `GPIO17`).
+    case sameLine(LineReference, origin: ConfigOrigin, offset: Int, chip: String, other: LineReference, otherOrigin: ConfigOrigin)
     case ioFailure(String, origin: ConfigOrigin?)
 
     public var description: String {
@@ -64,6 +66,8 @@ public enum GPIOError: Error, Sendable, Equatable, CustomStringConvertible {
         case .lineBusy(let line, let origin, let consumer):
             let holder = consumer.isEmpty ? "another program" : "'\(consumer)'"
             return "\(origin): line \(line) is busy, held by \(holder); stop that program or choose another line"
+        case .sameLine(let line, let origin, let offset, let chip, let other, let otherOrigin):
+            return "\(origin): line \(line) is offset \(offset) on \(chip), already used as '\(other)' by \(otherOrigin); each GPIO line can serve one purpose"
         case .ioFailure(let message, let origin):
             return origin.map { "\($0): \(message)" } ?? message
         }

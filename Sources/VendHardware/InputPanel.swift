@@ -87,6 +87,9 @@ public final class InputPanel: Sendable {
         continuation.finish()
     }
 
+    /// Whether the GPIO backend (libgpiod v2, in the kernel) filters bounces, not this panel.
+    public var isDebouncedByBackend: Bool { group.isDebouncedByBackend }
+
     public func release() {
         group.release()
     }

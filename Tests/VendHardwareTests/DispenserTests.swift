@@ -70,7 +70,7 @@ import Synchronization
     @Test func releaseAllDrivesEveryRelayInactive() async throws {
         let relays = try chip.requestOutputs([], consumer: "probe")   // the chip is shared: nothing else to request
         relays.release()
-        await dispenser.releaseAll()
+        dispenser.releaseAll()
         #expect(!chip.isActive(.offset(10)) && !chip.isActive(.offset(11)))
         // Released lines can be requested again, as after a restart.
         _ = try chip.requestOutputs(config.slots.map(\.relay.line), consumer: "again")

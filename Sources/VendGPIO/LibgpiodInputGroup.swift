@@ -1,0 +1,103 @@
+import CGPIOShim
+import Foundation
+import Synchronization
+import VendHardware
+
+/// Input lines requested for both-edge events. A thread of its own sleeps in poll(2) on the
+/// request's event descriptors, so reading never blocks the daemon's tasks and never spins; each
+/// wake-up drains every queued edge, so a burst is read whole.
+final class LibgpiodInputGroup: GPIOInputGroup, @unchecked Sendable {
+    let events: AsyncStream<LineEvent>
+    let isDebouncedByBackend = vgpio_kernel_debounce() == 1
+    private let continuation: AsyncStream<LineEvent>.Continuation
+    /// libgpiod objects may be used by one thread at a time: the reader and `currentValues`
+    /// take turns. Nil once released.
+    private let request: Mutex<OpaquePointer?>
+    private let lineCount: Int
+    private let device: String
+    /// Written to wake the reader for release; the reader closes nothing, `release` does.
+    private let wakePipe: (read: Int32, write: Int32)
+    private let readerFinished = DispatchSemaphore(value: 0)
+    private let fds: [Int32]
+
+    init(request: sending OpaquePointer, device: String, lineCount: Int) throws(GPIOError) {
+        var pipeEnds: [Int32] = [0, 0]
+        guard pipe(&pipeEnds) == 0 else {
+            vgpio_release(request)
+            throw .ioFailure("cannot create the GPIO reader's wake-up pipe: \(String(cString: strerror(errno)))", origin: nil)
+        }
+        for end in pipeEnds { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
+        wakePipe = (pipeEnds[0], pipeEnds[1])
+        fds = (0..<vgpio_request_fd_count(request)).map { vgpio_request_fd(request, $0) }
+        self.request = Mutex(request)
+        self.lineCount = lineCount
+        self.device = device
+        (events, continuation) = AsyncStream.makeStream(of: LineEvent.self, bufferingPolicy: .unbounded)
+        let thread = Thread { [self] in readEdges() }
+        thread.name = "vendd-gpio-events"
+        thread.start()
+    }
+
+    func currentValues() throws(GPIOError) -> [Bool] {
+        let (values, failed) = request.withLock { request -> ([Int32], Bool) in
+            guard let request else { return ([], true) }
+            var values = [Int32](repeating: 0, count: lineCount)
+            return (values, vgpio_get_values(request, &values) != 0)
+        }
+        if failed { throw .ioFailure("cannot read input levels on \(device): \(String(cString: strerror(errno)))", origin: nil) }
+        return values.map { $0 != 0 }
+    }
+
+    func release() {
+        let released = request.withLock { request -> OpaquePointer? in
+            defer { request = nil }
+            return request
+        }
+        guard let released else { return }
+        _ = write(wakePipe.write, [UInt8(1)], 1)
+        readerFinished.wait()
+        vgpio_release(released)
+        close(wakePipe.read)
+        close(wakePipe.write)
+        continuation.finish()
+    }
+
+    private func readEdges() {
+        defer { readerFinished.signal() }
+        var polled = fds.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+        polled.append(pollfd(fd: wakePipe.read, events: Int16(POLLIN), revents: 0))
+        var edges = [vgpio_edge](repeating: vgpio_edge(), count: 64)
+        while true {
+            if poll(&polled, nfds_t(polled.count), -1) < 0 {
+                if errno == EINTR { continue }
+                // Ending the stream is how the panel learns its lines are gone (see Hardware).
+                continuation.finish()
+                return
+            }
+            if polled.last!.revents != 0 { return }
+            if polled.dropLast().contains(where: { $0.revents & Int16(POLLERR | POLLHUP | POLLNVAL) != 0 }) {
+                continuation.finish()
+                return
+            }
+            for which in fds.indices where polled[which].revents & Int16(POLLIN) != 0 {
+                let count = request.withLock { request -> Int32 in
+                    guard let request else { return 0 }
+                    return vgpio_read_edges(request, which, &edges, edges.count)
+                }
+                for edge in edges.prefix(Int(max(count, 0))) {
+                    continuation.yield(LineEvent(index: Int(edge.index), isActive: edge.is_active != 0,
+                                                 at: Self.instant(ofMonotonic: edge.timestamp_ns)))
+                }
+            }
+        }
+    }
+
+    /// The kernel stamps edges with CLOCK_MONOTONIC; the debouncer measures on ContinuousClock.
+    /// Carrying the age of the edge across keeps bounce timing exact however late it was read.
+    private static func instant(ofMonotonic nanoseconds: UInt64) -> ContinuousClock.Instant {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        let nowNanoseconds = Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
+        return .now - .nanoseconds(max(0, nowNanoseconds - Int64(nanoseconds)))
+    }
+}

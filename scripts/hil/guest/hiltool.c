@@ -1,0 +1,124 @@
+// The HIL guest's test hand: drives gpio-sim input lines through sysfs ("pull") and watches
+// output lines ("value") with microsecond timing, which the busybox shell cannot do.
+//
+//   hiltool press PULL                      line active (pull-down: the buttons are active-low)
+//   hiltool release PULL
+//   hiltool bounce PULL EDGES SPAN_US       EDGES alternating edges within SPAN_US, then pressed
+//   hiltool wait VALUE LEVEL TIMEOUT_MS     waits for LEVEL; prints the ms waited; exit 1 on timeout
+//   hiltool hold VALUE LEVEL MS             exit 1 if VALUE leaves LEVEL within MS
+//   hiltool latency PULL VALUE PRESSES GAP_MS
+//                                           press → output active, PRESSES times; prints p50/p99 µs
+// Built static on the host (gcc -static), so the guest needs no C library for it.
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static long long now_us(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static void write_text(const char *path, const char *text) {
+    int fd = open(path, O_WRONLY);
+    if (fd < 0 || write(fd, text, strlen(text)) < 0) {
+        perror(path);
+        exit(2);
+    }
+    close(fd);
+}
+
+static int read_level(int fd) {
+    char c = 0;
+    if (pread(fd, &c, 1, 0) != 1) {
+        perror("read value");
+        exit(2);
+    }
+    return c == '1';
+}
+
+static int open_value(const char *path) {
+    int fd = open(path, O_RDONLY);
+    if (fd < 0) {
+        perror(path);
+        exit(2);
+    }
+    return fd;
+}
+
+static void press(const char *pull, int pressed) { write_text(pull, pressed ? "pull-down" : "pull-up"); }
+
+// Spins on the sysfs value (no sleep: the latency figures must not include a polling period).
+static long long wait_level(int fd, int level, long long timeout_us) {
+    long long start = now_us();
+    while (read_level(fd) != level) {
+        if (now_us() - start > timeout_us) return -1;
+    }
+    return now_us() - start;
+}
+
+static int compare(const void *a, const void *b) {
+    long long x = *(const long long *)a, y = *(const long long *)b;
+    return (x > y) - (x < y);
+}
+
+int main(int argc, char **argv) {
+    if (argc >= 3 && strcmp(argv[1], "press") == 0) {
+        press(argv[2], 1);
+    } else if (argc >= 3 && strcmp(argv[1], "release") == 0) {
+        press(argv[2], 0);
+    } else if (argc >= 5 && strcmp(argv[1], "bounce") == 0) {
+        // One descriptor for the whole burst: opening the file per edge is slower than a bounce.
+        int fd = open(argv[2], O_WRONLY), edges = atoi(argv[3]);
+        if (fd < 0) { perror(argv[2]); return 2; }
+        long long span = atoll(argv[4]), start = now_us();
+        for (int i = 0; i < edges; i++) {
+            const char *pull = i % 2 == 0 ? "pull-down" : "pull-up";
+            if (pwrite(fd, pull, strlen(pull), 0) < 0) { perror(argv[2]); return 2; }
+            while (now_us() - start < span * (i + 1) / edges) {}
+        }
+        long long took = now_us() - start;
+        // An even count ends released: the contact then settles closed, as a real press does.
+        if (edges % 2 == 0 && pwrite(fd, "pull-down", 9, 0) < 0) { perror(argv[2]); return 2; }
+        printf("%d edges in %lld us, then pressed\n", edges, took);
+    } else if (argc >= 5 && strcmp(argv[1], "wait") == 0) {
+        long long waited = wait_level(open_value(argv[2]), atoi(argv[3]), atoll(argv[4]) * 1000);
+        if (waited < 0) return 1;
+        printf("%lld\n", waited / 1000);
+    } else if (argc >= 5 && strcmp(argv[1], "hold") == 0) {
+        int fd = open_value(argv[2]), level = atoi(argv[3]);
+        long long start = now_us(), limit = atoll(argv[4]) * 1000;
+        while (now_us() - start < limit) {
+            if (read_level(fd) != level) return 1;
+            usleep(200);
+        }
+    } else if (argc >= 6 && strcmp(argv[1], "latency") == 0) {
+        int fd = open_value(argv[3]), presses = atoi(argv[4]), gap_ms = atoi(argv[5]);
+        long long *samples = calloc((size_t)presses, sizeof *samples);
+        int taken = 0;
+        for (int i = 0; i < presses; i++) {
+            long long start = now_us();
+            press(argv[2], 1);
+            if (wait_level(fd, 1, 2000000) >= 0) samples[taken++] = now_us() - start;
+            press(argv[2], 0);
+            if (wait_level(fd, 0, 2000000) < 0) {
+                fprintf(stderr, "press %d: output stayed active\n", i);
+                return 1;
+            }
+            usleep((useconds_t)gap_ms * 1000);
+        }
+        if (taken < presses) fprintf(stderr, "%d of %d presses never turned the output on\n", presses - taken, presses);
+        if (taken == 0) return 1;
+        qsort(samples, (size_t)taken, sizeof *samples, compare);
+        printf("presses %d p50 %lld us p99 %lld us max %lld us\n", taken, samples[taken / 2],
+               samples[(taken * 99) / 100 < taken ? (taken * 99) / 100 : taken - 1], samples[taken - 1]);
+    } else {
+        fprintf(stderr, "usage: see the comment at the top of hiltool.c\n");
+        return 64;
+    }
+    return 0;
+}

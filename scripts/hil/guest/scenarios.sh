@@ -1,0 +1,215 @@
+# shellcheck shell=sh
+# The HIL scenarios, run by the guest's /init (busybox sh) against the real vendd, the real
+# libgpiod and the kernel's gpio-sim. Each prints one line the host collects:
+#   HIL <scenario>: PASS <detail>     or     HIL <scenario>: FAIL <why>
+# Every scenario starts vendd afresh on a copy of a state prepared on the host (/prepared/NAME).
+
+CONFIG=/etc/vendd/hil.yaml
+CFS=/sys/kernel/config/gpio-sim/vendd
+STATE=/var/lib/vendd
+VPID=
+
+# make_chip [HOG_OFFSET]: the gpio-sim chip "vendd-hil", 12 lines; optionally one line held by
+# a hog (consumer "hil-hog"), as another program holding it would.
+make_chip() {
+    if [ -d "$CFS" ]; then
+        echo 0 >"$CFS/live"
+        for hog in "$CFS"/bank0/line*/hog; do [ -d "$hog" ] && rmdir "$hog"; done
+        for line in "$CFS"/bank0/line*; do [ -d "$line" ] && rmdir "$line"; done
+        rmdir "$CFS/bank0" "$CFS"
+    fi
+    mkdir -p "$CFS/bank0"
+    echo 12 >"$CFS/bank0/num_lines"
+    echo vendd-hil >"$CFS/bank0/label"
+    if [ -n "${1:-}" ]; then
+        mkdir -p "$CFS/bank0/line$1/hog"
+        echo hil-hog >"$CFS/bank0/line$1/hog/name"
+        echo output-low >"$CFS/bank0/line$1/hog/direction"
+    fi
+    echo 1 >"$CFS/live"
+    SIM=/sys/devices/platform/$(cat "$CFS/dev_name")/$(cat "$CFS/bank0/chip_name")
+}
+
+pull() { echo "$SIM/sim_gpio$1/pull"; }
+value() { echo "$SIM/sim_gpio$1/value"; }
+level() { cat "$(value "$1")"; }
+
+start_vendd() {  # start_vendd PREPARED [CONFIG]
+    rm -rf "$STATE" /run/vendd && mkdir -p /run/vendd /var/lib
+    cp -a "/prepared/$1" "$STATE"
+    vendd run --config "${2:-$CONFIG}" >/tmp/vendd.log 2>&1 &
+    VPID=$!
+    tries=0
+    until vendctl status >/dev/null 2>&1; do
+        tries=$((tries + 1))
+        if [ $tries -gt 300 ] || ! kill -0 "$VPID" 2>/dev/null; then return 1; fi
+        sleep 0.1
+    done
+}
+
+stop_vendd() {  # sets STOP_STATUS
+    kill -TERM "$VPID"
+    wait "$VPID"
+    STOP_STATUS=$?
+    VPID=
+}
+
+# books FIELD: a number or amount from `vendctl --json status` (itemsSold, failedVends, credit…).
+books() { vendctl --json status | tr ',{}' '\n\n\n' | sed -n "s/^\"$1\":\"\{0,1\}\([^\"]*\)\"\{0,1\}$/\1/p" | head -n 1; }
+
+pass() { echo "HIL $SCENARIO: PASS $*"; }
+fail() {
+    echo "HIL $SCENARIO: FAIL $*"
+    echo "--- vendd log (last 15 lines) ---"
+    tail -n 15 /tmp/vendd.log
+    [ -n "$VPID" ] && kill -KILL "$VPID" 2>/dev/null && wait "$VPID" 2>/dev/null
+    VPID=
+}
+
+# expect_books SOLD FAILED CREDIT: the machine's books after a scenario.
+expect_books() {
+    sold=$(books itemsSold) failed=$(books failedVends) credit=$(books credit)
+    [ "$sold" = "$1" ] && [ "$failed" = "$2" ] && [ "$credit" = "$3" ] && return 0
+    BOOKS="sold $sold (want $1), failed $failed (want $2), credit $credit (want $3)"
+    return 1
+}
+
+# pulse_of RELAY: waits for the relay to go active, then inactive; sets PULSE_MS.
+pulse_of() {
+    hiltool wait "$(value "$1")" 1 3000 >/dev/null || return 1
+    PULSE_MS=$(hiltool wait "$(value "$1")" 0 3000) || return 2
+}
+
+scenario_press_with_credit() {
+    start_vendd credit || { fail "vendd did not start"; return; }
+    hiltool press "$(pull 2)"
+    pulse_of 3; result=$?
+    hiltool release "$(pull 2)"
+    [ $result = 1 ] && { fail "relay A2 (line 3) never went active"; return; }
+    [ $result = 2 ] && { fail "relay A2 (line 3) stayed active over 3 s"; return; }
+    [ "$PULSE_MS" -ge 250 ] && [ "$PULSE_MS" -le 650 ] || { fail "pulse lasted $PULSE_MS ms (configured 300, max 600)"; return; }
+    sleep 0.3
+    expect_books 1 0 4.00 || { fail "$BOOKS"; return; }
+    [ "$(level 1)$(level 6)" = 00 ] || { fail "another relay moved"; return; }
+    stop_vendd
+    pass "relay line 3 active for $PULSE_MS ms (pulse 300 ms), one sale, credit 5.00 -> 4.00"
+}
+
+scenario_bouncing_press() {
+    start_vendd credit || { fail "vendd did not start"; return; }
+    bounced=$(hiltool bounce "$(pull 2)" 10 5000)
+    pulse_of 3 || { hiltool release "$(pull 2)"; fail "no vend after the bouncing press"; return; }
+    hiltool hold "$(value 3)" 0 1500 || { hiltool release "$(pull 2)"; fail "a second pulse followed"; return; }
+    hiltool release "$(pull 2)"
+    sleep 0.2
+    expect_books 1 0 4.00 || { fail "$BOOKS"; return; }
+    stop_vendd
+    pass "$bounced and held: exactly one vend"
+}
+
+scenario_drop_confirms_vend() {
+    start_vendd credit || { fail "vendd did not start"; return; }
+    hiltool press "$(pull 0)"
+    hiltool wait "$(value 1)" 1 3000 >/dev/null || { hiltool release "$(pull 0)"; fail "relay A1 never went active"; return; }
+    hiltool release "$(pull 0)"
+    sleep 0.1
+    hiltool press "$(pull 4)"; sleep 0.05; hiltool release "$(pull 4)"
+    hiltool wait "$(value 1)" 0 3000 >/dev/null || { fail "relay A1 stayed active"; return; }
+    sleep 0.5
+    expect_books 1 0 4.00 || { fail "$BOOKS"; return; }
+    stop_vendd
+    pass "drop sensed on line 4 during the window: sale confirmed"
+}
+
+scenario_no_drop_aborts_vend() {
+    start_vendd credit || { fail "vendd did not start"; return; }
+    hiltool press "$(pull 0)"
+    hiltool wait "$(value 1)" 1 3000 >/dev/null || { hiltool release "$(pull 0)"; fail "relay A1 never went active"; return; }
+    hiltool release "$(pull 0)"
+    hiltool wait "$(value 1)" 0 3000 >/dev/null || { fail "relay A1 stayed active"; return; }
+    sleep 1.5   # the 1000 ms drop window, and some
+    expect_books 0 1 5.00 || { fail "$BOOKS"; return; }
+    stop_vendd
+    pass "no drop within 1000 ms: vend failed, credit kept (failed_vend: keep-credit)"
+}
+
+scenario_two_buttons_at_once() {
+    start_vendd credit || { fail "vendd did not start"; return; }
+    hiltool press "$(pull 2)"; hiltool press "$(pull 5)"
+    sleep 2
+    hiltool release "$(pull 2)"; hiltool release "$(pull 5)"
+    expect_books 1 0 4.00 || { fail "$BOOKS"; return; }
+    stop_vendd
+    pass "A2 and A3 pressed together: one vend"
+}
+
+scenario_press_without_credit() {
+    start_vendd nocredit || { fail "vendd did not start"; return; }
+    hiltool press "$(pull 2)"
+    hiltool hold "$(value 3)" 0 1500; held=$?
+    hiltool release "$(pull 2)"
+    [ $held = 0 ] || { fail "relay A2 went active without credit"; return; }
+    expect_books 0 0 0.00 || { fail "$BOOKS"; return; }
+    stop_vendd
+    pass "no credit: relay line 3 stayed inactive for 1.5 s"
+}
+
+scenario_sigterm_mid_vend() {
+    start_vendd credit || { fail "vendd did not start"; return; }
+    hiltool press "$(pull 0)"
+    hiltool wait "$(value 1)" 1 3000 >/dev/null || { hiltool release "$(pull 0)"; fail "relay A1 never went active"; return; }
+    hiltool release "$(pull 0)"
+    stop_vendd
+    [ "$STOP_STATUS" = 0 ] || { fail "vendd exited with $STOP_STATUS after SIGTERM"; return; }
+    relays="$(level 1)$(level 3)$(level 6)"
+    [ "$relays" = 000 ] || { fail "relay lines 1,3,6 read $relays after exit"; return; }
+    # Restart on the state it left (not a fresh copy): the vend it let finish must be there.
+    vendd run --config "$CONFIG" >/tmp/vendd.log 2>&1 &
+    VPID=$!
+    tries=0
+    until vendctl status >/dev/null 2>&1; do
+        tries=$((tries + 1)); [ $tries -gt 300 ] && { fail "vendd did not restart"; return; }; sleep 0.1
+    done
+    expect_books 0 1 5.00 || { fail "after restart: $BOOKS"; return; }
+    stop_vendd
+    pass "SIGTERM during a vend: vend finished (no drop, credit kept), exit 0, relays 1,3,6 inactive, books intact after restart"
+}
+
+scenario_busy_line() {
+    make_chip 3
+    rm -rf "$STATE" && cp -a /prepared/credit "$STATE"
+    vendd run --config "$CONFIG" >/tmp/vendd.log 2>&1
+    status=$?
+    make_chip
+    [ $status = 69 ] || { fail "exit status $status, expected 69 (hardware unavailable)"; return; }
+    message=$(grep -F "slots[A2].relay.line" /tmp/vendd.log | grep -F "busy, held by 'hil-hog'" | head -n 1)
+    [ -n "$message" ] || { fail "the error does not name slots[A2].relay.line and the hog"; return; }
+    pass "exit 69: $(echo "$message" | sed 's/^.*\(slots\[A2\]\)/\1/')"
+}
+
+run_scenarios() {
+    make_chip
+    planned=${HIL_SCENARIOS:-press_with_credit bouncing_press drop_confirms_vend no_drop_aborts_vend \
+             two_buttons_at_once press_without_credit sigterm_mid_vend busy_line}
+    echo "HIL planned: $(echo $planned | wc -w)"
+    for SCENARIO in $planned; do
+        "scenario_$SCENARIO"
+    done
+    echo "HIL done"
+}
+
+# The benchmark: button edge -> relay active, for gpio-mirror (libgpiod directly) then vendd.
+run_bench() {
+    make_chip
+    SCENARIO=bench
+    gpio-mirror "/dev/$(cat "$CFS/bank0/chip_name")" 0 1 &
+    mirror=$!
+    sleep 1
+    echo "BENCH gpio-mirror: $(hiltool latency "$(pull 0)" "$(value 1)" "${HIL_PRESSES:-500}" 2)"
+    kill "$mirror"; wait "$mirror" 2>/dev/null
+    start_vendd bench /etc/vendd/bench.yaml || { fail "vendd did not start"; return; }
+    echo "BENCH vendd: $(hiltool latency "$(pull 0)" "$(value 1)" "${HIL_PRESSES:-500}" 40)"
+    echo "BENCH vendd books: sold $(books itemsSold), failed $(books failedVends)"
+    stop_vendd
+    echo "HIL done"
+}

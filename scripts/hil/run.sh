@@ -1,0 +1,144 @@
+#!/usr/bin/env bash
+# Hardware-in-the-loop: the real vendd, built with the static Swift stdlib against libgpiod v1
+# (Debian 12's) or v2 (bookworm-backports), booted in a qemu guest whose kernel has gpio-sim.
+# The guest runs scripts/hil/guest/scenarios.sh and prints "HIL <scenario>: PASS|FAIL ..." lines.
+#
+# Usage: scripts/hil/run.sh [--libgpiod v1|v2] [--bench] [--scenarios "a b ..."]
+#   --bench        instead of the scenarios, measure button edge -> relay active latency for
+#                  vendd and for a minimal C program on libgpiod (500 presses each)
+# Exits 0 only when every scenario printed PASS (or the benchmark finished).
+#
+# Environment: VENDD_HIL_BOOT_TIMEOUT (seconds, default 600).
+set -euo pipefail
+
+SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+ROOT="$(cd "$SCRIPT_DIR/../.." && pwd)"
+# shellcheck source=lib.sh source-path=SCRIPTDIR
+source "$SCRIPT_DIR/lib.sh"
+# shellcheck source=../lib/common.sh
+source "$ROOT/scripts/lib/common.sh"
+
+api=v1 mode=scenarios scenarios=""
+while (($#)); do
+    case "$1" in
+    --libgpiod) api="$2"; shift 2 ;;
+    --bench) mode=bench; shift ;;
+    --scenarios) scenarios="$2"; shift 2 ;;
+    *) hil_die "unknown argument '$1' (see the comment at the top of $0)" ;;
+    esac
+done
+[[ "$api" == v1 || "$api" == v2 ]] || hil_die "--libgpiod takes v1 or v2, not '$api'"
+
+ensure_swift
+hil_ensure_packages qemu-system-x86 busybox-static cpio gcc libc6-dev libgpiod-dev pkg-config
+kernel="$("$SCRIPT_DIR/build-kernel.sh" | tail -n 1)"
+
+# libgpiod v2 comes from an unpacked prefix; headers, library and runtime all from there.
+library_path=""
+if [[ "$api" == v2 ]]; then
+    export PKG_CONFIG_PATH
+    PKG_CONFIG_PATH="$("$ROOT/scripts/fetch-libgpiod-v2" | tail -n 1)"
+    library_path="$(pkg-config --variable=libdir libgpiod)"
+fi
+
+scratch="$ROOT/.build-hil-$api"
+hil_log "building vendd and vendctl (static Swift stdlib, libgpiod $api) in $scratch"
+(cd "$ROOT" && swift build --static-swift-stdlib --scratch-path "$scratch" --product vendd >&2 \
+    && swift build --static-swift-stdlib --scratch-path "$scratch" --product vendctl >&2)
+bin="$scratch/debug"
+
+work="$(mktemp -d "${TMPDIR:-/tmp}/vendd-hil.XXXXXX")"
+trap 'rm -rf "$work"; [[ -n "${prep_pid:-}" ]] && kill "$prep_pid" 2>/dev/null; true' EXIT
+root="$work/root"
+mkdir -p "$root"/{bin,usr/bin,etc/vendd,prepared,proc,sys,dev,tmp,run,var/lib}
+
+gcc -static -O2 -Wall -Wextra -Werror -o "$root/usr/bin/hiltool" "$SCRIPT_DIR/guest/hiltool.c"
+# shellcheck disable=SC2046  # pkg-config output is a list of flags
+gcc -O2 -Wall -Wextra -Werror -o "$root/usr/bin/gpio-mirror" "$SCRIPT_DIR/guest/gpio-mirror.c" \
+    $(pkg-config --cflags --libs libgpiod)
+
+# prepare NAME CONFIG COINS: a state directory made by this vendd in simulation on the host:
+# every slot filled, COINS coins of 1.00 or 2.00 (written "1.00 2.00 ...") inserted.
+prepare() {
+    local name="$1" config="$2" coins="$3" sim_config="$work/$1.yaml" socket="$work/$1.sock"
+    cat "$config" - >"$sim_config" <<'COINS'
+coin_acceptor:
+  port: /dev/null
+  protocol: bytecode
+  channels: [{ channel: 1, value: "1.00" }, { channel: 2, value: "2.00" }]
+COINS
+    LD_LIBRARY_PATH="$library_path" "$bin/vendd" run --simulate --config "$sim_config" \
+        --state-dir "$root/prepared/$name" --socket "$socket" 2>"$work/$name.log" &
+    prep_pid=$!
+    local tries=0
+    until "$bin/vendctl" --socket "$socket" status >/dev/null 2>&1; do
+        ((++tries < 200)) || { cat "$work/$name.log" >&2; hil_die "host vendd did not start to prepare '$name'"; }
+        sleep 0.1
+    done
+    "$bin/vendctl" --socket "$socket" restock all >/dev/null
+    for coin in $coins; do "$bin/vendctl" --socket "$socket" sim coin "$coin" >/dev/null; done
+    kill -TERM "$prep_pid" && wait "$prep_pid"
+    prep_pid=""
+}
+prepare credit "$SCRIPT_DIR/hil.yaml" "1.00 2.00 2.00"
+prepare nocredit "$SCRIPT_DIR/hil.yaml" ""
+prepare bench "$SCRIPT_DIR/bench.yaml" "$(printf '2.00 %.0s' {1..10})"
+
+# The guest's files: the binaries, every shared library they load, busybox, the test files.
+cp /bin/busybox "$root/bin/busybox"
+for program in vendd vendctl; do
+    cp "$bin/$program" "$root/usr/bin/$program"
+    strip "$root/usr/bin/$program"
+done
+for program in "$root/usr/bin/vendd" "$root/usr/bin/vendctl" "$root/usr/bin/gpio-mirror"; do
+    LD_LIBRARY_PATH="$library_path" ldd "$program" | grep -o '/[^ ]*' | while read -r library; do
+        mkdir -p "$root$(dirname "$library")"
+        cp -L "$library" "$root$library"
+    done
+done
+if [[ -n "$library_path" ]]; then
+    # The guest's loader looks in the standard directories; v2's libgpiod.so.3 joins them there.
+    cp -L "$library_path"/libgpiod.so.3 "$root/lib/x86_64-linux-gnu/"
+fi
+cp "$SCRIPT_DIR/hil.yaml" "$SCRIPT_DIR/bench.yaml" "$root/etc/vendd/"
+cp "$SCRIPT_DIR/guest/scenarios.sh" "$root/scenarios.sh"
+cat >"$root/init" <<INIT
+#!/bin/busybox sh
+/bin/busybox --install -s /bin
+export PATH=/usr/bin:/bin
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+mount -t configfs configfs /sys/kernel/config
+mount -t tmpfs tmpfs /run
+exec </dev/console >/dev/console 2>&1
+echo "guest: kernel \$(uname -r), vendd built against libgpiod $api"
+HIL_SCENARIOS="$scenarios"
+. /scenarios.sh
+if [ "$mode" = bench ]; then run_bench; else run_scenarios; fi
+poweroff -f
+INIT
+chmod 755 "$root/init"
+(cd "$root" && find . | cpio --quiet -o -H newc -R 0:0) >"$work/initramfs.cpio"
+hil_log "initramfs: $(du -m "$work/initramfs.cpio" | cut -f1) MiB; booting $kernel"
+
+console="$work/console.log"
+set +e
+timeout "${VENDD_HIL_BOOT_TIMEOUT:-600}" qemu-system-x86_64 -accel tcg -m 1024 -smp 1 \
+    -kernel "$kernel" -initrd "$work/initramfs.cpio" -append "console=ttyS0 quiet panic=-1" \
+    -nographic -no-reboot -serial mon:stdio -serial null </dev/null 2>&1 | tr -d '\r' | tee "$console" >&2
+qemu_status=${PIPESTATUS[0]}
+set -e
+
+echo "HIL summary (libgpiod $api, $mode):"
+grep -E '^(HIL [a-z_]+: |BENCH )' "$console" || true
+grep -q '^HIL done' "$console" || hil_die "the guest did not finish (qemu exit $qemu_status); console above"
+if grep -q '^HIL [a-z_]*: FAIL' "$console"; then
+    hil_die "$(grep -c '^HIL [a-z_]*: FAIL' "$console") scenario(s) failed"
+fi
+if [[ "$mode" == scenarios ]]; then
+    passed="$(grep -c '^HIL [a-z_]*: PASS' "$console")"
+    expected="$(sed -n 's/^HIL planned: //p' "$console")"
+    ((passed == expected)) || hil_die "$passed scenario(s) passed, $expected expected"
+    echo "all $passed HIL scenarios passed (libgpiod $api)"
+fi
