@@ -57,6 +57,7 @@ let package = Package(
         .testTarget(name: "VendConfigTests", dependencies: ["VendConfig", "VendingCore", "VenddTestSupport"]),
         .testTarget(name: "VendStoreTests", dependencies: ["VendStore"]),
         .testTarget(name: "VendHardwareTests", dependencies: ["VendHardware", "VendConfig", "VendingCore"]),
+        .testTarget(name: "VendGPIOTests", dependencies: ["VendGPIO", "VendHardware", "VenddTestSupport"]),
         .testTarget(name: "VendDaemonTests", dependencies: [
             "VendDaemon", "VenddTestSupport", .product(name: "Logging", package: "swift-log"),
         ]),

@@ -67,6 +67,8 @@ public final class InputPanel: Sendable {
             switch step {
             case .edge(let edge):
                 let deadline = debouncer.edge(line: edge.index, isActive: edge.isActive, at: edge.at)
+                // Without a period (none configured, or the kernel debounces) the edge counts now.
+                if periods[edge.index] == .zero { break }
                 // The timer wakes the loop once the new level has been stable for the period. Its
                 // step queues behind every edge already received, so a loop that fell behind still
                 // sees a whole bounce before judging it (edges carry the time they happened).

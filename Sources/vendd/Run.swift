@@ -13,7 +13,7 @@ struct Run: AsyncParsableCommand {
     @Option(help: "The configuration file.")
     var config: String = defaultConfigPath
 
-    @Flag(help: "Use simulated buttons, relays, drop sensors and coin acceptor (the default when the system has no GPIO chip).")
+    @Flag(help: "Use simulated buttons, relays, drop sensors and coin acceptor instead of the GPIO chip and serial port of the configuration.")
     var simulate = false
 
     @Option(help: "Where credit, stock and sales are kept (default: state.directory from the configuration).")

@@ -76,12 +76,13 @@ int main(int argc, char **argv) {
         int fd = open(argv[2], O_WRONLY), edges = atoi(argv[3]);
         if (fd < 0) { perror(argv[2]); return 2; }
         long long span = atoll(argv[4]), start = now_us();
+        long long took = 0;
         for (int i = 0; i < edges; i++) {
+            while (now_us() - start < span * i / edges) {}
             const char *pull = i % 2 == 0 ? "pull-down" : "pull-up";
             if (pwrite(fd, pull, strlen(pull), 0) < 0) { perror(argv[2]); return 2; }
-            while (now_us() - start < span * (i + 1) / edges) {}
+            took = now_us() - start;
         }
-        long long took = now_us() - start;
         // An even count ends released: the contact then settles closed, as a real press does.
         if (edges % 2 == 0 && pwrite(fd, "pull-down", 9, 0) < 0) { perror(argv[2]); return 2; }
         printf("%d edges in %lld us, then pressed\n", edges, took);

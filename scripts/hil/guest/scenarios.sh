@@ -208,7 +208,7 @@ run_bench() {
     echo "BENCH gpio-mirror: $(hiltool latency "$(pull 0)" "$(value 1)" "${HIL_PRESSES:-500}" 2)"
     kill "$mirror"; wait "$mirror" 2>/dev/null
     start_vendd bench /etc/vendd/bench.yaml || { fail "vendd did not start"; return; }
-    echo "BENCH vendd: $(hiltool latency "$(pull 0)" "$(value 1)" "${HIL_PRESSES:-500}" 40)"
+    echo "BENCH vendd: $(hiltool latency "$(pull 0)" "$(value 1)" "${HIL_PRESSES:-500}" 100)"
     echo "BENCH vendd books: sold $(books itemsSold), failed $(books failedVends)"
     stop_vendd
     echo "HIL done"
