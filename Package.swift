@@ -22,7 +22,12 @@ let package = Package(
         .target(name: "VendConfig", dependencies: ["VendingCore", "VendText", .product(name: "Yams", package: "Yams")]),
         // Hardware behind protocols: GPIO lines, relays, drop sensors, coin acceptors; the
         // debounce / interlock / pulse logic shared by real and simulated backends; the simulation.
-        .target(name: "VendHardware", dependencies: ["VendConfig", "VendingCore"]),
+        .target(name: "VendHardware", dependencies: ["VendConfig", "VendingCore", "CcTalk", "VendSerial"]),
+        // ccTalk on the wire: packets, checksums, the event counter, code tables. Pure, no I/O.
+        .target(name: "CcTalk"),
+        // Byte streams to devices: serial ports through libserialport, Unix sockets for bridges.
+        .target(name: "VendSerial", dependencies: ["CLibSerialPort", "VendControl"]),
+        .systemLibrary(name: "CLibSerialPort", pkgConfig: "libserialport", providers: [.apt(["libserialport-dev"])]),
         // Durable state: a write-ahead journal with a checksum per record, snapshots, crash-safe renames.
         .target(name: "VendStore"),
         // The few system calls Swift's Glibc module does not show (they need _GNU_SOURCE).
@@ -49,12 +54,17 @@ let package = Package(
         .target(name: "VenddTestSupport", path: "Tests/VenddTestSupport"),
         .testTarget(name: "VendConfigTests", dependencies: ["VendConfig", "VendingCore", "VenddTestSupport"]),
         .testTarget(name: "VendStoreTests", dependencies: ["VendStore"]),
-        .testTarget(name: "VendHardwareTests", dependencies: ["VendHardware", "VendConfig", "VendingCore"]),
+        .testTarget(name: "VendHardwareTests", dependencies: ["VendHardware", "VendConfig", "VendingCore", "CcTalk", "CcTalkSimulator"]),
+        .testTarget(name: "CcTalkTests", dependencies: ["CcTalk"]),
+        // A ccTalk coin acceptor written from the spec, listening on a Unix socket, with faults on demand.
+        .target(name: "CcTalkSimulator", dependencies: ["CcTalk", "VendControl"], path: "Tests/CcTalkSimulator"),
+        // `cctalk-sim --socket PATH`: the simulator driven from stdin, for the HIL harness.
+        .executableTarget(name: "cctalk-sim", dependencies: ["CcTalkSimulator"], path: "Tests/cctalk-sim"),
         .testTarget(name: "VendDaemonTests", dependencies: [
             "VendDaemon", "VenddTestSupport", .product(name: "Logging", package: "swift-log"),
         ]),
         // The real vendd and vendctl binaries, driven as a technician would.
-        .testTarget(name: "VenddProcessTests", dependencies: ["VendControl", "VendingCore", "VenddTestSupport"]),
+        .testTarget(name: "VenddProcessTests", dependencies: ["VendControl", "VendingCore", "VenddTestSupport", "CcTalkSimulator"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -26,15 +26,23 @@ final class Hardware: Sendable {
     }
 
     /// Simulated hardware: the same panel, dispenser and debounce code over an in-memory chip.
-    static func simulated(_ config: VenddConfig, notify: @escaping HardwareNoticeHandler) throws(GPIOError) -> Hardware {
+    /// `realCoinAcceptor` puts the configured acceptor's real driver behind it.
+    static func simulated(_ config: VenddConfig, realCoinAcceptor: Bool = false, notify: @escaping HardwareNoticeHandler) throws(GPIOError) -> Hardware {
         let world = SimulatedWorld(config: config)
         // Relays first, so that every output is requested inactive before any input can act.
         let dispenser = try Dispenser(chip: world.chip, slots: config.slots, notify: notify)
         let panel = try InputPanel(chip: world.chip, slots: config.slots, buttons: config.buttons)
-        let coins = config.coinAcceptor.map { "simulated \($0.protocol.rawValue) acceptor (\($0.channels.count) channels)" }
-            ?? "none configured"
-        return Hardware(panel: panel, dispenser: dispenser, coinAcceptor: world.coinAcceptor, world: world,
+        let (acceptor, coins) = coinAcceptor(config, real: realCoinAcceptor) ?? (world.coinAcceptor,
+            config.coinAcceptor.map { "simulated \($0.protocol.rawValue) acceptor (\($0.channels.count) channels)" } ?? "none configured")
+        return Hardware(panel: panel, dispenser: dispenser, coinAcceptor: acceptor, world: world,
                         gpioDescription: "simulated (\(Set(config.lines.map(\.line)).count) lines)", coinAcceptorDescription: coins)
+    }
+
+    /// The configured acceptor's real driver when wanted. A `unix:` port is always real, even in
+    /// simulation: a ccTalk simulator or a serial bridge listens there.
+    static func coinAcceptor(_ config: VenddConfig, real: Bool) -> (any CoinAcceptor, String)? {
+        guard let coins = config.coinAcceptor, real || coins.port.hasPrefix("unix:") else { return nil }
+        return (CoinAcceptorFactory.make(coins), CoinAcceptorFactory.describe(coins))
     }
 
     /// Starts forwarding panel and coin events to the controller.

@@ -118,8 +118,8 @@ struct Startup {
         }
         let chips = (try? FileManager.default.contentsOfDirectory(atPath: "/dev"))?.filter { $0.hasPrefix("gpiochip") } ?? []
         if chips.isEmpty {
-            logger.warning("no GPIO chip on this system: running on simulated hardware (pass --simulate to say so)")
-            return try Hardware.simulated(config, notify: notify)
+            logger.warning("no GPIO chip on this system: running on simulated GPIO with the configured coin acceptor (pass --simulate to simulate both)")
+            return try Hardware.simulated(config, realCoinAcceptor: true, notify: notify)
         }
         throw StartupFailure(status: ExitStatus.unavailable,
                              message: "GPIO chips are present (\(chips.sorted().joined(separator: ", "))) but this build of vendd has no libgpiod driver yet; run with --simulate")
