@@ -173,6 +173,8 @@ public final class CcTalkSimulator: Sendable {
     }
 
     private func answer(_ request: Frame, to client: UnixSocket) {
+        // A silent device hears nothing either: its state does not change.
+        guard link.withLock({ $0.fault }) != .silence else { return }
         let (reply, checksum) = device.withLock { ($0.respond(to: request), $0.settings.checksum) }
         guard let reply else { return }
         var bytes = reply.encoded(checksum)

@@ -41,7 +41,7 @@ struct CcTalkDriver: Sendable {
         var health = LinkHealth()
         var backoff = Backoff()
         var pinnedSerial: UInt32?
-        var sequences: [String: UInt64] = [:]
+        var cursors: [String: EventCursor] = [:]
     }
 
     /// Talks to the device until the stream fails or vendd stops.
@@ -70,10 +70,10 @@ struct CcTalkDriver: Sendable {
             do {
                 emit(.notice("acceptor: \(identity.summary)", isFault: false))
                 try session.checkCoinIDs()
-                let stored = state.sequences[identity.source] ?? context.lastSequence(identity.source)
-                let outcome = try session.synchronise(identity: identity, stored: stored)
-                if let cursor = session.cursor { state.sequences[identity.source] = cursor.sequence }
-                if outcome == .deviceReset { continue }
+                let resume = state.cursors[identity.source] ?? context.lastSequence(identity.source).map(EventCursor.init)
+                // A reset seen here needs nothing more: the device is being initialised anyway.
+                _ = try session.synchronise(identity: identity, resume: resume)
+                if let cursor = session.cursor { state.cursors[identity.source] = cursor }
                 var accepting = context.control.wantsAcceptance
                 try session.setAcceptance(accepting)
                 let interval = pollInterval(deviceMaximum: identity.maximumPollInterval)
@@ -113,7 +113,7 @@ struct CcTalkDriver: Sendable {
                 guard MonotonicClock.now >= nextPoll else { continue }
                 nextPoll = MonotonicClock.now + interval
                 let outcome = try session.poll()
-                if let cursor = session.cursor { state.sequences[session.source] = cursor.sequence }
+                if let cursor = session.cursor { state.cursors[session.source] = cursor }
                 if outcome == .deviceReset { return .deviceReset }
                 if failures >= Self.failuresBeforeDown {
                     context.emit(.notice("the acceptor answers again after \(failures) failed polls; checking it", isFault: false))

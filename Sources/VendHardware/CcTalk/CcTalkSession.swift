@@ -115,14 +115,14 @@ final class CcTalkSession {
 
     // MARK: - Credit polling
 
-    /// Starts counting from the device's counter. `stored` is the sequence already credited for
-    /// this device (durable state), nil for a device never seen: then what its buffer holds is
-    /// not credited (those coins went in before vendd knew the device) and the starting point is
-    /// recorded, so a restart resumes exactly there.
-    func synchronise(identity: AcceptorIdentity, stored: UInt64?) throws(BusFailure) -> PollOutcome {
+    /// Starts counting from the device's counter. `resume` is where vendd left this device (from
+    /// the durable sequence, or from memory after a reconnect), nil for a device never seen: then
+    /// what its buffer holds is not credited (those coins went in before vendd knew the device)
+    /// and the starting point is recorded, so a restart resumes exactly there.
+    func synchronise(identity: AcceptorIdentity, resume: EventCursor?) throws(BusFailure) -> PollOutcome {
         source = identity.source
-        if let stored {
-            cursor = EventCursor(sequence: stored)
+        if let resume {
+            cursor = resume
             return try poll()
         }
         let (counter, _) = try readBuffer()

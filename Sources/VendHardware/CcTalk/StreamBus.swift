@@ -37,7 +37,9 @@ final class StreamBus: CcTalkBus {
                 }
             }
             guard Array(pending.prefix(request.count)) == request else {
-                return .failure(.echoMismatch(sent: request, heard: Array(pending.prefix(request.count))))
+                // A clean reply where the echo should be: the interface does not echo at all.
+                let replyInstead = !receiver.receive(pending, at: MonotonicClock.nanoseconds).isEmpty
+                return .failure(.echoMismatch(sent: request, heard: replyInstead ? [] : Array(pending.prefix(request.count))))
             }
             pending.removeFirst(request.count)
         }
