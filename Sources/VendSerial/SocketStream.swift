@@ -37,11 +37,15 @@ public final class SocketStream: ByteStream {
 
     public func write(_ bytes: [UInt8]) throws(LinkError) {
         var offset = 0
+        var waits = 0
         while offset < bytes.count {
             let sent = bytes.withUnsafeBytes { send(fileDescriptor, $0.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL)) }
             if sent > 0 {
                 offset += sent
             } else if sent < 0, errno == EAGAIN || errno == EINTR {
+                // The peer is not reading: after 1 s it counts as gone, as a stuck tty would.
+                waits += 1
+                guard waits <= 10 else { throw .disconnected(port: name, reason: "the other end stopped reading") }
                 var ready = pollfd(fd: fileDescriptor, events: Int16(POLLOUT), revents: 0)
                 _ = poll(&ready, 1, 100)
             } else {
