@@ -182,3 +182,29 @@ import VenddTestSupport
         try rig.waitForLog("no echo of the 5 bytes sent")
     }
 }
+
+/// The one-byte protocol over a Unix socket: each byte is a channel.
+@Suite(.serialized) struct ByteCodeProcessTests {
+    @Test func eachByteIsAChannelAndUnknownBytesAreIgnored() throws {
+        let socketDirectory = try TemporaryDirectory()
+        defer { socketDirectory.remove() }
+        let socketPath = socketDirectory.path + "/acceptor.sock"
+        let listener = try UnixSocket.listen(at: socketPath, mode: 0o600)
+        let daemon = try DaemonHarness { sample in
+            sample.replacingOccurrences(of: "port: /dev/serial/by-id/usb-FTDI_FT232R_USB_UART_A10KQ1XZ-if00-port0\n  protocol: cctalk\n",
+                                        with: "port: unix:\(socketPath)\n  protocol: bytecode\n")
+                .replacingOccurrences(of: "  cctalk:\n    address: 2 ", with: "  #cctalk:\n    #address: 2 ")
+                .replacingOccurrences(of: "    checksum: simple-8\n    echo: false ", with: "    #checksum: simple-8\n    #echo: false ")
+                .replacingOccurrences(of: "    poll_interval_ms: 200\n", with: "    #poll_interval_ms: 200\n")
+        }
+        defer { daemon.tearDown() }
+        try daemon.start()
+        try daemon.send(.restock(slot: "all", count: nil))
+        let acceptor = try #require(listener.accept())
+        try acceptor.write(String(decoding: [4, 3, 99, 2] as [UInt8], as: UTF8.self))
+        _ = try daemon.waitUntil("coins in = 650") { $0.books.coinsIn == "650" }
+        #expect(daemon.log.contains("byte 99 from the acceptor is not a channel in coin_acceptor.channels: ignored"))
+        usleep(300_000)
+        #expect(try daemon.status().books.coinsIn == "650")
+    }
+}
