@@ -22,7 +22,7 @@ let package = Package(
         .target(name: "VendConfig", dependencies: ["VendingCore", "VendText", .product(name: "Yams", package: "Yams")]),
         // Hardware behind protocols: GPIO lines, relays, drop sensors, coin acceptors; the
         // debounce / interlock / pulse logic shared by real and simulated backends; the simulation.
-        .target(name: "VendHardware", dependencies: ["VendConfig", "VendingCore"]),
+        .target(name: "VendHardware", dependencies: ["VendConfig", "VendingCore", "CcTalk", "VendSerial"]),
         // libgpiod as installed (v1 1.6.x or v2 2.x), found through pkg-config, so that
         // PKG_CONFIG_PATH can point a build at another version.
         .systemLibrary(name: "CLibgpiod", pkgConfig: "libgpiod", providers: [.apt(["libgpiod-dev"])]),
@@ -30,6 +30,11 @@ let package = Package(
         .target(name: "CGPIOShim", dependencies: ["CLibgpiod"]),
         // The real GPIO backend: chips by name/path/label, lines by offset or name, edge reading.
         .target(name: "VendGPIO", dependencies: ["CGPIOShim", "VendHardware", "VendConfig", "VendingCore"]),
+        // ccTalk on the wire: packets, checksums, the event counter, code tables. Pure, no I/O.
+        .target(name: "CcTalk"),
+        // Byte streams to devices: serial ports through libserialport, Unix sockets for bridges.
+        .target(name: "VendSerial", dependencies: ["CLibSerialPort", "VendControl"]),
+        .systemLibrary(name: "CLibSerialPort", pkgConfig: "libserialport", providers: [.apt(["libserialport-dev"])]),
         // Durable state: a write-ahead journal with a checksum per record, snapshots, crash-safe renames.
         .target(name: "VendStore"),
         // The few system calls Swift's Glibc module does not show (they need _GNU_SOURCE).
@@ -56,13 +61,18 @@ let package = Package(
         .target(name: "VenddTestSupport", path: "Tests/VenddTestSupport"),
         .testTarget(name: "VendConfigTests", dependencies: ["VendConfig", "VendingCore", "VenddTestSupport"]),
         .testTarget(name: "VendStoreTests", dependencies: ["VendStore"]),
-        .testTarget(name: "VendHardwareTests", dependencies: ["VendHardware", "VendConfig", "VendingCore"]),
+        .testTarget(name: "VendHardwareTests", dependencies: ["VendHardware", "VendConfig", "VendingCore", "CcTalk", "CcTalkSimulator"]),
         .testTarget(name: "VendGPIOTests", dependencies: ["VendGPIO", "VendHardware", "VenddTestSupport"]),
+        .testTarget(name: "CcTalkTests", dependencies: ["CcTalk"]),
+        // A ccTalk coin acceptor written from the spec, listening on a Unix socket, with faults on demand.
+        .target(name: "CcTalkSimulator", dependencies: ["CcTalk", "VendControl"], path: "Tests/CcTalkSimulator"),
+        // `cctalk-sim --socket PATH`: the simulator driven from stdin, for the HIL harness.
+        .executableTarget(name: "cctalk-sim", dependencies: ["CcTalkSimulator"], path: "Tests/cctalk-sim"),
         .testTarget(name: "VendDaemonTests", dependencies: [
             "VendDaemon", "VenddTestSupport", .product(name: "Logging", package: "swift-log"),
         ]),
         // The real vendd and vendctl binaries, driven as a technician would.
-        .testTarget(name: "VenddProcessTests", dependencies: ["VendControl", "VendingCore", "VenddTestSupport"]),
+        .testTarget(name: "VenddProcessTests", dependencies: ["VendControl", "VendingCore", "VenddTestSupport", "CcTalkSimulator"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -27,25 +27,33 @@ final class Hardware: Sendable {
     }
 
     /// Simulated hardware: the same panel, dispenser and debounce code over an in-memory chip.
+    /// A coin acceptor on a `unix:` port still gets its real driver (see `coinAcceptor`).
     static func simulated(_ config: VenddConfig, notify: @escaping HardwareNoticeHandler) throws(GPIOError) -> Hardware {
         let world = SimulatedWorld(config: config)
         let (dispenser, panel) = try requestLines(on: world.chip, config: config, notify: notify)
-        let coins = config.coinAcceptor.map { "simulated \($0.protocol.rawValue) acceptor (\($0.channels.count) channels)" }
-            ?? "none configured"
-        return Hardware(panel: panel, dispenser: dispenser, coinAcceptor: world.coinAcceptor, world: world,
+        let (acceptor, coins) = coinAcceptor(config, real: false) ?? (world.coinAcceptor,
+            config.coinAcceptor.map { "simulated \($0.protocol.rawValue) acceptor (\($0.channels.count) channels)" } ?? "none configured")
+        return Hardware(panel: panel, dispenser: dispenser, coinAcceptor: acceptor, world: world,
                         gpioDescription: "simulated (\(Set(config.lines.map(\.line)).count) lines)", coinAcceptorDescription: coins)
     }
 
-    /// The machine's own GPIO chip through libgpiod.
-    static func real(_ config: VenddConfig, coinAcceptor: any CoinAcceptor, coinAcceptorDescription: String,
-                     notify: @escaping HardwareNoticeHandler) throws(GPIOError) -> Hardware {
+    /// The machine's own GPIO chip through libgpiod, and the configured coin acceptor's driver.
+    static func real(_ config: VenddConfig, notify: @escaping HardwareNoticeHandler) throws(GPIOError) -> Hardware {
         let chip = try LibgpiodChip(config.gpio.chip)
         try chip.checkDistinct(config.lines)
         let (dispenser, panel) = try requestLines(on: chip, config: config, notify: notify)
         let debounce = panel.isDebouncedByBackend ? "kernel debounce" : "software debounce"
-        return Hardware(panel: panel, dispenser: dispenser, coinAcceptor: coinAcceptor, world: nil,
+        let (acceptor, coins) = coinAcceptor(config, real: true) ?? (NoCoinAcceptor(), "none configured")
+        return Hardware(panel: panel, dispenser: dispenser, coinAcceptor: acceptor, world: nil,
                         gpioDescription: "\(chip.name) [\(chip.label)] via \(LibgpiodChip.libraryDescription), \(debounce)",
-                        coinAcceptorDescription: coinAcceptorDescription)
+                        coinAcceptorDescription: coins)
+    }
+
+    /// The configured acceptor's real driver when wanted. A `unix:` port is always real, even in
+    /// simulation: a ccTalk simulator or a serial bridge listens there.
+    static func coinAcceptor(_ config: VenddConfig, real: Bool) -> (any CoinAcceptor, String)? {
+        guard let coins = config.coinAcceptor, real || coins.port.hasPrefix("unix:") else { return nil }
+        return (CoinAcceptorFactory.make(coins), CoinAcceptorFactory.describe(coins))
     }
 
     /// Relays first, so that every output is requested inactive before any input can act.

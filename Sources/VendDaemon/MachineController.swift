@@ -185,6 +185,8 @@ actor MachineController {
             logger.info("coin accepted on channel \(coin.channel)",
                         metadata: ["COIN_CHANNEL": "\(coin.channel)", "AMOUNT": "\(coin.value.decimalString)"])
             submit(.coinInserted(value: coin.value, event: coin.event))
+        case .synchronised(let event):
+            submit(.coinSourceSynchronised(event))
         case .notice(let text, let isFault):
             logger.log(level: isFault ? .error : .notice, "coin acceptor: \(text)")
         }

@@ -116,13 +116,8 @@ struct Startup {
             logger.notice("simulated hardware: drive it with `vendctl sim …`")
             return try Hardware.simulated(config, notify: notify)
         }
-        if config.coinAcceptor != nil {
-            throw StartupFailure(status: ExitStatus.unavailable,
-                                 message: "coin_acceptor: this build of vendd has no serial coin acceptor driver; remove the section or run with --simulate")
-        }
-        let hardware = try Hardware.real(config, coinAcceptor: SimulatedCoinAcceptor(channels: []),
-                                         coinAcceptorDescription: "none configured", notify: notify)
-        logger.notice("GPIO: \(hardware.gpioDescription); every relay requested inactive")
+        let hardware = try Hardware.real(config, notify: notify)
+        logger.notice("GPIO: \(hardware.gpioDescription); every relay requested inactive; coins: \(hardware.coinAcceptorDescription)")
         return hardware
     }
 }

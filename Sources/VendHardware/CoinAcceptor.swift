@@ -16,6 +16,9 @@ public struct AcceptedCoin: Sendable, Equatable {
 
 public enum CoinAcceptorEvent: Sendable, Equatable {
     case accepted(AcceptedCoin)
+    /// The device's event counter stands at `event` with nothing to credit (first contact with a
+    /// device, or after its reset): recorded durably so a restart resumes after it.
+    case synchronised(CoinEventID)
     /// Something a technician should read: device identity, faults, reconnects, rejected coins.
     case notice(String, isFault: Bool)
 }

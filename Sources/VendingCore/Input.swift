@@ -4,6 +4,9 @@ public enum Input: Hashable, Sendable, Codable {
     /// A coin was physically accepted. Always credited (the coin is in the cash box), unless the
     /// same event was credited before.
     case coinInserted(value: Money, event: CoinEventID)
+    /// A coin source's event counter was read with no coin to credit: a device seen for the first
+    /// time, or reset. Events up to `event` are not to be credited; later ones continue after it.
+    case coinSourceSynchronised(CoinEventID)
     /// A customer pressed a slot's selection button.
     case slotSelected(SlotID)
     /// The dispensing hardware reports how the vend went.

@@ -43,6 +43,7 @@ public struct Machine: Hashable, Sendable, Codable {
         let acceptedCoinsBefore = acceptsCoins
         switch input {
         case .coinInserted(let value, let event): insertCoin(value, event: event, into: &effects)
+        case .coinSourceSynchronised(let event): coinCursors[event.source] = max(coinCursors[event.source] ?? 0, event.sequence)
         case .slotSelected(let slot): select(slot, at: now, into: &effects)
         case .vendEnded(let vend, let outcome): endVend(vend, outcome: outcome, at: now, into: &effects)
         case .coinReturnPressed: returnCredit(into: &effects)

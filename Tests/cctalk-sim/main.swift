@@ -1,0 +1,73 @@
+import CcTalk
+import CcTalkSimulator
+import Foundation
+
+/// `cctalk-sim --socket PATH [--serial N] [--crc16] [--echo] [--address N]`
+/// A simulated ccTalk coin acceptor listening on PATH, driven by commands on stdin (one per
+/// line); every action is printed on stdout. `help` lists the commands.
+let usage = """
+    usage: cctalk-sim --socket PATH [--serial N] [--address N] [--crc16] [--echo]
+    commands (stdin, one per line):
+      coin P [N]          insert N coins (default 1) of position P (1-16)
+      burst P N           N coins of position P accepted at once, between two polls
+      error CODE          an error event (1 reject coin, 14 credit sensor blocked, ...)
+      trickle on|off      release at most 2 events per poll
+      fault NAME          none | silence | bad-checksum | garbage | partial
+      reset               power cycle: event counter 0, inhibits on
+      serial N            answer with another serial number
+      unplug | replug     remove / restore the socket (USB adapter pulled / plugged)
+      status | help | quit
+    """
+
+func value(after flag: String) -> String? {
+    guard let index = CommandLine.arguments.firstIndex(of: flag), index + 1 < CommandLine.arguments.count else { return nil }
+    return CommandLine.arguments[index + 1]
+}
+
+@Sendable func say(_ line: String) {
+    // Unbuffered: the HIL harness reads each line as it happens.
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}
+
+guard let socketPath = value(after: "--socket") else {
+    FileHandle.standardError.write(Data((usage + "\n").utf8))
+    exit(64)
+}
+var settings = DeviceSettings()
+if let serial = value(after: "--serial").flatMap(UInt32.init) { settings.serialNumber = serial }
+if let address = value(after: "--address").flatMap(UInt8.init) { settings.address = address }
+if CommandLine.arguments.contains("--crc16") { settings.checksum = .crc16 }
+
+let simulator: CcTalkSimulator
+do {
+    simulator = try CcTalkSimulator(socketPath: socketPath, settings: settings,
+                                    echo: CommandLine.arguments.contains("--echo"), report: say)
+} catch {
+    FileHandle.standardError.write(Data("cctalk-sim: cannot listen on \(socketPath): \(error)\n".utf8))
+    exit(71)
+}
+
+while let line = readLine() {
+    let words = line.split(separator: " ").map(String.init)
+    guard let command = words.first else { continue }
+    let numbers = words.dropFirst().compactMap { Int($0) }
+    switch (command, numbers.count) {
+    case ("coin", 1...2) where (1...16).contains(numbers[0]):
+        for _ in 0..<(numbers.count == 2 ? numbers[1] : 1) { simulator.insert(numbers[0]) }
+    case ("burst", 2): simulator.burst(numbers[0], count: numbers[1])
+    case ("error", 1) where (0...255).contains(numbers[0]): simulator.error(UInt8(numbers[0]))
+    case ("trickle", 0) where words.count == 2: simulator.setReleasesTwoPerPoll(words[1] == "on")
+    case ("fault", 0) where words.count == 2:
+        if let fault = WireFault(rawValue: words[1]) { simulator.setFault(fault) } else { say("unknown fault '\(words[1])': \(WireFault.allCases.map(\.rawValue).joined(separator: ", "))") }
+    case ("reset", 0): simulator.reset()
+    case ("serial", 1) where numbers[0] >= 0 && numbers[0] < 1 << 24: simulator.setSerialNumber(UInt32(numbers[0]))
+    case ("unplug", 0): simulator.unplug()
+    case ("replug", 0):
+        do { try simulator.replug() } catch { say("replug failed: \(error)") }
+    case ("status", 0): say(simulator.status)
+    case ("help", _): say(usage)
+    case ("quit", _): exit(0)
+    default: say("? \(line) (try help)")
+    }
+}
+simulator.unplug()
