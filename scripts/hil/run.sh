@@ -46,7 +46,7 @@ scratch="$ROOT/.build-hil-$api"
 configuration=debug
 [[ "$mode" == bench ]] && configuration=release
 hil_log "building vendd and vendctl ($configuration, static Swift stdlib, libgpiod $api) in $scratch"
-for product in vendd vendctl; do
+for product in vendd vendctl cctalk-sim; do
     (cd "$ROOT" && swift build -c "$configuration" --static-swift-stdlib --scratch-path "$scratch" --product "$product" >&2)
 done
 bin="$scratch/$configuration"
@@ -62,14 +62,14 @@ gcc -O2 -Wall -Wextra -Werror -o "$root/usr/bin/gpio-mirror" "$SCRIPT_DIR/guest/
     $(pkg-config --cflags --libs libgpiod)
 
 # prepare NAME CONFIG COINS: a state directory made by this vendd in simulation on the host:
-# every slot filled, COINS coins of 1.00 or 2.00 (written "1.00 2.00 ...") inserted.
+# every slot filled, COINS coins of 1000 or 2000 (written "1000 2000 ...") inserted.
 prepare() {
     local name="$1" config="$2" coins="$3" sim_config="$work/$1.yaml" socket="$work/$1.sock"
     cat "$config" - >"$sim_config" <<'COINS'
 coin_acceptor:
   port: /dev/null
   protocol: bytecode
-  channels: [{ channel: 1, value: "1.00" }, { channel: 2, value: "2.00" }]
+  channels: [{ channel: 1, value: "1000" }, { channel: 2, value: "2000" }]
 COINS
     LD_LIBRARY_PATH="$library_path" "$bin/vendd" run --simulate --config "$sim_config" \
         --state-dir "$root/prepared/$name" --socket "$socket" 2>"$work/$name.log" &
@@ -84,9 +84,9 @@ COINS
     kill -TERM "$prep_pid" && wait "$prep_pid"
     prep_pid=""
 }
-prepare credit "$SCRIPT_DIR/hil.yaml" "1.00 2.00 2.00"
+prepare credit "$SCRIPT_DIR/hil.yaml" "1000 2000 2000"
 prepare nocredit "$SCRIPT_DIR/hil.yaml" ""
-prepare bench "$SCRIPT_DIR/bench.yaml" "$(printf '2.00 %.0s' {1..10})"
+prepare bench "$SCRIPT_DIR/bench.yaml" "$(printf '2000 %.0s' {1..10})"
 
 # The guest's files: the binaries, every shared library they load, busybox, the test files.
 cp /bin/busybox "$root/bin/busybox"
@@ -105,6 +105,17 @@ if [[ -n "$library_path" ]]; then
     cp -L "$library_path"/libgpiod.so.3 "$root/lib/x86_64-linux-gnu/"
 fi
 cp "$SCRIPT_DIR/hil.yaml" "$SCRIPT_DIR/bench.yaml" "$root/etc/vendd/"
+# The same machine with a ccTalk acceptor on the second UART; positions as cctalk-sim's coin ids.
+cat "$SCRIPT_DIR/hil.yaml" - >"$root/etc/vendd/hil-coin.yaml" <<'COINS'
+coin_acceptor:
+  port: /dev/ttyS1
+  protocol: cctalk
+  channels:
+    - { channel: 1, value: "10" }
+    - { channel: 2, value: "50" }
+    - { channel: 3, value: "100" }
+    - { channel: 4, value: "500" }
+COINS
 cp "$SCRIPT_DIR/guest/scenarios.sh" "$root/scenarios.sh"
 cat >"$root/init" <<INIT
 #!/bin/busybox sh
@@ -126,14 +137,43 @@ chmod 755 "$root/init"
 (cd "$root" && find . | cpio --quiet -o -H newc -R 0:0) >"$work/initramfs.cpio"
 hil_log "initramfs: $(du -m "$work/initramfs.cpio" | cut -f1) MiB; booting $kernel"
 
+# The ccTalk simulator listens where qemu connects ttyS1; its commands come through a fifo.
+mkfifo "$work/coin.in"
+"$bin/cctalk-sim" --socket "$work/coin.sock" <"$work/coin.in" >"$work/coin.out" 2>&1 &
+simulator_pid=$!
+exec 7>"$work/coin.in"
+for _ in $(seq 100); do [[ -S "$work/coin.sock" ]] && break; sleep 0.1; done
+[[ -S "$work/coin.sock" ]] || hil_die "cctalk-sim did not listen on $work/coin.sock: $(cat "$work/coin.out")"
+
+# forward_host_requests CONSOLE: the guest's console, line by line as it comes (no buffering
+# filter in between: the guest waits for its requests), to CONSOLE and stderr; "HIL-HOST:
+# <command>" lines also to the simulator.
+forward_host_requests() {
+    local line
+    while IFS= read -r line; do
+        line="${line//$'\r'/}"
+        printf '%s\n' "$line" >>"$1"
+        printf '%s\n' "$line" >&2
+        [[ "$line" == "HIL-HOST: "* ]] && printf '%s\n' "${line#HIL-HOST: }" >&7
+    done
+    return 0
+}
+
 console="$work/console.log"
 set +e
 # Two vCPUs: the test hand spins on a sysfs file, and must not take the daemon's CPU away.
 timeout "${VENDD_HIL_BOOT_TIMEOUT:-600}" qemu-system-x86_64 -accel tcg -m 1024 -smp 2 \
     -kernel "$kernel" -initrd "$work/initramfs.cpio" -append "console=ttyS0 quiet panic=-1" \
-    -nographic -no-reboot -serial mon:stdio -serial null </dev/null 2>&1 | tr -d '\r' | tee "$console" >&2
+    -nographic -no-reboot -serial mon:stdio -serial "unix:$work/coin.sock" </dev/null 2>&1 \
+    | forward_host_requests "$console"
 qemu_status=${PIPESTATUS[0]}
 set -e
+exec 7>&-
+kill "$simulator_pid" 2>/dev/null || true
+if grep -q '^HIL coin_over_ttyS1: FAIL' "$console"; then
+    echo "--- cctalk-sim output ---" >&2
+    tail -n 20 "$work/coin.out" >&2
+fi
 
 echo "HIL summary (libgpiod $api, $mode):"
 grep -E '^(HIL [a-z_]+: |BENCH )' "$console" || true

@@ -89,10 +89,10 @@ scenario_press_with_credit() {
     [ $result = 2 ] && { fail "relay A2 (line 3) stayed active over 3 s"; return; }
     [ "$PULSE_MS" -ge 250 ] && [ "$PULSE_MS" -le 650 ] || { fail "pulse lasted $PULSE_MS ms (configured 300, max 600)"; return; }
     sleep 0.3
-    expect_books 1 0 4.00 || { fail "$BOOKS"; return; }
+    expect_books 1 0 4000 || { fail "$BOOKS"; return; }
     [ "$(level 1)$(level 6)" = 00 ] || { fail "another relay moved"; return; }
     stop_vendd
-    pass "relay line 3 active for $PULSE_MS ms (pulse 300 ms), one sale, credit 5.00 -> 4.00"
+    pass "relay line 3 active for $PULSE_MS ms (pulse 300 ms), one sale, credit 5000 -> 4000"
 }
 
 scenario_bouncing_press() {
@@ -102,7 +102,7 @@ scenario_bouncing_press() {
     hiltool hold "$(value 3)" 0 1500 || { hiltool release "$(pull 2)"; fail "a second pulse followed"; return; }
     hiltool release "$(pull 2)"
     sleep 0.2
-    expect_books 1 0 4.00 || { fail "$BOOKS"; return; }
+    expect_books 1 0 4000 || { fail "$BOOKS"; return; }
     stop_vendd
     pass "$bounced and held: exactly one vend"
 }
@@ -116,7 +116,7 @@ scenario_drop_confirms_vend() {
     hiltool press "$(pull 4)"; sleep 0.05; hiltool release "$(pull 4)"
     hiltool wait "$(value 1)" 0 3000 >/dev/null || { fail "relay A1 stayed active"; return; }
     sleep 0.5
-    expect_books 1 0 4.00 || { fail "$BOOKS"; return; }
+    expect_books 1 0 4000 || { fail "$BOOKS"; return; }
     stop_vendd
     pass "drop sensed on line 4 during the window: sale confirmed"
 }
@@ -128,7 +128,7 @@ scenario_no_drop_aborts_vend() {
     hiltool release "$(pull 0)"
     hiltool wait "$(value 1)" 0 3000 >/dev/null || { fail "relay A1 stayed active"; return; }
     sleep 1.5   # the 1000 ms drop window, and some
-    expect_books 0 1 5.00 || { fail "$BOOKS"; return; }
+    expect_books 0 1 5000 || { fail "$BOOKS"; return; }
     stop_vendd
     pass "no drop within 1000 ms: vend failed, credit kept (failed_vend: keep-credit)"
 }
@@ -138,7 +138,7 @@ scenario_two_buttons_at_once() {
     hiltool press "$(pull 2)"; hiltool press "$(pull 5)"
     sleep 2
     hiltool release "$(pull 2)"; hiltool release "$(pull 5)"
-    expect_books 1 0 4.00 || { fail "$BOOKS"; return; }
+    expect_books 1 0 4000 || { fail "$BOOKS"; return; }
     stop_vendd
     pass "A2 and A3 pressed together: one vend"
 }
@@ -149,7 +149,7 @@ scenario_press_without_credit() {
     hiltool hold "$(value 3)" 0 1500; held=$?
     hiltool release "$(pull 2)"
     [ $held = 0 ] || { fail "relay A2 went active without credit"; return; }
-    expect_books 0 0 0.00 || { fail "$BOOKS"; return; }
+    expect_books 0 0 0 || { fail "$BOOKS"; return; }
     stop_vendd
     pass "no credit: relay line 3 stayed inactive for 1.5 s"
 }
@@ -170,7 +170,7 @@ scenario_sigterm_mid_vend() {
     until vendctl status >/dev/null 2>&1; do
         tries=$((tries + 1)); [ $tries -gt 300 ] && { fail "vendd did not restart"; return; }; sleep 0.1
     done
-    expect_books 0 1 5.00 || { fail "after restart: $BOOKS"; return; }
+    expect_books 0 1 5000 || { fail "after restart: $BOOKS"; return; }
     stop_vendd
     pass "SIGTERM during a vend: vend finished (no drop, credit kept), exit 0, relays 1,3,6 inactive, books intact after restart"
 }
@@ -187,10 +187,32 @@ scenario_busy_line() {
     pass "exit 69: $(echo "$message" | sed 's/^.*\(slots\[A2\]\)/\1/')"
 }
 
+# The coin acceptor: vendd polls cctalk-sim, which runs on the host behind qemu's second serial
+# port, over /dev/ttyS1 (a 16550A UART opened through libserialport). "HIL-HOST: <command>"
+# lines are passed to the simulator's stdin by the host.
+scenario_coin_over_ttyS1() {
+    start_vendd nocredit /etc/vendd/hil-coin.yaml || { fail "vendd did not start"; return; }
+    tries=0
+    until grep -q "coins accepted" /tmp/vendd.log; do
+        tries=$((tries + 1)); [ $tries -gt 300 ] && { fail "the acceptor on /dev/ttyS1 was never enabled"; return; }
+        sleep 0.1
+    done
+    echo "HIL-HOST: coin 4"
+    tries=0
+    until [ "$(books credit)" = 500 ]; do
+        tries=$((tries + 1)); [ $tries -gt 300 ] && { fail "credit $(books credit) 30 s after the coin, want 500"; return; }
+        sleep 0.1
+    done
+    sleep 1   # several more polls: the same event must not be credited again
+    [ "$(books credit)" = 500 ] || { fail "credit $(books credit) after more polls, want 500"; return; }
+    stop_vendd
+    pass "a 500원 coin inserted into cctalk-sim on the host, polled over /dev/ttyS1: credited once"
+}
+
 run_scenarios() {
     make_chip
     planned=${HIL_SCENARIOS:-press_with_credit bouncing_press drop_confirms_vend no_drop_aborts_vend \
-             two_buttons_at_once press_without_credit sigterm_mid_vend busy_line}
+             two_buttons_at_once press_without_credit sigterm_mid_vend busy_line coin_over_ttyS1}
     echo "HIL planned: $(echo $planned | wc -w)"
     for SCENARIO in $planned; do
         "scenario_$SCENARIO"
