@@ -112,7 +112,7 @@ import VenddTestSupport
             (#"{"v":1,"op":"sim-coin","amount":5}"#, "bad-request"),
             (#"{"v":2,"op":"status"}"#, "unsupported-version"),
             (#"{"v":1,"op":"sim-coin","amount":"1.5"}"#, "bad-request"),
-            (#"{"v":1,"op":"sim-press","slot":"Z9"}"#, "rejected"),
+            (#"{"v":1,"op":"sim-press","slot":"Z9"}"#, "bad-request"),
             (#"{"v":1,"op":"restock","slot":"A1","count":-3}"#, "rejected"),
         ]
         for (line, code) in cases {

@@ -1,0 +1,17 @@
+import ArgumentParser
+import VendReports
+
+/// Parses a date option (`--at`, `--since`, `--loaded`) in local time; a bad one is a usage error
+/// that names the accepted formats.
+func parseDate(_ text: String) throws -> Int64 {
+    do {
+        return try DateText.parse(text)
+    } catch {
+        throw ValidationError(error.description)
+    }
+}
+
+/// A date for tables, in local time.
+func dateText(_ milliseconds: Int64?) -> String {
+    milliseconds.map { DateText.format($0) } ?? "-"
+}
