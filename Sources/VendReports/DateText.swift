@@ -7,6 +7,7 @@ public enum DateText {
 
     public struct Invalid: Error, CustomStringConvertible {
         public let text: String
+        public init(text: String) { self.text = text }
         public var description: String { "'\(text)' is not a date; use \(DateText.acceptedFormats)" }
     }
 

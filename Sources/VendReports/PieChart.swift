@@ -1,8 +1,9 @@
 import Foundation
 
 /// Sales per product as an SVG pie chart: one slice per product, its angle proportional to its
-/// value, its label inside it. A slice too thin for its name carries a number instead, and the
-/// legend beside the pie names every slice.
+/// value, its label inside it. A slice too thin for its name carries its legend number instead
+/// (just outside the rim if too thin even for that), and the legend beside the pie names every
+/// slice.
 public struct PieChart: Sendable {
     public struct Slice: Sendable, Equatable {
         public let label: String
@@ -76,7 +77,7 @@ public struct PieChart: Sendable {
     }
 
     /// The first label that fits inside the slice, largest first: name and share, then the name
-    /// alone, then the slice's legend number.
+    /// alone, then the slice's legend number (outside the rim if even that does not fit).
     private func label(_ slice: Slice, number: Int, from start: Double, sweep: Double, total: Int, color: String) -> [String] {
         let candidates: [[String]] = [[slice.label, percentText(slice.value, of: total)], [slice.label], ["\(number)"]]
         let middle = start + sweep / 2
@@ -90,16 +91,19 @@ public struct PieChart: Sendable {
                 }
             }
         }
-        return []
+        // Not even the number fits (a sliver of a slice): it goes just outside the rim.
+        let distance = Self.radius + 14
+        return textBlock(["\(number)"], fontSize: 12, x: Self.center.x + distance * cos(middle),
+                         y: Self.center.y + distance * sin(middle), color: "#222222", outside: true)
     }
 
-    private func textBlock(_ text: [String], fontSize: Double, x: Double, y: Double, color: String) -> [String] {
+    private func textBlock(_ text: [String], fontSize: Double, x: Double, y: Double, color: String, outside: Bool = false) -> [String] {
         let lineHeight = fontSize * 1.2
         let top = y - lineHeight * Double(text.count) / 2 + fontSize * 0.85
         let spans = text.enumerated().map { index, line in
             "<tspan x='\(n(x))' y='\(n(top + lineHeight * Double(index)))'>\(escape(line))</tspan>"
         }
-        return ["<text class='label' font-size='\(n(fontSize))' text-anchor='middle' fill='\(color)'>" + spans.joined() + "</text>"]
+        return ["<text class='label\(outside ? " outside" : "")' font-size='\(n(fontSize))' text-anchor='middle' fill='\(color)'>" + spans.joined() + "</text>"]
     }
 
     /// Whether the text's bounding box, centred on (x, y), lies inside the slice.

@@ -1,5 +1,8 @@
 import ArgumentParser
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import VendControl
 
 struct Watch: ParsableCommand {
@@ -8,6 +11,7 @@ struct Watch: ParsableCommand {
     @OptionGroup var connection: Connection
 
     func run() throws {
+        Self.unblockInterrupts()
         try reporting {
             let client = try connection.client()
             let formatter = ISO8601DateFormatter()
@@ -24,5 +28,14 @@ struct Watch: ParsableCommand {
                 throw Failure("\(error)", code: ExitStatus.unavailable)
             }
         }
+    }
+
+    /// watch ends only by a signal, and a blocked signal mask is inherited: a parent that blocks
+    /// SIGINT and SIGTERM (some supervisors and test runners do) would make it unstoppable.
+    private static func unblockInterrupts() {
+        var signals = sigset_t()
+        sigemptyset(&signals)
+        for signal in [SIGINT, SIGTERM, SIGHUP] { sigaddset(&signals, signal) }
+        pthread_sigmask(SIG_UNBLOCK, &signals, nil)
     }
 }
