@@ -38,7 +38,7 @@ public struct PieChart: Sendable {
         let height = max(520, 110 + 24 * slices.count)
         var lines = [
             "<?xml version='1.0' encoding='UTF-8'?>",
-            "<svg xmlns='http://www.w3.org/2000/svg' width='860' height='\(height)' viewBox='0 0 860 \(height)' font-family='DejaVu Sans, Verdana, sans-serif'>",
+            "<svg xmlns='http://www.w3.org/2000/svg' width='860' height='\(height)' viewBox='0 0 860 \(height)' font-family='DejaVu Sans, Verdana, NanumGothic, Noto Sans CJK KR, sans-serif'>",
             "<rect width='100%' height='100%' fill='#ffffff'/>",
             "<text x='30' y='40' font-size='22' font-weight='bold' fill='#222222'>\(escape(title))</text>",
         ]
@@ -79,11 +79,14 @@ public struct PieChart: Sendable {
     /// The first label that fits inside the slice, largest first: name and share, then the name
     /// alone, then the slice's legend number (outside the rim if even that does not fit).
     private func label(_ slice: Slice, number: Int, from start: Double, sweep: Double, total: Int, color: String) -> [String] {
-        let candidates: [[String]] = [[slice.label, percentText(slice.value, of: total)], [slice.label], ["\(number)"]]
+        // Names below 11 px are hard to read on a printed report: a number reads better.
+        let candidates: [(text: [String], smallestFont: Double)] = [
+            ([slice.label, percentText(slice.value, of: total)], 11), ([slice.label], 11), (["\(number)"], 9),
+        ]
         let middle = start + sweep / 2
         let distances = sweep >= 2 * Double.pi - 1e-9 ? [0.0] : [0.62, 0.55, 0.7, 0.48, 0.78].map { $0 * Self.radius }
-        for text in candidates {
-            for fontSize in stride(from: 16.0, through: 9.0, by: -1) {
+        for (text, smallestFont) in candidates {
+            for fontSize in stride(from: 16.0, through: smallestFont, by: -1) {
                 for distance in distances {
                     let x = Self.center.x + distance * cos(middle), y = Self.center.y + distance * sin(middle)
                     guard fits(text, fontSize: fontSize, atX: x, y: y, from: start, sweep: sweep) else { continue }
