@@ -1,6 +1,5 @@
 import ArgumentParser
 import VendControl
-import VendText
 
 struct History: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -20,12 +19,10 @@ struct History: ParsableCommand {
         try reporting {
             try connection.show(.history(since: since, limit: limit), { $0.history }) { report in
                 guard !report.sales.isEmpty else { return "no sales" + (report.since.map { " since \(dateText($0))" } ?? "") }
-                var table = TextTable([.left, .right, .left, .left, .right, .left])
-                table.add(["time", "vend", "slot", "product", "price", "confirmed by"])
-                for sale in report.sales {
-                    table.add([dateText(sale.at), "#\(sale.vend)", sale.slot, sale.productName, sale.priceText, sale.confirmation])
-                }
-                return table.render().joined(separator: "\n")
+                return table([.left, .right, .left, .left, .right, .left],
+                             header: ["time", "vend", "slot", "product", "price", "confirmed by"], rows: report.sales.map {
+                    [dateText($0.at), "#\($0.vend)", $0.slot, $0.productName, $0.priceText, $0.confirmation]
+                })
             }
         }
     }
@@ -40,11 +37,9 @@ struct Coins: ParsableCommand {
     func run() throws {
         try reporting {
             try connection.show(.coins, { $0.coins }) { report in
-                var table = TextTable([.left, .right, .right])
-                table.add(["coin", "count", "amount"])
-                for coin in report.denominations { table.add([coin.valueText, "\(coin.count)", coin.amountText]) }
-                table.add(["total", "\(report.count)", report.totalText])
-                return table.render().joined(separator: "\n")
+                table([.left, .right, .right], header: ["coin", "count", "amount"],
+                      rows: report.denominations.map { [$0.valueText, "\($0.count)", $0.amountText] }
+                        + [["total", "\(report.count)", report.totalText]])
             }
         }
     }

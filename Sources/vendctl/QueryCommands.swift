@@ -11,13 +11,8 @@ struct Stock: ParsableCommand {
     func run() throws {
         try reporting {
             try connection.show(.stock, { $0.stock }) { products in
-                var table = TextTable([.left, .left, .right, .right, .left])
-                table.add(["product", "id", "available", "capacity", "slots"])
-                for product in products {
-                    table.add([product.name, product.product, "\(product.available)", "\(product.capacity)",
-                               product.slots.joined(separator: " ")])
-                }
-                return table.render().joined(separator: "\n")
+                table([.left, .left, .right, .right, .left], header: ["product", "id", "available", "capacity", "slots"],
+                      rows: products.map { [$0.name, $0.product, "\($0.available)", "\($0.capacity)", $0.slots.joined(separator: " ")] })
             }
         }
     }
@@ -33,10 +28,9 @@ struct Purchasable: ParsableCommand {
         try reporting {
             try connection.show(.purchasable, { $0.purchasable }) { report in
                 guard !report.slots.isEmpty else { return "credit \(report.creditText) buys nothing" }
-                var table = TextTable([.left, .left, .right, .right])
-                table.add(["slot", "product", "price", "free"])
-                for slot in report.slots { table.add([slot.id, slot.productName, slot.priceText, "\(slot.available)"]) }
-                return (["credit \(report.creditText) buys from:"] + table.render()).joined(separator: "\n")
+                return "credit \(report.creditText) buys from:\n"
+                    + table([.left, .left, .right, .right], header: ["slot", "product", "price", "free"],
+                            rows: report.slots.map { [$0.id, $0.productName, $0.priceText, "\($0.available)"] })
             }
         }
     }
@@ -56,12 +50,9 @@ struct Expired: ParsableCommand {
         try reporting {
             try connection.show(.expired(at: at), { $0.expired }) { report in
                 guard !report.slots.isEmpty else { return "nothing has expired at \(dateText(report.at))" }
-                var table = TextTable([.left, .left, .right, .left])
-                table.add(["slot", "product", "items", "expired since"])
-                for slot in report.slots {
-                    table.add([slot.slot, slot.productName, "\(slot.count)", dateText(slot.since)])
-                }
-                return (["expired at \(dateText(report.at)):"] + table.render()).joined(separator: "\n")
+                return "expired at \(dateText(report.at)):\n"
+                    + table([.left, .left, .right, .left], header: ["slot", "product", "items", "expired since"],
+                            rows: report.slots.map { [$0.slot, $0.productName, "\($0.count)", dateText($0.since)] })
             }
         }
     }
@@ -76,13 +67,9 @@ struct Hot: ParsableCommand {
         try reporting {
             try connection.show(.hot, { $0.hot }) { products in
                 guard !products.isEmpty else { return "no slot sells a hot product" }
-                var table = TextTable([.left, .left, .left, .right])
-                table.add(["product", "id", "slots", "shelf life"])
-                for product in products {
-                    table.add([product.name, product.id, product.slots.joined(separator: " "),
-                               product.shelfLifeDays.map { "\($0) days" } ?? "-"])
-                }
-                return table.render().joined(separator: "\n")
+                return table([.left, .left, .left, .right], header: ["product", "id", "slots", "shelf life"], rows: products.map {
+                    [$0.name, $0.id, $0.slots.joined(separator: " "), $0.shelfLifeDays.map { "\($0) days" } ?? "-"]
+                })
             }
         }
     }

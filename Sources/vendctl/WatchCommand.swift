@@ -4,6 +4,7 @@ import Foundation
 import Glibc
 #endif
 import VendControl
+import VendReports
 
 struct Watch: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Print the machine's events as they happen, until interrupted.")
@@ -14,13 +15,11 @@ struct Watch: ParsableCommand {
         Self.unblockInterrupts()
         try reporting {
             let client = try connection.client()
-            let formatter = ISO8601DateFormatter()
-            formatter.timeZone = .current
             do {
                 try client.watch { event in
                     let line = connection.json
                         ? jsonLine(event)
-                        : "\(formatter.string(from: Date(timeIntervalSince1970: Double(event.at) / 1000)))  \(event.text)"
+                        : "\(DateText.format(event.at, seconds: true))  \(event.text)"
                     // Written straight away, unbuffered, so a pipe or `tee` sees each event as it happens.
                     FileHandle.standardOutput.write(Data((line + "\n").utf8))
                 }

@@ -274,7 +274,7 @@ import VenddTestSupport
         while lines.count < 4, let line = reader.next(timeout: 5) { lines.append(line) }
         watch.interrupt()
         watch.waitUntilExit()
-        let texts = lines.map { VendctlRun(status: 0, output: $0, errors: "").normalisedOutput }
+        let texts = lines.map { ProcessRun(status: 0, output: $0, errors: "").normalisedOutput }
         #expect(texts.first?.hasPrefix("<time>  slot A4 (cola): ") == true)
         #expect(texts.suffix(2) == ["<time>  coin of 500원 credited", "<time>  credit 0원 → 500원"])
     }

@@ -1,13 +1,7 @@
 import Foundation
 import VenddTestSupport
 
-/// The real vendctl binary, run as a technician would against a harness's daemon. Local time is
-/// UTC so that dates given with --loaded/--at/--since print the same everywhere.
-struct VendctlRun {
-    let status: Int32
-    let output: String
-    let errors: String
-
+extension ProcessRun {
     /// The output with wall-clock times (sales, events) replaced by `<time>`.
     var normalisedOutput: String {
         output.replacingOccurrences(of: #"\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}(:\d{2})?(\.\d+)?(Z|[+-]\d{2}:?\d{2})?"#,
@@ -25,26 +19,14 @@ struct VendctlRun {
 
 extension DaemonHarness {
     @discardableResult
-    func vendctl(_ arguments: String...) throws -> VendctlRun {
+    func vendctl(_ arguments: String...) throws -> ProcessRun {
         try Self.vendctl(["--socket", socketPath] + arguments)
     }
 
-    static func vendctl(_ arguments: [String]) throws -> VendctlRun {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: builtProduct("vendctl"))
-        process.arguments = arguments
-        var environment = ProcessInfo.processInfo.environment
-        environment["TZ"] = "UTC"
-        process.environment = environment
-        let output = Pipe(), errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        let out = output.fileHandleForReading.readDataToEndOfFile()
-        let err = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return VendctlRun(status: process.terminationStatus, output: String(decoding: out, as: UTF8.self),
-                          errors: String(decoding: err, as: UTF8.self))
+    /// The real vendctl binary, run as a technician would. Local time is UTC so that dates given
+    /// with --loaded/--at/--since print the same everywhere.
+    static func vendctl(_ arguments: [String]) throws -> ProcessRun {
+        try ProcessRun.run(builtProduct("vendctl"), arguments, environment: ["TZ": "UTC"])
     }
 
     /// Restocks everything as loaded on 2025-03-01 09:00 UTC, then sells `purchases` (slot and the
@@ -58,7 +40,7 @@ extension DaemonHarness {
         }
     }
 
-    func requireSuccess(_ run: VendctlRun) throws {
+    func requireSuccess(_ run: ProcessRun) throws {
         guard run.status == 0 else { throw HarnessError("vendctl failed (\(run.status)): \(run.errors)") }
     }
 }
