@@ -39,6 +39,9 @@ let package = Package(
         .target(name: "VendStore"),
         // The few system calls Swift's Glibc module does not show (they need _GNU_SOURCE).
         .target(name: "CVendSystem"),
+        // Pure renderings for vendctl: terminal bar chart, SVG pie chart, EVA-DTS DEX file with its
+        // CRC-16, dates as typed. No I/O.
+        .target(name: "VendReports"),
         // The control socket's protocol, shared by the daemon and vendctl: versioned JSON lines.
         .target(name: "VendControl", dependencies: ["VendingCore", "CVendSystem"]),
         // The shell: config → drivers → core, persistence, control socket, systemd, journald, signals.
@@ -53,7 +56,7 @@ let package = Package(
         ]),
         // The technician's tool.
         .executableTarget(name: "vendctl", dependencies: [
-            "VendControl", "VendingCore", "VendText",
+            "VendControl", "VendingCore", "VendText", "VendReports",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         .testTarget(name: "VendingCoreTests", dependencies: ["VendingCore", "VenddTestSupport"]),
@@ -68,6 +71,7 @@ let package = Package(
         .target(name: "CcTalkSimulator", dependencies: ["CcTalk", "VendControl"], path: "Tests/CcTalkSimulator"),
         // `cctalk-sim --socket PATH`: the simulator driven from stdin, for the HIL harness.
         .executableTarget(name: "cctalk-sim", dependencies: ["CcTalkSimulator"], path: "Tests/cctalk-sim"),
+        .testTarget(name: "VendReportsTests", dependencies: ["VendReports"]),
         .testTarget(name: "VendDaemonTests", dependencies: [
             "VendDaemon", "VenddTestSupport", .product(name: "Logging", package: "swift-log"),
         ]),

@@ -10,7 +10,14 @@ public final class ControlClient {
 
     /// Why the daemon could not be reached, in words that say what to do.
     public struct ConnectionError: Error, CustomStringConvertible {
+        public enum Kind: Sendable { case notRunning, permissionDenied, failed }
+        public let kind: Kind
         public let description: String
+
+        init(_ description: String, kind: Kind = .failed) {
+            self.kind = kind
+            self.description = description
+        }
     }
 
     public init(path: String) throws(ConnectionError) {
@@ -20,11 +27,11 @@ public final class ControlClient {
         } catch {
             switch error.errno {
             case ENOENT, ECONNREFUSED:
-                throw ConnectionError(description: "vendd is not running: nothing listens at \(path) (start it with `systemctl start vendd`, or pass --socket)")
+                throw ConnectionError("vendd is not running: nothing listens at \(path) (start it with `systemctl start vendd`, or pass --socket)", kind: .notRunning)
             case EACCES:
-                throw ConnectionError(description: "permission denied opening \(path): the control socket's directory or file does not let you in (check `ls -l \(path)`)")
+                throw ConnectionError(Self.permissionDenied(path), kind: .permissionDenied)
             default:
-                throw ConnectionError(description: "cannot connect to \(path): \(error)")
+                throw ConnectionError("cannot connect to \(path): \(error)")
             }
         }
     }
@@ -33,12 +40,12 @@ public final class ControlClient {
     public func send(_ command: ControlCommand) throws(ConnectionError) -> ControlResponse {
         try write(ControlRequest(command))
         guard let line = try readLine() else {
-            throw ConnectionError(description: "vendd closed the connection without answering")
+            throw ConnectionError("vendd closed the connection without answering")
         }
         do {
             return try JSONDecoder().decode(ControlResponse.self, from: Data(line.utf8))
         } catch {
-            throw ConnectionError(description: "vendd answered something this vendctl does not understand: \(line)")
+            throw ConnectionError("vendd answered something this vendctl does not understand: \(line)")
         }
     }
 
@@ -46,11 +53,26 @@ public final class ControlClient {
     public func watch(_ handle: (EventLine) -> Void) throws(ConnectionError) {
         let response = try send(.watch)
         guard response.ok else {
-            throw ConnectionError(description: response.error?.message ?? "vendd refused to stream events")
+            throw ConnectionError(response.error?.message ?? "vendd refused to stream events")
         }
         while let line = try readLine() {
             if let event = try? JSONDecoder().decode(EventLine.self, from: Data(line.utf8)) { handle(event) }
         }
+    }
+
+    /// Names the group that would let the user in: the group of the first directory on the way
+    /// that refuses them, or else of the socket itself.
+    static func permissionDenied(_ path: String) -> String {
+        let directories = sequence(first: (path as NSString).deletingLastPathComponent) { directory in
+            directory == "/" || directory.isEmpty ? nil : (directory as NSString).deletingLastPathComponent
+        }.reversed()
+        let refusing = directories.first { access($0, X_OK) != 0 } ?? path
+        var info = stat()
+        guard stat(refusing, &info) == 0, let group = getgrgid(info.st_gid) else {
+            return "permission denied: \(refusing) does not let you in (check `ls -ld \(refusing)`)"
+        }
+        let name = String(cString: group.pointee.gr_name)
+        return "permission denied: \(refusing) is open only to its owner and the '\(name)' group (ask an administrator: usermod -aG \(name) $USER, then log in again)"
     }
 
     private func write(_ request: ControlRequest) throws(ConnectionError) {
@@ -58,7 +80,7 @@ public final class ControlClient {
             let json = String(decoding: try JSONEncoder().encode(request), as: UTF8.self)
             try socket.write(json + "\n")
         } catch {
-            throw ConnectionError(description: "cannot send to vendd at \(path): \(error)")
+            throw ConnectionError("cannot send to vendd at \(path): \(error)")
         }
     }
 
@@ -66,7 +88,7 @@ public final class ControlClient {
         do {
             return try socket.readLine(limit: 16 * 1024 * 1024)
         } catch {
-            throw ConnectionError(description: "cannot read from vendd at \(path): \(error)")
+            throw ConnectionError("cannot read from vendd at \(path): \(error)")
         }
     }
 }

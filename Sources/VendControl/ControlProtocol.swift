@@ -15,7 +15,8 @@ public enum ControlProtocol {
 }
 
 /// What a client can ask. Queries are open to anyone who can reach the socket; everything that
-/// changes the machine is checked against the peer's credentials.
+/// changes the machine is checked against the peer's credentials. Instants are milliseconds since
+/// the Unix epoch; amounts are exact decimal text in the machine's currency.
 public enum ControlCommand: Sendable, Equatable {
     case status
     case watch
@@ -23,8 +24,26 @@ public enum ControlCommand: Sendable, Equatable {
     case simCoin(amount: String)
     case simDrop(slot: String, succeeds: Bool)
     case simCoinReturn
-    /// Fill a slot (or every slot, with "all") to capacity, or add `count` items.
-    case restock(slot: String, count: Int?)
+    /// Fill a slot (or every slot, with "all") to capacity, or add `count` items, loaded at
+    /// `loadedAt` (default: now), which starts their shelf life.
+    case restock(slot: String, count: Int?, loadedAt: Int64? = nil)
+    /// Available items per product.
+    case stock
+    /// What the current credit buys.
+    case purchasable
+    /// Items past their shelf life at `at` (default: now).
+    case expired(at: Int64?)
+    case hot
+    /// The category tree with every product.
+    case products
+    /// A slot's price; `amount` "default" goes back to the configured price.
+    case price(slot: String, amount: String)
+    case service(on: Bool)
+    /// Sales at or after `since`, the most recent `limit` of them.
+    case history(since: Int64?, limit: Int?)
+    case coins
+    /// Sales per product and per slot: since the machine was new, or at or after `since`.
+    case sales(since: Int64?)
 
     public var op: String {
         switch self {
@@ -35,16 +54,28 @@ public enum ControlCommand: Sendable, Equatable {
         case .simDrop: "sim-drop"
         case .simCoinReturn: "sim-coin-return"
         case .restock: "restock"
+        case .stock: "stock"
+        case .purchasable: "purchasable"
+        case .expired: "expired"
+        case .hot: "hot"
+        case .products: "products"
+        case .price: "price"
+        case .service: "service"
+        case .history: "history"
+        case .coins: "coins"
+        case .sales: "sales"
         }
     }
 
-    public static let knownOps = ["status", "watch", "restock", "sim-press", "sim-coin", "sim-drop", "sim-coin-return"]
+    public static let knownOps = ["status", "watch", "restock", "sim-press", "sim-coin", "sim-drop", "sim-coin-return",
+                                  "stock", "purchasable", "expired", "hot", "products", "price", "service", "history",
+                                  "coins", "sales"]
 
     /// Whether the command changes the machine (and so needs the technician group).
     public var isMutating: Bool {
         switch self {
-        case .status, .watch: false
-        case .simPress, .simCoin, .simDrop, .simCoinReturn, .restock: true
+        case .status, .watch, .stock, .purchasable, .expired, .hot, .products, .history, .coins, .sales: false
+        case .simPress, .simCoin, .simDrop, .simCoinReturn, .restock, .price, .service: true
         }
     }
 }
@@ -60,7 +91,7 @@ public struct ControlRequest: Sendable, Equatable {
 }
 
 extension ControlRequest: Codable {
-    private enum Key: String, CodingKey { case v, op, slot, amount, succeeds, count }
+    private enum Key: String, CodingKey { case v, op, slot, amount, succeeds, count, loadedAt, at, on, since, limit }
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: Key.self)
@@ -77,7 +108,22 @@ extension ControlRequest: Codable {
         case "sim-coin-return": command = .simCoinReturn
         case "restock":
             command = .restock(slot: try container.decode(String.self, forKey: .slot),
-                               count: try container.decodeIfPresent(Int.self, forKey: .count))
+                               count: try container.decodeIfPresent(Int.self, forKey: .count),
+                               loadedAt: try container.decodeIfPresent(Int64.self, forKey: .loadedAt))
+        case "stock": command = .stock
+        case "purchasable": command = .purchasable
+        case "expired": command = .expired(at: try container.decodeIfPresent(Int64.self, forKey: .at))
+        case "hot": command = .hot
+        case "products": command = .products
+        case "price":
+            command = .price(slot: try container.decode(String.self, forKey: .slot),
+                             amount: try container.decode(String.self, forKey: .amount))
+        case "service": command = .service(on: try container.decode(Bool.self, forKey: .on))
+        case "history":
+            command = .history(since: try container.decodeIfPresent(Int64.self, forKey: .since),
+                               limit: try container.decodeIfPresent(Int.self, forKey: .limit))
+        case "coins": command = .coins
+        case "sales": command = .sales(since: try container.decodeIfPresent(Int64.self, forKey: .since))
         default:
             throw DecodingError.dataCorruptedError(
                 forKey: .op, in: container,
@@ -90,15 +136,25 @@ extension ControlRequest: Codable {
         try container.encode(version, forKey: .v)
         try container.encode(command.op, forKey: .op)
         switch command {
-        case .status, .watch, .simCoinReturn: break
+        case .status, .watch, .simCoinReturn, .stock, .purchasable, .hot, .products, .coins: break
         case .simPress(let slot): try container.encode(slot, forKey: .slot)
         case .simCoin(let amount): try container.encode(amount, forKey: .amount)
         case .simDrop(let slot, let succeeds):
             try container.encode(slot, forKey: .slot)
             try container.encode(succeeds, forKey: .succeeds)
-        case .restock(let slot, let count):
+        case .restock(let slot, let count, let loadedAt):
             try container.encode(slot, forKey: .slot)
             try container.encodeIfPresent(count, forKey: .count)
+            try container.encodeIfPresent(loadedAt, forKey: .loadedAt)
+        case .expired(let at): try container.encodeIfPresent(at, forKey: .at)
+        case .price(let slot, let amount):
+            try container.encode(slot, forKey: .slot)
+            try container.encode(amount, forKey: .amount)
+        case .service(let on): try container.encode(on, forKey: .on)
+        case .history(let since, let limit):
+            try container.encodeIfPresent(since, forKey: .since)
+            try container.encodeIfPresent(limit, forKey: .limit)
+        case .sales(let since): try container.encodeIfPresent(since, forKey: .since)
         }
     }
 }
@@ -124,20 +180,67 @@ public struct ControlError: Error, Codable, Sendable, Equatable, CustomStringCon
     public var description: String { message }
 }
 
-/// One response line. `status` is set for the status command; `message` says what a command did.
+/// One response line. A query's answer is in the member named after it (`status`, `stock`, …);
+/// `message` says what a command did.
 public struct ControlResponse: Codable, Sendable, Equatable {
     public let v: Int
     public let ok: Bool
     public let message: String?
-    public let status: StatusReport?
+    public private(set) var status: StatusReport?
+    public private(set) var stock: [ProductStock]?
+    public private(set) var purchasable: PurchasableReport?
+    public private(set) var expired: ExpiredReport?
+    public private(set) var hot: [ProductInfo]?
+    public private(set) var products: CategoryReport?
+    public private(set) var history: HistoryReport?
+    public private(set) var coins: CoinsReport?
+    public private(set) var sales: SalesReport?
     public let error: ControlError?
 
+    /// A query's answer.
+    public enum Answer: Sendable {
+        case status(StatusReport)
+        case stock([ProductStock])
+        case purchasable(PurchasableReport)
+        case expired(ExpiredReport)
+        case hot([ProductInfo])
+        case products(CategoryReport)
+        case history(HistoryReport)
+        case coins(CoinsReport)
+        case sales(SalesReport)
+    }
+
+    private init(ok: Bool, message: String?, error: ControlError?) {
+        v = ControlProtocol.version
+        self.ok = ok
+        self.message = message
+        self.error = error
+    }
+
     public static func success(_ message: String? = nil, status: StatusReport? = nil) -> ControlResponse {
-        ControlResponse(v: ControlProtocol.version, ok: true, message: message, status: status, error: nil)
+        var response = ControlResponse(ok: true, message: message, error: nil)
+        response.status = status
+        return response
+    }
+
+    public static func answer(_ answer: Answer) -> ControlResponse {
+        var response = ControlResponse(ok: true, message: nil, error: nil)
+        switch answer {
+        case .status(let report): response.status = report
+        case .stock(let report): response.stock = report
+        case .purchasable(let report): response.purchasable = report
+        case .expired(let report): response.expired = report
+        case .hot(let report): response.hot = report
+        case .products(let report): response.products = report
+        case .history(let report): response.history = report
+        case .coins(let report): response.coins = report
+        case .sales(let report): response.sales = report
+        }
+        return response
     }
 
     public static func failure(_ error: ControlError) -> ControlResponse {
-        ControlResponse(v: ControlProtocol.version, ok: false, message: nil, status: nil, error: error)
+        ControlResponse(ok: false, message: nil, error: error)
     }
 }
 
@@ -203,10 +306,12 @@ public struct StatusReport: Codable, Sendable, Equatable {
     public let gpio: String
     public let slots: [Slot]
     public let books: Books
+    /// Absent in answers from older v1 daemons.
+    public let health: Health?
 
     public init(machine: String, state: String, stateReason: String?, currency: String, credit: String, creditText: String,
                 acceptingCoins: Bool, vendInProgress: String?, simulated: Bool, coinAcceptor: String, gpio: String, slots: [Slot],
-                books: Books) {
+                books: Books, health: Health? = nil) {
         self.machine = machine
         self.state = state
         self.stateReason = stateReason
@@ -220,6 +325,34 @@ public struct StatusReport: Codable, Sendable, Equatable {
         self.gpio = gpio
         self.slots = slots
         self.books = books
+        self.health = health
+    }
+
+    /// Whether the hardware works, as far as vendd can tell.
+    public struct Health: Codable, Sendable, Equatable {
+        public struct Component: Codable, Sendable, Equatable {
+            public let ok: Bool
+            /// What the component is ("simulated (21 lines)").
+            public let description: String
+            /// The latest thing it reported (a fault, a reconnect), and when.
+            public let notice: String?
+            public let noticeAt: Int64?
+
+            public init(ok: Bool, description: String, notice: String? = nil, noticeAt: Int64? = nil) {
+                self.ok = ok
+                self.description = description
+                self.notice = notice
+                self.noticeAt = noticeAt
+            }
+        }
+
+        public let gpio: Component
+        public let coinAcceptor: Component
+
+        public init(gpio: Component, coinAcceptor: Component) {
+            self.gpio = gpio
+            self.coinAcceptor = coinAcceptor
+        }
     }
 }
 

@@ -17,9 +17,25 @@ enum CommandHandler {
         switch request.command {
         case .status:
             return .success(status: await controller.status())
+        case .stock: return .answer(.stock(await controller.reports.stock))
+        case .purchasable: return .answer(.purchasable(await controller.reports.purchasable))
+        case .expired(let at): return .answer(.expired(await controller.reports.expired(at: at.map(Instant.init(millisecondsSinceEpoch:)) ?? .now)))
+        case .hot: return .answer(.hot(await controller.reports.hot))
+        case .products: return .answer(.products(await controller.reports.products))
+        case .history(let since, let limit):
+            if let limit, limit < 0 { return .failure(ControlError(.badRequest, "limit \(limit) is negative")) }
+            return .answer(.history(await controller.reports.history(since: since.map(Instant.init(millisecondsSinceEpoch:)), limit: limit)))
+        case .coins: return .answer(.coins(await controller.reports.coins))
+        case .sales(let since): return .answer(.sales(await controller.reports.sales(since: since.map(Instant.init(millisecondsSinceEpoch:)))))
+        case .price(let slot, let amount):
+            return await setPrice(slot, amount, controller: controller)
+        case .service(let on):
+            if let stays = await controller.setServiceModeByTechnician(on) { return .failure(ControlError(.rejected, stays)) }
+            return .success(on ? "service mode on: sales stopped" : "service mode off: back in service")
         case .watch:
             return .failure(ControlError(.badRequest, "watch is answered by the connection, not here"))
         case .simPress(let slot):
+            if let unknown = unknownSlot(slot, config) { return .failure(unknown) }
             return await simulate(controller) { world throws(SimulatedWorld.CommandError) in
                 try world.press(SlotID(slot))
                 return "pressed the button of slot \(slot)"
@@ -30,12 +46,13 @@ enum CommandHandler {
                 return "pressed coin return"
             }
         case .simDrop(let slot, let succeeds):
+            if let unknown = unknownSlot(slot, config) { return .failure(unknown) }
             return await simulate(controller) { world throws(SimulatedWorld.CommandError) in
                 try world.setDrop(SlotID(slot), succeeds: succeeds)
                 return succeeds ? "the next vend from slot \(slot) drops its item" : "the next vend from slot \(slot) drops nothing"
             }
-        case .restock(let slot, let count):
-            return await restock(slot, count: count, controller: controller)
+        case .restock(let slot, let count, let loadedAt):
+            return await restock(slot, count: count, loadedAt: loadedAt.map(Instant.init(millisecondsSinceEpoch:)), controller: controller)
         case .simCoin(let amount):
             let value: Money
             do {
@@ -61,16 +78,45 @@ enum CommandHandler {
         }
     }
 
-    private static func restock(_ slot: String, count: Int?, controller: MachineController) async -> ControlResponse {
+    /// An unknown slot is a wrong argument: the answer lists the slots there are.
+    private static func unknownSlot(_ slot: String, _ config: VenddConfig, orAll: Bool = false) -> ControlError? {
+        guard !config.slots.contains(where: { $0.id.rawValue == slot }), !(orAll && slot == "all") else { return nil }
+        return ControlError(.badRequest, "no slot \(slot) (slots: \(config.slots.map(\.id.rawValue).joined(separator: ", "))\(orAll ? ", or all" : ""))")
+    }
+
+    private static func setPrice(_ slot: String, _ amount: String, controller: MachineController) async -> ControlResponse {
+        let config = await controller.config
+        if let unknown = unknownSlot(slot, config) { return .failure(unknown) }
+        var price: Money?
+        if amount != "default" {
+            do {
+                price = try Money(parsing: amount, currency: config.machine.currency)
+            } catch {
+                return .failure(ControlError(.badRequest, "\(error) (or say default for the configured price)"))
+            }
+        }
+        let events = await controller.submit(.setPrice(SlotID(slot), price)).events
+        for event in events {
+            switch event {
+            case .priceChanged(_, let from, let to):
+                return .success("slot \(slot) price \(config.machine.moneyFormat.string(for: from)) → \(config.machine.moneyFormat.string(for: to))")
+            case .rejected(let reason):
+                return .failure(ControlError(.badRequest, reason.describe(config.machine.moneyFormat)))
+            default: continue
+            }
+        }
+        let current = await controller.reports.slots.first { $0.id == slot }?.priceText ?? amount
+        return .success("slot \(slot) already costs \(current)")
+    }
+
+    private static func restock(_ slot: String, count: Int?, loadedAt: Instant?, controller: MachineController) async -> ControlResponse {
         let config = await controller.config
         let slots = slot == "all" ? config.slots.map(\.id) : [SlotID(slot)]
-        guard slot == "all" || config.slots.contains(where: { $0.id.rawValue == slot }) else {
-            return .failure(ControlError(.rejected, "no slot \(slot) (slots: \(config.slots.map(\.id.rawValue).joined(separator: ", ")), or all)"))
-        }
+        if let unknown = unknownSlot(slot, config, orAll: true) { return .failure(unknown) }
         var done: [String] = []
         var refused: [String] = []
         for id in slots {
-            let effects = await controller.submit(.restock(id, count: count, loadedAt: nil))
+            let effects = await controller.submit(.restock(id, count: count, loadedAt: loadedAt))
             for event in effects.events {
                 switch event {
                 case .stockChanged(let slot, _, let from, let to, _): done.append("\(slot) \(from)→\(to)")

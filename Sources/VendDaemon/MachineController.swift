@@ -35,6 +35,9 @@ actor MachineController {
     private var fault: String?
     private var serviceKeyOn = false
     private var doorOpen = false
+    /// Set by `vendctl service on`; restored from the machine at start so a restart keeps it.
+    private var serviceByTechnician: Bool
+    private var health = HardwareHealth()
     private let snapshotEvery = 500
 
     init(machine: Machine, store: MachineStore, config: VenddConfig, logger: Logger) {
@@ -42,6 +45,7 @@ actor MachineController {
         self.store = store
         self.config = config
         self.logger = logger
+        serviceByTechnician = machine.isInServiceMode
     }
 
     var format: MoneyFormat { config.machine.moneyFormat }
@@ -151,6 +155,7 @@ actor MachineController {
     /// Takes over freshly brought-up hardware: routes its events here and sets coin acceptance.
     func attach(_ hardware: Hardware) async {
         self.hardware = hardware
+        health = HardwareHealth()
         hardware.startRouting(to: self)
         await hardware.coinAcceptor.start(lastSequence: hardware.cursorReader(for: machine))
         await hardware.coinAcceptor.setAcceptance(acceptsCoins)
@@ -169,11 +174,11 @@ actor MachineController {
         case .coinReturnPressed: submit(.coinReturnPressed)
         case .serviceKey(let on):
             serviceKeyOn = on
-            submit(.setServiceMode(serviceKeyOn || doorOpen))
+            updateServiceMode()
         case .door(let open):
             doorOpen = open
             logger.notice(open ? "door opened" : "door closed")
-            submit(.setServiceMode(serviceKeyOn || doorOpen))
+            updateServiceMode()
         case .dropSensed(let line):
             await hardware?.dispenser.dropSensed(on: line)
         }
@@ -188,11 +193,13 @@ actor MachineController {
         case .synchronised(let event):
             submit(.coinSourceSynchronised(event))
         case .notice(let text, let isFault):
+            health.coinAcceptorSaid(text, isFault: isFault, at: Instant.now.millisecondsSinceEpoch)
             logger.log(level: isFault ? .error : .notice, "coin acceptor: \(text)")
         }
     }
 
     func handle(_ notice: HardwareNotice) {
+        health.record(notice, at: Instant.now.millisecondsSinceEpoch)
         switch notice {
         case .relayEnergised(let slot, let line):
             logger.info("relay of slot \(slot) energised (line \(line))", metadata: ["SLOT": "\(slot)"])
@@ -212,6 +219,24 @@ actor MachineController {
         case .fault(let text):
             logger.error("hardware: \(text)")
         }
+    }
+
+    /// The machine is in service mode while any of the key, the door or a technician says so.
+    private func updateServiceMode() {
+        submit(.setServiceMode(serviceKeyOn || doorOpen || serviceByTechnician))
+    }
+
+    /// `vendctl service on|off`. Nil when done; otherwise why service mode stays on.
+    func setServiceModeByTechnician(_ on: Bool) -> String? {
+        serviceByTechnician = on
+        updateServiceMode()
+        guard !on, machine.isInServiceMode else { return nil }
+        return "service mode stays on while \(serviceModeReasons.joined(separator: " and ")); sales resume when that ends"
+    }
+
+    private var serviceModeReasons: [String] {
+        [serviceKeyOn ? "the service key is on" : nil, doorOpen ? "the door is open" : nil,
+         serviceByTechnician ? "switched on by a technician" : nil].compactMap { $0 }
     }
 
     // MARK: - Time, reload, shutdown
@@ -253,22 +278,17 @@ actor MachineController {
 
     func lastCoinSequence(from source: String) -> UInt64? { machine.lastCoinSequence(from: source) }
 
+    /// The machine's queries as they stand now.
+    var reports: Reports { Reports(machine: machine, format: format, machineName: config.machine.name) }
+
     func status() -> StatusReport {
         let state: (String, String?)
         if let fault {
             state = ("out-of-order", fault)
         } else if machine.isInServiceMode {
-            state = ("service-mode", doorOpen ? "door open" : "service key on")
+            state = ("service-mode", serviceModeReasons.joined(separator: " and "))
         } else {
             state = ("in-service", nil)
-        }
-        let slots = machine.offers.map { offer in
-            StatusReport.Slot(
-                id: offer.slot.rawValue, product: offer.product.id.rawValue, productName: offer.product.name,
-                price: offer.price.decimalString, priceText: format.string(for: offer.price),
-                available: offer.available, stock: machine.stock[offer.slot]?.count ?? 0,
-                capacity: machine.setup.slot(offer.slot)?.capacity ?? 0,
-                earliestExpiry: machine.earliestExpiry(in: offer.slot)?.millisecondsSinceEpoch)
         }
         return StatusReport(
             machine: config.machine.name, state: state.0, stateReason: state.1,
@@ -276,11 +296,12 @@ actor MachineController {
             creditText: format.string(for: machine.credit), acceptingCoins: acceptsCoins,
             vendInProgress: machine.pendingVend.map { "\($0.id) at slot \($0.slot)" },
             simulated: hardware?.world != nil, coinAcceptor: hardware?.coinAcceptorDescription ?? "stopped",
-            gpio: hardware?.gpioDescription ?? "stopped", slots: slots,
+            gpio: hardware?.gpioDescription ?? "stopped", slots: reports.slots,
             books: StatusReport.Books(
                 coinsIn: machine.ledger.coinsIn.decimalString, sales: machine.ledger.sales.decimalString,
                 refunds: machine.ledger.refunds.decimalString,
                 itemsSold: machine.ledger.salesByProduct.values.reduce(0) { $0 + $1.count },
-                failedVends: machine.ledger.failedVends, unknownOutcomes: machine.ledger.unknownOutcomes))
+                failedVends: machine.ledger.failedVends, unknownOutcomes: machine.ledger.unknownOutcomes),
+            health: health.report(gpio: hardware?.gpioDescription, coinAcceptor: hardware?.coinAcceptorDescription))
     }
 }

@@ -40,6 +40,11 @@ public struct SalesFigure: Hashable, Sendable, Codable {
         count += 1
         amount += price
     }
+
+    mutating func add(_ other: SalesFigure) {
+        count += other.count
+        amount += other.amount
+    }
 }
 
 /// Coins of one denomination that went into the cash box.

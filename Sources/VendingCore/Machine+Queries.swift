@@ -76,3 +76,37 @@ extension Machine {
     /// Coins in the cash box per denomination.
     public var cashCounters: [CoinCount] { ledger.cashbox }
 }
+
+/// Sales added up per product and per slot.
+public struct SalesTotals: Hashable, Sendable {
+    public let byProduct: [ProductID: SalesFigure]
+    public let bySlot: [SlotID: SalesFigure]
+    public let total: SalesFigure
+}
+
+extension Machine {
+    /// Totals since the machine was new (from the ledger, exact whatever the history keeps), or
+    /// over the kept history at or after `instant`.
+    public func salesTotals(since instant: Instant? = nil) -> SalesTotals {
+        var byProduct = ledger.salesByProduct, bySlot = ledger.salesBySlot
+        if let instant {
+            byProduct = [:]
+            bySlot = [:]
+            for sale in history(since: instant) {
+                byProduct[sale.product, default: .zero(setup.currency)].add(sale.price)
+                bySlot[sale.slot, default: .zero(setup.currency)].add(sale.price)
+            }
+        }
+        var total = SalesFigure.zero(setup.currency)
+        for figure in byProduct.values { total.add(figure) }
+        return SalesTotals(byProduct: byProduct, bySlot: bySlot, total: total)
+    }
+
+    /// Whether the kept history holds every sale at or after `instant` (it keeps the most recent
+    /// `historyLimit`).
+    public func historyCovers(since instant: Instant) -> Bool {
+        let everSold = ledger.salesByProduct.values.reduce(0) { $0 + $1.count }
+        guard everSold > ledger.history.count, let oldestKept = ledger.history.first else { return everSold == ledger.history.count }
+        return instant > oldestKept.at
+    }
+}

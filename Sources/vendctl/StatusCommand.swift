@@ -3,33 +3,47 @@ import VendControl
 import VendText
 
 struct Status: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Show the machine: state, credit, hardware and every slot.")
+    static let configuration = CommandConfiguration(
+        abstract: "Show the machine: state, credit, hardware health and every slot.",
+        discussion: "Each slot shows its product, price, items in it out of its capacity, how many a customer can buy now, and when its oldest item expires.")
 
     @OptionGroup var connection: Connection
 
     func run() throws {
         try reporting {
-            let response = try connection.send(.status)
-            guard !connection.json, let status = response.status else { return }
-            print(render(status))
+            try connection.show(.status, { $0.status }, render: Self.render)
         }
     }
 
-    func render(_ status: StatusReport) -> String {
+    static func render(_ status: StatusReport) -> String {
+        let state = switch status.state {
+        case "in-service": "in service"
+        case "service-mode": "service mode"
+        case "out-of-order": "OUT OF ORDER"
+        default: status.state
+        }
         var lines = [
-            "\(status.machine): \(status.state)\(status.stateReason.map { " (\($0))" } ?? "")",
-            "credit        \(status.creditText)\(status.acceptingCoins ? "" : " (coins inhibited)")",
-            "vend          \(status.vendInProgress ?? "none in progress")",
-            "coins         \(status.coinAcceptor)",
-            "gpio          \(status.gpio)",
+            "\(status.machine): \(state)\(status.stateReason.map { " (\($0))" } ?? "")",
+            "credit   \(status.creditText)\(status.acceptingCoins ? "" : " (coins inhibited)")",
+            "vend     \(status.vendInProgress ?? "none in progress")",
+            "coins    \(health(status.health?.coinAcceptor, fallback: status.coinAcceptor))",
+            "gpio     \(health(status.health?.gpio, fallback: status.gpio))",
             "",
         ]
-        var table = TextTable([.left, .left, .right, .right, .right])
-        table.add(["slot", "product", "price", "stock", "free"])
+        var table = TextTable([.left, .left, .right, .right, .right, .left])
+        table.add(["slot", "product", "price", "stock", "free", "earliest expiry"])
         for slot in status.slots {
-            table.add([slot.id, slot.productName, slot.priceText, "\(slot.stock)/\(slot.capacity)", "\(slot.available)"])
+            table.add([slot.id, slot.productName, slot.priceText, "\(slot.stock)/\(slot.capacity)", "\(slot.available)",
+                       dateText(slot.earliestExpiry)])
         }
         lines += table.render()
         return lines.joined(separator: "\n")
+    }
+
+    /// A fault shows what the component last reported; JSON carries the notice either way.
+    private static func health(_ component: StatusReport.Health.Component?, fallback: String) -> String {
+        guard let component else { return fallback }
+        guard !component.ok else { return "ok: " + component.description }
+        return "FAULT: \(component.description)" + (component.notice.map { ": \($0) (\(dateText(component.noticeAt)))" } ?? "")
     }
 }

@@ -6,8 +6,11 @@ import VendControl
 struct Vendctl: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "vendctl",
-        abstract: "Operate a running vendd: status, live events, and the simulated hardware.",
-        subcommands: [Status.self, Watch.self, Restock.self, Sim.self])
+        abstract: "Operate a running vendd: look at the machine, restock, set prices, read the books.",
+        discussion: "Queries are open to anyone who can reach the socket; changes need root or the control group (vendtech). Exit status: 0 done, 1 refused by vendd, 64 wrong argument, 69 vendd not reachable, 73 an output file cannot be written, 77 not permitted. See docs/vendctl.md.",
+        subcommands: [Status.self, Stock.self, Purchasable.self, Expired.self, Hot.self, Products.self,
+                      Restock.self, Price.self, Service.self, History.self, Coins.self, Report.self,
+                      Watch.self, Audit.self, Sim.self])
 
     // Declared here too so that `vendctl --socket PATH status` works as well as `vendctl status --socket PATH`.
     @OptionGroup var connection: Connection
@@ -18,14 +21,14 @@ struct Connection: ParsableArguments {
     @Option(help: "The daemon's control socket.")
     var socket: String = "/run/vendd/control.sock"
 
-    @Flag(help: "Print JSON (one object per line) instead of text.")
+    @Flag(help: "Print the daemon's answer as one JSON line (documented in docs/vendctl.md) instead of text.")
     var json = false
 
     func client() throws -> ControlClient {
         do {
             return try ControlClient(path: socket)
         } catch {
-            throw Failure(error.description, code: ExitStatus.unavailable)
+            throw Failure(error.description, code: error.kind == .permissionDenied ? ExitStatus.noPermission : ExitStatus.unavailable)
         }
     }
 
@@ -42,9 +45,19 @@ struct Connection: ParsableArguments {
         if json { print(jsonLine(response)) }
         guard response.ok else {
             let error = response.error ?? ControlError(.internal, "vendd refused without a reason")
-            throw Failure(error.message, code: error.code == .forbidden ? ExitStatus.noPermission : ExitStatus.refused)
+            throw Failure(error.message, code: ExitStatus.of(error.code))
         }
         return response
+    }
+
+    /// Sends a query and prints its text rendering unless `--json` printed the answer already.
+    func show<Answer>(_ command: ControlCommand, _ answer: (ControlResponse) -> Answer?, render: (Answer) throws -> String) throws {
+        let response = try send(command)
+        guard !json else { return }
+        guard let value = answer(response) else {
+            throw Failure("vendd's answer to \(command.op) lacks its result; is vendd older than this vendctl?", code: ExitStatus.unavailable)
+        }
+        print(try render(value))
     }
 }
 
@@ -53,7 +66,17 @@ enum ExitStatus {
     static let refused: Int32 = 1
     static let usage: Int32 = 64
     static let unavailable: Int32 = 69
+    static let cannotCreate: Int32 = 73
     static let noPermission: Int32 = 77
+
+    static func of(_ code: ControlError.Code) -> Int32 {
+        switch code {
+        case .forbidden: noPermission
+        case .badRequest: usage
+        case .unsupportedVersion: unavailable
+        case .rejected, .notSimulated, .internal: refused
+        }
+    }
 }
 
 /// A message for stderr and an exit status.

@@ -1,6 +1,10 @@
 import ArgumentParser
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import VendControl
+import VendReports
 
 struct Watch: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Print the machine's events as they happen, until interrupted.")
@@ -8,15 +12,14 @@ struct Watch: ParsableCommand {
     @OptionGroup var connection: Connection
 
     func run() throws {
+        Self.unblockInterrupts()
         try reporting {
             let client = try connection.client()
-            let formatter = ISO8601DateFormatter()
-            formatter.timeZone = .current
             do {
                 try client.watch { event in
                     let line = connection.json
                         ? jsonLine(event)
-                        : "\(formatter.string(from: Date(timeIntervalSince1970: Double(event.at) / 1000)))  \(event.text)"
+                        : "\(DateText.format(event.at, seconds: true))  \(event.text)"
                     // Written straight away, unbuffered, so a pipe or `tee` sees each event as it happens.
                     FileHandle.standardOutput.write(Data((line + "\n").utf8))
                 }
@@ -24,5 +27,14 @@ struct Watch: ParsableCommand {
                 throw Failure("\(error)", code: ExitStatus.unavailable)
             }
         }
+    }
+
+    /// watch ends only by a signal, and a blocked signal mask is inherited: a parent that blocks
+    /// SIGINT and SIGTERM (some supervisors and test runners do) would make it unstoppable.
+    private static func unblockInterrupts() {
+        var signals = sigset_t()
+        sigemptyset(&signals)
+        for signal in [SIGINT, SIGTERM, SIGHUP] { sigaddset(&signals, signal) }
+        pthread_sigmask(SIG_UNBLOCK, &signals, nil)
     }
 }

@@ -6,18 +6,8 @@ import VenddTestSupport
 @Suite struct CheckConfigCommandTests {
     static let vendd = builtProduct("vendd")
 
-    static func run(_ arguments: [String]) throws -> (status: Int32, output: String, errors: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: vendd)
-        process.arguments = arguments
-        let output = Pipe(), errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        let out = output.fileHandleForReading.readDataToEndOfFile()
-        let err = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: out, as: UTF8.self), String(decoding: err, as: UTF8.self))
+    static func run(_ arguments: [String]) throws -> ProcessRun {
+        try ProcessRun.run(vendd, arguments)
     }
 
     @Test func aValidFilePrintsTheSummaryAndExitsZero() throws {

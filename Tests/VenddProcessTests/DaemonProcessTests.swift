@@ -112,7 +112,7 @@ import VenddTestSupport
             (#"{"v":1,"op":"sim-coin","amount":5}"#, "bad-request"),
             (#"{"v":2,"op":"status"}"#, "unsupported-version"),
             (#"{"v":1,"op":"sim-coin","amount":"1.5"}"#, "bad-request"),
-            (#"{"v":1,"op":"sim-press","slot":"Z9"}"#, "rejected"),
+            (#"{"v":1,"op":"sim-press","slot":"Z9"}"#, "bad-request"),
             (#"{"v":1,"op":"restock","slot":"A1","count":-3}"#, "rejected"),
         ]
         for (line, code) in cases {
@@ -165,17 +165,8 @@ enum StateFile {
 /// Who may change the machine: checked from the peer's credentials (SO_PEERCRED), so it needs a
 /// second user; CI runs as root and can become `nobody`.
 @Suite(.serialized) struct PermissionTests {
-    static func vendctl(asNobody arguments: [String]) throws -> (status: Int32, errors: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-        process.arguments = ["--reuid=65534", "--regid=65534", "--clear-groups", builtProduct("vendctl")] + arguments
-        let errors = Pipe()
-        process.standardError = errors
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return (process.terminationStatus, text)
+    static func vendctl(asNobody arguments: [String]) throws -> ProcessRun {
+        try ProcessRun.run("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", builtProduct("vendctl")] + arguments)
     }
 
     @Test(.enabled(if: getuid() == 0, "needs root to act as another user (CI runs as root)"))

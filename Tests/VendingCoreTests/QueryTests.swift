@@ -83,6 +83,38 @@ import VendingCore
         #expect(rig.machine.ledger.refunds == Fixtures.won(100))
     }
 
+    @Test func salesTotalsSinceAMomentComeFromTheHistory() throws {
+        var rig = Rig()
+        try buy("A2", in: &rig)
+        rig.advance(days: 1)
+        let later = rig.now
+        try buy("A2", in: &rig)
+        try buy("B1", in: &rig)
+        let all = rig.machine.salesTotals()
+        #expect(all.byProduct["cola"]?.count == 2)
+        #expect(all.total.count == 3)
+        #expect(all.total.amount == rig.machine.ledger.sales)
+        let recent = rig.machine.salesTotals(since: later)
+        #expect(recent.byProduct["cola"]?.count == 1)
+        #expect(recent.bySlot["B1"]?.amount == Fixtures.won(900))
+        #expect(recent.total.count == 2)
+        #expect(rig.machine.salesTotals(since: later.adding(days: 1)).total.count == 0)
+    }
+
+    @Test func theHistoryCoversAMomentOnlyIfNothingSinceWasDropped() throws {
+        var rig = Rig(setup: Fixtures.setup(historyLimit: 2))
+        let start = rig.now
+        try buy("A1", in: &rig)
+        #expect(rig.machine.historyCovers(since: start))
+        for slot: SlotID in ["A2", "B1"] {
+            rig.advance(days: 1)
+            try buy(slot, in: &rig)
+        }
+        // The first sale was dropped: a report since the start would miss it.
+        #expect(!rig.machine.historyCovers(since: start))
+        #expect(rig.machine.historyCovers(since: rig.now))
+    }
+
     @Test func theCategoryTreeGroupsProductsByPath() {
         let tree = Catalog([Fixtures.milk, Fixtures.cola, Fixtures.coffee]).categoryTree
         #expect(tree.children.map(\.name) == ["beverage"])

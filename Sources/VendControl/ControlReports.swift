@@ -1,0 +1,244 @@
+/// The answers to vendctl's queries, as they travel in `ControlResponse` (and as `vendctl --json`
+/// prints them; docs/vendctl.md documents every field). Amounts come as exact decimal text and,
+/// in the `…Text` twin, formatted with the machine's currency pattern. Instants are milliseconds
+/// since the Unix epoch.
+
+/// Items available for one product over every slot that sells it.
+public struct ProductStock: Codable, Sendable, Equatable {
+    public let product: String
+    public let name: String
+    public let available: Int
+    public let capacity: Int
+    public let slots: [String]
+
+    public init(product: String, name: String, available: Int, capacity: Int, slots: [String]) {
+        self.product = product
+        self.name = name
+        self.available = available
+        self.capacity = capacity
+        self.slots = slots
+    }
+}
+
+/// The slots the current credit can buy from.
+public struct PurchasableReport: Codable, Sendable, Equatable {
+    public let credit: String
+    public let creditText: String
+    public let slots: [StatusReport.Slot]
+
+    public init(credit: String, creditText: String, slots: [StatusReport.Slot]) {
+        self.credit = credit
+        self.creditText = creditText
+        self.slots = slots
+    }
+}
+
+/// Items past their shelf life at `at`, per slot.
+public struct ExpiredReport: Codable, Sendable, Equatable {
+    public struct Slot: Codable, Sendable, Equatable {
+        public let slot: String
+        public let product: String
+        public let productName: String
+        public let count: Int
+        /// When the oldest of them expired.
+        public let since: Int64
+
+        public init(slot: String, product: String, productName: String, count: Int, since: Int64) {
+            self.slot = slot
+            self.product = product
+            self.productName = productName
+            self.count = count
+            self.since = since
+        }
+    }
+
+    public let at: Int64
+    public let slots: [Slot]
+
+    public init(at: Int64, slots: [Slot]) {
+        self.at = at
+        self.slots = slots
+    }
+}
+
+/// A product of the catalog and the slots that sell it.
+public struct ProductInfo: Codable, Sendable, Equatable {
+    public let id: String
+    public let name: String
+    public let category: [String]
+    public let hot: Bool
+    public let shelfLifeDays: Int?
+    public let tags: [String]
+    public let slots: [String]
+
+    public init(id: String, name: String, category: [String], hot: Bool, shelfLifeDays: Int?, tags: [String], slots: [String]) {
+        self.id = id
+        self.name = name
+        self.category = category
+        self.hot = hot
+        self.shelfLifeDays = shelfLifeDays
+        self.tags = tags
+        self.slots = slots
+    }
+}
+
+/// One category of the tree: its products and its subcategories, sorted by name. The root's name
+/// is empty.
+public struct CategoryReport: Codable, Sendable, Equatable {
+    public let name: String
+    public let path: [String]
+    public let products: [ProductInfo]
+    public let children: [CategoryReport]
+
+    public init(name: String, path: [String], products: [ProductInfo], children: [CategoryReport]) {
+        self.name = name
+        self.path = path
+        self.products = products
+        self.children = children
+    }
+}
+
+/// Past sales, oldest first.
+public struct HistoryReport: Codable, Sendable, Equatable {
+    public struct Sale: Codable, Sendable, Equatable {
+        public let vend: UInt64
+        public let at: Int64
+        public let slot: String
+        public let product: String
+        public let productName: String
+        public let price: String
+        public let priceText: String
+        /// "drop-sensor", "relay-only" or "assumed".
+        public let confirmation: String
+
+        public init(vend: UInt64, at: Int64, slot: String, product: String, productName: String, price: String,
+                    priceText: String, confirmation: String) {
+            self.vend = vend
+            self.at = at
+            self.slot = slot
+            self.product = product
+            self.productName = productName
+            self.price = price
+            self.priceText = priceText
+            self.confirmation = confirmation
+        }
+    }
+
+    public let since: Int64?
+    /// How many sales the machine keeps (`machine.history_limit`); older ones are only in the totals.
+    public let historyLimit: Int
+    public let sales: [Sale]
+
+    public init(since: Int64?, historyLimit: Int, sales: [Sale]) {
+        self.since = since
+        self.historyLimit = historyLimit
+        self.sales = sales
+    }
+}
+
+/// Coins in the cash box per denomination, smallest first.
+public struct CoinsReport: Codable, Sendable, Equatable {
+    public struct Denomination: Codable, Sendable, Equatable {
+        public let value: String
+        public let valueText: String
+        public let count: Int
+        public let amount: String
+        public let amountText: String
+
+        public init(value: String, valueText: String, count: Int, amount: String, amountText: String) {
+            self.value = value
+            self.valueText = valueText
+            self.count = count
+            self.amount = amount
+            self.amountText = amountText
+        }
+    }
+
+    public let count: Int
+    public let total: String
+    public let totalText: String
+    public let denominations: [Denomination]
+
+    public init(count: Int, total: String, totalText: String, denominations: [Denomination]) {
+        self.count = count
+        self.total = total
+        self.totalText = totalText
+        self.denominations = denominations
+    }
+}
+
+/// How many items sold and for how much.
+public struct SalesFigures: Codable, Sendable, Equatable {
+    public let count: Int
+    public let amount: String
+    public let amountText: String
+
+    public init(count: Int, amount: String, amountText: String) {
+        self.count = count
+        self.amount = amount
+        self.amountText = amountText
+    }
+}
+
+/// Sales per product and per slot, and the cash that came in: what `report` charts and `audit`
+/// writes.
+public struct SalesReport: Codable, Sendable, Equatable {
+    public struct Product: Codable, Sendable, Equatable {
+        public let product: String
+        public let name: String
+        public let sold: SalesFigures
+
+        public init(product: String, name: String, sold: SalesFigures) {
+            self.product = product
+            self.name = name
+            self.sold = sold
+        }
+    }
+
+    public struct Slot: Codable, Sendable, Equatable {
+        public let slot: String
+        public let product: String
+        /// The slot's price now; absent for a slot no longer configured.
+        public let price: String?
+        public let priceText: String?
+        public let sold: SalesFigures
+
+        public init(slot: String, product: String, price: String?, priceText: String?, sold: SalesFigures) {
+            self.slot = slot
+            self.product = product
+            self.price = price
+            self.priceText = priceText
+            self.sold = sold
+        }
+    }
+
+    public let machine: String
+    public let currency: String
+    public let minorDigits: Int
+    /// Absent: since the machine was new (exact totals). Present: from the kept sales history.
+    public let since: Int64?
+    /// True when `since` reaches back before the oldest sale the history still keeps.
+    public let incomplete: Bool
+    /// Products that sold, most sold first (then by name).
+    public let products: [Product]
+    /// Every configured slot in display order, then any slot that sold before it was removed.
+    public let slots: [Slot]
+    public let total: SalesFigures
+    /// Coins into the cash box since the machine was new.
+    public let coinsIn: String
+    public let coinsInText: String
+
+    public init(machine: String, currency: String, minorDigits: Int, since: Int64?, incomplete: Bool,
+                products: [Product], slots: [Slot], total: SalesFigures, coinsIn: String, coinsInText: String) {
+        self.machine = machine
+        self.currency = currency
+        self.minorDigits = minorDigits
+        self.since = since
+        self.incomplete = incomplete
+        self.products = products
+        self.slots = slots
+        self.total = total
+        self.coinsIn = coinsIn
+        self.coinsInText = coinsInText
+    }
+}

@@ -1,0 +1,53 @@
+/// What an EVA-DTS audit reports: the machine's identity, and its sales and cash since
+/// initialisation. Amounts are integer minor units ("Nc" numbers with `decimalPlaces` implied).
+public struct DEXAudit: Sendable, Equatable {
+    public struct Selection: Sendable, Equatable {
+        /// The selection as labelled on the machine ("A1").
+        public let id: String
+        public let price: Int64?
+        public let vends: Int
+        public let value: Int64
+
+        public init(id: String, price: Int64?, vends: Int, value: Int64) {
+            self.id = id
+            self.price = price
+            self.vends = vends
+            self.value = value
+        }
+    }
+
+    /// DXS01: a 3-letter manufacturer code and 7 digits.
+    public let communicationID: String
+    /// ID106, the operator's asset number for the machine.
+    public let assetNumber: String
+    /// ID104, where the machine stands.
+    public let location: String
+    public let decimalPlaces: Int
+    /// ISO 4217 alphabetic code (ID403).
+    public let currencyCode: String
+    public let selections: [Selection]
+    /// Every coin that went into the cash box.
+    public let cashIn: Int64
+
+    public init(communicationID: String, assetNumber: String, location: String, decimalPlaces: Int,
+                currencyCode: String, selections: [Selection], cashIn: Int64) {
+        self.communicationID = communicationID
+        self.assetNumber = assetNumber
+        self.location = location
+        self.decimalPlaces = decimalPlaces
+        self.currencyCode = currencyCode
+        self.selections = selections
+        self.cashIn = cashIn
+    }
+
+    public var paidVends: Int { selections.reduce(0) { $0 + $1.vends } }
+    public var paidValue: Int64 { selections.reduce(0) { $0 + $1.value } }
+
+    /// Whether `text` is a valid DXS01 communication id.
+    public static func isValidCommunicationID(_ text: String) -> Bool {
+        let characters = Array(text.unicodeScalars)
+        return characters.count == 10
+            && characters.prefix(3).allSatisfy { ("A"..."Z").contains($0) }
+            && characters.dropFirst(3).allSatisfy { ("0"..."9").contains($0) }
+    }
+}

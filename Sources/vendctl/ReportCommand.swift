@@ -1,0 +1,65 @@
+import ArgumentParser
+import Foundation
+import VendControl
+import VendReports
+import VendText
+
+struct Report: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Sales by product as a bar chart, and optionally as an SVG pie chart.",
+        discussion: "Bars and slices are proportional to the number of items sold. Without --since the totals are exact since the machine was new; with it they come from the kept sales history.")
+
+    @OptionGroup var connection: Connection
+    @Option(help: ArgumentHelp("Only sales at or after this moment.", valueName: "date"), transform: parseDate)
+    var since: Int64?
+    @Option(help: ArgumentHelp("Also write the pie chart to this SVG file.", valueName: "file"))
+    var svg: String?
+
+    static let barWidth = 30
+
+    func run() throws {
+        try reporting {
+            let response = try connection.send(.sales(since: since))
+            guard let sales = response.sales else {
+                throw Failure("vendd's answer lacks the sales; is vendd older than this vendctl?", code: ExitStatus.unavailable)
+            }
+            if sales.incomplete {
+                FileHandle.standardError.write(Data("vendctl: note: the history keeps only the last sales; older ones before \(dateText(since)) are missing here (without --since the totals are complete)\n".utf8))
+            }
+            if let svg { try write(Self.pieChart(sales).svg, to: svg) }
+            if !connection.json { print(Self.render(sales)) }
+            if let svg, !connection.json { print("pie chart written to \(svg)") }
+        }
+    }
+
+    static func title(_ sales: SalesReport) -> String {
+        "Sales by product, \(sales.since.map { "since \(dateText($0))" } ?? "all time") — \(sales.machine)"
+    }
+
+    static func render(_ sales: SalesReport) -> String {
+        guard !sales.products.isEmpty else { return title(sales) + "\nno sales" }
+        let most = sales.products.map(\.sold.count).max() ?? 0
+        var table = TextTable([.left, .left, .right, .right])
+        for product in sales.products {
+            table.add([product.name, BarChart.bar(product.sold.count, maximum: most, width: barWidth),
+                       "\(product.sold.count)", product.sold.amountText])
+        }
+        table.add(["total", "", "\(sales.total.count)", sales.total.amountText])
+        return ([title(sales)] + table.render()).joined(separator: "\n")
+    }
+
+    static func pieChart(_ sales: SalesReport) -> PieChart {
+        PieChart(title: title(sales), slices: sales.products.map {
+            PieChart.Slice(label: $0.name, value: $0.sold.count, detail: "\($0.sold.count) sold, \($0.sold.amountText)")
+        })
+    }
+}
+
+/// Writes a file for the technician, failing with a message that names it.
+func write(_ text: String, to path: String) throws {
+    do {
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+    } catch {
+        throw Failure("cannot write \(path): \(error.localizedDescription)", code: ExitStatus.cannotCreate)
+    }
+}

@@ -1,0 +1,71 @@
+import Testing
+@testable import VendReports
+
+@Suite struct DEXWriterTests {
+    static let audit = DEXAudit(
+        communicationID: "VDD0000001", assetNumber: "VM-7", location: "Hall*2", decimalPlaces: 2, currencyCode: "EUR",
+        selections: [.init(id: "A1", price: 150, vends: 1, value: 150), .init(id: "A2", price: 200, vends: 1, value: 200)],
+        cashIn: 400)
+
+    @Test func writesTheEnvelopeAndSegmentsWithCRLF() {
+        let file = DEXWriter.file(Self.audit)
+        #expect(file.hasSuffix("\r\n"))
+        let segments = file.components(separatedBy: "\r\n").dropLast()
+        #expect(!segments.contains { $0.contains("\n") || $0.contains("\r") })
+        #expect(Array(segments) == [
+            "DXS*VDD0000001*VA*V0/6*1",
+            "ST*001*0001",
+            "ID1*VDD0000001*VENDD*1*Hall 2**VM-7",
+            "ID4*2**EUR",
+            "VA1*350*2*350*2",
+            "VA3*0*0*0*0",
+            "CA2*350*2*350*2",
+            "CA3*400*400*0*0*400*400*0*0",
+            "PA1*A1*150", "PA2*1*150*1*150", "PA4*0",
+            "PA1*A2*200", "PA2*1*200*1*200", "PA4*0",
+            "G85*\(String(CRC16ARC.checksum(Array(segments[1...13].map { $0 + "\r\n" }.joined().utf8)), radix: 16, uppercase: true))",
+            "SE*15*0001",
+            "DXE*1*1",
+        ])
+    }
+
+    @Test func theChecksumIsFourDigitsMostSignificantFirst() {
+        let audit = DEXAudit(communicationID: "VDD0000001", assetNumber: "1", location: "", decimalPlaces: 0,
+                             currencyCode: "KRW", selections: [], cashIn: 0)
+        let file = DEXWriter.file(audit)
+        let g85 = file.components(separatedBy: "\r\n").first { $0.hasPrefix("G85*") }
+        let checked = file[file.range(of: "ST*")!.lowerBound..<file.range(of: "G85*")!.lowerBound]
+        let expected = CRC16ARC.checksum(Array(checked.utf8))
+        #expect(g85?.count == 8)
+        #expect(UInt16(g85?.dropFirst(4) ?? "", radix: 16) == expected)
+    }
+
+    @Test func aSelectionWithoutPriceOmitsIt() {
+        #expect(DEXWriter.segment(["PA1", "C9"]) == "PA1*C9\r\n")
+        #expect(DEXWriter.segment(["ID1", "X", "", "", ""]) == "ID1*X\r\n")
+    }
+
+    @Test func onlyPrintableASCIIWithoutTheSeparatorSurvives() {
+        #expect(DEXWriter.clean("2층*B\t~") == "2  B ~")
+    }
+
+    @Test func communicationIDsAreThreeCapitalsAndSevenDigits() {
+        #expect(DEXAudit.isValidCommunicationID("VDD0000001"))
+        #expect(!DEXAudit.isValidCommunicationID("vdd0000001"))
+        #expect(!DEXAudit.isValidCommunicationID("VDD000001"))
+        #expect(!DEXAudit.isValidCommunicationID("VD10000001"))
+    }
+}
+
+@Suite struct BarChartTests {
+    @Test func theLargestValueFillsTheWidthAndOthersAreProportional() {
+        #expect(BarChart.bar(10, maximum: 10, width: 4) == "████")
+        #expect(BarChart.bar(5, maximum: 10, width: 4) == "██")
+        #expect(BarChart.bar(1, maximum: 10, width: 4) == "▍")  // 3.2 eighths → 3
+    }
+
+    @Test func anySaleShowsAndNoneIsEmpty() {
+        #expect(BarChart.bar(1, maximum: 1_000, width: 10) == "▏")
+        #expect(BarChart.bar(0, maximum: 10, width: 10) == "")
+    }
+}
