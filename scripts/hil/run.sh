@@ -176,13 +176,13 @@ if grep -q '^HIL coin_over_ttyS1: FAIL' "$console"; then
 fi
 
 echo "HIL summary (libgpiod $api, $mode):"
-grep -E '^(HIL [a-z_]+: |BENCH )' "$console" || true
+grep -E '^(HIL [A-Za-z0-9_]+: |BENCH )' "$console" || true
 grep -q '^HIL done' "$console" || hil_die "the guest did not finish (qemu exit $qemu_status); console above"
-if grep -q '^HIL [a-z_]*: FAIL' "$console"; then
-    hil_die "$(grep -c '^HIL [a-z_]*: FAIL' "$console") scenario(s) failed"
+if grep -q '^HIL [A-Za-z0-9_]*: FAIL' "$console"; then
+    hil_die "$(grep -c '^HIL [A-Za-z0-9_]*: FAIL' "$console") scenario(s) failed"
 fi
 if [[ "$mode" == scenarios ]]; then
-    passed="$(grep -c '^HIL [a-z_]*: PASS' "$console")"
+    passed="$(grep -c '^HIL [A-Za-z0-9_]*: PASS' "$console")"
     expected="$(sed -n 's/^HIL planned: //p' "$console")"
     ((passed == expected)) || hil_die "$passed scenario(s) passed, $expected expected"
     echo "all $passed HIL scenarios passed (libgpiod $api)"
