@@ -77,7 +77,7 @@ final class Hardware: Sendable {
                 for await event in panel.events { await controller.handle(event) }
                 // The panel's stream ends only when its lines are released, or lost.
                 if !Task.isCancelled {
-                    await controller.handle(HardwareNotice.fault("GPIO inputs stopped delivering events; restart vendd (journalctl -u vendd shows why)"))
+                    await controller.hardwareFailed("the GPIO inputs stopped delivering events (chip removed or driver error)")
                 }
             },
             Task {

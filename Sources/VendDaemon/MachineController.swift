@@ -129,6 +129,13 @@ actor MachineController {
         fault = reason
         logger.critical("OUT OF ORDER: \(reason). Sales are stopped; fix the cause and restart vendd.")
         setCoinAcceptance(false)
+        hardware?.dispenser.releaseAll()
+    }
+
+    /// The hardware can no longer work (its inputs are gone): out of order, as for a state that
+    /// cannot be written.
+    func hardwareFailed(_ reason: String) {
+        enterFault(reason)
     }
 
     private func compactIfDue() {
