@@ -22,7 +22,9 @@ let package = Package(
         .target(name: "VendConfig", dependencies: ["VendingCore", "VendText", .product(name: "Yams", package: "Yams")]),
         // Hardware behind protocols: GPIO lines, relays, drop sensors, coin acceptors; the
         // debounce / interlock / pulse logic shared by real and simulated backends; the simulation.
-        .target(name: "VendHardware", dependencies: ["VendConfig", "VendingCore", "CcTalk", "VendSerial"]),
+        .target(name: "VendHardware", dependencies: ["VendConfig", "VendingCore", "CcTalk", "VendSerial", "VendTime"]),
+        // The injected clock: real time in the daemon, manual time that tests advance.
+        .target(name: "VendTime"),
         // libgpiod as installed (v1 1.6.x or v2 2.x), found through pkg-config, so that
         // PKG_CONFIG_PATH can point a build at another version.
         .systemLibrary(name: "CLibgpiod", pkgConfig: "libgpiod", providers: [.apt(["libgpiod-dev"])]),
@@ -46,7 +48,7 @@ let package = Package(
         .target(name: "VendControl", dependencies: ["VendingCore", "CVendSystem"]),
         // The shell: config → drivers → core, persistence, control socket, systemd, journald, signals.
         .target(name: "VendDaemon", dependencies: [
-            "VendingCore", "VendConfig", "VendHardware", "VendGPIO", "VendStore", "VendControl",
+            "VendingCore", "VendConfig", "VendHardware", "VendGPIO", "VendStore", "VendControl", "VendTime",
             .product(name: "Logging", package: "swift-log"),
         ]),
         // The daemon's executable: argument parsing and wiring only.
@@ -64,7 +66,7 @@ let package = Package(
         .target(name: "VenddTestSupport", path: "Tests/VenddTestSupport"),
         .testTarget(name: "VendConfigTests", dependencies: ["VendConfig", "VendingCore", "VenddTestSupport"]),
         .testTarget(name: "VendStoreTests", dependencies: ["VendStore"]),
-        .testTarget(name: "VendHardwareTests", dependencies: ["VendHardware", "VendConfig", "VendingCore", "CcTalk", "CcTalkSimulator"]),
+        .testTarget(name: "VendHardwareTests", dependencies: ["VendHardware", "VendConfig", "VendTime", "VendingCore", "CcTalk", "CcTalkSimulator"]),
         .testTarget(name: "VendGPIOTests", dependencies: ["VendGPIO", "VendHardware", "VenddTestSupport"]),
         .testTarget(name: "CcTalkTests", dependencies: ["CcTalk"]),
         // A ccTalk coin acceptor written from the spec, listening on a Unix socket, with faults on demand.
@@ -73,7 +75,8 @@ let package = Package(
         .executableTarget(name: "cctalk-sim", dependencies: ["CcTalkSimulator"], path: "Tests/cctalk-sim"),
         .testTarget(name: "VendReportsTests", dependencies: ["VendReports"]),
         .testTarget(name: "VendDaemonTests", dependencies: [
-            "VendDaemon", "VenddTestSupport", .product(name: "Logging", package: "swift-log"),
+            "VendDaemon", "VendControl", "VendConfig", "VendHardware", "VendTime", "VendingCore", "VenddTestSupport",
+            .product(name: "Logging", package: "swift-log"),
         ]),
         // The real vendd and vendctl binaries, driven as a technician would.
         .testTarget(name: "VenddProcessTests", dependencies: ["VendControl", "VendingCore", "VenddTestSupport", "CcTalkSimulator"]),

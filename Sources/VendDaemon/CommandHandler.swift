@@ -9,50 +9,50 @@ import VendingCore
 /// Answers control requests. Changes are allowed to root, to the user vendd runs as, and to
 /// members of the configured technician group; everyone may look.
 enum CommandHandler {
-    static func handle(_ request: ControlRequest, peer: UnixSocket.PeerCredentials?, controller: MachineController) async -> ControlResponse {
-        let config = await controller.config
+    static func handle(_ request: ControlRequest, peer: UnixSocket.PeerCredentials?, controller: MachineController) -> ControlResponse {
+        let config = controller.config
         if request.command.isMutating, let refusal = refusal(for: peer, group: config.control.group) {
             return .failure(refusal)
         }
         switch request.command {
         case .status:
-            return .success(status: await controller.status())
-        case .stock: return .answer(.stock(await controller.reports.stock))
-        case .purchasable: return .answer(.purchasable(await controller.reports.purchasable))
-        case .expired(let at): return .answer(.expired(await controller.reports.expired(at: at.map(Instant.init(millisecondsSinceEpoch:)) ?? .now)))
-        case .hot: return .answer(.hot(await controller.reports.hot))
-        case .products: return .answer(.products(await controller.reports.products))
+            return .success(status: controller.status())
+        case .stock: return .answer(.stock(controller.reports.stock))
+        case .purchasable: return .answer(.purchasable(controller.reports.purchasable))
+        case .expired(let at): return .answer(.expired(controller.reports.expired(at: at.map(Instant.init(millisecondsSinceEpoch:)) ?? Instant(millisecondsSinceEpoch: controller.timekeeper.wallClockMilliseconds))))
+        case .hot: return .answer(.hot(controller.reports.hot))
+        case .products: return .answer(.products(controller.reports.products))
         case .history(let since, let limit):
             if let limit, limit < 0 { return .failure(ControlError(.badRequest, "limit \(limit) is negative")) }
-            return .answer(.history(await controller.reports.history(since: since.map(Instant.init(millisecondsSinceEpoch:)), limit: limit)))
-        case .coins: return .answer(.coins(await controller.reports.coins))
-        case .sales(let since): return .answer(.sales(await controller.reports.sales(since: since.map(Instant.init(millisecondsSinceEpoch:)))))
+            return .answer(.history(controller.reports.history(since: since.map(Instant.init(millisecondsSinceEpoch:)), limit: limit)))
+        case .coins: return .answer(.coins(controller.reports.coins))
+        case .sales(let since): return .answer(.sales(controller.reports.sales(since: since.map(Instant.init(millisecondsSinceEpoch:)))))
         case .price(let slot, let amount):
-            return await setPrice(slot, amount, controller: controller)
+            return setPrice(slot, amount, controller: controller)
         case .service(let on):
-            if let stays = await controller.setServiceModeByTechnician(on) { return .failure(ControlError(.rejected, stays)) }
+            if let stays = controller.setServiceModeByTechnician(on) { return .failure(ControlError(.rejected, stays)) }
             return .success(on ? "service mode on: sales stopped" : "service mode off: back in service")
         case .watch:
             return .failure(ControlError(.badRequest, "watch is answered by the connection, not here"))
         case .simPress(let slot):
             if let unknown = unknownSlot(slot, config) { return .failure(unknown) }
-            return await simulate(controller) { world throws(SimulatedWorld.CommandError) in
+            return simulate(controller) { world throws(SimulatedWorld.CommandError) in
                 try world.press(SlotID(slot))
                 return "pressed the button of slot \(slot)"
             }
         case .simCoinReturn:
-            return await simulate(controller) { world throws(SimulatedWorld.CommandError) in
+            return simulate(controller) { world throws(SimulatedWorld.CommandError) in
                 try world.press(ButtonAction.coinReturn)
                 return "pressed coin return"
             }
         case .simDrop(let slot, let succeeds):
             if let unknown = unknownSlot(slot, config) { return .failure(unknown) }
-            return await simulate(controller) { world throws(SimulatedWorld.CommandError) in
+            return simulate(controller) { world throws(SimulatedWorld.CommandError) in
                 try world.setDrop(SlotID(slot), succeeds: succeeds)
                 return succeeds ? "the next vend from slot \(slot) drops its item" : "the next vend from slot \(slot) drops nothing"
             }
         case .restock(let slot, let count, let loadedAt):
-            return await restock(slot, count: count, loadedAt: loadedAt.map(Instant.init(millisecondsSinceEpoch:)), controller: controller)
+            return restock(slot, count: count, loadedAt: loadedAt.map(Instant.init(millisecondsSinceEpoch:)), controller: controller)
         case .simCoin(let amount):
             let value: Money
             do {
@@ -60,17 +60,11 @@ enum CommandHandler {
             } catch {
                 return .failure(ControlError(.badRequest, "\(error)"))
             }
-            guard let world = await controller.simulatedWorld else { return notSimulated }
+            guard let world = controller.simulatedWorld else { return notSimulated }
+            // The simulated acceptor delivers on this thread: when it returns, the coin has been
+            // journaled and credited, so an answer means the money is safe.
             switch world.coinAcceptor.insert(value) {
             case .accepted(let coin):
-                // Answer once the coin is credited (journaled), so an answer means the money is safe.
-                let deadline = ContinuousClock.now + .seconds(5)
-                while (await controller.lastCoinSequence(from: coin.event.source) ?? 0) < coin.event.sequence {
-                    guard ContinuousClock.now < deadline else {
-                        return .failure(ControlError(.internal, "the coin was accepted but not credited within 5 s; see the journal"))
-                    }
-                    try? await Task.sleep(for: .milliseconds(2))
-                }
                 return .success("coin of \(config.machine.moneyFormat.string(for: value)) accepted on channel \(coin.channel)")
             case .returned(let reason):
                 return .failure(ControlError(.rejected, "coin returned: \(reason)"))
@@ -84,8 +78,8 @@ enum CommandHandler {
         return ControlError(.badRequest, "no slot \(slot) (slots: \(config.slots.map(\.id.rawValue).joined(separator: ", "))\(orAll ? ", or all" : ""))")
     }
 
-    private static func setPrice(_ slot: String, _ amount: String, controller: MachineController) async -> ControlResponse {
-        let config = await controller.config
+    private static func setPrice(_ slot: String, _ amount: String, controller: MachineController) -> ControlResponse {
+        let config = controller.config
         if let unknown = unknownSlot(slot, config) { return .failure(unknown) }
         var price: Money?
         if amount != "default" {
@@ -95,7 +89,7 @@ enum CommandHandler {
                 return .failure(ControlError(.badRequest, "\(error) (or say default for the configured price)"))
             }
         }
-        let events = await controller.submit(.setPrice(SlotID(slot), price)).events
+        let events = controller.submit(.setPrice(SlotID(slot), price)).events
         for event in events {
             switch event {
             case .priceChanged(_, let from, let to):
@@ -105,18 +99,18 @@ enum CommandHandler {
             default: continue
             }
         }
-        let current = await controller.reports.slots.first { $0.id == slot }?.priceText ?? amount
+        let current = controller.reports.slots.first { $0.id == slot }?.priceText ?? amount
         return .success("slot \(slot) already costs \(current)")
     }
 
-    private static func restock(_ slot: String, count: Int?, loadedAt: Instant?, controller: MachineController) async -> ControlResponse {
-        let config = await controller.config
+    private static func restock(_ slot: String, count: Int?, loadedAt: Instant?, controller: MachineController) -> ControlResponse {
+        let config = controller.config
         let slots = slot == "all" ? config.slots.map(\.id) : [SlotID(slot)]
         if let unknown = unknownSlot(slot, config, orAll: true) { return .failure(unknown) }
         var done: [String] = []
         var refused: [String] = []
         for id in slots {
-            let effects = await controller.submit(.restock(id, count: count, loadedAt: loadedAt))
+            let effects = controller.submit(.restock(id, count: count, loadedAt: loadedAt))
             for event in effects.events {
                 switch event {
                 case .stockChanged(let slot, _, let from, let to, _): done.append("\(slot) \(from)→\(to)")
@@ -133,8 +127,8 @@ enum CommandHandler {
         .notSimulated, "vendd runs on real hardware; sim commands need `vendd run --simulate`"))
 
     private static func simulate(_ controller: MachineController,
-                                 _ action: (SimulatedWorld) throws(SimulatedWorld.CommandError) -> String) async -> ControlResponse {
-        guard let world = await controller.simulatedWorld else { return notSimulated }
+                                 _ action: (SimulatedWorld) throws(SimulatedWorld.CommandError) -> String) -> ControlResponse {
+        guard let world = controller.simulatedWorld else { return notSimulated }
         do {
             return .success(try action(world))
         } catch {

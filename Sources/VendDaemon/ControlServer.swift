@@ -7,29 +7,24 @@ import Synchronization
 import VendControl
 
 /// Serves the control socket: a thread accepts connections and each connection gets a thread
-/// that reads request lines and writes response lines. Technicians connect rarely; plain
-/// blocking threads keep this small and keep the machine's actor free of socket I/O.
+/// that reads request lines and writes response lines. The handler runs on that thread and
+/// returns once the request's effects are carried out, so an answer is never seen before them.
 final class ControlServer: Sendable {
-    typealias Handler = @Sendable (ControlRequest, UnixSocket.PeerCredentials?) async -> ControlResponse
-    typealias Subscribe = @Sendable () async -> (UUID, AsyncStream<EventLine>)
-    typealias Unsubscribe = @Sendable (UUID) async -> Void
+    typealias Handler = @Sendable (ControlRequest, UnixSocket.PeerCredentials?) -> ControlResponse
 
     let path: String
     private let listener: UnixSocket
     private let handler: Handler
-    private let subscribe: Subscribe
-    private let unsubscribe: Unsubscribe
+    private let events: EventFanOut
     private let logger: Logger
     private let connections = Mutex<[ObjectIdentifier: UnixSocket]>([:])
 
     /// Listens at `path` with mode 0666: anyone local may ask; the handler checks who may change.
-    init(path: String, logger: Logger, handler: @escaping Handler,
-         subscribe: @escaping Subscribe, unsubscribe: @escaping Unsubscribe) throws(UnixSocket.Failure) {
+    init(path: String, logger: Logger, handler: @escaping Handler, events: EventFanOut) throws(UnixSocket.Failure) {
         self.path = path
         listener = try UnixSocket.listen(at: path, mode: 0o666)
         self.handler = handler
-        self.subscribe = subscribe
-        self.unsubscribe = unsubscribe
+        self.events = events
         self.logger = logger
     }
 
@@ -82,7 +77,7 @@ final class ControlServer: Sendable {
                 stream(to: connection)
                 return
             }
-            reply(waitFor { await self.handler(request, peer) }, on: connection)
+            reply(handler(request, peer), on: connection)
         }
     }
 
@@ -112,7 +107,7 @@ final class ControlServer: Sendable {
     }
 
     private func stream(to connection: UnixSocket) {
-        let (id, events) = waitFor { await self.subscribe() }
+        let (id, events) = self.events.subscribe()
         reply(.success("watching; one line per event"), on: connection)
         let writer = Task {
             let encoder = JSONEncoder()
@@ -125,7 +120,7 @@ final class ControlServer: Sendable {
         // The client sends nothing more; reading returns when it hangs up.
         while (try? connection.readLine(limit: ControlProtocol.maximumRequestBytes)) != nil {}
         writer.cancel()
-        waitFor { await self.unsubscribe(id) }
+        self.events.unsubscribe(id)
     }
 
     private func reply(_ response: ControlResponse, on connection: UnixSocket) {
@@ -135,19 +130,5 @@ final class ControlServer: Sendable {
         } catch {
             logger.debug("control client went away: \(error)")
         }
-    }
-
-    /// Runs async work from a connection thread and blocks that thread (not a pool thread) until
-    /// it finishes.
-    private func waitFor<Value: Sendable>(_ work: @escaping @Sendable () async -> Value) -> Value {
-        let result = Mutex<Value?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        Task {
-            let value = await work()
-            result.withLock { $0 = value }
-            done.signal()
-        }
-        done.wait()
-        return result.withLock { $0! }
     }
 }

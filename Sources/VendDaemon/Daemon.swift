@@ -7,7 +7,9 @@ import Logging
 import VendConfig
 import VendControl
 import VendHardware
+import Synchronization
 import VendStore
+import VendTime
 import VendingCore
 
 public struct DaemonOptions: Sendable {
@@ -45,28 +47,31 @@ public enum Daemon {
         let signals = SignalSource([SIGTERM, SIGINT, SIGHUP])
         let startedAt = ContinuousClock.now
 
+        let timekeeper = SystemTimekeeper()
         let startup: Startup
-        switch await Startup.begin(options, logger: logger) {
+        switch await Startup.begin(options, timekeeper: timekeeper, logger: logger) {
         case .success(let ready): startup = ready
         case .failure(let failure):
             logger.critical("\(failure.message)")
             return failure.status
         }
         let controller = startup.controller
-        let ticker = Task {
-            var lastPing = ContinuousClock.now
-            while !Task.isCancelled {
-                try? await Task.sleep(for: .seconds(1))
-                await controller.tick()
-                if let interval = notifier.watchdogInterval, ContinuousClock.now - lastPing >= interval {
-                    notifier.watchdog()
-                    lastPing = .now
-                }
+        // Every second: vend timeouts fire, and the watchdog hears that the timers and the
+        // machine's lock are alive.
+        let ticking = Mutex(true)
+        let lastPing = Mutex(timekeeper.now)
+        timekeeper.repeatEvery(.seconds(1)) {
+            guard ticking.withLock({ $0 }) else { return false }
+            controller.tick()
+            if let interval = notifier.watchdogInterval, timekeeper.now - lastPing.withLock({ $0 }) >= interval {
+                notifier.watchdog()
+                lastPing.withLock { $0 = timekeeper.now }
             }
+            return true
         }
         let startUpTime = ContinuousClock.now - startedAt
-        notifier.ready(status: await statusLine(controller))
-        let status = await statusLine(controller)
+        let status = statusLine(controller)
+        notifier.ready(status: status)
         logger.notice("vendd ready in \(startUpTime.wholeMilliseconds) ms: \(status)",
                       metadata: ["STARTUP_MS": "\(startUpTime.wholeMilliseconds)"])
         if notifier.watchdogInterval == nil, notifier.isActive {
@@ -84,16 +89,16 @@ public enum Daemon {
 
         let stoppingAt = ContinuousClock.now
         notifier.stopping()
-        ticker.cancel()
+        ticking.withLock { $0 = false }
         await Shutdown.perform(controller: controller, server: startup.server, logger: logger)
-        await controller.closeStore()
+        controller.closeStore()
         let stopTime = ContinuousClock.now - stoppingAt
         logger.notice("vendd stopped in \(stopTime.wholeMilliseconds) ms; state saved", metadata: ["STOP_MS": "\(stopTime.wholeMilliseconds)"])
         return ExitStatus.ok
     }
 
-    static func statusLine(_ controller: MachineController) async -> String {
-        let status = await controller.status()
+    static func statusLine(_ controller: MachineController) -> String {
+        let status = controller.status()
         let stocked = status.slots.filter { $0.available > 0 }.count
         return "\(status.state), credit \(status.creditText), \(stocked)/\(status.slots.count) slots stocked\(status.simulated ? ", simulated hardware" : "")"
     }

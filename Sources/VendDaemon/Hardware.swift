@@ -2,10 +2,11 @@ import Synchronization
 import VendConfig
 import VendGPIO
 import VendHardware
+import VendTime
 import VendingCore
 
-/// The machine's hardware for one configuration: inputs, relays, coin acceptor, and the tasks
-/// that route their events to the controller. Torn down as a whole on reload and at stop.
+/// The machine's hardware for one configuration: inputs, relays, coin acceptor. Torn down as a
+/// whole on reload and at stop.
 final class Hardware: Sendable {
     let panel: InputPanel
     let dispenser: Dispenser
@@ -14,7 +15,6 @@ final class Hardware: Sendable {
     let world: SimulatedWorld?
     let gpioDescription: String
     let coinAcceptorDescription: String
-    private let tasks = Mutex<[Task<Void, Never>]>([])
 
     private init(panel: InputPanel, dispenser: Dispenser, coinAcceptor: any CoinAcceptor, world: SimulatedWorld?,
                  gpioDescription: String, coinAcceptorDescription: String) {
@@ -28,22 +28,24 @@ final class Hardware: Sendable {
 
     /// Simulated hardware: the same panel, dispenser and debounce code over an in-memory chip.
     /// A coin acceptor on a `unix:` port still gets its real driver (see `coinAcceptor`).
-    static func simulated(_ config: VenddConfig, notify: @escaping HardwareNoticeHandler) throws(GPIOError) -> Hardware {
-        let world = SimulatedWorld(config: config)
-        let (dispenser, panel) = try requestLines(on: world.chip, config: config, notify: notify)
-        let (acceptor, coins) = coinAcceptor(config, real: false) ?? (world.coinAcceptor,
+    static func simulated(_ config: VenddConfig, timekeeper: any Timekeeper,
+                          notify: @escaping HardwareNoticeHandler) throws(GPIOError) -> Hardware {
+        let world = SimulatedWorld(config: config, timekeeper: timekeeper)
+        let (dispenser, panel) = try requestLines(on: world.chip, config: config, timekeeper: timekeeper, notify: notify)
+        let (acceptor, coins) = coinAcceptor(config, real: false, timekeeper: timekeeper) ?? (world.coinAcceptor,
             config.coinAcceptor.map { "simulated \($0.protocol.rawValue) acceptor (\($0.channels.count) channels)" } ?? "none configured")
         return Hardware(panel: panel, dispenser: dispenser, coinAcceptor: acceptor, world: world,
                         gpioDescription: "simulated (\(Set(config.lines.map(\.line)).count) lines)", coinAcceptorDescription: coins)
     }
 
     /// The machine's own GPIO chip through libgpiod, and the configured coin acceptor's driver.
-    static func real(_ config: VenddConfig, notify: @escaping HardwareNoticeHandler) throws(GPIOError) -> Hardware {
+    static func real(_ config: VenddConfig, timekeeper: any Timekeeper,
+                     notify: @escaping HardwareNoticeHandler) throws(GPIOError) -> Hardware {
         let chip = try LibgpiodChip(config.gpio.chip)
         try chip.checkDistinct(config.lines)
-        let (dispenser, panel) = try requestLines(on: chip, config: config, notify: notify)
+        let (dispenser, panel) = try requestLines(on: chip, config: config, timekeeper: timekeeper, notify: notify)
         let debounce = panel.isDebouncedByBackend ? "kernel debounce" : "software debounce"
-        let (acceptor, coins) = coinAcceptor(config, real: true) ?? (NoCoinAcceptor(), "none configured")
+        let (acceptor, coins) = coinAcceptor(config, real: true, timekeeper: timekeeper) ?? (NoCoinAcceptor(), "none configured")
         return Hardware(panel: panel, dispenser: dispenser, coinAcceptor: acceptor, world: nil,
                         gpioDescription: "\(chip.name) [\(chip.label)] via \(LibgpiodChip.libraryDescription), \(debounce)",
                         coinAcceptorDescription: coins)
@@ -51,55 +53,45 @@ final class Hardware: Sendable {
 
     /// The configured acceptor's real driver when wanted. A `unix:` port is always real, even in
     /// simulation: a ccTalk simulator or a serial bridge listens there.
-    static func coinAcceptor(_ config: VenddConfig, real: Bool) -> (any CoinAcceptor, String)? {
+    static func coinAcceptor(_ config: VenddConfig, real: Bool, timekeeper: any Timekeeper) -> (any CoinAcceptor, String)? {
         guard let coins = config.coinAcceptor, real || coins.port.hasPrefix("unix:") else { return nil }
-        return (CoinAcceptorFactory.make(coins), CoinAcceptorFactory.describe(coins))
+        return (CoinAcceptorFactory.make(coins, timekeeper: timekeeper), CoinAcceptorFactory.describe(coins))
     }
 
     /// Relays first, so that every output is requested inactive before any input can act.
-    private static func requestLines(on chip: any GPIOChipBackend, config: VenddConfig,
+    private static func requestLines(on chip: any GPIOChipBackend, config: VenddConfig, timekeeper: any Timekeeper,
                                      notify: @escaping HardwareNoticeHandler) throws(GPIOError) -> (Dispenser, InputPanel) {
-        let dispenser = try Dispenser(chip: chip, slots: config.slots, notify: notify)
+        let dispenser = try Dispenser(chip: chip, slots: config.slots, timekeeper: timekeeper, notify: notify)
         do {
-            return (dispenser, try InputPanel(chip: chip, slots: config.slots, buttons: config.buttons))
+            return (dispenser, try InputPanel(chip: chip, slots: config.slots, buttons: config.buttons, timekeeper: timekeeper))
         } catch {
             dispenser.releaseAll()
             throw error
         }
     }
 
-    /// Starts forwarding panel and coin events to the controller.
-    func startRouting(to controller: MachineController) {
-        let panel = panel, coinAcceptor = coinAcceptor
-        let started = [
-            Task { await panel.run() },
-            Task {
-                for await event in panel.events { await controller.handle(event) }
-                // The panel's stream ends only when its lines are released, or lost.
-                if !Task.isCancelled {
-                    await controller.hardwareFailed("the GPIO inputs stopped delivering events (chip removed or driver error)")
-                }
-            },
-            Task {
-                for await event in coinAcceptor.events { await controller.handle(event) }
-            },
-        ]
-        tasks.withLock { $0 += started }
+    /// Routes the inputs, with no task or stream between them and the machine: a debounced press
+    /// or a coin reaches the controller on the thread that read it; a drop goes straight to the
+    /// dispenser's open window, and only the vend's outcome reaches the machine.
+    func start(routingTo controller: MachineController, lastSequence: @escaping @Sendable (String) -> UInt64?) {
+        let dispenser = dispenser
+        coinAcceptor.start(lastSequence: lastSequence, deliver: { controller.handle($0) })
+        panel.start({ event in
+            if case .dropSensed(let line) = event {
+                dispenser.dropSensed(on: line)
+            } else {
+                controller.handle(event)
+            }
+        }, lost: {
+            controller.hardwareFailed("the GPIO inputs stopped delivering events (chip removed or driver error)")
+        })
     }
 
-    /// The coin cursor the acceptor resumes from, read from the machine as it is now.
-    func cursorReader(for machine: Machine) -> @Sendable (String) -> UInt64? {
-        let cursors = machine.coinCursors
-        return { cursors[$0] }
-    }
-
-    /// Coins inhibited, every relay off, lines released, routing stopped.
+    /// Coins inhibited, every relay off, lines released.
     func shutDown() async {
-        await coinAcceptor.setAcceptance(false)
+        coinAcceptor.setAcceptance(false)
         await coinAcceptor.stop()
         dispenser.releaseAll()
-        // Routing stops before the lines go, so the end of the panel's stream is not taken for a fault.
-        for task in tasks.withLock({ $0 }) { task.cancel() }
         panel.release()
     }
 }

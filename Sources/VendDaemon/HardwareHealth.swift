@@ -8,12 +8,9 @@ struct HardwareHealth {
     private var coinNotice: (text: String, isFault: Bool, at: Int64)?
     private var gpioFault: (text: String, at: Int64)?
 
-    mutating func coinAcceptorSaid(_ text: String, isFault: Bool, at: Int64) {
-        coinNotice = (text, isFault, at)
-    }
-
     mutating func record(_ notice: HardwareNotice, at: Int64) {
         switch notice {
+        case .coinAcceptor(let text, let isFault): coinNotice = (text, isFault, at)
         case .fault(let text): gpioFault = (text, at)
         case .relayCutByMaximumOnTime(let slot, _, let limit):
             gpioFault = ("relay of slot \(slot) had to be cut by its \(limit.wholeMilliseconds) ms limit", at)

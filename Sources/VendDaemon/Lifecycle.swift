@@ -18,13 +18,13 @@ enum Reload {
             logger.error("configuration NOT reloaded (\(error.diagnostics.count) error(s)); still running the previous one")
             return
         }
-        let oldConfig = await controller.config
+        let oldConfig = controller.config
         if newConfig.control.socketPath != oldConfig.control.socketPath || newConfig.stateDirectory != oldConfig.stateDirectory {
             logger.warning("control.socket and state.directory changes take effect at the next restart")
         }
-        await waitForVendToEnd(controller, limit: oldConfig.machine.vendTimeout + .seconds(1))
+        _ = await controller.waitForVendToEnd(limit: oldConfig.machine.vendTimeout + .seconds(1))
         await controller.detachHardware()
-        if let rejection = await controller.apply(newConfig) {
+        if let rejection = controller.apply(newConfig) {
             logger.error("configuration NOT reloaded: \(rejection); still running the previous one")
             await attachOrFault(oldConfig, options: options, controller: controller, logger: logger)
             return
@@ -39,7 +39,7 @@ enum Reload {
     private static func attachOrFault(_ config: VenddConfig, options: DaemonOptions, controller: MachineController, logger: Logger) async -> Bool {
         do {
             let hardware = try Startup.bringUpHardware(config, simulate: options.simulate, controller: controller, logger: logger)
-            await controller.attach(hardware)
+            controller.attach(hardware)
             return true
         } catch {
             logger.critical("hardware could not be brought up after the reload: \(error); fix it and restart vendd")
@@ -55,25 +55,15 @@ enum Shutdown {
     static let vendGracePeriod: Duration = .seconds(12)
 
     static func perform(controller: MachineController, server: ControlServer, logger: Logger) async {
-        await controller.inhibitCoins()
-        if !(await waitForVendToEnd(controller, limit: vendGracePeriod)), let vend = await controller.pendingVendForRecovery {
+        controller.inhibitCoins()
+        if !(await controller.waitForVendToEnd(limit: vendGracePeriod)), let vend = controller.pendingVend {
             logger.warning("\(vend.id) did not finish within \(vendGracePeriod.wholeMilliseconds / 1000) s; recording its outcome as unknown")
-            await controller.submit(.vendEnded(vend.id, .unknown))
+            controller.submit(.vendEnded(vend.id, .unknown))
         }
         await controller.detachHardware()
         server.stop()
-        await controller.endSubscriptions()
-        await controller.saveSnapshot()
+        controller.events.endAll()
+        controller.notices.finish()
+        controller.saveSnapshot()
     }
-}
-
-/// Waits until no vend is in flight; false if `limit` passed first.
-@discardableResult
-func waitForVendToEnd(_ controller: MachineController, limit: Duration) async -> Bool {
-    let deadline = ContinuousClock.now + limit
-    while await controller.hasVendInFlight {
-        guard ContinuousClock.now < deadline else { return false }
-        try? await Task.sleep(for: .milliseconds(20))
-    }
-    return true
 }

@@ -1,9 +1,10 @@
-import Foundation
 import Logging
+import Synchronization
 import VendConfig
 import VendControl
 import VendHardware
 import VendStore
+import VendTime
 import VendingCore
 
 /// One record of the write-ahead journal: an input and when it happened. Replaying the records
@@ -15,179 +16,188 @@ public struct JournalEntry: Codable, Sendable {
 
 public typealias MachineStore = StateStore<MachineSnapshot, JournalEntry>
 
-extension Instant {
-    static var now: Instant {
-        Instant(millisecondsSinceEpoch: Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)))
+/// The only place the machine changes. Each input, on whichever thread it arrives (a GPIO edge,
+/// a coin, the dispenser's outcome, a control request, the tick), takes the machine's lock and,
+/// under it: is written to the journal (fsync), applied, and its effects are handed to the
+/// devices in the order the core returned them. A caller gets its answer after that.
+final class MachineController: Sendable {
+    private struct State {
+        var machine: Machine
+        let store: MachineStore
+        var config: VenddConfig
+        var hardware: Hardware?
+        /// Set when the journal cannot be written: the machine stops selling until restarted.
+        var fault: String?
+        var switches: ServiceModeSwitches
+        /// Called once no vend is in flight.
+        var vendEndWaiters: [@Sendable () -> Void] = []
     }
-}
 
-/// The machine and everything that must happen around each input, in order: write the input to
-/// the journal (fsync) before its effects, apply it, carry out the effects, tell the observers.
-/// The only place the machine changes.
-actor MachineController {
-    private var machine: Machine
-    private let store: MachineStore
     let logger: Logger
-    private(set) var config: VenddConfig
-    private var hardware: Hardware?
-    private var subscribers: [UUID: AsyncStream<EventLine>.Continuation] = [:]
-    /// Set when the journal cannot be written: the machine stops selling until restarted.
-    private var fault: String?
-    private var serviceKeyOn = false
-    private var doorOpen = false
-    /// Set by `vendctl service on`; restored from the machine at start so a restart keeps it.
-    private var serviceByTechnician: Bool
-    private var health = HardwareHealth()
+    let timekeeper: any Timekeeper
+    let events: EventFanOut
+    let notices: HardwareNotices
+    private let state: Mutex<State>
     private let snapshotEvery = 500
 
-    init(machine: Machine, store: MachineStore, config: VenddConfig, logger: Logger) {
-        self.machine = machine
-        self.store = store
-        self.config = config
+    init(machine: Machine, store: sending MachineStore, config: VenddConfig, logger: Logger, timekeeper: any Timekeeper) {
         self.logger = logger
-        serviceByTechnician = machine.isInServiceMode
+        self.timekeeper = timekeeper
+        events = EventFanOut(logger: logger)
+        notices = HardwareNotices(logger: logger, timekeeper: timekeeper)
+        state = Mutex(State(machine: machine, store: store, config: config,
+                            switches: ServiceModeSwitches(technician: machine.isInServiceMode)))
     }
 
-    var format: MoneyFormat { config.machine.moneyFormat }
-    var hasVendInFlight: Bool { machine.pendingVend != nil }
-    var pendingVendForRecovery: PendingVend? { machine.pendingVend }
-    var acceptsCoins: Bool { fault == nil && machine.acceptsCoins }
+    var config: VenddConfig { state.withLock { $0.config } }
+    var hasVendInFlight: Bool { state.withLock { $0.machine.pendingVend != nil } }
+    var pendingVend: PendingVend? { state.withLock { $0.machine.pendingVend } }
+    var acceptsCoins: Bool { state.withLock { Self.acceptsCoins($0) } }
+    var simulatedWorld: SimulatedWorld? { state.withLock { $0.hardware?.world } }
+
+    private static func acceptsCoins(_ state: State) -> Bool { state.fault == nil && state.machine.acceptsCoins }
 
     // MARK: - Inputs
 
-    /// Persists, applies and carries out one input. Returns its effects.
+    /// Persists, applies and carries out one input, then any input its effects lead to (a relay
+    /// that cannot move ends its vend at once). Returns the effects of `input` itself.
     @discardableResult
     func submit(_ input: Input) -> [Effect] {
-        if let fault, case .slotSelected = input {
+        state.withLock { state in
+            var effects: [Effect]?
+            var queue = [input]
+            while !queue.isEmpty {
+                let applied = apply(queue.removeFirst(), &state)
+                effects = effects ?? applied
+                queue += applied.compactMap { perform($0, &state) }
+            }
+            compactIfDue(&state)
+            if state.machine.pendingVend == nil, !state.vendEndWaiters.isEmpty {
+                let waiters = state.vendEndWaiters
+                state.vendEndWaiters.removeAll()
+                for waiter in waiters { waiter() }
+            }
+            return effects ?? []
+        }
+    }
+
+    /// Journal first, then the machine. An input that changes nothing is not journaled.
+    private func apply(_ input: Input, _ state: inout State) -> [Effect] {
+        if let fault = state.fault, case .slotSelected = input {
             logger.error("selection refused: the machine is out of order (\(fault))")
             return []
         }
-        let now = Instant.now
-        var next = machine
+        let now = Instant(millisecondsSinceEpoch: timekeeper.wallClockMilliseconds)
+        var next = state.machine
         let effects = next.apply(input, at: now)
-        if next != machine {
-            do {
-                _ = try store.append(JournalEntry(at: now, input: input))
-            } catch {
-                enterFault("the state journal cannot be written: \(error)")
-                if case .coinInserted = input {
-                    // The coin is in the cash box: credit it anyway and say so loudly.
-                    logger.critical("coin credited without being journaled; it may be lost on restart")
-                } else {
-                    return []
-                }
-            }
-            machine = next
+        guard next != state.machine else { return effects }
+        do {
+            _ = try state.store.append(JournalEntry(at: now, input: input))
+        } catch {
+            enterFault("the state journal cannot be written: \(error)", &state)
+            guard case .coinInserted = input else { return [] }
+            // The coin is in the cash box: credit it anyway and say so loudly.
+            logger.critical("coin credited without being journaled; it may be lost on restart")
         }
-        perform(effects)
-        compactIfDue()
+        state.machine = next
         return effects
     }
 
-    private func perform(_ effects: [Effect]) {
-        for effect in effects {
-            switch effect {
-            case .energiseRelay(let slot, let vend):
-                guard let dispenser = hardware?.dispenser else {
-                    submit(.vendEnded(vend, .unknown))
-                    continue
-                }
-                Task {
-                    let outcome = await dispenser.dispense(slot)
-                    self.submit(.vendEnded(vend, outcome))
-                }
-            case .payOut(let amount):
-                logger.notice("pay \(format.string(for: amount)) to the customer by hand (payout: manual)",
-                              metadata: ["AMOUNT": "\(amount.decimalString)"])
-            case .setCoinAcceptance(let enabled):
-                setCoinAcceptance(enabled && fault == nil)
-            case .event(let event):
-                publish(event)
-            }
+    /// Hands one effect to its device, in order. Returns an input to apply next, if any.
+    private func perform(_ effect: Effect, _ state: inout State) -> Input? {
+        switch effect {
+        case .energiseRelay(let slot, let vend):
+            guard let dispenser = state.hardware?.dispenser else { return .vendEnded(vend, .unknown) }
+            let immediate = dispenser.start(slot) { [self] outcome in submit(.vendEnded(vend, outcome)) }
+            return immediate.map { .vendEnded(vend, $0) }
+        case .payOut(let amount):
+            logger.notice("pay \(state.config.machine.moneyFormat.string(for: amount)) to the customer by hand (payout: manual)",
+                          metadata: ["AMOUNT": "\(amount.decimalString)"])
+        case .setCoinAcceptance(let enabled):
+            state.hardware?.coinAcceptor.setAcceptance(enabled && state.fault == nil)
+        case .event(let event):
+            events.publish(event, format: state.config.machine.moneyFormat, at: timekeeper.wallClockMilliseconds)
         }
+        return nil
     }
 
-    /// For shutdown: no more coins, whatever the machine would otherwise want.
-    func inhibitCoins() async {
-        await hardware?.coinAcceptor.setAcceptance(false)
-    }
-
-    private func setCoinAcceptance(_ enabled: Bool) {
-        guard let acceptor = hardware?.coinAcceptor else { return }
-        Task { await acceptor.setAcceptance(enabled) }
-    }
-
-    private func publish(_ event: MachineEvent) {
-        let description = EventDescription(event, format: format)
-        logger.log(level: description.level, "\(description.text)", metadata: description.fields)
-        let line = EventLine(at: Instant.now.millisecondsSinceEpoch, kind: description.kind, text: description.text)
-        for subscriber in subscribers.values { subscriber.yield(line) }
-    }
-
-    private func enterFault(_ reason: String) {
-        guard fault == nil else { return }
-        fault = reason
+    private func enterFault(_ reason: String, _ state: inout State) {
+        guard state.fault == nil else { return }
+        state.fault = reason
         logger.critical("OUT OF ORDER: \(reason). Sales are stopped; fix the cause and restart vendd.")
-        setCoinAcceptance(false)
-        hardware?.dispenser.releaseAll()
+        state.hardware?.coinAcceptor.setAcceptance(false)
+        state.hardware?.dispenser.releaseAll()
     }
 
     /// The hardware can no longer work (its inputs are gone): out of order, as for a state that
     /// cannot be written.
     func hardwareFailed(_ reason: String) {
-        enterFault(reason)
+        state.withLock { enterFault(reason, &$0) }
     }
 
-    private func compactIfDue() {
-        guard store.entriesSinceSnapshot >= snapshotEvery else { return }
-        saveSnapshot()
-    }
-
-    /// Releases the state directory's lock; the last thing before exit.
-    func closeStore() {
-        store.close()
+    private func compactIfDue(_ state: inout State) {
+        guard state.store.entriesSinceSnapshot >= snapshotEvery else { return }
+        saveSnapshot(&state)
     }
 
     /// Writes the whole machine and empties the journal.
     func saveSnapshot() {
+        state.withLock { saveSnapshot(&$0) }
+    }
+
+    private func saveSnapshot(_ state: inout State) {
         do {
-            try store.writeSnapshot(MachineSnapshot(machine))
+            try state.store.writeSnapshot(MachineSnapshot(state.machine))
         } catch {
-            enterFault("the state snapshot cannot be written: \(error)")
+            enterFault("the state snapshot cannot be written: \(error)", &state)
         }
+    }
+
+    /// Releases the state directory's lock; the last thing before exit.
+    func closeStore() {
+        state.withLock { $0.store.close() }
     }
 
     // MARK: - Hardware
 
     /// Takes over freshly brought-up hardware: routes its events here and sets coin acceptance.
-    func attach(_ hardware: Hardware) async {
-        self.hardware = hardware
-        health = HardwareHealth()
-        hardware.startRouting(to: self)
-        await hardware.coinAcceptor.start(lastSequence: hardware.cursorReader(for: machine))
-        await hardware.coinAcceptor.setAcceptance(acceptsCoins)
+    func attach(_ hardware: Hardware) {
+        let cursors = state.withLock { state in
+            state.hardware = hardware
+            return state.machine.coinCursors
+        }
+        notices.reset()
+        // Outside the lock: starting announces switch positions, which are inputs themselves.
+        hardware.start(routingTo: self, lastSequence: { cursors[$0] })
+        state.withLock { state in hardware.coinAcceptor.setAcceptance(Self.acceptsCoins(state)) }
     }
 
     /// Stops the hardware: coins inhibited, every relay off, lines released.
     func detachHardware() async {
-        guard let hardware else { return }
-        self.hardware = nil
-        await hardware.shutDown()
+        let detached = state.withLock { state in
+            defer { state.hardware = nil }
+            return state.hardware
+        }
+        // Outside the lock: releasing the lines waits for their reader, which may be delivering.
+        await detached?.shutDown()
     }
 
-    func handle(_ event: PanelEvent) async {
+    /// For shutdown: no more coins, whatever the machine would otherwise want.
+    func inhibitCoins() {
+        state.withLock { $0.hardware?.coinAcceptor.setAcceptance(false) }
+    }
+
+    func handle(_ event: PanelEvent) {
         switch event {
         case .slotButtonPressed(let slot): submit(.slotSelected(slot))
         case .coinReturnPressed: submit(.coinReturnPressed)
-        case .serviceKey(let on):
-            serviceKeyOn = on
-            updateServiceMode()
+        case .serviceKey(let on): switchServiceMode { $0.serviceKeyOn = on }
         case .door(let open):
-            doorOpen = open
             logger.notice(open ? "door opened" : "door closed")
-            updateServiceMode()
-        case .dropSensed(let line):
-            await hardware?.dispenser.dropSensed(on: line)
+            switchServiceMode { $0.doorOpen = open }
+        case .dropSensed:
+            // Drop sensors belong to the dispenser; `Hardware` routes them there.
+            break
         }
     }
 
@@ -200,50 +210,27 @@ actor MachineController {
         case .synchronised(let event):
             submit(.coinSourceSynchronised(event))
         case .notice(let text, let isFault):
-            health.coinAcceptorSaid(text, isFault: isFault, at: Instant.now.millisecondsSinceEpoch)
-            logger.log(level: isFault ? .error : .notice, "coin acceptor: \(text)")
+            notices.post(.coinAcceptor(text, isFault: isFault))
         }
     }
 
-    func handle(_ notice: HardwareNotice) {
-        health.record(notice, at: Instant.now.millisecondsSinceEpoch)
-        switch notice {
-        case .relayEnergised(let slot, let line):
-            logger.info("relay of slot \(slot) energised (line \(line))", metadata: ["SLOT": "\(slot)"])
-        case .relayReleased(let slot, let line, let after):
-            logger.info("relay of slot \(slot) released after \(after.wholeMilliseconds) ms (line \(line))", metadata: ["SLOT": "\(slot)"])
-        case .relayCutByMaximumOnTime(let slot, let line, let limit):
-            logger.error("relay of slot \(slot) cut by its \(limit.wholeMilliseconds) ms limit (line \(line))", metadata: ["SLOT": "\(slot)"])
-        case .dropSensed(let slot, let after):
-            logger.info("drop sensed for slot \(slot) \(after.wholeMilliseconds) ms after the relay", metadata: ["SLOT": "\(slot)"])
-        case .noDropWithinWindow(let slot, let window):
-            logger.warning("no drop seen within \(window.wholeMilliseconds) ms for slot \(slot): check the slot for a jam or an empty spiral",
-                           metadata: ["SLOT": "\(slot)"])
-        case .dropOutsideWindow(let line):
-            logger.warning("the drop sensor on line \(line) fired while no vend was in progress")
-        case .interlockRefused(let slot, let busy):
-            logger.error("relay of slot \(slot) refused: slot \(busy) is still dispensing", metadata: ["SLOT": "\(slot)"])
-        case .fault(let text):
-            logger.error("hardware: \(text)")
-        }
-    }
+    // MARK: - Service mode
 
-    /// The machine is in service mode while any of the key, the door or a technician says so.
-    private func updateServiceMode() {
-        submit(.setServiceMode(serviceKeyOn || doorOpen || serviceByTechnician))
+    private func switchServiceMode(_ change: (inout ServiceModeSwitches) -> Void) {
+        let on = state.withLock { state in
+            change(&state.switches)
+            return state.switches.isOn
+        }
+        submit(.setServiceMode(on))
     }
 
     /// `vendctl service on|off`. Nil when done; otherwise why service mode stays on.
     func setServiceModeByTechnician(_ on: Bool) -> String? {
-        serviceByTechnician = on
-        updateServiceMode()
-        guard !on, machine.isInServiceMode else { return nil }
-        return "service mode stays on while \(serviceModeReasons.joined(separator: " and ")); sales resume when that ends"
-    }
-
-    private var serviceModeReasons: [String] {
-        [serviceKeyOn ? "the service key is on" : nil, doorOpen ? "the door is open" : nil,
-         serviceByTechnician ? "switched on by a technician" : nil].compactMap { $0 }
+        switchServiceMode { $0.technician = on }
+        return state.withLock { state in
+            guard !on, state.machine.isInServiceMode else { return nil }
+            return "service mode stays on while \(state.switches.reasons.joined(separator: " and ")); sales resume when that ends"
+        }
     }
 
     // MARK: - Time, reload, shutdown
@@ -259,56 +246,47 @@ actor MachineController {
         if let rejection = effects.events.compactMap({ if case .rejected(let reason) = $0 { reason } else { nil } }).first {
             return rejection
         }
-        config = newConfig
+        state.withLock { $0.config = newConfig }
         return nil
     }
 
-    // MARK: - Observers and queries
-
-    func subscribe() -> (UUID, AsyncStream<EventLine>) {
-        let id = UUID()
-        let (stream, continuation) = AsyncStream.makeStream(of: EventLine.self, bufferingPolicy: .bufferingNewest(1_000))
-        subscribers[id] = continuation
-        return (id, stream)
+    /// Waits until no vend is in flight; false if `limit` passed first. No polling: the input
+    /// that ends the vend wakes it.
+    func waitForVendToEnd(limit: Duration) async -> Bool {
+        let once = Mutex(false)
+        let claim: @Sendable () -> Bool = { once.withLock { claimed in defer { claimed = true }; return !claimed } }
+        return await withCheckedContinuation { continuation in
+            let timer = timekeeper.schedule(after: limit) {
+                if claim() { continuation.resume(returning: false) }
+            }
+            let ended: @Sendable () -> Void = { [timekeeper] in
+                timekeeper.cancel(timer)
+                if claim() { continuation.resume(returning: true) }
+            }
+            let idle = state.withLock { state in
+                if state.machine.pendingVend == nil { return true }
+                state.vendEndWaiters.append(ended)
+                return false
+            }
+            if idle { ended() }
+        }
     }
 
-    func unsubscribe(_ id: UUID) {
-        subscribers.removeValue(forKey: id)?.finish()
-    }
+    // MARK: - Queries
 
-    func endSubscriptions() {
-        for subscriber in subscribers.values { subscriber.finish() }
-        subscribers.removeAll()
-    }
-
-    var simulatedWorld: SimulatedWorld? { hardware?.world }
-
-    func lastCoinSequence(from source: String) -> UInt64? { machine.lastCoinSequence(from: source) }
 
     /// The machine's queries as they stand now.
-    var reports: Reports { Reports(machine: machine, format: format, machineName: config.machine.name) }
+    var reports: Reports {
+        state.withLock { Reports(machine: $0.machine, format: $0.config.machine.moneyFormat, machineName: $0.config.machine.name) }
+    }
 
     func status() -> StatusReport {
-        let state: (String, String?)
-        if let fault {
-            state = ("out-of-order", fault)
-        } else if machine.isInServiceMode {
-            state = ("service-mode", serviceModeReasons.joined(separator: " and "))
-        } else {
-            state = ("in-service", nil)
+        state.withLock { state in
+            let hardware = state.hardware
+            return StatusReport(
+                machine: state.machine, config: state.config, fault: state.fault, switches: state.switches,
+                hardware: hardware.map { ($0.gpioDescription, $0.coinAcceptorDescription, $0.world != nil) },
+                health: notices.report(gpio: hardware?.gpioDescription, coinAcceptor: hardware?.coinAcceptorDescription))
         }
-        return StatusReport(
-            machine: config.machine.name, state: state.0, stateReason: state.1,
-            currency: config.machine.currency.code, credit: machine.credit.decimalString,
-            creditText: format.string(for: machine.credit), acceptingCoins: acceptsCoins,
-            vendInProgress: machine.pendingVend.map { "\($0.id) at slot \($0.slot)" },
-            simulated: hardware?.world != nil, coinAcceptor: hardware?.coinAcceptorDescription ?? "stopped",
-            gpio: hardware?.gpioDescription ?? "stopped", slots: reports.slots,
-            books: StatusReport.Books(
-                coinsIn: machine.ledger.coinsIn.decimalString, sales: machine.ledger.sales.decimalString,
-                refunds: machine.ledger.refunds.decimalString,
-                itemsSold: machine.ledger.salesByProduct.values.reduce(0) { $0 + $1.count },
-                failedVends: machine.ledger.failedVends, unknownOutcomes: machine.ledger.unknownOutcomes),
-            health: health.report(gpio: hardware?.gpioDescription, coinAcceptor: hardware?.coinAcceptorDescription))
     }
 }

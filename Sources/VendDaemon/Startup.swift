@@ -7,6 +7,7 @@ import VendConfig
 import VendControl
 import VendHardware
 import VendStore
+import VendTime
 import VendingCore
 
 struct StartupFailure: Error {
@@ -20,7 +21,7 @@ struct Startup {
     let controller: MachineController
     let server: ControlServer
 
-    static func begin(_ options: DaemonOptions, logger: Logger) async -> Result<Startup, StartupFailure> {
+    static func begin(_ options: DaemonOptions, timekeeper: any Timekeeper, logger: Logger) async -> Result<Startup, StartupFailure> {
         let config: VenddConfig
         do {
             config = try ConfigLoader.load(file: options.configPath)
@@ -49,17 +50,17 @@ struct Startup {
         case .success(let restored): machine = restored
         case .failure(let failure): return .failure(failure)
         }
-        let controller = MachineController(machine: machine, store: store, config: config, logger: logger)
-        await controller.resolveInterruptedVend()
-        if let rejection = await controller.apply(config) {
+        let controller = MachineController(machine: machine, store: store, config: config, logger: logger, timekeeper: timekeeper)
+        controller.resolveInterruptedVend()
+        if let rejection = controller.apply(config) {
             return .failure(StartupFailure(status: ExitStatus.configError,
                                            message: "\(options.configPath) cannot be applied to the saved state: \(rejection)"))
         }
-        await controller.saveSnapshot()
+        controller.saveSnapshot()
 
         do {
             let hardware = try bringUpHardware(config, simulate: options.simulate, controller: controller, logger: logger)
-            await controller.attach(hardware)
+            controller.attach(hardware)
         } catch {
             return .failure(StartupFailure(status: ExitStatus.unavailable, message: "\(error)"))
         }
@@ -68,9 +69,8 @@ struct Startup {
         do {
             let server = try ControlServer(
                 path: socketPath, logger: logger,
-                handler: { request, peer in await CommandHandler.handle(request, peer: peer, controller: controller) },
-                subscribe: { await controller.subscribe() },
-                unsubscribe: { await controller.unsubscribe($0) })
+                handler: { request, peer in CommandHandler.handle(request, peer: peer, controller: controller) },
+                events: controller.events)
             server.start()
             return .success(Startup(controller: controller, server: server))
         } catch {
@@ -111,12 +111,12 @@ struct Startup {
     }
 
     static func bringUpHardware(_ config: VenddConfig, simulate: Bool, controller: MachineController, logger: Logger) throws -> Hardware {
-        let notify: HardwareNoticeHandler = { notice in Task { await controller.handle(notice) } }
+        let notify: HardwareNoticeHandler = { [notices = controller.notices] in notices.post($0) }
         if simulate {
             logger.notice("simulated hardware: drive it with `vendctl sim …`")
-            return try Hardware.simulated(config, notify: notify)
+            return try Hardware.simulated(config, timekeeper: controller.timekeeper, notify: notify)
         }
-        let hardware = try Hardware.real(config, notify: notify)
+        let hardware = try Hardware.real(config, timekeeper: controller.timekeeper, notify: notify)
         logger.notice("GPIO: \(hardware.gpioDescription); every relay requested inactive; coins: \(hardware.coinAcceptorDescription)")
         return hardware
     }
@@ -130,7 +130,7 @@ extension MachineController {
     /// A vend in flight when vendd stopped has an unknown outcome: resolve it by the configured
     /// policy, journaled like any input, and tell the technician.
     func resolveInterruptedVend() {
-        guard let vend = pendingVendForRecovery else { return }
+        guard let vend = pendingVend else { return }
         logger.warning("\(vend.id) at slot \(vend.slot) was in flight when vendd stopped; resolving it as unknown (\(config.machine.unknownOutcomePolicy.rawValue)): check slot \(vend.slot)",
                        metadata: ["SLOT": "\(vend.slot)", "VEND": "\(vend.id.rawValue)"])
         submit(.vendEnded(vend.id, .unknown))

@@ -5,11 +5,9 @@ import VendHardware
 
 /// Input lines requested for both-edge events. A thread of its own sleeps in poll(2) on the
 /// request's event descriptors, so reading never blocks the daemon's tasks and never spins; each
-/// wake-up drains every queued edge, so a burst is read whole.
+/// wake-up drains every queued edge and delivers them together, so a burst is judged whole.
 final class LibgpiodInputGroup: GPIOInputGroup, @unchecked Sendable {
-    let events: AsyncStream<LineEvent>
     let isDebouncedByBackend = vgpio_kernel_debounce() == 1
-    private let continuation: AsyncStream<LineEvent>.Continuation
     /// libgpiod objects may be used by one thread at a time: the reader and `currentValues`
     /// take turns. Nil once released.
     private let request: Mutex<OpaquePointer?>
@@ -19,6 +17,7 @@ final class LibgpiodInputGroup: GPIOInputGroup, @unchecked Sendable {
     private let wakePipe: (read: Int32, write: Int32)
     private let readerFinished = DispatchSemaphore(value: 0)
     private let fds: [Int32]
+    private let started = Mutex(false)
 
     init(request: sending OpaquePointer, device: String, lineCount: Int) throws(GPIOError) {
         var pipeEnds: [Int32] = [0, 0]
@@ -32,8 +31,11 @@ final class LibgpiodInputGroup: GPIOInputGroup, @unchecked Sendable {
         self.request = Mutex(request)
         self.lineCount = lineCount
         self.device = device
-        (events, continuation) = AsyncStream.makeStream(of: LineEvent.self, bufferingPolicy: .unbounded)
-        let thread = Thread { [self] in readEdges() }
+    }
+
+    func start(deliver: @escaping @Sendable ([LineEvent]) -> Void, lost: @escaping @Sendable () -> Void) {
+        guard !started.withLock({ started in defer { started = true }; return started }) else { return }
+        let thread = Thread { [self] in readEdges(deliver: deliver, lost: lost) }
         thread.name = "vendd-gpio-events"
         thread.start()
     }
@@ -54,15 +56,16 @@ final class LibgpiodInputGroup: GPIOInputGroup, @unchecked Sendable {
             return request
         }
         guard let released else { return }
-        _ = write(wakePipe.write, [UInt8(1)], 1)
-        readerFinished.wait()
+        if started.withLock({ $0 }) {
+            _ = write(wakePipe.write, [UInt8(1)], 1)
+            readerFinished.wait()
+        }
         vgpio_release(released)
         close(wakePipe.read)
         close(wakePipe.write)
-        continuation.finish()
     }
 
-    private func readEdges() {
+    private func readEdges(deliver: @Sendable ([LineEvent]) -> Void, lost: @Sendable () -> Void) {
         defer { readerFinished.signal() }
         var polled = fds.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
         polled.append(pollfd(fd: wakePipe.read, events: Int16(POLLIN), revents: 0))
@@ -70,25 +73,25 @@ final class LibgpiodInputGroup: GPIOInputGroup, @unchecked Sendable {
         while true {
             if poll(&polled, nfds_t(polled.count), -1) < 0 {
                 if errno == EINTR { continue }
-                // Ending the stream is how the panel learns its lines are gone (see Hardware).
-                continuation.finish()
-                return
+                return lost()
             }
             if polled.last!.revents != 0 { return }
             if polled.dropLast().contains(where: { $0.revents & Int16(POLLERR | POLLHUP | POLLNVAL) != 0 }) {
-                continuation.finish()
-                return
+                return lost()
             }
+            var batch: [LineEvent] = []
             for which in fds.indices where polled[which].revents & Int16(POLLIN) != 0 {
                 let count = request.withLock { request -> Int32 in
                     guard let request else { return 0 }
                     return vgpio_read_edges(request, which, &edges, edges.count)
                 }
                 for edge in edges.prefix(Int(max(count, 0))) {
-                    continuation.yield(LineEvent(index: Int(edge.index), isActive: edge.is_active != 0,
-                                                 at: Self.instant(ofMonotonic: edge.timestamp_ns)))
+                    batch.append(LineEvent(index: Int(edge.index), isActive: edge.is_active != 0,
+                                           at: Self.instant(ofMonotonic: edge.timestamp_ns)))
                 }
             }
+            // Several chips' descriptors are read in turn: put their edges back in time order.
+            if !batch.isEmpty { deliver(batch.sorted { $0.at < $1.at }) }
         }
     }
 

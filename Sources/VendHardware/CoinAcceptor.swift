@@ -23,14 +23,18 @@ public enum CoinAcceptorEvent: Sendable, Equatable {
     case notice(String, isFault: Bool)
 }
 
+/// Where a coin acceptor's events go: called on the driver's own thread (or the caller's, in
+/// simulation), one event at a time, in the order they happened.
+public typealias CoinAcceptorEventHandler = @Sendable (CoinAcceptorEvent) -> Void
+
 /// A coin acceptor behind any protocol (ccTalk, one byte per coin, simulation).
 public protocol CoinAcceptor: Sendable {
-    var events: AsyncStream<CoinAcceptorEvent> { get }
     /// Starts talking to the device. `lastSequence` gives, per event source, the last coin event
     /// already credited, so nothing buffered in the device is credited twice or lost.
-    func start(lastSequence: @escaping @Sendable (String) -> UInt64?) async
-    /// Enable (true) or inhibit (false) acceptance of every configured channel.
-    func setAcceptance(_ enabled: Bool) async
+    func start(lastSequence: @escaping @Sendable (String) -> UInt64?, deliver: @escaping CoinAcceptorEventHandler)
+    /// Enable (true) or inhibit (false) acceptance of every configured channel. Takes effect in
+    /// call order: the device ends in the state of the last call.
+    func setAcceptance(_ enabled: Bool)
     /// Inhibits the device and stops talking to it.
     func stop() async
 }

@@ -15,10 +15,12 @@ public struct LineEvent: Sendable, Equatable {
     }
 }
 
-/// Input lines requested together; edges of all of them arrive on one stream, in order.
+/// Input lines requested together; edges of all of them arrive through one callback, in order.
 public protocol GPIOInputGroup: Sendable {
-    /// Both-edge events. Never busy-polled; ends when the group is released.
-    var events: AsyncStream<LineEvent> { get }
+    /// Starts delivering both-edge events: `deliver` gets every edge read in one wake-up, in
+    /// order, on the backend's own thread (never busy-polled). `lost` is called once if the lines
+    /// stop delivering (chip removed, driver error), never because of `release`.
+    func start(deliver: @escaping @Sendable ([LineEvent]) -> Void, lost: @escaping @Sendable () -> Void)
     /// The lines' levels now (active = true), to start debouncing from the truth.
     func currentValues() throws(GPIOError) -> [Bool]
     /// True when the backend filters bounces itself (libgpiod v2's debounce period), so software

@@ -1,7 +1,7 @@
 import VendingCore
 import VendConfig
 
-/// Things the hardware layer tells the log: what the relays did, and faults a technician should
+/// Things the hardware layer tells the log: what the relays and the acceptor did, and faults a technician should
 /// see in `journalctl -u vendd`.
 public enum HardwareNotice: Sendable, Equatable {
     case relayEnergised(SlotID, line: LineReference)
@@ -15,6 +15,8 @@ public enum HardwareNotice: Sendable, Equatable {
     case dropOutsideWindow(LineReference)
     case interlockRefused(SlotID, busyWith: SlotID)
     case fault(String)
+    /// What the coin acceptor's driver says: identity, link lost or back, rejected coins.
+    case coinAcceptor(String, isFault: Bool)
 }
 
 public typealias HardwareNoticeHandler = @Sendable (HardwareNotice) -> Void

@@ -1,4 +1,6 @@
+import Synchronization
 import VendConfig
+import VendTime
 import VendingCore
 
 /// What the machine's inputs mean, once debounced.
@@ -12,24 +14,30 @@ public enum PanelEvent: Sendable, Equatable {
 }
 
 /// Every input line of the configuration — slot buttons, action buttons, drop sensors —
-/// requested once, debounced ("stable for N ms"), and turned into `PanelEvent`s.
+/// requested once, debounced ("stable for N ms"), and turned into `PanelEvent`s. An edge that
+/// needs no debounce period (none configured, or the kernel debounces) becomes an event on the
+/// backend's thread at once; the others when their timer finds them stable.
 public final class InputPanel: Sendable {
+    public typealias Handler = @Sendable (PanelEvent) -> Void
+
     private enum Role: Sendable {
         case slotButton(SlotID), action(ButtonAction), dropSensor(LineReference)
     }
 
-    private enum Step: Sendable {
-        case edge(LineEvent)
-        case settle
+    private struct Running {
+        var debouncer: Debouncer
+        let handler: Handler
     }
 
-    public let events: AsyncStream<PanelEvent>
-    private let continuation: AsyncStream<PanelEvent>.Continuation
     private let group: any GPIOInputGroup
     private let roles: [Role]
     private let periods: [Duration]
+    private let timekeeper: any Timekeeper
+    /// Events leave while this is held, so they leave in the order the debouncer judged them.
+    private let running = Mutex<Running?>(nil)
 
-    public init(chip: any GPIOChipBackend, slots: [SlotConfig], buttons: [ButtonConfig]) throws(GPIOError) {
+    public init(chip: any GPIOChipBackend, slots: [SlotConfig], buttons: [ButtonConfig],
+                timekeeper: any Timekeeper) throws(GPIOError) {
         var lines: [InputLineConfig] = []
         var roles: [Role] = []
         for slot in slots {
@@ -47,60 +55,67 @@ public final class InputPanel: Sendable {
         }
         group = try chip.requestInputs(lines, consumer: "vendd")
         self.roles = roles
+        self.timekeeper = timekeeper
         periods = group.isDebouncedByBackend ? lines.map { _ in .zero } : lines.map(\.debounce)
-        (events, continuation) = AsyncStream.makeStream(of: PanelEvent.self, bufferingPolicy: .unbounded)
     }
 
-    /// Reads edges until the panel is released. Run it in its own task.
-    public func run() async {
+    /// Starts reading the lines: switches already on (service key, open door) are announced
+    /// first, then every debounced change goes to `handler`. `lost` is called if the lines stop
+    /// delivering.
+    public func start(_ handler: @escaping Handler, lost: @escaping @Sendable () -> Void) {
         let initial = (try? group.currentValues()) ?? Array(repeating: false, count: roles.count)
-        announceSwitchPositions(initial)
-        var debouncer = Debouncer(initialLevels: initial, periods: periods)
-        let (steps, stepInput) = AsyncStream.makeStream(of: Step.self, bufferingPolicy: .unbounded)
-        let edges = group.events
-        let forwarder = Task {
-            for await edge in edges { stepInput.yield(.edge(edge)) }
-            stepInput.finish()
+        running.withLock { running in
+            running = Running(debouncer: Debouncer(initialLevels: initial, periods: periods), handler: handler)
+            announceSwitchPositions(initial, handler)
         }
-        defer { forwarder.cancel() }
-        for await step in steps {
-            switch step {
-            case .edge(let edge):
-                let deadline = debouncer.edge(line: edge.index, isActive: edge.isActive, at: edge.at)
-                // Without a period (none configured, or the kernel debounces) the edge counts now.
-                if periods[edge.index] == .zero { break }
-                // The timer wakes the loop once the new level has been stable for the period. Its
-                // step queues behind every edge already received, so a loop that fell behind still
-                // sees a whole bounce before judging it (edges carry the time they happened).
-                Task {
-                    try? await Task.sleep(until: deadline, clock: .continuous)
-                    stepInput.yield(.settle)
-                }
-                continue
-            case .settle:
-                break
-            }
-            for change in debouncer.settle(at: .now) {
-                if let event = meaning(of: roles[change.line], isActive: change.isActive) {
-                    continuation.yield(event)
-                }
-            }
-        }
-        continuation.finish()
+        group.start(deliver: { [self] edges in receive(edges) }, lost: lost)
     }
 
     /// Whether the GPIO backend (libgpiod v2, in the kernel) filters bounces, not this panel.
     public var isDebouncedByBackend: Bool { group.isDebouncedByBackend }
 
+    /// Stops the events (timers still pending find nothing to judge) and gives the lines back.
     public func release() {
+        running.withLock { $0 = nil }
         group.release()
     }
 
-    private func announceSwitchPositions(_ levels: [Bool]) {
+    private func receive(_ edges: [LineEvent]) {
+        guard let last = edges.last else { return }
+        var settleAt: [Int: ContinuousClock.Instant] = [:]
+        running.withLock { running in
+            guard running != nil else { return }
+            for edge in edges {
+                let deadline = running!.debouncer.edge(line: edge.index, isActive: edge.isActive, at: edge.at)
+                if periods[edge.index] != .zero { settleAt[edge.index] = deadline }
+            }
+            // Lines without a period count at once; the others settle when their timer fires,
+            // judged on every edge received by then.
+            emitSettled(at: last.at, &running!)
+        }
+        for deadline in Set(settleAt.values) {
+            timekeeper.schedule(at: deadline) { [self] in
+                running.withLock { running in
+                    guard running != nil else { return }
+                    emitSettled(at: timekeeper.now, &running!)
+                }
+            }
+        }
+    }
+
+    private func emitSettled(at instant: ContinuousClock.Instant, _ running: inout Running) {
+        for change in running.debouncer.settle(at: instant) {
+            if let event = meaning(of: roles[change.line], isActive: change.isActive) {
+                running.handler(event)
+            }
+        }
+    }
+
+    private func announceSwitchPositions(_ levels: [Bool], _ handler: Handler) {
         for (role, level) in zip(roles, levels) {
             switch role {
-            case .action(.serviceMode) where level: continuation.yield(.serviceKey(on: true))
-            case .action(.door) where level: continuation.yield(.door(open: true))
+            case .action(.serviceMode) where level: handler(.serviceKey(on: true))
+            case .action(.door) where level: handler(.door(open: true))
             default: break
             }
         }

@@ -1,12 +1,8 @@
 /// A machine without a coin acceptor (no `coin_acceptor:` section): nothing to start, no coins.
 public struct NoCoinAcceptor: CoinAcceptor {
-    public let events: AsyncStream<CoinAcceptorEvent>
+    public init() {}
 
-    public init() {
-        events = AsyncStream { _ in }
-    }
-
-    public func start(lastSequence: @escaping @Sendable (String) -> UInt64?) async {}
-    public func setAcceptance(_ enabled: Bool) async {}
+    public func start(lastSequence: @escaping @Sendable (String) -> UInt64?, deliver: @escaping CoinAcceptorEventHandler) {}
+    public func setAcceptance(_ enabled: Bool) {}
     public func stop() async {}
 }

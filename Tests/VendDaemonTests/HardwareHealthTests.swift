@@ -9,10 +9,10 @@ import VendingCore
     @Test func aCoinAcceptorFaultLastsUntilItReportsSomethingElse() {
         var health = HardwareHealth()
         #expect(health.report(gpio: "gpio", coinAcceptor: "acceptor").coinAcceptor.ok)
-        health.coinAcceptorSaid("disconnected from /dev/ttyUSB0", isFault: true, at: 10)
+        health.record(.coinAcceptor("disconnected from /dev/ttyUSB0", isFault: true), at: 10)
         let faulty = health.report(gpio: "gpio", coinAcceptor: "acceptor").coinAcceptor
         #expect(faulty == .init(ok: false, description: "acceptor", notice: "disconnected from /dev/ttyUSB0", noticeAt: 10))
-        health.coinAcceptorSaid("reconnected", isFault: false, at: 20)
+        health.record(.coinAcceptor("reconnected", isFault: false), at: 20)
         #expect(health.report(gpio: "gpio", coinAcceptor: "acceptor").coinAcceptor.ok)
     }
 

@@ -1,75 +1,107 @@
+import Synchronization
 import Testing
 import VendConfig
 import VendHardware
+import VendTime
 import VendingCore
-import Synchronization
 
+/// The dispenser on manual time: pulses, windows and the guard are timers that the test fires by
+/// advancing the clock, so nothing here sleeps.
 @Suite struct DispenserTests {
     let config: VenddConfig
-    let chip = SimulatedGPIOChip()
+    let time = ManualTimekeeper()
+    let chip: SimulatedGPIOChip
     let notices = NoticeLog()
+    let outcomes = OutcomeLog()
     let dispenser: Dispenser
 
     init() throws {
         config = try HardwareFixtures.config()
+        chip = SimulatedGPIOChip(timekeeper: time)
         let notices = notices
-        dispenser = try Dispenser(chip: chip, slots: config.slots, notify: { notices.record($0) })
+        dispenser = try Dispenser(chip: chip, slots: config.slots, timekeeper: time, notify: { notices.record($0) })
     }
 
-    @Test func relaysStartInactiveAndPulseForTheConfiguredTime() async {
-        #expect(!chip.isActive(.offset(10)))
-        let outcome = await dispenser.dispense("A2")
-        #expect(outcome == .pulsedWithoutSensor)
+    @Test func relaysStartInactiveAndPulseForTheConfiguredTime() {
         #expect(!chip.isActive(.offset(11)))
-        guard case .relayReleased(let slot, _, let after) = notices.all.last else {
-            Issue.record("no release: \(notices.all)")
-            return
-        }
-        #expect(slot == "A2")
-        #expect(after >= .milliseconds(50))   // never shorter than configured; how much longer is the scheduler's business
+        #expect(dispenser.start("A2", completion: outcomes.record) == nil)
+        #expect(chip.isActive(.offset(11)))
+        time.advance(by: .milliseconds(49))
+        #expect(chip.isActive(.offset(11)))
+        #expect(outcomes.all.isEmpty)
+        time.advance(by: .milliseconds(1))
+        #expect(!chip.isActive(.offset(11)))
+        #expect(outcomes.all == [.pulsedWithoutSensor])
+        #expect(notices.all == [.relayEnergised("A2", line: .offset(11)),
+                                .relayReleased("A2", line: .offset(11), after: .milliseconds(50))])
+        #expect(time.pendingCount == 0)   // the guard went with the pulse
     }
 
-    @Test func aDropWithinTheWindowConfirmsTheVend() async {
-        let chip = chip, dispenser = dispenser
-        chip.observeOutputs { line, active in
-            guard line == .offset(10), active else { return }
-            Task { await dispenser.dropSensed(on: .offset(20)) }
-        }
-        #expect(await dispenser.dispense("A1") == .dropped)
-        #expect(notices.all.contains { if case .dropSensed("A1", _) = $0 { true } else { false } })
+    @Test func aDropWithinTheWindowConfirmsTheVend() {
+        _ = dispenser.start("A1", completion: outcomes.record)
+        time.advance(by: .milliseconds(150))   // after the 100 ms pulse
+        dispenser.dropSensed(on: .offset(20))
+        #expect(outcomes.all == [.dropped])
+        #expect(notices.all.contains(.dropSensed("A1", after: .milliseconds(150))))
+        #expect(time.pendingCount == 0)
     }
 
-    @Test func noDropWithinTheWindowIsNotDropped() async {
-        let start = ContinuousClock.now
-        #expect(await dispenser.dispense("A1") == .notDropped)
-        #expect(ContinuousClock.now - start >= .milliseconds(500))
+    @Test func aDropDuringThePulseCompletesTheVendWhenThePulseEnds() {
+        _ = dispenser.start("A1", completion: outcomes.record)
+        time.advance(by: .milliseconds(30))
+        dispenser.dropSensed(on: .offset(20))
+        #expect(outcomes.all.isEmpty)
+        #expect(chip.isActive(.offset(10)))   // the pulse runs its full length
+        time.advance(by: .milliseconds(70))
+        #expect(outcomes.all == [.dropped])
+        #expect(!chip.isActive(.offset(10)))
+    }
+
+    @Test func noDropWithinTheWindowIsNotDropped() {
+        _ = dispenser.start("A1", completion: outcomes.record)
+        time.advance(by: .milliseconds(499))
+        #expect(outcomes.all.isEmpty)
+        time.advance(by: .milliseconds(1))
+        #expect(outcomes.all == [.notDropped])
         #expect(notices.all.contains(.noDropWithinWindow("A1", window: .milliseconds(500))))
+        // The guard (400 ms) was cancelled at the end of the 100 ms pulse: it cut nothing.
+        #expect(!notices.all.contains { if case .relayCutByMaximumOnTime = $0 { true } else { false } })
     }
 
-    @Test func aDropOutsideAnyWindowIsReportedAndIgnored() async {
-        await dispenser.dropSensed(on: .offset(20))
+    @Test func aDropOutsideAnyWindowIsReportedAndIgnored() {
+        dispenser.dropSensed(on: .offset(20))
         #expect(notices.all == [.dropOutsideWindow(.offset(20))])
+        #expect(outcomes.all.isEmpty)
     }
 
-    @Test func neverTwoRelaysAtOnce() async {
-        let dispenser = dispenser
-        let energisedTogether = Mutex(false)
-        let chip = chip
-        chip.observeOutputs { _, _ in
-            if chip.isActive(.offset(10)) && chip.isActive(.offset(11)) { energisedTogether.withLock { $0 = true } }
-        }
-        async let first = dispenser.dispense("A1")
-        try? await Task.sleep(for: .milliseconds(20))
-        async let second = dispenser.dispense("A2")
-        let outcomes = await [first, second]
-        #expect(!energisedTogether.withLock { $0 })
-        #expect(outcomes[1] == .notDropped)
+    @Test func neverTwoRelaysAtOnce() {
+        #expect(dispenser.start("A1", completion: outcomes.record) == nil)
+        time.advance(by: .milliseconds(20))
+        #expect(dispenser.start("A2", completion: outcomes.record) == .notDropped)
+        #expect(!chip.isActive(.offset(11)))
         #expect(notices.all.contains(.interlockRefused("A2", busyWith: "A1")))
+        time.advance(by: .milliseconds(480))
+        #expect(outcomes.all == [.notDropped])   // A1's window closed without a drop
+        #expect(dispenser.start("A2", completion: outcomes.record) == nil)   // free again
     }
 
-    @Test func releaseAllDrivesEveryRelayInactive() async throws {
-        let relays = try chip.requestOutputs([], consumer: "probe")   // the chip is shared: nothing else to request
-        relays.release()
+    @Test func aPulseAsLongAsTheLimitIsNotReportedAsCut() throws {
+        let config = try ConfigLoader.parse(HardwareFixtures.yaml.replacingOccurrences(
+            of: "relay: { line: 10, pulse_ms: 100, max_on_ms: 400 }", with: "relay: { line: 10, pulse_ms: 400, max_on_ms: 400 }"),
+            file: "hardware-test.yaml")
+        let chip = SimulatedGPIOChip(timekeeper: time)
+        let notices = notices
+        let dispenser = try Dispenser(chip: chip, slots: config.slots, timekeeper: time, notify: { notices.record($0) })
+        _ = dispenser.start("A1", completion: outcomes.record)
+        time.advance(by: .milliseconds(400))
+        #expect(!chip.isActive(.offset(10)))
+        #expect(notices.all.contains(.relayReleased("A1", line: .offset(10), after: .milliseconds(400))))
+        #expect(!notices.all.contains { if case .relayCutByMaximumOnTime = $0 { true } else { false } })
+    }
+
+    @Test func releaseAllDrivesEveryRelayInactive() throws {
+        _ = dispenser.start("A1", completion: outcomes.record)
+        #expect(chip.isActive(.offset(10)))
         dispenser.releaseAll()
         #expect(!chip.isActive(.offset(10)) && !chip.isActive(.offset(11)))
         // Released lines can be requested again, as after a restart.
@@ -80,7 +112,7 @@ import Synchronization
 @Suite struct SimulatedChipTests {
     @Test func aLineCanBeRequestedOnceAndTheErrorNamesTheConfigKey() throws {
         let config = try HardwareFixtures.config()
-        let chip = SimulatedGPIOChip()
+        let chip = SimulatedGPIOChip(timekeeper: ManualTimekeeper())
         _ = try chip.requestOutputs(config.slots.map(\.relay.line), consumer: "vendd")
         let error = #expect(throws: GPIOError.self) {
             try chip.requestOutputs([config.slots[0].relay.line], consumer: "second")
@@ -90,24 +122,50 @@ import Synchronization
 }
 
 @Suite struct InputPanelTests {
-    @Test func aBouncingPressGivesOnePressAndSwitchesReportBothWays() async throws {
+    let time = ManualTimekeeper()
+    let events = PanelLog()
+
+    @Test func aBouncingPressGivesOnePressAndSwitchesReportBothWays() throws {
         let config = try HardwareFixtures.config()
-        let chip = SimulatedGPIOChip()
-        let panel = try InputPanel(chip: chip, slots: config.slots, buttons: config.buttons)
-        let runner = Task { await panel.run() }
-        try await Task.sleep(for: .milliseconds(10))
-        // A bouncing press: 10 edges in quick succession (each stamped when it happened), ending pressed.
-        for edge in 0..<10 { chip.drive(.offset(1), active: edge % 2 == 0 || edge == 9) }
-        try await Task.sleep(for: .milliseconds(60))
+        let chip = SimulatedGPIOChip(timekeeper: time)
+        let panel = try InputPanel(chip: chip, slots: config.slots, buttons: config.buttons, timekeeper: time)
+        panel.start(events.record, lost: {})
+        // A bouncing press: 10 edges 100 µs apart, ending pressed; the 20 ms period starts at the last.
+        for edge in 0..<10 {
+            chip.drive(.offset(1), active: edge % 2 == 0 || edge == 9)
+            time.advance(by: .microseconds(100))
+        }
+        time.advance(by: .milliseconds(19))
+        #expect(events.all.isEmpty)
+        time.advance(by: .milliseconds(1))
+        #expect(events.all == [.slotButtonPressed("A1")])
         chip.drive(.offset(1), active: false)
         chip.drive(.offset(4), active: true)
-        try await Task.sleep(for: .milliseconds(60))
+        time.advance(by: .milliseconds(60))
         chip.drive(.offset(4), active: false)
-        try await Task.sleep(for: .milliseconds(60))
+        time.advance(by: .milliseconds(60))
         panel.release()
-        var events: [PanelEvent] = []
-        for await event in panel.events { events.append(event) }
-        _ = await runner.value
-        #expect(events == [.slotButtonPressed("A1"), .serviceKey(on: true), .serviceKey(on: false)])
+        #expect(events.all == [.slotButtonPressed("A1"), .serviceKey(on: true), .serviceKey(on: false)])
+    }
+
+    @Test func aReleaseWithinThePeriodIsABounceNotAPress() throws {
+        let config = try HardwareFixtures.config()
+        let chip = SimulatedGPIOChip(timekeeper: time)
+        let panel = try InputPanel(chip: chip, slots: config.slots, buttons: config.buttons, timekeeper: time)
+        panel.start(events.record, lost: {})
+        chip.drive(.offset(1), active: true)
+        time.advance(by: .milliseconds(19))
+        chip.drive(.offset(1), active: false)
+        time.advance(by: .milliseconds(100))
+        #expect(events.all.isEmpty)
+    }
+
+    @Test func aSwitchAlreadyOnIsAnnouncedAtStart() throws {
+        let config = try HardwareFixtures.config()
+        let chip = SimulatedGPIOChip(timekeeper: time)
+        let panel = try InputPanel(chip: chip, slots: config.slots, buttons: config.buttons, timekeeper: time)
+        chip.drive(.offset(4), active: true)   // before start: nobody is listening yet
+        panel.start(events.record, lost: {})
+        #expect(events.all == [.serviceKey(on: true)])
     }
 }

@@ -51,3 +51,17 @@ final class NoticeLog: Sendable {
 }
 
 import Synchronization
+
+/// Collects vend outcomes reported by the dispenser.
+final class OutcomeLog: Sendable {
+    private let storage = Mutex<[VendOutcome]>([])
+    var all: [VendOutcome] { storage.withLock { $0 } }
+    var record: Dispenser.Completion { { outcome in self.storage.withLock { $0.append(outcome) } } }
+}
+
+/// Collects what the input panel reports.
+final class PanelLog: Sendable {
+    private let storage = Mutex<[PanelEvent]>([])
+    var all: [PanelEvent] { storage.withLock { $0 } }
+    var record: InputPanel.Handler { { event in self.storage.withLock { $0.append(event) } } }
+}

@@ -94,9 +94,9 @@ struct CcTalkDriver: Sendable {
     private func poll(_ session: CcTalkSession, every interval: Duration, accepting: inout Bool,
                       state: inout DriverState, _ context: DriverContext) throws(BusFailure) -> CcTalkSession.PollOutcome {
         var failures = 0
-        var nextPoll = MonotonicClock.now
+        var nextPoll = context.control.timekeeper.now
         while true {
-            let wait = nextPoll - MonotonicClock.now
+            let wait = nextPoll - context.control.timekeeper.now
             if wait > .zero { context.control.sleep(wait) }
             if context.control.isStopping {
                 // Stopping: the acceptor refuses coins from now on, whoever polls it next.
@@ -110,8 +110,8 @@ struct CcTalkDriver: Sendable {
                     accepting = wanted
                     context.emit(.notice("coins \(wanted ? "accepted" : "inhibited (master inhibit)")", isFault: false))
                 }
-                guard MonotonicClock.now >= nextPoll else { continue }
-                nextPoll = MonotonicClock.now + interval
+                guard context.control.timekeeper.now >= nextPoll else { continue }
+                nextPoll = context.control.timekeeper.now + interval
                 let outcome = try session.poll()
                 if let cursor = session.cursor { state.cursors[session.source] = cursor }
                 if outcome == .deviceReset { return .deviceReset }

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import VendSerial
+import VendTime
 import VendingCore
 
 /// What a serial coin-acceptor driver's thread shares with the rest of vendd: the wanted
@@ -14,7 +15,12 @@ final class DriverControl: Sendable {
     }
 
     let waiter = Waiter()
+    let timekeeper: any Timekeeper
     private let state = Mutex(State())
+
+    init(timekeeper: any Timekeeper) {
+        self.timekeeper = timekeeper
+    }
 
     var wantsAcceptance: Bool { state.withLock { $0.accepting } }
     var isStopping: Bool { state.withLock { $0.stopping } }
@@ -24,10 +30,13 @@ final class DriverControl: Sendable {
         waiter.wake()
     }
 
-    /// Sleeps for `duration`, or less if woken by a change or a stop request.
+    /// Sleeps for `duration` of the timekeeper's time, or less if woken by a change or a stop
+    /// request.
     func sleep(_ duration: Duration) {
         guard !isStopping else { return }
-        _ = waiter.wait(for: nil, timeout: duration)
+        let alarm = timekeeper.schedule(after: duration) { [waiter] in waiter.wake() }
+        _ = waiter.wait(for: nil, timeout: .seconds(3_600))
+        timekeeper.cancel(alarm)
     }
 
     /// Asks the thread to stop and waits until it has.
@@ -65,26 +74,24 @@ struct DriverContext: Sendable {
 /// A coin acceptor whose protocol runs on a thread of its own: serial I/O blocks in `poll(2)`,
 /// never in the daemon's tasks. `body` talks to the device until `control.isStopping`.
 final class ThreadedCoinAcceptor: CoinAcceptor {
-    let events: AsyncStream<CoinAcceptorEvent>
-    private let continuation: AsyncStream<CoinAcceptorEvent>.Continuation
-    private let control = DriverControl()
+    private let control: DriverControl
     private let name: String
     private let body: @Sendable (DriverContext) -> Void
     private let started = Mutex(false)
 
-    init(name: String, body: @escaping @Sendable (DriverContext) -> Void) {
+    init(name: String, timekeeper: any Timekeeper, body: @escaping @Sendable (DriverContext) -> Void) {
         self.name = name
         self.body = body
-        (events, continuation) = AsyncStream.makeStream(of: CoinAcceptorEvent.self, bufferingPolicy: .unbounded)
+        control = DriverControl(timekeeper: timekeeper)
     }
 
-    func start(lastSequence: @escaping @Sendable (String) -> UInt64?) async {
+    func start(lastSequence: @escaping @Sendable (String) -> UInt64?, deliver: @escaping CoinAcceptorEventHandler) {
         let alreadyStarted = started.withLock { started in
             defer { started = true }
             return started
         }
         guard !alreadyStarted else { return }
-        let context = DriverContext(control: control, emit: { [continuation] in continuation.yield($0) }, lastSequence: lastSequence)
+        let context = DriverContext(control: control, emit: deliver, lastSequence: lastSequence)
         let body = body, control = control
         let thread = Thread {
             body(context)
@@ -94,7 +101,7 @@ final class ThreadedCoinAcceptor: CoinAcceptor {
         thread.start()
     }
 
-    func setAcceptance(_ enabled: Bool) async {
+    func setAcceptance(_ enabled: Bool) {
         control.setAcceptance(enabled)
     }
 

@@ -11,30 +11,35 @@ public final class SimulatedCoinAcceptor: CoinAcceptor {
         var accepting = false
         var running = false
         var sequence: UInt64 = 0
+        var deliver: CoinAcceptorEventHandler?
     }
 
-    public let events: AsyncStream<CoinAcceptorEvent>
-    private let continuation: AsyncStream<CoinAcceptorEvent>.Continuation
     private let channels: [CoinChannel]
     private let state = Mutex(State())
+    /// Held while a coin is numbered and delivered, so coins are credited in their own order;
+    /// apart from `state`, because delivering changes the acceptance.
+    private let delivering = Mutex(())
 
     public init(channels: [CoinChannel]) {
         self.channels = channels
-        (events, continuation) = AsyncStream.makeStream(of: CoinAcceptorEvent.self, bufferingPolicy: .unbounded)
     }
 
-    public func start(lastSequence: @escaping @Sendable (String) -> UInt64?) async {
+    public func start(lastSequence: @escaping @Sendable (String) -> UInt64?, deliver: @escaping CoinAcceptorEventHandler) {
         let resumeAt = lastSequence(Self.source) ?? 0
         state.withLock { state in
             state.sequence = resumeAt
             state.running = true
+            state.deliver = deliver
         }
-        continuation.yield(.notice("simulated coin acceptor ready (channels \(channels.map { "\($0.channel)" }.joined(separator: ", ")))", isFault: false))
+        deliver(.notice("simulated coin acceptor ready (channels \(channels.map { "\($0.channel)" }.joined(separator: ", ")))", isFault: false))
     }
 
-    public func setAcceptance(_ enabled: Bool) async {
+    public func setAcceptance(_ enabled: Bool) {
         state.withLock { $0.accepting = enabled }
     }
+
+    /// Whether the acceptor takes coins now.
+    public var isAccepting: Bool { state.withLock { $0.accepting } }
 
     public func stop() async {
         state.withLock { state in
@@ -49,22 +54,27 @@ public final class SimulatedCoinAcceptor: CoinAcceptor {
         case returned(reason: String)
     }
 
-    /// A coin of `value` is put in: accepted on its enabled channel, or returned.
+    /// A coin of `value` is put in: accepted on its enabled channel, or returned. An accepted coin
+    /// has been delivered (and so credited) when this returns.
     public func insert(_ value: Money) -> InsertResult {
         guard !channels.isEmpty else { return .returned(reason: "the configuration has no coin acceptor") }
         guard let channel = channels.first(where: { $0.value == value && $0.enabled }) else {
             let known = channels.filter(\.enabled).map { $0.value.decimalString }.joined(separator: ", ")
             return .returned(reason: "no enabled channel takes \(value.decimalString) (enabled: \(known))")
         }
-        let result: InsertResult = state.withLock { state in
-            guard state.running else { return .returned(reason: "the acceptor is not running") }
-            guard state.accepting else { return .returned(reason: "coin acceptance is inhibited") }
+        return delivering.withLock { _ in numberAndDeliver(value, on: channel) }
+    }
+
+    private func numberAndDeliver(_ value: Money, on channel: CoinChannel) -> InsertResult {
+        let (result, deliver): (InsertResult, CoinAcceptorEventHandler?) = state.withLock { state in
+            guard state.running else { return (.returned(reason: "the acceptor is not running"), nil) }
+            guard state.accepting else { return (.returned(reason: "coin acceptance is inhibited"), nil) }
             state.sequence += 1
             let coin = AcceptedCoin(channel: channel.channel, value: value,
                                     event: CoinEventID(source: Self.source, sequence: state.sequence))
-            return .accepted(coin)
+            return (.accepted(coin), state.deliver)
         }
-        if case .accepted(let coin) = result { continuation.yield(.accepted(coin)) }
+        if case .accepted(let coin) = result { deliver?(.accepted(coin)) }
         return result
     }
 }

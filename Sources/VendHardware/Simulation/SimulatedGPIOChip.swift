@@ -1,5 +1,6 @@
 import Synchronization
 import VendConfig
+import VendTime
 
 /// GPIO in memory: inputs are driven by `drive(_:active:)`, outputs are recorded and observed.
 /// It behaves like the kernel where it matters: a line can be requested once, outputs start
@@ -24,9 +25,12 @@ public final class SimulatedGPIOChip: GPIOChipBackend {
 
     public let name: String
     private let state = Mutex(State())
+    /// Stamps input edges, as the kernel stamps them with its monotonic clock.
+    let timekeeper: any Timekeeper
 
-    public init(name: String = "simulated-gpio") {
+    public init(name: String = "simulated-gpio", timekeeper: any Timekeeper) {
         self.name = name
+        self.timekeeper = timekeeper
     }
 
     public func requestInputs(_ lines: [InputLineConfig], consumer: String) throws(GPIOError) -> any GPIOInputGroup {
@@ -71,13 +75,17 @@ public final class SimulatedGPIOChip: GPIOChipBackend {
         state.withLock { $0.observers.append(observer) }
     }
 
-    fileprivate func setOutput(_ line: LineReference, active: Bool) {
-        let observers = state.withLock { state -> [OutputObserver] in
-            guard state.outputs[line] != nil, state.outputs[line] != active else { return [] }
+    /// False when the line is not requested (released), as the kernel refuses such a write.
+    @discardableResult
+    fileprivate func setOutput(_ line: LineReference, active: Bool) -> Bool {
+        let (held, observers) = state.withLock { state -> (Bool, [OutputObserver]) in
+            guard let level = state.outputs[line] else { return (false, []) }
+            guard level != active else { return (true, []) }
             state.outputs[line] = active
-            return state.observers
+            return (true, state.observers)
         }
         for observer in observers { observer(line, active) }
+        return held
     }
 
     fileprivate func releaseOutputs(_ lines: [LineReference]) {
@@ -101,28 +109,38 @@ public final class SimulatedGPIOChip: GPIOChipBackend {
 }
 
 final class SimulatedInputGroup: GPIOInputGroup {
-    let events: AsyncStream<LineEvent>
-    private let continuation: AsyncStream<LineEvent>.Continuation
+    private struct State {
+        var levels: [Bool]
+        var deliver: (@Sendable ([LineEvent]) -> Void)?
+    }
+
     private let chip: SimulatedGPIOChip
-    private let levels: Mutex<[Bool]>
+    private let state: Mutex<State>
     let isDebouncedByBackend = false
 
     init(chip: SimulatedGPIOChip, levels: [Bool]) {
         self.chip = chip
-        self.levels = Mutex(levels)
-        (events, continuation) = AsyncStream.makeStream(of: LineEvent.self, bufferingPolicy: .unbounded)
+        state = Mutex(State(levels: levels))
     }
 
+    func start(deliver: @escaping @Sendable ([LineEvent]) -> Void, lost: @escaping @Sendable () -> Void) {
+        state.withLock { $0.deliver = deliver }
+    }
+
+    /// Delivered on the caller's thread, as the reader thread delivers real edges.
     func change(_ index: Int, to active: Bool) {
-        levels.withLock { $0[index] = active }
-        continuation.yield(LineEvent(index: index, isActive: active, at: .now))
+        let deliver = state.withLock { state in
+            state.levels[index] = active
+            return state.deliver
+        }
+        deliver?([LineEvent(index: index, isActive: active, at: chip.timekeeper.now)])
     }
 
-    func currentValues() throws(GPIOError) -> [Bool] { levels.withLock { $0 } }
+    func currentValues() throws(GPIOError) -> [Bool] { state.withLock { $0.levels } }
 
     func release() {
         chip.releaseInputs(of: self)
-        continuation.finish()
+        state.withLock { $0.deliver = nil }
     }
 }
 
@@ -136,7 +154,9 @@ final class SimulatedOutputGroup: GPIOOutputGroup {
     }
 
     func set(_ index: Int, active: Bool) throws(GPIOError) {
-        chip.setOutput(lines[index], active: active)
+        guard chip.setOutput(lines[index], active: active) else {
+            throw .ioFailure("line \(lines[index]) on \(chip.name) was released", origin: nil)
+        }
     }
 
     func release() { chip.releaseOutputs(lines) }

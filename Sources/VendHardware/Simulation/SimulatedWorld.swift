@@ -1,5 +1,6 @@
 import Synchronization
 import VendConfig
+import VendTime
 import VendingCore
 
 /// The physical world around a simulated machine: fingers on buttons, items falling past the
@@ -10,6 +11,7 @@ public final class SimulatedWorld: Sendable {
     public let coinAcceptor: SimulatedCoinAcceptor
     private let slots: [SlotConfig]
     private let buttons: [ButtonConfig]
+    private let timekeeper: any Timekeeper
     /// Slots whose next vend drops nothing (a jammed spiral).
     private let failingSlots = Mutex<Set<SlotID>>([])
 
@@ -19,8 +21,9 @@ public final class SimulatedWorld: Sendable {
     static let dropDelay: Duration = .milliseconds(150)
     static let dropDuration: Duration = .milliseconds(60)
 
-    public init(config: VenddConfig) {
-        chip = SimulatedGPIOChip()
+    public init(config: VenddConfig, timekeeper: any Timekeeper) {
+        chip = SimulatedGPIOChip(timekeeper: timekeeper)
+        self.timekeeper = timekeeper
         coinAcceptor = SimulatedCoinAcceptor(channels: config.coinAcceptor?.channels ?? [])
         slots = config.slots
         buttons = config.buttons
@@ -68,21 +71,15 @@ public final class SimulatedWorld: Sendable {
     private func relayEnergised(_ slot: SlotConfig) {
         let fails = failingSlots.withLock { $0.remove(slot.id) != nil }
         guard let sensor = slot.dropSensor, !fails else { return }
+        // Called while the relay is being set: the item falls later, on the timekeeper.
         let chip = chip
-        Task {
-            try? await Task.sleep(for: Self.dropDelay)
-            chip.drive(sensor.input.line, active: true)
-            try? await Task.sleep(for: Self.dropDuration)
-            chip.drive(sensor.input.line, active: false)
-        }
+        timekeeper.schedule(after: Self.dropDelay) { chip.drive(sensor.input.line, active: true) }
+        timekeeper.schedule(after: Self.dropDelay + Self.dropDuration) { chip.drive(sensor.input.line, active: false) }
     }
 
     private func pulse(_ line: InputLineConfig, for duration: Duration) {
         let chip = chip
-        Task {
-            chip.drive(line.line, active: true)
-            try? await Task.sleep(for: duration)
-            chip.drive(line.line, active: false)
-        }
+        chip.drive(line.line, active: true)
+        timekeeper.schedule(after: duration) { chip.drive(line.line, active: false) }
     }
 }

@@ -1,0 +1,34 @@
+import VendConfig
+import VendControl
+import VendingCore
+
+extension StatusReport {
+    /// `vendctl status`: the state and why, the credit, the hardware and its health, the books.
+    /// `hardware` is nil while none is attached (between a failed reload and a restart).
+    init(machine: Machine, config: VenddConfig, fault: String?, switches: ServiceModeSwitches,
+         hardware: (gpio: String, coinAcceptor: String, simulated: Bool)?, health: StatusReport.Health) {
+        let format = config.machine.moneyFormat
+        let state: (String, String?)
+        if let fault {
+            state = ("out-of-order", fault)
+        } else if machine.isInServiceMode {
+            state = ("service-mode", switches.reasons.joined(separator: " and "))
+        } else {
+            state = ("in-service", nil)
+        }
+        let reports = Reports(machine: machine, format: format, machineName: config.machine.name)
+        self.init(
+            machine: config.machine.name, state: state.0, stateReason: state.1,
+            currency: config.machine.currency.code, credit: machine.credit.decimalString,
+            creditText: format.string(for: machine.credit), acceptingCoins: fault == nil && machine.acceptsCoins,
+            vendInProgress: machine.pendingVend.map { "\($0.id) at slot \($0.slot)" },
+            simulated: hardware?.simulated ?? false, coinAcceptor: hardware?.coinAcceptor ?? "stopped",
+            gpio: hardware?.gpio ?? "stopped", slots: reports.slots,
+            books: StatusReport.Books(
+                coinsIn: machine.ledger.coinsIn.decimalString, sales: machine.ledger.sales.decimalString,
+                refunds: machine.ledger.refunds.decimalString,
+                itemsSold: machine.ledger.salesByProduct.values.reduce(0) { $0 + $1.count },
+                failedVends: machine.ledger.failedVends, unknownOutcomes: machine.ledger.unknownOutcomes),
+            health: health)
+    }
+}

@@ -1,0 +1,78 @@
+import Synchronization
+
+/// Time that moves only when a test says so. `advance(by:)` runs every action that falls due, in
+/// deadline order, on the test's thread, with `now` set to each action's deadline as it runs.
+public final class ManualTimekeeper: Timekeeper {
+    private struct Scheduled {
+        let id: UInt64
+        let deadline: ContinuousClock.Instant
+        let action: @Sendable () -> Void
+    }
+
+    private struct State {
+        var now: ContinuousClock.Instant
+        var next: UInt64 = 0
+        var scheduled: [Scheduled] = []
+    }
+
+    private let state: Mutex<State>
+    private let origin: ContinuousClock.Instant
+    private let wallClockOrigin: Int64
+
+    /// Starts at an arbitrary monotonic instant and at `wallClockMilliseconds` on the wall clock
+    /// (2026-11-21 09:00 UTC by default).
+    public init(wallClockMilliseconds: Int64 = 1_795_770_000_000) {
+        let start = ContinuousClock.now
+        origin = start
+        wallClockOrigin = wallClockMilliseconds
+        state = Mutex(State(now: start))
+    }
+
+    public var now: ContinuousClock.Instant { state.withLock { $0.now } }
+
+    public var wallClockMilliseconds: Int64 {
+        let (seconds, attoseconds) = (now - origin).components
+        return wallClockOrigin + seconds * 1_000 + attoseconds / 1_000_000_000_000_000
+    }
+
+    /// Actions scheduled and not yet run.
+    public var pendingCount: Int { state.withLock { $0.scheduled.count } }
+
+    @discardableResult
+    public func schedule(at deadline: ContinuousClock.Instant, _ action: @escaping @Sendable () -> Void) -> TimerID {
+        state.withLock { state in
+            state.next += 1
+            state.scheduled.append(Scheduled(id: state.next, deadline: deadline, action: action))
+            return TimerID(value: state.next)
+        }
+    }
+
+    public func cancel(_ timer: TimerID) {
+        state.withLock { $0.scheduled.removeAll { $0.id == timer.value } }
+    }
+
+    /// Moves time forward by `duration`, running what falls due on the way (including actions
+    /// those actions schedule within the span).
+    public func advance(by duration: Duration) {
+        let target = now + duration
+        while let due = takeNextDue(by: target) {
+            due.action()
+        }
+        state.withLock { $0.now = max($0.now, target) }
+    }
+
+    /// Runs what is due now without moving time.
+    public func runDue() { advance(by: .zero) }
+
+    private func takeNextDue(by target: ContinuousClock.Instant) -> Scheduled? {
+        state.withLock { state in
+            // Earliest deadline first; among equals, the first scheduled.
+            guard let index = state.scheduled.indices.filter({ state.scheduled[$0].deadline <= target })
+                .min(by: { (state.scheduled[$0].deadline, state.scheduled[$0].id) < (state.scheduled[$1].deadline, state.scheduled[$1].id) })
+            else { return nil }
+            let due = state.scheduled.remove(at: index)
+            state.now = max(state.now, due.deadline)
+            return due
+        }
+    }
+}

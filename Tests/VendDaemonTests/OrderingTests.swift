@@ -1,0 +1,55 @@
+import Dispatch
+import Testing
+import VendConfig
+import VendHardware
+import VendingCore
+@testable import VendControl
+@testable import VendDaemon
+
+/// Effects are carried out in the order the core returns them, and a request is answered only
+/// after its effects: the acceptor is always in the state of the last change, seen from outside.
+@Suite struct OrderingTests {
+    static let root = UnixSocket.PeerCredentials(pid: 1, uid: 0, gid: 0)
+
+    @Test func aThousandAlternatingAcceptanceChangesEndInTheStateOfTheLast() async throws {
+        let rig = try ControllerRig()
+        rig.controller.submit(.restock(rig.config.slots[0].id, count: nil, loadedAt: nil))
+        for change in 0..<1_000 {
+            let serviceOn = change % 2 == 0
+            let answer = CommandHandler.handle(ControlRequest(.service(on: serviceOn)), peer: Self.root, controller: rig.controller)
+            guard answer.ok else { Issue.record("refused: \(answer)"); break }
+            // The answer is never seen before its effect.
+            #expect(rig.world.coinAcceptor.isAccepting == !serviceOn, "after change \(change)")
+        }
+        #expect(rig.world.coinAcceptor.isAccepting)   // the last change (999) switched service off
+        await rig.tearDown()
+    }
+
+    @Test func changesFromManyThreadsLeaveTheAcceptorAsTheMachineSays() async throws {
+        let rig = try ControllerRig()
+        rig.controller.submit(.restock(rig.config.slots[0].id, count: nil, loadedAt: nil))
+        let controller = rig.controller
+        DispatchQueue.concurrentPerform(iterations: 4) { thread in
+            for change in 0..<250 { _ = controller.setServiceModeByTechnician((change + thread) % 2 == 0) }
+        }
+        #expect(rig.world.coinAcceptor.isAccepting == controller.acceptsCoins)
+        await rig.tearDown()
+    }
+
+    /// The race a clean machine once showed: `restock` enables coins and the next request inserts
+    /// one. Each round starts from an empty machine (coins inhibited); 20 coins stay under the
+    /// sample machine's maximum credit.
+    @Test func restockThenCoinIsAlwaysAccepted() async throws {
+        let rig = try ControllerRig()
+        let slot = rig.config.slots[0].id
+        for round in 0..<20 {
+            #expect(!rig.world.coinAcceptor.isAccepting)
+            _ = CommandHandler.handle(ControlRequest(.restock(slot: slot.rawValue, count: 1)), peer: Self.root, controller: rig.controller)
+            let coin = CommandHandler.handle(ControlRequest(.simCoin(amount: "500")), peer: Self.root, controller: rig.controller)
+            #expect(coin.ok, "round \(round): \(coin.message ?? "")")
+            rig.controller.submit(.unload(slot, count: 1))
+        }
+        #expect(rig.controller.status().credit == "10000")
+        await rig.tearDown()
+    }
+}
