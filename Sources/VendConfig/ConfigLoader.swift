@@ -24,7 +24,10 @@ public enum ConfigLoader {
         let sink = DiagnosticSink(file: file)
         let root: Node?
         do {
-            root = try Yams.compose(yaml: text)
+            // The basic resolver tags every scalar a string: the validator types values itself
+            // (with positions), and the default resolver's regular expressions would pull ICU's
+            // data into the daemon's memory for nothing.
+            root = try Yams.compose(yaml: text, .basic)
         } catch {
             sink.reportSyntax(error)
             throw ConfigError(file: file, diagnostics: sink.diagnostics)

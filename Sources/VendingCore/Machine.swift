@@ -133,9 +133,10 @@ public struct Machine: Hashable, Sendable, Codable {
             id: VendID(rawValue: lastVendNumber), slot: slotID, product: slot.product,
             price: price, startedAt: now, deadline: now + setup.vendTimeout)
         pendingVend = vend
+        // The relay first: it is what the customer waits for; the events report what happened.
+        effects.command(.energiseRelay(slotID, vend.id))
         changeCredit(to: credit - price, into: &effects)
         effects.emit(.vendStarted(vend.id, slot: slotID, product: slot.product, price: price))
-        effects.command(.energiseRelay(slotID, vend.id))
     }
 
     private mutating func endVend(_ id: VendID, outcome: VendOutcome, at now: Instant, into effects: inout Effects) {

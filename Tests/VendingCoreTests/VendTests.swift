@@ -9,9 +9,9 @@ import VendingCore
         let effects = rig.select("A1")
         let vend = try #require(rig.pendingVend)
         #expect(effects == [
+            .energiseRelay("A1", vend),
             .event(.creditChanged(from: Fixtures.won(1_500), to: Fixtures.won(300))),
             .event(.vendStarted(vend, slot: "A1", product: "milk", price: Fixtures.won(1_200))),
-            .energiseRelay("A1", vend),
         ])
         #expect(rig.machine.available(in: "A1") == 7)
         #expect(rig.machine.stock["A1"]?.count == 8)  // reserved, not yet removed
