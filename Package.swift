@@ -53,7 +53,7 @@ let package = Package(
         ]),
         // The daemon's executable: argument parsing and wiring only.
         .executableTarget(name: "vendd", dependencies: [
-            "VendConfig", "VendDaemon",
+            "VendConfig", "VendDaemon", "VendControl",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         // The technician's tool.

@@ -1,10 +1,12 @@
 import ArgumentParser
+import VendControl
 
 @main
 struct Vendd: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "vendd",
         abstract: "The vending-machine controller daemon.",
+        version: venddVersion,
         subcommands: [Run.self, CheckConfig.self, ResetState.self])
 }
 

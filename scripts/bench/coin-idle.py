@@ -7,7 +7,8 @@ vendd's CPU time (utime + stime from /proc) over the idle period and the polls t
 answered. Prints figures; never fails on a timing.
 
 Usage: scripts/bench/coin-idle.py [bin-dir] [seconds]   (default .build/release, 60 s)
-Build first: swift build -c release --product vendd --product cctalk-sim
+Build first (one product per command: swift build keeps only the last --product):
+    for product in vendd cctalk-sim; do swift build -c release --product "$product"; done
 """
 import os, re, signal, subprocess, sys, tempfile, time
 
@@ -36,7 +37,7 @@ def main():
     vendd, sim = os.path.join(BIN, "vendd"), os.path.join(BIN, "cctalk-sim")
     for binary in (vendd, sim):
         if not os.path.exists(binary):
-            sys.exit(f"{binary} not found: swift build -c release --product vendd --product cctalk-sim")
+            sys.exit(f"{binary} not found: build it with swift build -c release --product {os.path.basename(binary)}")
     with tempfile.TemporaryDirectory() as work:
         socket_path = os.path.join(work, "acceptor.sock")
         with open(os.path.join(ROOT, "config/vendd.yaml")) as f:

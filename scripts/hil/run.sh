@@ -30,7 +30,8 @@ done
 [[ "$api" == v1 || "$api" == v2 ]] || hil_die "--libgpiod takes v1 or v2, not '$api'"
 
 ensure_swift
-hil_ensure_packages qemu-system-x86 busybox-static cpio gcc libc6-dev libgpiod-dev pkg-config
+ensure_build_dependencies
+hil_ensure_packages qemu-system-x86 busybox-static cpio gcc libc6-dev
 kernel="$("$SCRIPT_DIR/build-kernel.sh" | tail -n 1)"
 
 # libgpiod v2 comes from an unpacked prefix; headers, library and runtime all from there.

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared by the scripts in scripts/: finding Swift and installing Debian packages.
 # Source it; it defines functions and sets nothing else.
 
@@ -34,4 +35,21 @@ ensure_packages() {
         sleep 5
     done
     die "could not install: ${missing[*]}"
+}
+
+# The Debian packages a build of vendd needs besides Swift itself: the headers and pkg-config
+# files of the C libraries the GPIO and serial drivers link (Package.swift's systemLibrary
+# targets find them through pkg-config). This is the one list: every script that builds
+# (run-simulation, test, install, build-deb, hil/run.sh, fetch-libgpiod-v2) calls
+# ensure_build_dependencies, so a new C dependency is added here and nowhere else.
+build_dependencies() {
+    printf '%s\n' pkg-config libgpiod-dev libserialport-dev
+}
+
+# ensure_build_dependencies [EXTRA_PACKAGE...]: installs what is missing of the list above (and
+# of the extra packages the caller needs for its own steps).
+ensure_build_dependencies() {
+    local packages
+    mapfile -t packages < <(build_dependencies)
+    ensure_packages "${packages[@]}" "$@"
 }
