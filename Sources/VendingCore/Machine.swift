@@ -19,16 +19,18 @@ public struct PriceOverride: Hashable, Sendable, Codable {
 /// instant it happened and returns the effects the shell must carry out. It does no I/O and reads
 /// no clock, so replaying the same inputs from the same state gives the same machine.
 public struct Machine: Hashable, Sendable, Codable {
-    public private(set) var setup: MachineSetup
+    // Declared so that `==` (synthesized, in this order) meets what an input usually changes
+    // first: the controller compares the machine before and after every input.
     public private(set) var credit: Money
-    public private(set) var stock: [SlotID: SlotStock]
-    public private(set) var priceOverrides: [SlotID: PriceOverride] = [:]
     public private(set) var pendingVend: PendingVend?
+    private var lastVendNumber: UInt64 = 0
     public private(set) var isInServiceMode = false
     /// The last credited sequence number per coin source.
     public private(set) var coinCursors: [String: UInt64] = [:]
+    public private(set) var stock: [SlotID: SlotStock]
+    public private(set) var priceOverrides: [SlotID: PriceOverride] = [:]
     public private(set) var ledger: Ledger
-    private var lastVendNumber: UInt64 = 0
+    public private(set) var setup: MachineSetup
 
     /// A new, empty machine: no credit, no stock, nothing sold.
     public init(setup: MachineSetup) {
