@@ -26,8 +26,8 @@ final class MachineController: Sendable {
         let store: MachineStore
         var config: VenddConfig
         var hardware: Hardware?
-        /// Set when the journal cannot be written: the machine stops selling until restarted.
-        var fault: String?
+        /// Why the machine is out of order, if it is: it sells nothing and takes no coins.
+        var fault: Fault?
         var switches: ServiceModeSwitches
         /// Called once no vend is in flight.
         var vendEndWaiters: [@Sendable () -> Void] = []
@@ -57,6 +57,22 @@ final class MachineController: Sendable {
 
     private static func acceptsCoins(_ state: State) -> Bool { state.fault == nil && state.machine.acceptsCoins }
 
+    /// Out of order, and whether it can end by itself.
+    enum Fault: Sendable {
+        /// The state cannot be written (disk full, read-only, I/O error). Every tick tries to save
+        /// the machine again; the first save that succeeds puts it back in service.
+        case storage(String)
+        /// The hardware is gone; a restart (or reload) is needed.
+        case hardware(String)
+
+        var reason: String {
+            switch self {
+            case .storage(let reason): "\(reason); vendd retries every second and resumes by itself"
+            case .hardware(let reason): reason
+            }
+        }
+    }
+
     // MARK: - Inputs
 
     /// Persists, applies and carries out one input, then any input its effects lead to (a relay
@@ -84,7 +100,7 @@ final class MachineController: Sendable {
     /// Journal first, then the machine. An input that changes nothing is not journaled.
     private func apply(_ input: Input, _ state: inout State) -> [Effect] {
         if let fault = state.fault, case .slotSelected = input {
-            logger.error("selection refused: the machine is out of order (\(fault))")
+            logger.error("selection refused: the machine is out of order (\(fault.reason))")
             return []
         }
         let now = Instant(millisecondsSinceEpoch: timekeeper.wallClockMilliseconds)
@@ -94,10 +110,16 @@ final class MachineController: Sendable {
         do {
             _ = try state.store.append(JournalEntry(at: now, input: input))
         } catch {
-            enterFault("the state journal cannot be written: \(error)", &state)
-            guard case .coinInserted = input else { return [] }
-            // The coin is in the cash box: credit it anyway and say so loudly.
-            logger.critical("coin credited without being journaled; it may be lost on restart")
+            enterFault(.storage("the state journal cannot be written: \(error)"), &state)
+            // What has physically happened (a coin in the cash box, an item dropped or not) is
+            // applied anyway and said loudly; the save that ends the fault makes it durable.
+            // Requests (a selection, a restock) are refused.
+            switch input {
+            case .coinInserted, .coinSourceSynchronised, .vendEnded:
+                logger.critical("\(input) applied without being journaled: it is saved once the state can be written again, and lost if vendd stops before")
+            default:
+                return []
+            }
         }
         state.machine = next
         return effects
@@ -121,18 +143,36 @@ final class MachineController: Sendable {
         return nil
     }
 
-    private func enterFault(_ reason: String, _ state: inout State) {
-        guard state.fault == nil else { return }
-        state.fault = reason
-        logger.critical("OUT OF ORDER: \(reason). Sales are stopped; fix the cause and restart vendd.")
+    private func enterFault(_ fault: Fault, _ state: inout State) {
+        if case .hardware = state.fault { return }
+        if case .storage = state.fault, case .storage = fault { return }
+        state.fault = fault
         state.hardware?.coinAcceptor.setAcceptance(false)
-        state.hardware?.dispenser.releaseAll()
+        switch fault {
+        case .storage(let reason):
+            logger.critical("OUT OF ORDER: \(reason). Sales and coins are stopped; every coin already credited is kept. Free space or fix the file system: vendd retries every second and resumes by itself.")
+        case .hardware(let reason):
+            logger.critical("OUT OF ORDER: \(reason). Sales are stopped; fix the cause and restart vendd.")
+            state.hardware?.dispenser.releaseAll()
+        }
     }
 
-    /// The hardware can no longer work (its inputs are gone): out of order, as for a state that
-    /// cannot be written.
+    /// The hardware can no longer work (its inputs are gone): out of order until a restart.
     func hardwareFailed(_ reason: String) {
-        state.withLock { enterFault(reason, &$0) }
+        state.withLock { enterFault(.hardware(reason), &$0) }
+    }
+
+    /// A storage fault ends with the first save of the whole machine that succeeds.
+    private func retryStorage(_ state: inout State) {
+        guard case .storage = state.fault else { return }
+        do {
+            try state.store.resume(with: MachineSnapshot(state.machine))
+        } catch {
+            return
+        }
+        state.fault = nil
+        logger.notice("the state can be written again: the machine is saved and back in service")
+        state.hardware?.coinAcceptor.setAcceptance(Self.acceptsCoins(state))
     }
 
     private func compactIfDue(_ state: inout State) {
@@ -146,10 +186,11 @@ final class MachineController: Sendable {
     }
 
     private func saveSnapshot(_ state: inout State) {
+        if state.store.isWaitingToResume { return retryStorage(&state) }
         do {
             try state.store.writeSnapshot(MachineSnapshot(state.machine))
         } catch {
-            enterFault("the state snapshot cannot be written: \(error)", &state)
+            enterFault(.storage("the state snapshot cannot be written: \(error)"), &state)
         }
     }
 
@@ -235,8 +276,10 @@ final class MachineController: Sendable {
 
     // MARK: - Time, reload, shutdown
 
-    /// Called every second: lets vend timeouts fire; proves the loop is alive.
+    /// Called every second: lets vend timeouts fire, retries a state that could not be written,
+    /// proves the loop is alive.
     func tick() {
+        state.withLock { retryStorage(&$0) }
         submit(.tick)
     }
 
@@ -284,7 +327,7 @@ final class MachineController: Sendable {
         state.withLock { state in
             let hardware = state.hardware
             return StatusReport(
-                machine: state.machine, config: state.config, fault: state.fault, switches: state.switches,
+                machine: state.machine, config: state.config, fault: state.fault?.reason, switches: state.switches,
                 hardware: hardware.map { ($0.gpioDescription, $0.coinAcceptorDescription, $0.world != nil) },
                 health: notices.report(gpio: hardware?.gpioDescription, coinAcceptor: hardware?.coinAcceptorDescription))
         }

@@ -65,6 +65,8 @@ public final class StateStore<Snapshot: Codable & Sendable, Entry: Codable & Sen
     private var lock: OpenFile?
     /// nil until restored, and after a write failed half-way (see `writing`).
     private var journal: Journal?
+    /// The last sequence known durable when a write failed: what `resume` continues after.
+    private var sequenceBeforeFailure: UInt64?
     private let encoder: JSONEncoder = {
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys   // the same state gives the same bytes
@@ -108,13 +110,15 @@ public final class StateStore<Snapshot: Codable & Sendable, Entry: Codable & Sen
         let covered = saved?.sequence ?? 0
         let (entries, file, notes) = try restoreJournal(after: covered)
         journal = Journal(file: file, lastSequence: covered + UInt64(entries.count), entriesSinceSnapshot: entries.count)
+        sequenceBeforeFailure = nil
         return Restored(snapshot: saved?.snapshot, entries: entries, notes: removed + notes,
                         isFresh: saved == nil && entries.isEmpty)
     }
 
     /// Journals `entry` and returns its sequence number. It is on disk (fsync'd) when this returns.
-    /// After a failed write (here or in `writeSnapshot`) the store refuses writes until `restore()`
-    /// runs again, which treats a half-written record like one a power cut interrupted.
+    /// After a failed write (here or in `writeSnapshot`) the store refuses writes until `resume`
+    /// succeeds or `restore()` runs again, which treats a half-written record like one a power cut
+    /// interrupted.
     @discardableResult
     public func append(_ entry: Entry) throws(StateStoreError) -> UInt64 {
         let json = try encode(entry, what: "journal entry")
@@ -137,6 +141,24 @@ public final class StateStore<Snapshot: Codable & Sendable, Entry: Codable & Sen
             let emptied = try replaceFile(FileName.journal, with: [], flags: O_APPEND)
             journal = Journal(file: emptied, lastSequence: journal.lastSequence, entriesSinceSnapshot: 0)
         }
+    }
+
+    /// Whether a write failed and the store waits for `resume`.
+    public var isWaitingToResume: Bool { journal == nil && sequenceBeforeFailure != nil }
+
+    /// After a failed write (a full or read-only file system, an I/O error): saves `snapshot`, the
+    /// whole machine as it is now, over the last one and starts an empty journal, so writing goes
+    /// on where it stopped. The snapshot's sequence is one past the last durable record: a record
+    /// half-written by the failure is covered by it and never replayed. Throws while the file
+    /// system still refuses; call again later.
+    public func resume(with snapshot: Snapshot) throws(StateStoreError) {
+        guard lock != nil, journal == nil, let last = sequenceBeforeFailure else { throw .notOpen(directory: directory) }
+        let json = try encode(snapshot, what: "snapshot")
+        let sequence = last + 1
+        try replaceFile(FileName.snapshot, with: SnapshotFormat.encode(sequence: sequence, json: json))
+        let emptied = try replaceFile(FileName.journal, with: [], flags: O_APPEND)
+        journal = Journal(file: emptied, lastSequence: sequence, entriesSinceSnapshot: 0)
+        sequenceBeforeFailure = nil
     }
 
     /// For `--reset-state`: moves `state.json` and `journal.log` into `reset-<time>/` and deletes
@@ -233,8 +255,10 @@ public final class StateStore<Snapshot: Codable & Sendable, Entry: Codable & Sen
     private func writing<Value>(_ write: (inout Journal) throws(StateStoreError) -> Value) throws(StateStoreError) -> Value {
         guard var taken = journal else { throw .notOpen(directory: directory) }
         journal = nil
+        sequenceBeforeFailure = taken.lastSequence
         let value = try write(&taken)
         journal = taken
+        sequenceBeforeFailure = nil
         return value
     }
 
