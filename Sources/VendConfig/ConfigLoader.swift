@@ -48,6 +48,30 @@ public enum ConfigLoader {
 }
 
 extension DiagnosticSink {
+    /// Where `key` appears again after its first occurrence at `first`: later on the same line (a
+    /// flow mapping) or at the same column on a later line (a block mapping). Nil if not found.
+    static func repeatedKey(_ key: String, after first: (line: Int, column: Int), in text: String) -> (line: Int, column: Int)? {
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        guard first.line >= 1, first.line <= lines.count else { return nil }
+        let column = first.column - 1
+        for number in first.line...lines.count {
+            let line = Array(lines[number - 1])
+            let from = number == first.line ? column + key.count : 0
+            var index = from
+            while index + key.count <= line.count {
+                let startsKey = String(line[index..<(index + key.count)]) == key
+                let before = index == 0 ? " " : line[index - 1]
+                let rest = line[(index + key.count)...].drop { $0 == " " }
+                let atColumn = number == first.line || index == column
+                if startsKey, atColumn, before == " " || before == "{" || before == ",", rest.first == ":" {
+                    return (number, index + 1)
+                }
+                index += 1
+            }
+        }
+        return nil
+    }
+
     /// YAML syntax errors, reworded: Yams's own text repeats the whole document.
     func reportSyntax(_ error: any Error) {
         guard let yamlError = error as? YamlError else {
@@ -59,8 +83,11 @@ extension DiagnosticSink {
             report("YAML syntax: \(problem) (check the indentation and the ':' after each key; use spaces, not tabs)",
                    at: mark, path: .root)
         case .duplicatedKeysInMapping(let duplicates, let context):
-            report("\(listing(duplicates, conjunction: "and")) appear\(duplicates.count == 1 ? "s" : "") twice in the same mapping; keep one",
-                   at: context.mark, path: .root)
+            // Yams marks the first occurrence; the technician's mistake is the later one.
+            let first = context.mark
+            let second = duplicates.first.flatMap { Self.repeatedKey($0, after: (first.line, first.column), in: context.text) }
+            report("\(listing(duplicates, conjunction: "and")) appear\(duplicates.count == 1 ? "s" : "") twice in the same mapping (first at line \(first.line)); keep one",
+                   at: SourceLocation(file: file, line: second?.line ?? first.line, column: second?.column ?? first.column), path: "")
         case .reader(let problem, _, _, _):
             report("the file is not valid UTF-8 text: \(problem)", at: nil as Mark?, path: .root)
         default:

@@ -57,6 +57,9 @@ extension ConfigParser {
         if let code, code.count != 3 || !code.allSatisfy({ $0.isASCII && $0.isUppercase }) {
             sink.report("'\(code)' is not a currency code (three capital letters, such as KRW, EUR or USD)",
                         at: section.value("code"), path: section.path.key("code"))
+        } else if let code, !ISO4217.codes.contains(code) {
+            sink.report("'\(code)' is not an ISO 4217 currency code (KRW for the won, EUR, USD, JPY…; DEX audits and telemetry carry it)",
+                        at: section.value("code"), path: section.path.key("code"))
         }
         if let template, MoneyFormat(template: template) == nil {
             sink.report("'\(template)' must contain {amount} exactly once, e.g. \"{amount}원\" or \"€{amount}\"",
@@ -68,7 +71,7 @@ extension ConfigParser {
         }
         guard let code, let minorDigits, let template,
               let format = MoneyFormat(template: template, groupingSeparator: grouping, decimalSeparator: decimal),
-              code.count == 3 else { return nil }
+              ISO4217.codes.contains(code) else { return nil }
         return (Currency(code: code, minorDigits: minorDigits), format)
     }
 

@@ -146,6 +146,9 @@ import VendConfig
         Case(name: "pay-out without payout", edits: [("  vend_timeout_ms: 30000\n", "  vend_timeout_ms: 30000\n  failed_vend: pay-out\n")], expected: [
             "test.yaml:9:16: machine.failed_vend: 'pay-out' needs a way to pay out; set machine.payout to 'manual' or use 'keep-credit'",
         ]),
+        Case(name: "currency code that is not ISO 4217", edits: [("code: KRW", "code: WON")], expected: [
+            "test.yaml:4:11: machine.currency.code: 'WON' is not an ISO 4217 currency code (KRW for the won, EUR, USD, JPY…; DEX audits and telemetry carry it)",
+        ]),
         Case(name: "lowercase currency code", edits: [("code: KRW", "code: krw")], expected: [
             "test.yaml:4:11: machine.currency.code: 'krw' is not a currency code (three capital letters, such as KRW, EUR or USD)",
         ]),
@@ -159,7 +162,7 @@ import VendConfig
             "test.yaml:10:1: YAML syntax: found character that cannot start any token (check the indentation and the ':' after each key; use spaces, not tabs)",
         ]),
         Case(name: "duplicate key", edits: [("    capacity: 6\n", "    capacity: 6\n    capacity: 7\n")], expected: [
-            "test.yaml:31:5: 'capacity' appears twice in the same mapping; keep one",
+            "test.yaml:32:5: 'capacity' appears twice in the same mapping (first at line 31); keep one",
         ]),
         Case(name: "slots as a mapping", edits: [("slots:\n", "slots:\n  first:\n")], expected: [
             "test.yaml:21:3: slots: expected a list ('- ' items), found a mapping",
