@@ -24,6 +24,12 @@ public enum ControlCommand: Sendable, Equatable {
     case simCoin(amount: String)
     case simDrop(slot: String, succeeds: Bool)
     case simCoinReturn
+    /// Turns the simulated service key switch on or off (it stays where it is put).
+    case simKey(on: Bool)
+    /// A customer selects a slot: the same input as its button. Refused with the reason.
+    case select(slot: String)
+    /// A customer presses coin return: the same input as the button.
+    case coinReturn
     /// Fill a slot (or every slot, with "all") to capacity, or add `count` items, loaded at
     /// `loadedAt` (default: now), which starts their shelf life.
     case restock(slot: String, count: Int?, loadedAt: Int64? = nil)
@@ -53,6 +59,9 @@ public enum ControlCommand: Sendable, Equatable {
         case .simCoin: "sim-coin"
         case .simDrop: "sim-drop"
         case .simCoinReturn: "sim-coin-return"
+        case .simKey: "sim-key"
+        case .select: "select"
+        case .coinReturn: "coin-return"
         case .restock: "restock"
         case .stock: "stock"
         case .purchasable: "purchasable"
@@ -68,16 +77,32 @@ public enum ControlCommand: Sendable, Equatable {
     }
 
     public static let knownOps = ["status", "watch", "restock", "sim-press", "sim-coin", "sim-drop", "sim-coin-return",
-                                  "stock", "purchasable", "expired", "hot", "products", "price", "service", "history",
+                                  "sim-key", "select", "coin-return", "stock", "purchasable", "expired", "hot", "products", "price", "service", "history",
                                   "coins", "sales"]
 
-    /// Whether the command changes the machine (and so needs the technician group).
-    public var isMutating: Bool {
+    /// Who may send the command.
+    public enum Permission: Sendable {
+        /// Anyone who reaches the socket: it only looks.
+        case anyone
+        /// The customer group (the display) and the technicians: what a customer does at the machine.
+        case customer
+        /// The customer group too, but only while the service key is on: the key is the authorisation.
+        case serviceKey
+        /// The technician group only.
+        case technician
+    }
+
+    public var permission: Permission {
         switch self {
-        case .status, .watch, .stock, .purchasable, .expired, .hot, .products, .history, .coins, .sales: false
-        case .simPress, .simCoin, .simDrop, .simCoinReturn, .restock, .price, .service: true
+        case .status, .watch, .stock, .purchasable, .expired, .hot, .products, .history, .coins, .sales: .anyone
+        case .select, .coinReturn: .customer
+        case .restock: .serviceKey
+        case .simPress, .simCoin, .simDrop, .simCoinReturn, .simKey, .price, .service: .technician
         }
     }
+
+    /// Whether the command changes the machine.
+    public var isMutating: Bool { permission != .anyone }
 }
 
 public struct ControlRequest: Sendable, Equatable {
@@ -106,6 +131,9 @@ extension ControlRequest: Codable {
             command = .simDrop(slot: try container.decode(String.self, forKey: .slot),
                                succeeds: try container.decode(Bool.self, forKey: .succeeds))
         case "sim-coin-return": command = .simCoinReturn
+        case "sim-key": command = .simKey(on: try container.decode(Bool.self, forKey: .on))
+        case "select": command = .select(slot: try container.decode(String.self, forKey: .slot))
+        case "coin-return": command = .coinReturn
         case "restock":
             command = .restock(slot: try container.decode(String.self, forKey: .slot),
                                count: try container.decodeIfPresent(Int.self, forKey: .count),
@@ -136,8 +164,9 @@ extension ControlRequest: Codable {
         try container.encode(version, forKey: .v)
         try container.encode(command.op, forKey: .op)
         switch command {
-        case .status, .watch, .simCoinReturn, .stock, .purchasable, .hot, .products, .coins: break
-        case .simPress(let slot): try container.encode(slot, forKey: .slot)
+        case .status, .watch, .simCoinReturn, .coinReturn, .stock, .purchasable, .hot, .products, .coins: break
+        case .simPress(let slot), .select(let slot): try container.encode(slot, forKey: .slot)
+        case .simKey(let on): try container.encode(on, forKey: .on)
         case .simCoin(let amount): try container.encode(amount, forKey: .amount)
         case .simDrop(let slot, let succeeds):
             try container.encode(slot, forKey: .slot)
@@ -308,10 +337,13 @@ public struct StatusReport: Codable, Sendable, Equatable {
     public let books: Books
     /// Absent in answers from older v1 daemons.
     public let health: Health?
+    /// Whether the service key is turned: the display shows the technician's screen. Absent in
+    /// answers from older v1 daemons.
+    public let serviceKey: Bool?
 
     public init(machine: String, state: String, stateReason: String?, currency: String, credit: String, creditText: String,
                 acceptingCoins: Bool, vendInProgress: String?, simulated: Bool, coinAcceptor: String, gpio: String, slots: [Slot],
-                books: Books, health: Health? = nil) {
+                books: Books, health: Health? = nil, serviceKey: Bool? = nil) {
         self.machine = machine
         self.state = state
         self.stateReason = stateReason
@@ -326,6 +358,7 @@ public struct StatusReport: Codable, Sendable, Equatable {
         self.slots = slots
         self.books = books
         self.health = health
+        self.serviceKey = serviceKey
     }
 
     /// Whether the hardware works, as far as vendd can tell.

@@ -7,11 +7,13 @@ import VendHardware
 import VendingCore
 
 /// Answers control requests. Changes are allowed to root, to the user vendd runs as, and to
-/// members of the configured technician group; everyone may look.
+/// members of the configured technician group; what a customer can do at the machine also to the
+/// customer group (the display); everyone may look.
 enum CommandHandler {
     static func handle(_ request: ControlRequest, peer: UnixSocket.PeerCredentials?, controller: MachineController) -> ControlResponse {
         let config = controller.config
-        if request.command.isMutating, let refusal = refusal(for: peer, group: config.control.group) {
+        if let refusal = refusal(for: peer, of: request.command, control: config.control,
+                                 serviceKeyOn: { controller.status().serviceKey == true }) {
             return .failure(refusal)
         }
         switch request.command {
@@ -45,6 +47,16 @@ enum CommandHandler {
                 try world.press(ButtonAction.coinReturn)
                 return "pressed coin return"
             }
+        case .simKey(let on):
+            return simulate(controller) { world throws(SimulatedWorld.CommandError) in
+                try world.set(ButtonAction.serviceMode, active: on)
+                return on ? "turned the service key on" : "turned the service key off"
+            }
+        case .select(let slot):
+            if let unknown = unknownSlot(slot, config) { return .failure(unknown) }
+            return customerInput(.slotSelected(SlotID(slot)), controller: controller)
+        case .coinReturn:
+            return customerInput(.coinReturnPressed, controller: controller)
         case .simDrop(let slot, let succeeds):
             if let unknown = unknownSlot(slot, config) { return .failure(unknown) }
             return simulate(controller) { world throws(SimulatedWorld.CommandError) in
@@ -70,6 +82,29 @@ enum CommandHandler {
                 return .failure(ControlError(.rejected, "coin returned: \(reason)"))
             }
         }
+    }
+
+    /// A customer's input, answered with what the machine did about it: the vend that started, the
+    /// refund, or why not (the same sentence `vendctl watch` shows).
+    private static func customerInput(_ input: Input, controller: MachineController) -> ControlResponse {
+        let format = controller.config.machine.moneyFormat
+        let events = controller.submit(input).events
+        for event in events {
+            switch event {
+            case .vendStarted(let vend, let slot, let product, let price):
+                return .success("\(vend) started: slot \(slot), \(product) for \(format.string(for: price))")
+            case .paidOut(let amount):
+                return .success("refund of \(format.string(for: amount))")
+            case .rejected(let reason):
+                return .failure(ControlError(.rejected, reason.describe(format)))
+            default: continue
+            }
+        }
+        let status = controller.status()
+        if status.state == "out-of-order" {
+            return .failure(ControlError(.rejected, "the machine is out of order: \(status.stateReason ?? "")"))
+        }
+        return .success("nothing to do")
     }
 
     /// An unknown slot is a wrong argument: the answer lists the slots there are.
@@ -136,12 +171,23 @@ enum CommandHandler {
         }
     }
 
-    /// Nil when the peer may change the machine.
-    static func refusal(for peer: UnixSocket.PeerCredentials?, group: String) -> ControlError? {
+    /// Nil when the peer may send `command`. `serviceKeyOn` is asked only when it matters.
+    static func refusal(for peer: UnixSocket.PeerCredentials?, of command: ControlCommand, control: ControlSettings,
+                        serviceKeyOn: () -> Bool) -> ControlError? {
+        if command.permission == .anyone { return nil }
         guard let peer else { return ControlError(.forbidden, "vendd could not read your credentials") }
+        let group = control.group
         if peer.uid == 0 || peer.uid == getuid() || isMember(uid: peer.uid, gid: peer.gid, of: group) { return nil }
-        return ControlError(.forbidden,
-                            "permission denied: changing the machine needs root or membership in the '\(group)' group (ask an administrator: usermod -aG \(group) $USER, then log in again)")
+        let customer = isMember(uid: peer.uid, gid: peer.gid, of: control.customerGroup)
+        switch command.permission {
+        case .customer where customer: return nil
+        case .serviceKey where customer:
+            if serviceKeyOn() { return nil }
+            return ControlError(.forbidden, "\(command.op) from the '\(control.customerGroup)' group needs the service key turned on")
+        default:
+            return ControlError(.forbidden,
+                                "permission denied: changing the machine needs root or membership in the '\(group)' group (ask an administrator: usermod -aG \(group) $USER, then log in again)")
+        }
     }
 
     private static func isMember(uid: uid_t, gid: gid_t, of groupName: String) -> Bool {

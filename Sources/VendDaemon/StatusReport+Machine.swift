@@ -29,6 +29,6 @@ extension StatusReport {
                 refunds: machine.ledger.refunds.decimalString,
                 itemsSold: machine.ledger.salesByProduct.values.reduce(0) { $0 + $1.count },
                 failedVends: machine.ledger.failedVends, unknownOutcomes: machine.ledger.unknownOutcomes),
-            health: health)
+            health: health, serviceKey: switches.serviceKeyOn)
     }
 }

@@ -4,7 +4,7 @@ import VendControl
 struct Sim: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Drive the simulated hardware of `vendd run --simulate`.",
-        subcommands: [Press.self, Coin.self, Drop.self, CoinReturn.self])
+        subcommands: [Press.self, Coin.self, Drop.self, CoinReturn.self, Key.self])
 
     struct Press: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Press and release a slot's selection button.")
@@ -32,6 +32,17 @@ struct Sim: ParsableCommand {
         static let configuration = CommandConfiguration(commandName: "coin-return", abstract: "Press the coin-return button.")
         @OptionGroup var connection: Connection
         func run() throws { try send(.simCoinReturn, connection) }
+    }
+
+    struct Key: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Turn the service key switch on or off (it stays there).")
+        @OptionGroup var connection: Connection
+        @Argument(help: "on or off.") var position: KeyPosition
+        func run() throws { try send(.simKey(on: position == .on), connection) }
+    }
+
+    enum KeyPosition: String, ExpressibleByArgument, CaseIterable {
+        case on, off
     }
 
     enum DropOutcome: String, ExpressibleByArgument, CaseIterable {

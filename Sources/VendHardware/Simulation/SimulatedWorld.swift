@@ -60,6 +60,12 @@ public final class SimulatedWorld: Sendable {
         pulse(button.line, for: Self.pressDuration)
     }
 
+    /// Puts a switch (the service key, the door) on or off; it stays there.
+    public func set(_ action: ButtonAction, active: Bool) throws(CommandError) {
+        guard let button = buttons.first(where: { $0.action == action }) else { throw .noSuchButton(action) }
+        chip.drive(button.line.line, active: active)
+    }
+
     /// Whether the next vend from `slot` drops its item.
     public func setDrop(_ slot: SlotID, succeeds: Bool) throws(CommandError) {
         guard slots.contains(where: { $0.id == slot }) else { throw .unknownSlot(slot, valid: slots.map(\.id)) }
