@@ -106,12 +106,13 @@ struct ConfigParser {
         guard let top = MappingReader(root, path: .root, sink: sink) else { return nil }
         let machineSection = top.nested("machine").map(parseMachine) ?? MachineSection()
         let gpio = top.nested("gpio").flatMap(parseGPIO)
-        let (products, productIDs) = top.list("products").map(parseProducts) ?? ([], [])
+        let (products, productIDs, faces) = top.list("products").map(parseProducts) ?? ([], [], [:])
         let slots = top.list("slots").map { parseSlots($0, machine: machineSection, gpio: gpio, productIDs: productIDs) } ?? []
         let buttons = top.list("buttons", required: false).map { parseButtons($0, gpio: gpio) } ?? []
         let coinAcceptor = top.nested("coin_acceptor", required: false).flatMap { parseCoinAcceptor($0, currency: machineSection.currency) }
         let stateDirectory = top.nested("state", required: false).map(parseState) ?? .some(Defaults.stateDirectory)
         let control = top.nested("control", required: false).map(parseControl) ?? .some(Defaults.control)
+        let display = top.nested("display", required: false).map(parseDisplay) ?? .some(Defaults.display)
         top.finish()
         if slots.isEmpty, let slotList = top.value("slots"), slotList.sequence?.isEmpty == true {
             sink.report("a machine needs at least one slot", at: slotList, path: ConfigPath.root.key("slots"))
@@ -119,7 +120,7 @@ struct ConfigParser {
 
         checkLinesUsedOnce()
 
-        guard sink.diagnostics.isEmpty, let machine = machineSection.settings, let gpio, let stateDirectory, let control
+        guard sink.diagnostics.isEmpty, let machine = machineSection.settings, let gpio, let stateDirectory, let control, let display
         else { return nil }
         let setup: MachineSetup
         do {
@@ -135,7 +136,8 @@ struct ConfigParser {
         }
         return VenddConfig(
             file: sink.file, machine: machine, gpio: gpio, products: products, slots: slots, buttons: buttons,
-            coinAcceptor: coinAcceptor, stateDirectory: stateDirectory, control: control, machineSetup: setup)
+            coinAcceptor: coinAcceptor, stateDirectory: stateDirectory, control: control, display: display,
+            productFaces: faces, machineSetup: setup)
     }
 
     func origin(of node: Node, path: ConfigPath) -> ConfigOrigin {
@@ -146,7 +148,10 @@ struct ConfigParser {
 /// Values used when the file leaves a key out; `docs/config-reference.md` lists each one.
 enum Defaults {
     static let stateDirectory = "/var/lib/vendd"
-    static let control = ControlSettings(socketPath: "/run/vendd/control.sock", group: "vendtech")
+    static let control = ControlSettings(socketPath: "/run/vendd/control.sock", group: "vendtech", customerGroup: "vendcustomer")
+    static let kiosk = DisplaySettings.Kiosk(address: "127.0.0.1", port: 8080)
+    static let display = DisplaySettings(language: .en, kiosk: kiosk, lcd: nil)
+    static let lcdAddress = 0x27
     static let vendTimeoutMilliseconds = 30_000
     static let historyLimit = 10_000
     static let debounceMilliseconds = 20

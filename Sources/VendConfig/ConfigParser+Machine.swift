@@ -84,14 +84,22 @@ extension ConfigParser {
     func parseControl(_ section: MappingReader) -> ControlSettings? {
         let socket = section.string("socket", required: false) ?? Defaults.control.socketPath
         let group = section.string("group", required: false) ?? Defaults.control.group
+        let customerGroup = section.string("customer_group", required: false) ?? Defaults.control.customerGroup
         section.finish()
-        if group.isEmpty || !group.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "_-".contains($0)) }) {
-            sink.report("'\(group)' is not a group name (letters, digits, '-' and '_')",
-                        at: section.value("group"), path: section.path.key("group"))
-            return nil
+        var valid = true
+        for (key, name) in [("group", group), ("customer_group", customerGroup)]
+        where name.isEmpty || !name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "_-".contains($0)) }) {
+            sink.report("'\(name)' is not a group name (letters, digits, '-' and '_')",
+                        at: section.value(key), path: section.path.key(key))
+            valid = false
         }
-        guard let socketPath = absolutePath(socket, key: "socket", in: section) else { return nil }
-        return ControlSettings(socketPath: socketPath, group: group)
+        if valid, group == customerGroup {
+            sink.report("the customer group must differ from the technician group '\(group)': its members may only select and return coins",
+                        at: section.value("customer_group"), path: section.path.key("customer_group"))
+            valid = false
+        }
+        guard valid, let socketPath = absolutePath(socket, key: "socket", in: section) else { return nil }
+        return ControlSettings(socketPath: socketPath, group: group, customerGroup: customerGroup)
     }
 
     private func absolutePath(_ path: String, key: String, in section: MappingReader) -> String? {

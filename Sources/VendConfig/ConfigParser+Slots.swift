@@ -16,9 +16,10 @@ extension ConfigParser {
 
     /// The valid products, and the ids of every product the file defines (valid or not), so that
     /// a slot naming a product with a mistake in it is not reported a second time.
-    func parseProducts(_ nodes: [Node]) -> (valid: [Product], definedIDs: [String]) {
+    func parseProducts(_ nodes: [Node]) -> (valid: [Product], definedIDs: [String], faces: [String: ProductFace]) {
         let listPath = ConfigPath.root.key("products")
         var products: [Product] = []
+        var faces: [String: ProductFace] = [:]
         var definedIDs: [String] = []
         var seen: [String: Node] = [:]
         for (index, node) in nodes.enumerated() {
@@ -34,6 +35,9 @@ extension ConfigParser {
             let hot = section.bool("hot", default: false)
             let shelfLife = section.has("shelf_life_days") ? section.int("shelf_life_days", in: 1...3_650) : nil
             let tags = section.list("tags", required: false).map { strings($0, path: section.path.key("tags")) } ?? []
+            // nil: not given; .some(nil): given and wrong (already reported).
+            let picture: String?? = section.string("picture", required: false).map { picturePath($0, in: section) }
+            let shortName: String?? = section.string("short_name", required: false).map { self.shortName($0, in: section) }
             section.finish()
             if let id, let first = seen[id] {
                 sink.report("product '\(id)' is already defined at line \(first.mark?.line ?? 0); product ids must be unique",
@@ -51,8 +55,11 @@ extension ConfigParser {
                   section.has("shelf_life_days") == (shelfLife != nil) else { continue }
             products.append(Product(id: ProductID(id), name: name, category: category, isHot: hot,
                                     shelfLifeDays: shelfLife, tags: tags))
+            if case .some(nil) = picture { continue }
+            if case .some(nil) = shortName { continue }
+            if picture != nil || shortName != nil { faces[id] = ProductFace(picture: picture ?? nil, shortName: shortName ?? nil) }
         }
-        return (products, definedIDs)
+        return (products, definedIDs, faces)
     }
 
     func parseSlots(_ nodes: [Node], machine: MachineSection, gpio: GPIOSettings?, productIDs: [String]) -> [SlotConfig] {

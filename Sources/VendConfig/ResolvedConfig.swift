@@ -32,6 +32,8 @@ extension VenddConfig {
             out.field("hot", product.isHot)
             if let days = product.shelfLifeDays { out.field("shelf_life_days", days) }
             out.field("tags", "[" + product.tags.map(YAMLWriter.quote).joined(separator: ", ") + "]")
+            if let picture = productFaces[product.id.rawValue]?.picture { out.field("picture", quoted: picture) }
+            if let shortName = productFaces[product.id.rawValue]?.shortName { out.field("short_name", quoted: shortName) }
         }
         out.list("slots", slots) { out, slot in
             out.field("id", quoted: slot.id.rawValue)
@@ -77,6 +79,25 @@ extension VenddConfig {
         out.section("control") { out in
             out.field("socket", quoted: control.socketPath)
             out.field("group", quoted: control.group)
+            out.field("customer_group", quoted: control.customerGroup)
+        }
+        out.section("display") { out in
+            out.field("language", display.language.rawValue)
+            if let kiosk = display.kiosk {
+                out.section("kiosk") { out in
+                    out.field("address", quoted: kiosk.address)
+                    out.field("port", kiosk.port)
+                }
+            } else {
+                out.field("kiosk", "off")
+            }
+            if let lcd = display.lcd {
+                out.section("lcd") { out in
+                    out.field("bus", quoted: lcd.bus)
+                    out.field("address", "0x" + String(lcd.address, radix: 16, uppercase: true))
+                    out.field("size", lcd.size.rawValue)
+                }
+            }
         }
         return out.text
     }

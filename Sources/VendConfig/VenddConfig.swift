@@ -12,6 +12,9 @@ public struct VenddConfig: Sendable {
     public let coinAcceptor: CoinAcceptorConfig?
     public let stateDirectory: String
     public let control: ControlSettings
+    public let display: DisplaySettings
+    /// Pictures and LCD names by product id; a product without either is absent.
+    public let productFaces: [String: ProductFace]
 
     /// What the core needs of all this.
     public let machineSetup: MachineSetup
@@ -210,4 +213,7 @@ public struct ControlSettings: Sendable {
     public let socketPath: String
     /// Members of this group (and root) may change the machine through the socket.
     public let group: String
+    /// Members of this group may send what a customer can do at the machine (select a slot,
+    /// press coin return), and restock while the service key is on: the display runs in it.
+    public let customerGroup: String
 }
