@@ -7,11 +7,14 @@ let package = Package(
         .library(name: "VendingCore", targets: ["VendingCore"]),
         .executable(name: "vendd", targets: ["vendd"]),
         .executable(name: "vendctl", targets: ["vendctl"]),
+        .executable(name: "vendd-display", targets: ["vendd-display"]),
     ],
     dependencies: [
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        // The kiosk's HTTP server, in vendd-display only: vendd itself keeps no network listener.
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
     ],
     targets: [
         // Pure model of the machine: money, catalog, stock, the vend state machine. No I/O, no C.
@@ -61,6 +64,20 @@ let package = Package(
             "VendControl", "VendingCore", "VendText", "VendReports",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
+        // What the customer sees, without I/O of its own: the machine as followed over the control
+        // socket, the words for it (ko/en), the character LCD's frames and its HD44780/PCF8574 bytes.
+        .target(name: "VendDisplay", dependencies: ["VendControl", "VendConfig", "VendingCore", "VendReports", "CVendSystem"]),
+        // The kiosk page and its server-sent events, served by Hummingbird on loopback by default.
+        .target(name: "VendKiosk", dependencies: [
+            "VendDisplay", "VendControl", "VendConfig",
+            .product(name: "Hummingbird", package: "hummingbird"),
+        ]),
+        // The display process: follows vendd over the control socket; never touches money.
+        .executableTarget(name: "vendd-display", dependencies: [
+            "VendDisplay", "VendKiosk", "VendConfig", "VendControl",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ]),
+        .testTarget(name: "VendDisplayTests", dependencies: ["VendDisplay", "VendConfig", "VendControl", "VenddTestSupport"]),
         .testTarget(name: "VendingCoreTests", dependencies: ["VendingCore", "VenddTestSupport"]),
         // Paths and temporary directories shared by the test targets.
         .target(name: "VenddTestSupport", path: "Tests/VenddTestSupport"),

@@ -5,21 +5,19 @@ extension ConfigParser {
     /// `display:`: language, the kiosk's listener (or `kiosk: off`), an optional LCD.
     func parseDisplay(_ section: MappingReader) -> DisplaySettings? {
         let language = section.choice("language", default: Defaults.display.language)
-        let kiosk: DisplaySettings.Kiosk??
-        if let node = section.value("kiosk"), node.scalar?.string == "off" {
-            kiosk = .some(nil)
-        } else {
-            kiosk = section.nested("kiosk", required: false).map(parseKiosk) ?? .some(Defaults.kiosk)
-        }
-        let lcd = section.nested("lcd", required: false).map(parseLCD)
+        let kioskOff = section.value("kiosk")?.scalar?.string == "off"
+        // nil: given and wrong (already reported).
+        let kiosk = kioskOff ? nil : section.nested("kiosk", required: false).map(parseKiosk) ?? Defaults.kiosk
+        let lcdSection = section.nested("lcd", required: false)
+        let lcd = lcdSection.flatMap(parseLCD)
         section.finish()
-        guard let language, let kiosk, lcd != .some(nil) else { return nil }
-        if kiosk == nil, lcd == nil {
+        if kioskOff, lcdSection == nil {
             sink.report("the display has nothing to show on: keep the kiosk or add an lcd", at: section.value("kiosk"),
                         path: section.path.key("kiosk"))
             return nil
         }
-        return DisplaySettings(language: language, kiosk: kiosk, lcd: lcd ?? nil)
+        guard let language, kioskOff || kiosk != nil, (lcdSection == nil) == (lcd == nil) else { return nil }
+        return DisplaySettings(language: language, kiosk: kiosk, lcd: lcd)
     }
 
     private func parseKiosk(_ section: MappingReader) -> DisplaySettings.Kiosk? {

@@ -31,12 +31,24 @@ public struct DisplaySettings: Sendable, Equatable {
         /// The backpack's 7-bit address: 0x27 (PCF8574) or 0x3F (PCF8574A) as shipped.
         public let address: Int
         public let size: Size
+
+        public init(bus: String, address: Int, size: Size) {
+            self.bus = bus
+            self.address = address
+            self.size = size
+        }
     }
 
     public let language: Language
     /// Nil when the section has `kiosk: off`.
     public let kiosk: Kiosk?
     public let lcd: LCD?
+
+    public init(language: Language, kiosk: Kiosk?, lcd: LCD?) {
+        self.language = language
+        self.kiosk = kiosk
+        self.lcd = lcd
+    }
 }
 
 /// What the display shows of a product beyond its name: the kiosk's picture and the LCD's ASCII
@@ -46,4 +58,9 @@ public struct ProductFace: Sendable, Equatable {
     public let picture: String?
     /// Printable ASCII for the LCD's character ROM; nil when the name itself is.
     public let shortName: String?
+
+    public init(picture: String?, shortName: String?) {
+        self.picture = picture
+        self.shortName = shortName
+    }
 }

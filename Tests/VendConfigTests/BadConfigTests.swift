@@ -59,10 +59,10 @@ import VendConfig
 
     static let cases: [Case] = [
         Case(name: "unknown top-level key", edits: [("    - { channel: 2, value: 500 }\n", "    - { channel: 2, value: 500 }\ncolour: red\n")], expected: [
-            "test.yaml:43:1: unknown key 'colour' (allowed here: machine, gpio, products, slots, buttons, coin_acceptor, state, control)",
+            "test.yaml:43:1: unknown key 'colour' (allowed here: machine, gpio, products, slots, buttons, coin_acceptor, state, control, display)",
         ]),
         Case(name: "misspelt section name", edits: [("gpio:\n", "gpoi:\n")], expected: [
-            "test.yaml:9:1: unknown key 'gpoi'; did you mean 'gpio'? (allowed here: machine, gpio, products, slots, buttons, coin_acceptor, state, control)",
+            "test.yaml:9:1: unknown key 'gpoi'; did you mean 'gpio'? (allowed here: machine, gpio, products, slots, buttons, coin_acceptor, state, control, display)",
         ]),
         Case(name: "missing maximum credit", edits: [("  maximum_credit: 10000\n", "")], expected: [
             "test.yaml:2:3: machine: missing required key 'maximum_credit'",
@@ -232,7 +232,7 @@ import VendConfig
         ]),
         Case(name: "empty slot list", edits: [("slots:\n", "slots: []\nx_slots:\n")], expected: [
             "test.yaml:20:8: slots: a machine needs at least one slot",
-            "test.yaml:21:1: unknown key 'x_slots'; did you mean 'slots'? (allowed here: machine, gpio, products, slots, buttons, coin_acceptor, state, control)",
+            "test.yaml:21:1: unknown key 'x_slots'; did you mean 'slots'? (allowed here: machine, gpio, products, slots, buttons, coin_acceptor, state, control, display)",
         ]),
         Case(name: "line that is neither offset nor name", edits: [("relay: { line: 13 }", "relay: { line: -1 }")], expected: [
             "test.yaml:33:20: slots[A2].relay.line: '-1' is not a line: give its offset (17) or its name (GPIO17, see `gpioinfo`)",
@@ -242,6 +242,42 @@ import VendConfig
         ]),
         Case(name: "empty machine name", edits: [("name: Test machine", "name: \"\"")], expected: [
             "test.yaml:2:9: machine.name: give the machine a name, or leave the key out",
+        ]),
+        Case(name: "display: unknown key", edits: [("    - { channel: 2, value: 500 }\n", "    - { channel: 2, value: 500 }\ndisplay:\n  language: ko\n  colour: red\n")], expected: [
+            "test.yaml:45:3: display: unknown key 'colour' (allowed here: language, kiosk, lcd)",
+        ]),
+        Case(name: "display: unknown language", edits: [("    - { channel: 2, value: 500 }\n", "    - { channel: 2, value: 500 }\ndisplay:\n  language: jp\n")], expected: [
+            "test.yaml:44:13: display.language: 'jp' is not one of 'ko' or 'en'",
+        ]),
+        Case(name: "display: kiosk port out of range", edits: [("    - { channel: 2, value: 500 }\n", "    - { channel: 2, value: 500 }\ndisplay:\n  kiosk: { port: 70000 }\n")], expected: [
+            "test.yaml:44:18: display.kiosk.port: 70000 is out of range (allowed: 1 to 65535)",
+        ]),
+        Case(name: "display: kiosk address not an IP address", edits: [("    - { channel: 2, value: 500 }\n", "    - { channel: 2, value: 500 }\ndisplay:\n  kiosk: { address: kiosk.local }\n")], expected: [
+            "test.yaml:44:21: display.kiosk.address: 'kiosk.local' is not an IP address (127.0.0.1 for this machine only, 0.0.0.0 for every interface, or ::1)",
+        ]),
+        Case(name: "display: kiosk off and no LCD", edits: [("    - { channel: 2, value: 500 }\n", "    - { channel: 2, value: 500 }\ndisplay:\n  kiosk: off\n")], expected: [
+            "test.yaml:44:10: display.kiosk: the display has nothing to show on: keep the kiosk or add an lcd",
+        ]),
+        Case(name: "display: LCD on a serial port", edits: [("    - { channel: 2, value: 500 }\n", "    - { channel: 2, value: 500 }\ndisplay:\n  lcd: { bus: /dev/ttyUSB0 }\n")], expected: [
+            "test.yaml:44:15: display.lcd.bus: '/dev/ttyUSB0' is not an I2C bus device; write /dev/i2c-N (`ls /dev/i2c-*`; 1 on a Raspberry Pi)",
+        ]),
+        Case(name: "display: LCD address out of range", edits: [("    - { channel: 2, value: 500 }\n", "    - { channel: 2, value: 500 }\ndisplay:\n  lcd: { bus: /dev/i2c-1, address: 0x80 }\n")], expected: [
+            "test.yaml:44:36: display.lcd.address: '0x80' is not a 7-bit I2C address; write it in hex, 0x03 to 0x77 (backpacks answer at 0x27, or 0x3F with a PCF8574A)",
+        ]),
+        Case(name: "display: LCD size", edits: [("    - { channel: 2, value: 500 }\n", "    - { channel: 2, value: 500 }\ndisplay:\n  lcd: { bus: /dev/i2c-1, size: 16x4 }\n")], expected: [
+            "test.yaml:44:33: display.lcd.size: '16x4' is not one of '16x2' or '20x4'; did you mean '16x2'?",
+        ]),
+        Case(name: "display: LCD without a bus", edits: [("    - { channel: 2, value: 500 }\n", "    - { channel: 2, value: 500 }\ndisplay:\n  lcd: { address: 0x3F }\n")], expected: [
+            "test.yaml:44:8: display.lcd: missing required key 'bus'",
+        ]),
+        Case(name: "control: customer group same as technicians", edits: [("    - { channel: 2, value: 500 }\n", "    - { channel: 2, value: 500 }\ncontrol:\n  group: staff\n  customer_group: staff\n")], expected: [
+            "test.yaml:45:19: control.customer_group: the customer group must differ from the technician group 'staff': its members may only select and return coins",
+        ]),
+        Case(name: "short name not ASCII", edits: [("    name: Coffee\n", "    name: Coffee\n    short_name: Café\n")], expected: [
+            "test.yaml:18:17: products[coffee].short_name: 'Café' must be 1 to 40 printable ASCII characters (the LCD has no other letters)",
+        ]),
+        Case(name: "picture not an image", edits: [("    name: Coffee\n", "    name: Coffee\n    picture: coffee.txt\n")], expected: [
+            "test.yaml:18:14: products[coffee].picture: 'coffee.txt' is not a picture the kiosk can show (a .svg, .png, .jpg or .webp file)",
         ]),
         Case(name: "three mistakes at once", edits: [("price: 1200", "prise: 1200"), ("product: coffee", "product: cofee"), ("relay: { line: 13 }", "relay: { line: 6 }")], expected: [
             "test.yaml:23:5: slots[A1]: unknown key 'prise'; did you mean 'price'? (allowed here: id, product, price, capacity, button, relay, drop_sensor)",

@@ -1,0 +1,203 @@
+import VendConfig
+import VendControl
+import VendingCore
+
+/// The machine as one output shows it, in its language and money format: the kiosk sends it to
+/// the page as JSON, the LCD draws lines from it. Built from `FollowedMachine` by a pure function.
+public struct MachineView: Codable, Sendable, Equatable {
+    public enum Mode: String, Codable, Sendable {
+        case customer
+        case outOfOrder = "out-of-order"
+        /// Sales stopped (a technician, the door): the customer is told to wait.
+        case service
+        /// The service key is on: stock, restock buttons and the sales chart.
+        case technician
+    }
+
+    public struct Slot: Codable, Sendable, Equatable {
+        public let id: String
+        public let product: String
+        public let name: String
+        /// The LCD's ASCII name.
+        public let shortName: String
+        public let priceText: String
+        /// The kiosk's URL for the picture, if the product has one.
+        public let picture: String?
+        public let soldOut: Bool
+        public let hot: Bool
+        /// The credit covers the price and an item is there: this one stands out.
+        public let affordable: Bool
+        public let available: Int
+        public let stock: Int
+        public let capacity: Int
+    }
+
+    public struct Bought: Codable, Sendable, Equatable {
+        public let slot: String
+        public let name: String
+        public let picture: String?
+        public let priceText: String
+    }
+
+    /// What to do next, and how urgent it is (the page colours it).
+    public struct Message: Codable, Sendable, Equatable {
+        public enum Tone: String, Codable, Sendable { case info, good, warning, error }
+        public let text: String
+        public let tone: Tone
+    }
+
+    public let mode: Mode
+    public let machine: String
+    public let creditText: String
+    public let message: Message
+    /// A standing line under the message (no change given), if any.
+    public let hint: String?
+    public let slots: [Slot]
+    public let bought: [Bought]
+    /// The page's own labels in the machine's language.
+    public let labels: [String: String]
+    /// Changes whenever the sales figures do, so the page reloads the pie chart only then.
+    public let salesVersion: String?
+
+    /// How the view is drawn: language, money, pictures, names.
+    public struct Style: Sendable {
+        public let texts: DisplayTexts
+        public let format: MoneyFormat
+        public let currency: Currency
+        public let faces: [String: ProductFace]
+        public let hot: Set<String>
+        public let givesNoChange: Bool
+        /// Products named by their ASCII short names (the LCD).
+        public let asciiNames: Bool
+        public let pictureURL: @Sendable (String) -> String?
+
+        public init(texts: DisplayTexts, format: MoneyFormat, currency: Currency, faces: [String: ProductFace], hot: Set<String>,
+                    givesNoChange: Bool, asciiNames: Bool, pictureURL: @escaping @Sendable (String) -> String?) {
+            self.texts = texts
+            self.format = format
+            self.currency = currency
+            self.faces = faces
+            self.hot = hot
+            self.givesNoChange = givesNoChange
+            self.asciiNames = asciiNames
+            self.pictureURL = pictureURL
+        }
+
+        /// The kiosk's style: the machine's language and money format.
+        public static func kiosk(_ config: VenddConfig, pictureURL: @escaping @Sendable (String) -> String?) -> Style {
+            Style(texts: DisplayTexts(config.display.language), format: config.machine.moneyFormat,
+                  currency: config.machine.currency, faces: config.productFaces,
+                  hot: Set(config.products.filter(\.isHot).map(\.id.rawValue)),
+                  givesNoChange: config.machine.payout == .none, asciiNames: false, pictureURL: pictureURL)
+        }
+
+        /// The LCD's style: English (its ROM has no Hangul), short names, amounts with the
+        /// currency code ("1,200 KRW") instead of a symbol it cannot draw.
+        public static func lcd(_ config: VenddConfig) -> Style {
+            let format = config.machine.moneyFormat
+            let ascii = MoneyFormat(template: "{amount} \(config.machine.currency.code)", groupingSeparator: format.groupingSeparator,
+                                    decimalSeparator: format.decimalSeparator) ?? .plain(config.machine.currency)
+            return Style(texts: DisplayTexts(.en), format: ascii, currency: config.machine.currency, faces: config.productFaces,
+                         hot: Set(config.products.filter(\.isHot).map(\.id.rawValue)),
+                         givesNoChange: config.machine.payout == .none, asciiNames: true, pictureURL: { _ in nil })
+        }
+
+        /// The name an output can show: the LCD's ASCII short name, or the configured name.
+        func name(_ product: String, status: StatusReport) -> String {
+            let configured = status.slots.first { $0.product == product }?.productName ?? product
+            return asciiNames ? LCDText.shortName(configured, face: faces[product], id: product) : configured
+        }
+
+        func money(_ decimal: String) -> Money? { try? Money(parsing: decimal, currency: currency) }
+        func text(_ decimal: String) -> String { money(decimal).map(format.string(for:)) ?? decimal }
+    }
+
+    public init(_ followed: FollowedMachine, style: Style) {
+        let texts = style.texts
+        labels = ["credit": texts.credit, "soldOut": texts.soldOutBadge, "hot": texts.hotBadge, "coinReturn": texts.coinReturn,
+                  "bought": texts.bought, "technician": texts.technician, "stock": texts.stock, "restock": texts.restock,
+                  "sales": texts.sales]
+        guard let status = followed.status else {
+            mode = .outOfOrder
+            machine = ""
+            creditText = ""
+            message = Message(text: texts.outOfOrder, tone: .error)
+            hint = texts.outOfOrderDetail
+            slots = []
+            bought = []
+            salesVersion = nil
+            return
+        }
+        let credit = style.money(status.credit)
+        machine = status.machine
+        creditText = style.text(status.credit)
+        slots = status.slots.map { slot in
+            let price = style.money(slot.price)
+            let name = slot.productName
+            let shortName = LCDText.shortName(name, face: style.faces[slot.product], id: slot.product)
+            return Slot(id: slot.id, product: slot.product, name: style.asciiNames ? shortName : name, shortName: shortName, priceText: style.text(slot.price),
+                        picture: style.pictureURL(slot.product), soldOut: slot.available == 0, hot: style.hot.contains(slot.product),
+                        affordable: slot.available > 0 && Self.covers(credit, price),
+                        available: slot.available, stock: slot.stock, capacity: slot.capacity)
+        }
+        bought = followed.bought.map {
+            Bought(slot: $0.slot, name: style.name($0.product, status: status), picture: style.pictureURL($0.product), priceText: style.text($0.price))
+        }
+        salesVersion = followed.sales.map { "\($0.total.count)-\($0.total.amount)" }
+        hint = style.givesNoChange ? texts.noChangeHint : nil
+
+        switch status.state {
+        case "out-of-order":
+            mode = .outOfOrder
+            message = Message(text: texts.outOfOrder, tone: .error)
+            return
+        case "service-mode":
+            mode = status.serviceKey == true ? .technician : .service
+            message = Message(text: texts.service, tone: .warning)
+            return
+        default:
+            mode = .customer
+        }
+        if let vend = status.vendInProgress {
+            // "V12 at slot A1": the slot tells the product.
+            let slotID = vend.split(separator: " ").last.map(String.init)
+            let product = status.slots.first { $0.id == slotID }.map { style.name($0.product, status: status) }
+            message = Message(text: product.map(texts.vending) ?? texts.vendingSomething, tone: .info)
+        } else if let notice = followed.notice?.notice {
+            message = Self.message(for: notice, creditText: creditText, style: style) { style.name($0, status: status) }
+        } else if credit?.isZero ?? true {
+            message = Message(text: texts.insertMoney, tone: .info)
+        } else if slots.contains(where: \.affordable) {
+            message = Message(text: texts.choose, tone: .good)
+        } else {
+            // Nothing affordable yet: how much more the cheapest product still there needs.
+            let cheapest = status.slots.filter { $0.available > 0 }.compactMap { style.money($0.price) }.min()
+            if let cheapest, let credit {
+                message = Message(text: texts.insertMore(style.format.string(for: cheapest - credit)), tone: .info)
+            } else {
+                message = Message(text: texts.insertMoney, tone: .info)
+            }
+        }
+    }
+
+    private static func covers(_ credit: Money?, _ price: Money?) -> Bool {
+        guard let credit, let price else { return false }
+        return price <= credit
+    }
+
+    static func message(for notice: Notice, creditText: String, style: Style, name: (String) -> String) -> Message {
+        let texts = style.texts
+        switch notice {
+        case .takeItem(let product): return Message(text: texts.takeItem(name(product)), tone: .good)
+        case .jam: return Message(text: texts.jam(creditText), tone: .error)
+        case .soldOut(let product): return Message(text: texts.soldOut(name(product)), tone: .warning)
+        case .insertMore(let product, let missing):
+            return Message(text: texts.insertMore(style.text(missing), for: name(product)), tone: .warning)
+        case .noChange: return Message(text: texts.noChange(creditText), tone: .warning)
+        case .refunded(let amount): return Message(text: texts.refunded(style.text(amount)), tone: .good)
+        case .nothingToReturn: return Message(text: texts.nothingToReturn, tone: .info)
+        case .busy: return Message(text: texts.busy, tone: .info)
+        case .refused(let reason): return Message(text: reason, tone: .warning)
+        }
+    }
+}

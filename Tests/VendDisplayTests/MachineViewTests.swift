@@ -1,0 +1,115 @@
+import Testing
+import VendConfig
+import VendControl
+import VendingCore
+@testable import VendDisplay
+
+/// What the customer is told, from what vendd reports: the guidance, the notices and the session.
+@Suite struct MachineViewTests {
+    static let won = Currency(code: "KRW", minorDigits: 0)
+
+    static func status(credit: String, state: String = "in-service", serviceKey: Bool = false, vend: String? = nil) -> StatusReport {
+        func slot(_ id: String, _ product: String, _ name: String, _ price: String, _ available: Int) -> StatusReport.Slot {
+            StatusReport.Slot(id: id, product: product, productName: name, price: price, priceText: price, available: available,
+                              stock: available, capacity: 8, earliestExpiry: nil)
+        }
+        return StatusReport(
+            machine: "Test", state: state, stateReason: state == "in-service" ? nil : "why", currency: "KRW", credit: credit,
+            creditText: credit, acceptingCoins: true, vendInProgress: vend, simulated: true, coinAcceptor: "sim", gpio: "sim",
+            slots: [slot("A1", "banana-milk", "Banana Milk", "1200", 8), slot("B4", "hot-latte", "Hot Café Latte", "1500", 0)],
+            books: .init(coinsIn: "0", sales: "0", refunds: "0", itemsSold: 0, failedVends: 0, unknownOutcomes: 0),
+            serviceKey: serviceKey)
+    }
+
+    static func style(_ language: DisplaySettings.Language = .en, ascii: Bool = false, format: String = "{amount}원") -> MachineView.Style {
+        MachineView.Style(texts: DisplayTexts(language), format: MoneyFormat(template: format)!, currency: won,
+                          faces: ["hot-latte": ProductFace(picture: nil, shortName: "Hot Cafe Latte")], hot: ["hot-latte"],
+                          givesNoChange: true, asciiNames: ascii, pictureURL: { "/pictures/\($0)" })
+    }
+
+    static func machine(_ status: StatusReport?) -> FollowedMachine {
+        var machine = FollowedMachine()
+        machine.status = status
+        return machine
+    }
+
+    @Test func guidanceFollowsTheCredit() {
+        let empty = MachineView(Self.machine(Self.status(credit: "0")), style: Self.style())
+        #expect(empty.message.text == "Insert money")
+        let short = MachineView(Self.machine(Self.status(credit: "900")), style: Self.style())
+        #expect(short.message.text == "Insert 300원 more")
+        #expect(short.slots.map(\.affordable) == [false, false])
+        let enough = MachineView(Self.machine(Self.status(credit: "1200")), style: Self.style(.ko))
+        #expect(enough.message.text == "상품을 골라 주세요")
+        #expect(enough.slots.map(\.affordable) == [true, false])
+        #expect(enough.slots.map(\.soldOut) == [false, true])
+        #expect(enough.slots.map(\.hot) == [false, true])
+        #expect(enough.hint == "거스름돈이 나오지 않습니다: 남은 금액은 다음 구매에 쓸 수 있습니다")
+    }
+
+    @Test func modesFollowTheMachinesState() {
+        #expect(MachineView(Self.machine(nil), style: Self.style()).mode == .outOfOrder)
+        #expect(MachineView(Self.machine(nil), style: Self.style()).message.text == "Out of order")
+        #expect(MachineView(Self.machine(Self.status(credit: "0", state: "out-of-order")), style: Self.style()).mode == .outOfOrder)
+        #expect(MachineView(Self.machine(Self.status(credit: "0", state: "service-mode")), style: Self.style()).mode == .service)
+        #expect(MachineView(Self.machine(Self.status(credit: "0", state: "service-mode", serviceKey: true)), style: Self.style()).mode == .technician)
+        let vending = MachineView(Self.machine(Self.status(credit: "0", vend: "V3 at slot A1")), style: Self.style())
+        #expect(vending.message.text == "Vending Banana Milk…")
+    }
+
+    @Test func aRefusedTapIsExplainedFromWhatTheDisplayKnew() {
+        let machine = Self.machine(Self.status(credit: "900"))
+        let soldOut = MachineFollower.explain(refusal: "slot B4 is empty", selecting: "B4", in: machine, currency: Self.won)
+        #expect(soldOut == .soldOut(product: "hot-latte"))
+        let short = MachineFollower.explain(refusal: "slot A1 costs 1,200원", selecting: "A1", in: machine, currency: Self.won)
+        #expect(short == .insertMore(product: "banana-milk", missing: "300"))
+
+        var told = machine
+        told.post(short, at: 1_000)
+        #expect(MachineView(told, style: Self.style()).message.text == "Banana Milk: insert 300원 more")
+        told.post(soldOut, at: 1_000)
+        #expect(MachineView(told, style: Self.style(.ko)).message.text == "Hot Café Latte은(는) 품절입니다. 다른 상품을 골라 주세요")
+        // The LCD names it by its short name.
+        #expect(MachineView(told, style: Self.style(ascii: true)).message.text == "Hot Cafe Latte is sold out: choose another product")
+        told.tick(at: 1_000 + FollowedMachine.noticeMilliseconds)
+        #expect(MachineView(told, style: Self.style()).message.text == "Insert 300원 more")
+    }
+
+    @Test func aJamKeepsTheCreditAndSaysSo() {
+        var machine = Self.machine(Self.status(credit: "1200"))
+        machine.observe(kind: "vend-failed", at: 5_000)
+        #expect(MachineView(machine, style: Self.style()).message == .init(text: "Item stuck: nothing dropped. Your credit of 1,200원 is kept", tone: .error))
+        machine.observe(kind: "coin", at: 6_000)
+        #expect(MachineView(machine, style: Self.style()).message.text == "Choose a product")
+    }
+
+    @Test func theBoughtStripIsThisCustomersUntilTheyLeave() {
+        var machine = Self.machine(Self.status(credit: "0"))
+        let sale = HistoryReport.Sale(vend: 7, at: 10_000, slot: "A1", product: "banana-milk", productName: "Banana Milk",
+                                      price: "1200", priceText: "1,200원", confirmation: "drop-sensor")
+        machine.sold(sale, at: 10_000)
+        machine.sold(sale, at: 10_100)  // the same vend read twice counts once
+        let view = MachineView(machine, style: Self.style())
+        #expect(view.bought == [.init(slot: "A1", name: "Banana Milk", picture: "/pictures/banana-milk", priceText: "1,200원")])
+        #expect(view.message.text == "Take your Banana Milk")
+        machine.tick(at: 10_100 + FollowedMachine.sessionIdleMilliseconds - 1)
+        #expect(machine.bought.count == 1)
+        machine.status = Self.status(credit: "500")
+        machine.tick(at: 10_100 + FollowedMachine.sessionIdleMilliseconds + 1)
+        #expect(machine.bought.count == 1, "credit left: the customer is still there")
+        machine.status = Self.status(credit: "0")
+        machine.tick(at: 10_100 + FollowedMachine.sessionIdleMilliseconds + 2)
+        #expect(machine.bought.isEmpty)
+    }
+
+    @Test func theLCDShowsCreditAndMessage() {
+        let view = MachineView(Self.machine(Self.status(credit: "900")), style: Self.style(ascii: true, format: "{amount} KRW"))
+        #expect(LCDFrame.rows(view, columns: 16, rows: 2, step: 0) == ["Credit   900 KRW", "Insert 300 KRW m"])
+        #expect(LCDFrame.rows(view, columns: 16, rows: 2, step: 2) == ["Credit   900 KRW", "sert 300 KRW mor"])
+        let four = MachineView(Self.machine(Self.status(credit: "1500")), style: Self.style(ascii: true, format: "{amount} KRW"))
+        #expect(LCDFrame.rows(four, columns: 20, rows: 4, step: 0) ==
+            ["Credit     1,500 KRW", "Choose a product", "Buy: Banana Milk", "No change given: wha"])
+        let away = MachineView(Self.machine(nil), style: Self.style(ascii: true))
+        #expect(LCDFrame.rows(away, columns: 16, rows: 2, step: 0) == ["Out of order", "Sorry: please tr"])
+    }
+}

@@ -1,0 +1,251 @@
+#!/usr/bin/env python3
+"""The kiosk page in a real browser (headless Debian chromium through chromium-driver and
+Selenium) against a real `vendd run --simulate` and a real `vendd-display`, driven with vendctl
+as a technician would. Every check prints PASS or FAIL; the first FAIL ends the run (exit 1).
+Screenshots of the main states go to docs/examples/kiosk-*.png.
+
+Usage: Tests/kiosk/test_kiosk.py BUILD_DIR
+"""
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, ".build/debug"))
+EXAMPLES = os.path.join(ROOT, "docs/examples")
+SOLD_OUT = "B4"          # left empty: the sold-out slot
+CHEAP_ENOUGH = "A4"      # Cola, 1,500원: bought with 500 + 1000
+TOO_DEAR = "A1"          # Banana Milk, 1,200원: 500원 are 700원 short
+
+
+def check(condition, what):
+    if not condition:
+        print(f"FAIL: {what}", flush=True)
+        raise SystemExit(1)
+    print(f"PASS: {what}", flush=True)
+
+
+def wait_for(what, predicate, timeout=10.0, interval=0.02):
+    """Polls `predicate` until it returns something truthy; returns it and the seconds it took."""
+    start = time.monotonic()
+    last = None
+    while time.monotonic() - start < timeout:
+        try:
+            last = predicate()
+        except Exception as error:  # the page is being redrawn: ask again
+            last = error
+        if last and not isinstance(last, Exception):
+            return last, time.monotonic() - start
+        time.sleep(interval)
+    print(f"FAIL: {what} (within {timeout} s; last: {last!r})", flush=True)
+    raise SystemExit(1)
+
+
+class Machine:
+    """vendd on simulated hardware and vendd-display, in a scratch directory."""
+
+    def __init__(self, work):
+        self.work = work
+        self.socket = os.path.join(work, "control.sock")
+        self.config = os.path.join(work, "vendd.yaml")
+        shutil.copy(os.path.join(ROOT, "config/vendd.yaml"), self.config)
+        shutil.copytree(os.path.join(ROOT, "config/pictures"), os.path.join(work, "pictures"))
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            self.port = probe.getsockname()[1]
+        self.vendd = None
+        self.display = None
+
+    def vendctl(self, *args, check_ok=True):
+        result = subprocess.run([os.path.join(BUILD, "vendctl"), "--socket", self.socket, *args],
+                                capture_output=True, text=True, timeout=20)
+        if check_ok and result.returncode != 0:
+            raise SystemExit(f"FAIL: vendctl {' '.join(args)}: exit {result.returncode}: {result.stderr}")
+        return result
+
+    def json(self, *args):
+        return json.loads(self.vendctl("--json", *args).stdout)
+
+    def start_vendd(self):
+        log = open(os.path.join(self.work, "vendd.log"), "a")
+        self.vendd = subprocess.Popen([os.path.join(BUILD, "vendd"), "run", "--config", self.config, "--simulate",
+                                       "--state-dir", os.path.join(self.work, "state"), "--socket", self.socket],
+                                      stdout=subprocess.DEVNULL, stderr=log)
+        wait_for("vendd answers", lambda: self.vendctl("status", check_ok=False).returncode == 0)
+
+    def stop_vendd(self):
+        self.vendd.send_signal(signal.SIGTERM)
+        check(self.vendd.wait(timeout=20) == 0, "vendd stops on SIGTERM")
+
+    def start_display(self):
+        log = open(os.path.join(self.work, "display.log"), "a")
+        self.display = subprocess.Popen([os.path.join(BUILD, "vendd-display"), "--config", self.config,
+                                         "--socket", self.socket, "--port", str(self.port)],
+                                        stdout=log, stderr=log)
+
+        def answers():
+            with socket.socket() as client:
+                return client.connect_ex(("127.0.0.1", self.port)) == 0
+        wait_for("vendd-display listens", answers)
+
+    def close(self):
+        for process in (self.display, self.vendd):
+            if process and process.poll() is None:
+                process.send_signal(signal.SIGTERM)
+                process.wait(timeout=20)
+
+
+def browser():
+    options = webdriver.ChromeOptions()
+    options.binary_location = "/usr/bin/chromium"
+    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1280,900",
+                     "--force-device-scale-factor=1", "--hide-scrollbars"):
+        options.add_argument(argument)
+    return webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+
+
+def main():
+    os.makedirs(EXAMPLES, exist_ok=True)
+    work = tempfile.mkdtemp(prefix="vendd-kiosk-")
+    machine = Machine(work)
+    driver = None
+    try:
+        machine.start_vendd()
+        slots = machine.json("status")["status"]["slots"]
+        for slot in slots:
+            if slot["id"] != SOLD_OUT:
+                machine.vendctl("restock", slot["id"])
+        machine.start_display()
+        driver = browser()
+        driver.get(f"http://127.0.0.1:{machine.port}/")
+        by_id = driver.find_element
+
+        def shot(name):
+            time.sleep(0.3)  # let pictures finish painting
+            driver.save_screenshot(os.path.join(EXAMPLES, f"kiosk-{name}.png"))
+
+        def card(slot):
+            return driver.find_element(By.CSS_SELECTOR, f'#grid .card[data-slot="{slot}"]')
+
+        def message():
+            return by_id(By.ID, "message").text
+
+        # The grid is the configuration's slots, in slot order, with their products and prices.
+        cards, _ = wait_for("the grid is drawn", lambda: driver.find_elements(By.CSS_SELECTOR, "#grid .card"))
+        status = machine.json("status")["status"]
+        shown = [(c.get_attribute("data-slot"), c.find_element(By.CLASS_NAME, "name").text,
+                  c.find_element(By.CLASS_NAME, "price").text) for c in cards]
+        expected = [(s["id"], s["productName"], s["priceText"]) for s in status["slots"]]
+        check(shown == expected, f"grid matches the configuration in slot order ({len(shown)} products)")
+        pictures = driver.execute_script(
+            "return [...document.querySelectorAll('#grid .card img')].map(i => i.complete && i.naturalWidth > 0)")
+        check(len(pictures) == len(slots) and all(pictures), "every product shows its picture")
+        check("hot" in [b.get_attribute("class").split()[-1] for b in card("B3").find_elements(By.CLASS_NAME, "badge")],
+              "the hot product has its badge")
+        check(message() == "돈을 넣어 주세요", f"idle: the page asks for money ({message()!r})")
+        shot("idle")
+
+        # A coin: the credit shows within a second, pushed (no polling in the page).
+        machine.vendctl("sim", "coin", "500")
+        _, took = wait_for("credit 500원", lambda: by_id(By.ID, "credit").text == "500원", timeout=1.0, interval=0.01)
+        check(took < 1.0, f"after `vendctl sim coin 500` the credit shows 500원 within a second ({took * 1000:.0f} ms)")
+        check(message() == "500원 더 넣어 주세요", f"with 500원 the page says how much more the cheapest needs ({message()!r})")
+        check(card(TOO_DEAR).get_attribute("data-affordable") == "false", "a product the credit does not cover does not stand out")
+
+        # A tap on a product the credit does not cover explains what is missing.
+        card(TOO_DEAR).click()
+        wait_for("the missing amount", lambda: "700원 더" in message())
+        check(True, f"a tap on {TOO_DEAR} with 500원 says {message()!r}")
+        shot("insert-more")
+
+        # Enough credit: the affordable products stand out; a tap vends; the item appears below.
+        machine.vendctl("sim", "coin", "500")
+        machine.vendctl("sim", "coin", "500")
+        wait_for("credit 1,500원", lambda: by_id(By.ID, "credit").text == "1,500원")
+        check(card(CHEAP_ENOUGH).get_attribute("data-affordable") == "true", "with 1,500원 the Cola card stands out")
+        shot("choose")
+        before = len(machine.json("history")["history"]["sales"])
+        card(CHEAP_ENOUGH).click()
+        items, _ = wait_for("the bought strip shows the Cola",
+                            lambda: [i.text for i in driver.find_elements(By.CSS_SELECTOR, "#bought .item")] or None)
+        check(items == ["Cola"], f"the bought strip shows {items}")
+        sales = machine.json("history")["history"]["sales"]
+        check(len(sales) == before + 1 and sales[-1]["slot"] == CHEAP_ENOUGH,
+              f"the sale is in `vendctl history` ({sales[-1]['productName']} from {sales[-1]['slot']}, {sales[-1]['priceText']})")
+        wait_for("take your item", lambda: "꺼내 주세요" in message())
+        check(by_id(By.ID, "credit").text == "0원", "the credit is spent")
+        shot("take-item")
+
+        # The sold-out slot says so, and a tap explains why.
+        soldout = card(SOLD_OUT)
+        check(soldout.get_attribute("data-soldout") == "true" and "품절" in soldout.text, f"{SOLD_OUT} shows sold out")
+        machine.vendctl("sim", "coin", "500")
+        machine.vendctl("sim", "coin", "500")
+        machine.vendctl("sim", "coin", "500")
+        wait_for("credit 1,500원 again", lambda: by_id(By.ID, "credit").text == "1,500원")
+        card(SOLD_OUT).click()
+        wait_for("the sold-out explanation", lambda: "품절" in message())
+        check("Hot Café Latte" in message(), f"a tap on the sold-out {SOLD_OUT} says {message()!r}")
+        check(machine.json("status")["status"]["credit"] == "1500", "the refused tap kept the credit")
+        shot("sold-out")
+
+        # Coin return on a machine without payout: the credit stays, and the page says so.
+        by_id(By.ID, "coin-return").click()
+        wait_for("the no-change explanation", lambda: "돌려드리지 못합니다" in message())
+        check(True, f"coin return says {message()!r}")
+
+        # The technician's screen only with the service key; service mode alone is not enough.
+        check(not by_id(By.ID, "technician").is_displayed(), "no technician screen without the service key")
+        machine.vendctl("service", "on")
+        wait_for("service overlay", lambda: driver.find_element(By.TAG_NAME, "body").get_attribute("data-mode") == "service")
+        check(not by_id(By.ID, "technician").is_displayed() and by_id(By.ID, "overlay").is_displayed(),
+              "service mode switched on by vendctl shows 'service' to the customer, not the technician screen")
+        shot("service")
+        machine.vendctl("service", "off")
+        machine.vendctl("sim", "key", "on")
+        wait_for("technician screen", lambda: by_id(By.ID, "technician").is_displayed())
+        rows = driver.find_elements(By.CSS_SELECTOR, "#stock tr[data-slot]")
+        check([r.get_attribute("data-slot") for r in rows] == [s["id"] for s in slots], "the service key shows stock per slot")
+        wait_for("the sales pie chart", lambda: driver.execute_script(
+            "const p = document.getElementById('pie'); return p.complete && p.naturalWidth > 0 && p.offsetParent !== null"))
+        check(True, "the sales pie chart is shown")
+        driver.find_element(By.CSS_SELECTOR, f'#stock button.restock[data-slot="{SOLD_OUT}"]').click()
+        wait_for("restocked", lambda: next(s for s in machine.json("status")["status"]["slots"] if s["id"] == SOLD_OUT)["stock"] > 0)
+        wait_for("the stock column follows", lambda: driver.find_element(
+            By.CSS_SELECTOR, f'#stock tr[data-slot="{SOLD_OUT}"] .count').text == "6/6")
+        check(True, f"the restock button filled {SOLD_OUT} (vendctl status agrees)")
+        shot("technician")
+        machine.vendctl("sim", "key", "off")
+        wait_for("back to the customer", lambda: driver.find_element(By.TAG_NAME, "body").get_attribute("data-mode") == "customer")
+        check(not by_id(By.ID, "technician").is_displayed(), "the technician screen goes with the key")
+
+        # vendd stopped: out of order; back when it returns, with the credit it kept.
+        machine.stop_vendd()
+        wait_for("out of order", lambda: by_id(By.ID, "overlay").is_displayed() and "고장" in by_id(By.ID, "overlay").text,
+                 timeout=3)
+        check(True, "with vendd stopped the page says out of order")
+        shot("out-of-order")
+        machine.start_vendd()
+        wait_for("back in service", lambda: driver.find_element(By.TAG_NAME, "body").get_attribute("data-mode") == "customer"
+                 and by_id(By.ID, "credit").text == "1,500원", timeout=5)
+        check(not by_id(By.ID, "overlay").is_displayed(), "the page recovers when vendd returns (credit 1,500원 kept)")
+    finally:
+        if driver:
+            driver.quit()
+        machine.close()
+    shutil.rmtree(work, ignore_errors=True)
+    print("kiosk browser test: all checks passed", flush=True)
+
+
+if __name__ == "__main__":
+    main()
