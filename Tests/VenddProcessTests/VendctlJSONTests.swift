@@ -39,7 +39,8 @@ import VenddTestSupport
         defer { daemon.tearDown() }
         try daemon.start()
         for arguments in [["restock", "A1", "2"], ["price", "A1", "1300"], ["service", "on"], ["service", "off"],
-                          ["sim", "coin", "500"], ["sim", "drop", "A1", "ok"]] {
+                          ["sim", "coin", "500"], ["sim", "drop", "A1", "ok"], ["sim", "key", "on"], ["sim", "key", "off"],
+                          ["sim", "coin", "500"], ["sim", "coin", "500"], ["select", "A1"]] {
             let run = try DaemonHarness.vendctl(["--socket", daemon.socketPath, "--json"] + arguments)
             #expect(run.status == 0, "\(arguments): \(run.errors)")
             #expect(try schemas.violations(of: "done", in: run.output) == [], "\(arguments)")
@@ -48,6 +49,11 @@ import VenddTestSupport
         #expect(refused.status == 64)
         #expect(try schemas.violations(of: "failure", in: refused.output) == [])
         #expect(refused.errors.hasPrefix("vendctl: no slot Z9"))
+        // 200 left over, and the sample machine cannot pay out: coin return says so.
+        let kept = try daemon.vendctl("--json", "coin-return")
+        #expect(kept.status == 1)
+        #expect(try schemas.violations(of: "failure", in: kept.output) == [])
+        #expect(kept.errors == "vendctl: this machine gives no change; the credit of 200원 stays for a purchase\n")
     }
 
     @Test func watchPrintsEventObjects() throws {
@@ -72,6 +78,15 @@ import VenddTestSupport
         let event = try #require(line)
         #expect(try schemas.violations(of: "event", in: event) == [])
         #expect(event.contains(#""kind":"stock""#))
+    }
+
+    /// What the display sends for a tap and for coin return, as documented.
+    @Test func customerRequestsMatchTheirSchema() throws {
+        let schemas = try DocumentedSchemas()
+        for command in [ControlCommand.select(slot: "A1"), .coinReturn] {
+            let line = String(decoding: try JSONEncoder().encode(ControlRequest(command)), as: UTF8.self)
+            #expect(try schemas.violations(of: "customer-request", in: line) == [], "\(line)")
+        }
     }
 
     /// The validator itself: a schema check that could not fail would prove nothing.
