@@ -53,12 +53,17 @@ public final class MachineFollower: Sendable {
         let ticker = Thread { [self] in
             while true {
                 sleep(1)
-                let now = clock()
-                change { $0.tick(at: now) }
+                tick()
             }
         }
         ticker.name = "display-tick"
         ticker.start()
+    }
+
+    @inline(never)
+    private func tick() {
+        let now = clock()
+        change { $0.tick(at: now) }
     }
 
     // MARK: - Customer actions
@@ -112,27 +117,34 @@ public final class MachineFollower: Sendable {
 
     private func followForever() {
         while true {
-            do {
-                let watcher = try ControlClient(path: socketPath)
-                let queries = try ControlClient(path: socketPath)
-                try refresh(queries)
-                try watcher.watch { event in
-                    let now = clock()
-                    change { $0.observe(kind: event.kind, at: now) }
-                    do {
-                        if event.kind == "vend-completed", let sale = try queries.send(.history(since: nil, limit: 1)).history?.sales.last {
-                            change { $0.sold(sale, at: now) }
-                        }
-                        try refresh(queries)
-                    } catch {
-                        // The watch connection ends too when vendd goes; the loop below notices.
-                    }
-                }
-            } catch {
-                // Not running, or going away: shown as out of order until it answers again.
-            }
+            followUntilDisconnected()
             change { $0.status = nil }
             usleep(Self.retryMicroseconds)
+        }
+    }
+
+    /// One connection's life. Not inlined into the loop above: the release optimiser's loop
+    /// passes spent many minutes on the combined body.
+    @inline(never)
+    private func followUntilDisconnected() {
+        do {
+            let watcher = try ControlClient(path: socketPath)
+            let queries = try ControlClient(path: socketPath)
+            try refresh(queries)
+            try watcher.watch { event in
+                let now = clock()
+                change { $0.observe(kind: event.kind, at: now) }
+                do {
+                    if event.kind == "vend-completed", let sale = try queries.send(.history(since: nil, limit: 1)).history?.sales.last {
+                        change { $0.sold(sale, at: now) }
+                    }
+                    try refresh(queries)
+                } catch {
+                    // The watch connection ends too when vendd goes; the caller notices.
+                }
+            }
+        } catch {
+            // Not running, or going away: shown as out of order until it answers again.
         }
     }
 

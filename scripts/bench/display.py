@@ -51,6 +51,7 @@ def main():
     vendctl = lambda *a: subprocess.run([f"{BIN}/vendctl", "--socket", sock, *a], capture_output=True, text=True)
     while vendctl("status").returncode != 0:
         time.sleep(0.05)
+    vendctl("restock", "all")  # an empty machine refuses coins
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
@@ -88,7 +89,10 @@ def main():
     for _ in range(COINS):
         vendctl("sim", "coin", "100")
     expected = f'"creditText":"{COINS * 100:,}원"'.encode()
+    deadline = time.monotonic() + 60
     while not any(expected in line for line in received[events_before:]):
+        if time.monotonic() > deadline:
+            raise SystemExit(f"the page never saw the credit {COINS * 100:,}원")
         time.sleep(0.01)
     took = time.monotonic() - started
     busy = cpu_seconds(display.pid) - before

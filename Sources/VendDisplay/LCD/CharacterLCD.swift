@@ -59,6 +59,7 @@ public final class CharacterLCD: Sendable {
         rows.indices.filter { shown?[$0] != rows[$0] }.map { controller.row($0, rows[$0]) }
     }
 
+    @inline(never)  // kept out of start()'s endless loop, as MachineFollower's connection body
     private func draw() {
         let (view, step, shown, failing) = state.withLock { state in
             defer { state.step &+= 1 }
