@@ -100,9 +100,6 @@ public enum ControlCommand: Sendable, Equatable {
         case .simPress, .simCoin, .simDrop, .simCoinReturn, .simKey, .price, .service: .technician
         }
     }
-
-    /// Whether the command changes the machine.
-    public var isMutating: Bool { permission != .anyone }
 }
 
 public struct ControlRequest: Sendable, Equatable {
