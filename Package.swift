@@ -18,11 +18,14 @@ let package = Package(
         .target(name: "VendingCore"),
         // Aligned terminal tables that count wide (한글) characters right: check-config and vendctl.
         .target(name: "VendText"),
+        // The settings drivers take (lines, slots, buttons, coin channels, ccTalk), each with the
+        // place in the file it came from: plain values, so drivers need neither parser nor Yams.
+        .target(name: "VendSettings", dependencies: ["VendingCore"]),
         // The technician's file: YAML read into a node tree, validated with file:line:col errors.
-        .target(name: "VendConfig", dependencies: ["VendingCore", "VendText", .product(name: "Yams", package: "Yams")]),
+        .target(name: "VendConfig", dependencies: ["VendingCore", "VendSettings", "VendText", .product(name: "Yams", package: "Yams")]),
         // Hardware behind protocols: GPIO lines, relays, drop sensors, coin acceptors; the
         // debounce / interlock / pulse logic shared by real and simulated backends; the simulation.
-        .target(name: "VendHardware", dependencies: ["VendConfig", "VendingCore", "CcTalk", "VendSerial", "VendPOSIX", "VendTime"]),
+        .target(name: "VendHardware", dependencies: ["VendSettings", "VendingCore", "CcTalk", "VendSerial", "VendPOSIX", "VendTime"]),
         // The injected clock: real time in the daemon, manual time that tests advance.
         .target(name: "VendTime"),
         // libgpiod as installed (v1 1.6.x or v2 2.x), found through pkg-config, so that
@@ -31,7 +34,7 @@ let package = Package(
         // One small C API over both libgpiod versions; Swift never sees gpiod.h.
         .target(name: "CGPIOShim", dependencies: ["CLibgpiod"]),
         // The real GPIO backend: chips by name/path/label, lines by offset or name, edge reading.
-        .target(name: "VendGPIO", dependencies: ["CGPIOShim", "VendHardware", "VendConfig", "VendPOSIX", "VendingCore"]),
+        .target(name: "VendGPIO", dependencies: ["CGPIOShim", "VendHardware", "VendSettings", "VendPOSIX", "VendingCore"]),
         // ccTalk on the wire: packets, checksums, the event counter, code tables. Pure, no I/O.
         .target(name: "CcTalk"),
         // Byte streams to devices: serial ports through libserialport, Unix sockets for bridges.
@@ -48,10 +51,10 @@ let package = Package(
         // CRC-16, dates as typed. No I/O.
         .target(name: "VendReports"),
         // The control socket's protocol, shared by the daemon and vendctl: versioned JSON lines.
-        .target(name: "VendControl", dependencies: ["VendingCore", "VendPOSIX"]),
+        .target(name: "VendControl", dependencies: ["VendPOSIX"]),
         // The shell: config → drivers → core, persistence, control socket, systemd, journald, signals.
         .target(name: "VendDaemon", dependencies: [
-            "VendingCore", "VendConfig", "VendHardware", "VendGPIO", "VendStore", "VendControl", "VendPOSIX", "VendTime",
+            "VendingCore", "VendConfig", "VendSettings", "VendHardware", "VendGPIO", "VendStore", "VendControl", "VendPOSIX", "VendTime",
             .product(name: "Logging", package: "swift-log"),
         ]),
         // The daemon's executable: argument parsing and wiring only.

@@ -1,8 +1,8 @@
 import CGPIOShim
 import Foundation
-import VendConfig
 import VendHardware
 import VendPOSIX
+import VendSettings
 import VendingCore
 
 /// A real GPIO chip through libgpiod (v1 or v2, chosen when the shim was compiled). Line

@@ -1,9 +1,9 @@
 import CGPIOShim
 import Foundation
 import Synchronization
-import VendConfig
 import VendHardware
 import VendPOSIX
+import VendSettings
 
 /// Relay lines, requested inactive. Setting and releasing take turns on one lock (libgpiod
 /// objects are for one thread at a time); after release every set fails instead of touching a
