@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import VendPOSIX
 
 /// The client side of the control socket, for vendctl and the tests.
 public final class ControlClient {

@@ -5,6 +5,7 @@ import Foundation
 import Logging
 import Synchronization
 import VendControl
+import VendPOSIX
 
 /// Serves the control socket: a thread accepts connections and each connection gets a thread
 /// that reads request lines and writes response lines. The handler runs on that thread and

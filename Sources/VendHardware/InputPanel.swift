@@ -1,5 +1,5 @@
 import Synchronization
-import VendConfig
+import VendSettings
 import VendTime
 import VendingCore
 

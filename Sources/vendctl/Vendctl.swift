@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import VendControl
+import VendPOSIX
 
 @main
 struct Vendctl: ParsableCommand {
@@ -96,7 +97,7 @@ extension ParsableCommand {
         do {
             try body()
         } catch let failure as Failure {
-            FileHandle.standardError.write(Data("vendctl: \(failure.description)\n".utf8))
+            StandardError.write("vendctl: \(failure.description)\n")
             throw ExitCode(failure.code)
         }
     }

@@ -2,6 +2,7 @@ import CcTalkSimulator
 import Foundation
 import Testing
 import VendControl
+import VendPOSIX
 import VenddTestSupport
 
 /// The real vendd and its ccTalk host against the simulated acceptor, through every fault the

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import VendControl
+import VendPOSIX
 import VendingCore
 import VenddTestSupport
 

@@ -1,5 +1,5 @@
 import CcTalk
-import VendConfig
+import VendSettings
 import VendingCore
 
 /// What the acceptor says about itself at initialisation.

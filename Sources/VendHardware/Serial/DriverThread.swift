@@ -1,6 +1,6 @@
 import Foundation
 import Synchronization
-import VendSerial
+import VendPOSIX
 import VendTime
 import VendingCore
 
@@ -14,11 +14,17 @@ final class DriverControl: Sendable {
         var waitingForFinish: [CheckedContinuation<Void, Never>] = []
     }
 
-    let waiter = Waiter()
+    let waiter: Waiter
     let timekeeper: any Timekeeper
     private let state = Mutex(State())
 
     init(timekeeper: any Timekeeper) {
+        do {
+            waiter = try Waiter()
+        } catch {
+            // pipe(2) fails only when the process is out of descriptors: no driver can run then.
+            preconditionFailure("\(error)")
+        }
         self.timekeeper = timekeeper
     }
 

@@ -1,5 +1,5 @@
 import Synchronization
-import VendConfig
+import VendSettings
 import VendTime
 
 /// GPIO in memory: inputs are driven by `drive(_:active:)`, outputs are recorded and observed.

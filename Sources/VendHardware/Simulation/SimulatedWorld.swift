@@ -1,5 +1,5 @@
 import Synchronization
-import VendConfig
+import VendSettings
 import VendTime
 import VendingCore
 
@@ -21,13 +21,13 @@ public final class SimulatedWorld: Sendable {
     static let dropDelay: Duration = .milliseconds(150)
     static let dropDuration: Duration = .milliseconds(60)
 
-    public init(config: VenddConfig, timekeeper: any Timekeeper) {
+    public init(slots: [SlotConfig], buttons: [ButtonConfig], coinChannels: [CoinChannel], timekeeper: any Timekeeper) {
         chip = SimulatedGPIOChip(timekeeper: timekeeper)
         self.timekeeper = timekeeper
-        coinAcceptor = SimulatedCoinAcceptor(channels: config.coinAcceptor?.channels ?? [])
-        slots = config.slots
-        buttons = config.buttons
-        let relays = Dictionary(config.slots.map { ($0.relay.line.line, $0) }, uniquingKeysWith: { first, _ in first })
+        coinAcceptor = SimulatedCoinAcceptor(channels: coinChannels)
+        self.slots = slots
+        self.buttons = buttons
+        let relays = Dictionary(slots.map { ($0.relay.line.line, $0) }, uniquingKeysWith: { first, _ in first })
         chip.observeOutputs { [weak self] line, active in
             guard active, let self, let slot = relays[line] else { return }
             self.relayEnergised(slot)

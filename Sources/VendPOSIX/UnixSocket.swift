@@ -3,8 +3,8 @@ import CVendSystem
 import Glibc
 #endif
 
-/// A stream socket in the file system: the control socket on both sides. Blocking I/O; `EINTR`
-/// is retried here and nowhere else.
+/// A stream socket in the file system: the control socket on both sides, and bridges to serial
+/// devices. Blocking I/O unless a user sets O_NONBLOCK on `descriptor`.
 public final class UnixSocket: @unchecked Sendable {
     // @unchecked: the descriptor is used by one thread at a time (a connection's reader, or its
     // writer under the owner's lock), and `close` is idempotent.
@@ -16,63 +16,55 @@ public final class UnixSocket: @unchecked Sendable {
     deinit { close(descriptor) }
 
     public enum Failure: Error, Equatable, CustomStringConvertible {
-        case system(call: String, path: String, errno: Int32)
+        case system(SystemError)
         case pathTooLong(String)
         case lineTooLong(limit: Int)
 
         public var description: String {
             switch self {
-            case .system(let call, let path, let code): "\(call) \(path): \(String(cString: strerror(code)))"
+            case .system(let error): "\(error)"
             case .pathTooLong(let path): "socket path too long: \(path)"
             case .lineTooLong(let limit): "a line longer than \(limit) bytes"
             }
         }
 
         public var errno: Int32? {
-            if case .system(_, _, let code) = self { code } else { nil }
+            if case .system(let error) = self { error.errno } else { nil }
         }
     }
 
     /// Connects to a listening socket.
     public static func connect(to path: String) throws(Failure) -> UnixSocket {
+        let address = try UnixSocketAddress(path: path)
         let socket = try make(path: path)
-        var address = try socketAddress(path)
-        let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
-                retryingInterrupts { Glibc.connect(socket.descriptor, socketAddress, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-            }
-        }
-        guard result == 0 else { throw .system(call: "connect", path: path, errno: errno) }
+        try call("connect", path) { address.withSocketAddress { Glibc.connect(socket.descriptor, $0, $1) } }
         return socket
     }
 
     /// Listens at `path`, replacing a stale socket file left by a crash. `mode` is applied to the
     /// socket file (who may connect).
     public static func listen(at path: String, mode: mode_t) throws(Failure) -> UnixSocket {
+        let address = try UnixSocketAddress(path: path)
         let socket = try make(path: path)
-        var address = try socketAddress(path)
         unlink(path)
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(socket.descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
-        guard bound == 0 else { throw .system(call: "bind", path: path, errno: errno) }
-        guard chmod(path, mode) == 0 else { throw .system(call: "chmod", path: path, errno: errno) }
-        guard Glibc.listen(socket.descriptor, 16) == 0 else { throw .system(call: "listen", path: path, errno: errno) }
+        try call("bind", path) { address.withSocketAddress { bind(socket.descriptor, $0, $1) } }
+        try call("chmod", path) { chmod(path, mode) }
+        try call("listen", path) { Glibc.listen(socket.descriptor, 16) }
         return socket
     }
 
     /// Waits for the next client; nil once the socket has been shut down.
     public func accept() -> UnixSocket? {
         while true {
-            let client = Glibc.accept(descriptor, nil, nil)
-            if client >= 0 {
+            do {
+                let client = try systemCall("accept") { Glibc.accept(descriptor, nil, nil) }
                 _ = fcntl(client, F_SETFD, FD_CLOEXEC)
                 return UnixSocket(descriptor: client)
+            } catch where error.errno == ECONNABORTED {
+                continue
+            } catch {
+                return nil
             }
-            if errno == EINTR || errno == ECONNABORTED { continue }
-            return nil
         }
     }
 
@@ -98,11 +90,9 @@ public final class UnixSocket: @unchecked Sendable {
         var bytes = Array(text.utf8)
         var offset = 0
         while offset < bytes.count {
-            let written = bytes.withUnsafeMutableBytes { raw in
-                retryingInterrupts { send(descriptor, raw.baseAddress! + offset, raw.count - offset, Int32(MSG_NOSIGNAL)) }
+            offset += try call("write", "control socket") {
+                bytes.withUnsafeMutableBytes { raw in send(descriptor, raw.baseAddress! + offset, raw.count - offset, Int32(MSG_NOSIGNAL)) }
             }
-            guard written > 0 else { throw .system(call: "write", path: "control socket", errno: errno) }
-            offset += written
         }
         bytes.removeAll()
     }
@@ -121,41 +111,27 @@ public final class UnixSocket: @unchecked Sendable {
             }
             guard buffer.count <= limit else { throw .lineTooLong(limit: limit) }
             var chunk = [UInt8](repeating: 0, count: 4096)
-            let count = chunk.withUnsafeMutableBytes { raw in
-                retryingInterrupts { recv(descriptor, raw.baseAddress, raw.count, 0) }
+            let count = try call("read", "control socket") {
+                chunk.withUnsafeMutableBytes { raw in recv(descriptor, raw.baseAddress, raw.count, 0) }
             }
-            if count < 0 { throw .system(call: "read", path: "control socket", errno: errno) }
             if count == 0 { return nil }
             buffer.append(contentsOf: chunk[..<count])
         }
     }
 
     private static func make(path: String) throws(Failure) -> UnixSocket {
-        let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard descriptor >= 0 else { throw .system(call: "socket", path: path, errno: errno) }
-        return UnixSocket(descriptor: descriptor)
-    }
-
-    private static func socketAddress(_ path: String) throws(Failure) -> sockaddr_un {
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let bytes = Array(path.utf8)
-        let capacity = MemoryLayout.size(ofValue: address.sun_path)
-        guard bytes.count < capacity else { throw .pathTooLong(path) }
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            raw.copyBytes(from: bytes)
-            raw[bytes.count] = 0
-        }
-        return address
+        UnixSocket(descriptor: try call("socket", path) {
+            socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        })
     }
 }
 
-/// Runs a system call again while it is interrupted by a signal.
-@inline(__always)
-func retryingInterrupts<Result: BinaryInteger>(_ call: () -> Result) -> Result {
-    while true {
-        let result = call()
-        if result == -1 && errno == EINTR { continue }
-        return result
+/// `systemCall`, its error told as the socket's `Failure`.
+@discardableResult
+private func call<Result: BinaryInteger>(_ name: String, _ path: String, _ body: () -> Result) throws(UnixSocket.Failure) -> Result {
+    do {
+        return try systemCall(name, path, body)
+    } catch {
+        throw .system(error)
     }
 }
