@@ -1,6 +1,7 @@
 #define _GNU_SOURCE
 #include "cvendsystem.h"
 
+#include <stddef.h>
 #include <sys/socket.h>
 
 int cvendsystem_peer_credentials(int socket, pid_t *pid, uid_t *uid, gid_t *gid) {
@@ -13,4 +14,8 @@ int cvendsystem_peer_credentials(int socket, pid_t *pid, uid_t *uid, gid_t *gid)
     *uid = credentials.uid;
     *gid = credentials.gid;
     return 0;
+}
+
+int cvendsystem_accept_nonblocking(int socket) {
+    return accept4(socket, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 }

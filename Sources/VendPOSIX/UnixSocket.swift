@@ -49,7 +49,8 @@ public final class UnixSocket: @unchecked Sendable {
         unlink(path)
         try call("bind", path) { address.withSocketAddress { bind(socket.descriptor, $0, $1) } }
         try call("chmod", path) { chmod(path, mode) }
-        try call("listen", path) { Glibc.listen(socket.descriptor, 16) }
+        // A burst of clients waits in the kernel's queue rather than being refused at once.
+        try call("listen", path) { Glibc.listen(socket.descriptor, 128) }
         return socket
     }
 
@@ -65,6 +66,72 @@ public final class UnixSocket: @unchecked Sendable {
             } catch {
                 return nil
             }
+        }
+    }
+
+    /// Makes a blocking read or write give up with EAGAIN after `timeout` (nil: wait forever).
+    public func setTimeout(_ timeout: Duration?) {
+        let (seconds, attoseconds) = (timeout ?? .zero).components
+        var value = timeval(tv_sec: Int(seconds), tv_usec: Int(attoseconds / 1_000_000_000_000))
+        for option in [SO_RCVTIMEO, SO_SNDTIMEO] {
+            setsockopt(descriptor, SOL_SOCKET, option, &value, socklen_t(MemoryLayout<timeval>.size))
+        }
+    }
+
+    // MARK: Non-blocking use, for a server that polls
+
+    /// What a non-blocking accept found.
+    public enum Accepted {
+        case client(UnixSocket)
+        /// No client is waiting.
+        case none
+        case failed(SystemError)
+    }
+
+    /// Makes `accept` and the client sockets it returns non-blocking.
+    public func makeNonBlocking() throws(Failure) {
+        let flags = fcntl(descriptor, F_GETFL)
+        try call("fcntl", "socket") { fcntl(descriptor, F_SETFL, flags | O_NONBLOCK) }
+    }
+
+    /// The next waiting client, non-blocking and close-on-exec; never waits.
+    public func acceptPending() -> Accepted {
+        do {
+            let client = try systemCall("accept4") { cvendsystem_accept_nonblocking(descriptor) }
+            return .client(UnixSocket(descriptor: client))
+        } catch where error.errno == EAGAIN || error.errno == EWOULDBLOCK {
+            return .none
+        } catch {
+            return .failed(error)
+        }
+    }
+
+    /// What is there to read now, at most `limit` bytes: empty when nothing is (EAGAIN), nil at
+    /// end of stream.
+    public func receiveAvailable(limit: Int = 4096) throws(Failure) -> [UInt8]? {
+        var chunk = [UInt8](repeating: 0, count: limit)
+        do {
+            let count = try systemCall("recv", "control socket") {
+                chunk.withUnsafeMutableBytes { raw in recv(descriptor, raw.baseAddress, raw.count, Int32(MSG_DONTWAIT)) }
+            }
+            return count == 0 ? nil : Array(chunk[..<count])
+        } catch where error.errno == EAGAIN || error.errno == EWOULDBLOCK {
+            return []
+        } catch {
+            throw .system(error)
+        }
+    }
+
+    /// Sends what the socket takes now; returns how many bytes (0 when it takes none).
+    public func sendAvailable(_ bytes: ArraySlice<UInt8>) throws(Failure) -> Int {
+        do {
+            return try systemCall("send", "control socket") {
+                bytes.withUnsafeBytes { raw in send(descriptor, raw.baseAddress, raw.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+            }
+        } catch where error.errno == EAGAIN || error.errno == EWOULDBLOCK {
+            return 0
+        } catch {
+            throw .system(error)
         }
     }
 

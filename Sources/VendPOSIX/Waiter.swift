@@ -65,15 +65,20 @@ public final class Waiter: @unchecked Sendable {
     /// Waits for any of `descriptors` to be readable or fail, at most `timeout` (nil: no limit).
     /// Nil when woken; otherwise each descriptor's `revents`, all 0 when the time ran out.
     public func wait(forAny descriptors: [Int32], timeout: Duration?) throws(SystemError) -> [Int16]? {
-        var fds = [pollfd(fd: readEnd, events: Int16(POLLIN), revents: 0)]
-            + descriptors.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
-        try Self.poll(&fds, timeout: timeout)
-        if fds[0].revents != 0 {
-            var sink = [UInt8](repeating: 0, count: 64)
-            while Glibc.read(readEnd, &sink, sink.count) > 0 {}
-            return nil
-        }
-        return fds.dropFirst().map(\.revents)
+        var fds = descriptors.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+        return try wait(&fds, timeout: timeout) ? fds.map(\.revents) : nil
+    }
+
+    /// poll(2) over `fds` (each with the events it asks for) and the wake pipe, at most `timeout`.
+    /// False when woken (the `revents` are then not meaningful), true otherwise.
+    public func wait(_ fds: inout [pollfd], timeout: Duration?) throws(SystemError) -> Bool {
+        var all = [pollfd(fd: readEnd, events: Int16(POLLIN), revents: 0)] + fds
+        try Self.poll(&all, timeout: timeout)
+        fds = Array(all.dropFirst())
+        guard all[0].revents != 0 else { return true }
+        var sink = [UInt8](repeating: 0, count: 64)
+        while Glibc.read(readEnd, &sink, sink.count) > 0 {}
+        return false
     }
 
     private static func outcome(_ events: Int16) -> Outcome {
