@@ -27,7 +27,7 @@ let package = Package(
         // debounce / interlock / pulse logic shared by real and simulated backends; the simulation.
         .target(name: "VendHardware", dependencies: ["VendSettings", "VendingCore", "CcTalk", "VendSerial", "VendPOSIX", "VendTime"]),
         // The injected clock: real time in the daemon, manual time that tests advance.
-        .target(name: "VendTime"),
+        .target(name: "VendTime", dependencies: ["VendPOSIX"]),
         // libgpiod as installed (v1 1.6.x or v2 2.x), found through pkg-config, so that
         // PKG_CONFIG_PATH can point a build at another version.
         .systemLibrary(name: "CLibgpiod", pkgConfig: "libgpiod", providers: [.apt(["libgpiod-dev"])]),

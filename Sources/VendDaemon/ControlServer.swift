@@ -1,7 +1,8 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import Foundation
+import Dispatch
+import FoundationEssentials
 import Logging
 import Synchronization
 import VendControl
@@ -62,13 +63,11 @@ final class ControlServer: Sendable {
     }
 
     func start() {
-        let thread = Thread { [self] in
+        PosixThread.start(name: "vendd-control") { [self] in
             var loop = ServerLoop(server: self)
             loop.run()
             finished.signal()
         }
-        thread.name = "vendd-control"
-        thread.start()
     }
 
     /// Stops serving: every client hung up, the socket file removed.

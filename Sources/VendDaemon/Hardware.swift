@@ -78,8 +78,8 @@ final class Hardware: Sendable {
         let dispenser = dispenser
         coinAcceptor.start(lastSequence: lastSequence, deliver: { controller.handle($0) })
         panel.start({ event in
-            if case .dropSensed(let line) = event {
-                dispenser.dropSensed(on: line)
+            if case .dropSensed(let line, let instant) = event {
+                dispenser.dropSensed(on: line, at: instant)
             } else {
                 controller.handle(event)
             }

@@ -1,5 +1,6 @@
 import CGPIOShim
-import Foundation
+import Dispatch
+import Glibc
 import Synchronization
 import VendHardware
 import VendPOSIX
@@ -35,9 +36,7 @@ final class LibgpiodInputGroup: GPIOInputGroup, @unchecked Sendable {
 
     func start(deliver: @escaping @Sendable ([LineEvent]) -> Void, lost: @escaping @Sendable () -> Void) {
         guard !started.withLock({ started in defer { started = true }; return started }) else { return }
-        let thread = Thread { [self] in readEdges(deliver: deliver, lost: lost) }
-        thread.name = "vendd-gpio-events"
-        thread.start()
+        PosixThread.start(name: "vendd-gpio") { [self] in readEdges(deliver: deliver, lost: lost) }
     }
 
     func currentValues() throws(GPIOError) -> [Bool] {

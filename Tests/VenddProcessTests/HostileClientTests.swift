@@ -4,11 +4,12 @@ import VendControl
 import VenddTestSupport
 
 /// A hostile local user: thousands of connections from one user under `ulimit -n 1024`, clients
-/// that send half a line and stop, garbage and oversized lines. vendd keeps answering a
-/// technician within a second, during the attack and after it, and its books do not move.
-/// Run twice: vendd with systemd's LimitNOFILE, and with so few descriptors that accepting
-/// fails with EMFILE (the accept loop must survive it).
-@Suite struct HostileClientTests {
+/// that send half a line and stop, garbage and oversized lines. During the attack a technician's
+/// `status` is always answered (the status, or `busy` now and then) within 2 s; once it ends,
+/// within a second; the books do not move. Run twice, one after the other: vendd with more
+/// descriptors than it needs, and with so few that accepting fails with EMFILE (the accept loop
+/// must survive it).
+@Suite(.serialized) struct HostileClientTests {
     @Test(arguments: [1_024, 48])
     func thousandsOfConnectionsSlowClientsAndGarbageLeaveVenddAnswering(venddOpenFiles: Int) throws {
         let daemon = try DaemonHarness()
@@ -26,8 +27,8 @@ import VenddTestSupport
         attacker.standardOutput = report
         try attacker.run()
 
-        // A technician asks every 200 ms while the attack runs: each answer within a second
-        // (busy, exit 75, is an answer too, but at most now and then).
+        // A technician asks every 200 ms while the attack runs: each answered within 2 s (busy is
+        // an answer too, but only now and then).
         var slowest: Duration = .zero
         var asked = 0, busy = 0
         var failures: [String] = []
@@ -44,7 +45,7 @@ import VenddTestSupport
             slowest = max(slowest, took)
             asked += 1
             if answer?.error?.code == .busy { busy += 1 }
-            if let answer, !(answer.ok || answer.error?.code == .busy) || took >= .seconds(1) {
+            if let answer, !(answer.ok || answer.error?.code == .busy) || took >= .seconds(2) {
                 failures.append("\(answer.error?.message ?? "answered") after \(took)")
             }
             usleep(200_000)

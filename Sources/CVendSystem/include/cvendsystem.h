@@ -11,4 +11,7 @@ int cvendsystem_peer_credentials(int socket, pid_t *pid, uid_t *uid, gid_t *gid)
 /// client of a non-blocking listener, or -1 with errno set (EAGAIN when none is waiting).
 int cvendsystem_accept_nonblocking(int socket);
 
+/// Names the calling thread (pthread_setname_np needs _GNU_SOURCE); Linux keeps 15 bytes.
+void cvendsystem_name_this_thread(const char *name);
+
 #endif

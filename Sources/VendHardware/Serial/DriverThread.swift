@@ -1,4 +1,3 @@
-import Foundation
 import Synchronization
 import VendPOSIX
 import VendTime
@@ -99,12 +98,10 @@ final class ThreadedCoinAcceptor: CoinAcceptor {
         guard !alreadyStarted else { return }
         let context = DriverContext(control: control, emit: deliver, lastSequence: lastSequence)
         let body = body, control = control
-        let thread = Thread {
+        PosixThread.start(name: name) {
             body(context)
             control.markFinished()
         }
-        thread.name = name
-        thread.start()
     }
 
     func setAcceptance(_ enabled: Bool) {
