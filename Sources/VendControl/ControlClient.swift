@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import Foundation
+import FoundationEssentials
 import VendPOSIX
 
 /// The client side of the control socket, for vendctl and the tests.
@@ -76,11 +76,17 @@ public final class ControlClient {
         }
     }
 
+    /// The directory holding `path` ("/" for a top-level entry, "" for a bare name).
+    private static func parent(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "" }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
+    }
+
     /// Names the group that would let the user in: the group of the first directory on the way
     /// that refuses them, or else of the socket itself.
     static func permissionDenied(_ path: String) -> String {
-        let directories = sequence(first: (path as NSString).deletingLastPathComponent) { directory in
-            directory == "/" || directory.isEmpty ? nil : (directory as NSString).deletingLastPathComponent
+        let directories = sequence(first: parent(of: path)) { directory in
+            directory == "/" || directory.isEmpty ? nil : parent(of: directory)
         }.reversed()
         let refusing = directories.first { access($0, X_OK) != 0 } ?? path
         var info = stat()

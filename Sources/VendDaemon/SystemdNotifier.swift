@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import Foundation
+import FoundationEssentials
 import VendPOSIX
 
 /// sd_notify(3) without libsystemd: datagrams to `$NOTIFY_SOCKET`. Does nothing when not started

@@ -1,5 +1,6 @@
 import CGPIOShim
-import Foundation
+import FoundationEssentials
+import Glibc
 import VendHardware
 import VendPOSIX
 import VendSettings

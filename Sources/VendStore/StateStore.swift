@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Glibc
 
 /// A crash-safe store for a daemon's state: the last snapshot, plus a write-ahead journal of the
