@@ -160,7 +160,7 @@ def run_boot(args, number, stream, sim, console, rng):
             print(f"  {line}", file=sys.stderr)
         if line.startswith("HIL-HOST: "):
             sim.send(line[len("HIL-HOST: "):])
-        elif line.startswith("OBS relay-on "):
+        elif line.startswith("OBS relay-on ") and len(line.split()) >= 3:
             (boot.stream_pulses if boot.streaming else boot.startup_pulses).append(line.split()[2])
         elif line.startswith("EVT "):
             try:
@@ -176,7 +176,11 @@ def run_boot(args, number, stream, sim, console, rng):
         elif line.startswith("PC store "):
             boot.store_notes.append(line[len("PC store "):])
         elif line.startswith("PC books "):
-            boot.books = json.loads(line[len("PC books "):])
+            try:
+                boot.books = json.loads(line[len("PC books "):])["status"]
+            except (json.JSONDecodeError, KeyError):
+                boot.errors.append(f"unreadable books: {line}")
+                continue
             # Nothing the guest asks for reaches the simulator before this line is handled.
             boot.accepted_at_books = sim.settled()
         elif line == "PC stream-start":
@@ -208,7 +212,7 @@ def vends_in(books):
     return books["itemsSold"] + books["failedVends"] + books["unknownOutcomes"]
 
 
-def reconcile(cut, before, after, fsck_status, seen_vends):
+def reconcile(before, after, fsck_status, fsck_output, seen_vends):
     """The checks for one cut: `before` is the boot that was cut, `after` the one that restored.
     Returns (problems, double_vends, summary)."""
     problems, doubles = [], 0
@@ -267,6 +271,8 @@ def reconcile(cut, before, after, fsck_status, seen_vends):
                f"({len(accepted)} in all, worth {expected}), coinsIn {coins_in}; "
                f"relay pulses {pulses}, intents {intents}; {resolved}; "
                f"{'books balanced' if coins_in == balance else 'BOOKS UNBALANCED'}")
+    if "recovering journal" in fsck_output:
+        summary += "; e2fsck replayed the ext4 journal"
     if after.store_notes:
         summary += f"; torn journal record dropped ({len(after.store_notes)})"
     return problems, doubles, summary
@@ -276,7 +282,8 @@ def make_image(args):
     """A fresh ext4 image holding the prepared state (every slot full, no credit)."""
     if os.path.exists(args.image):
         os.remove(args.image)
-    subprocess.run(["mkfs.ext4", "-q", "-F", "-L", "vendd-state", "-d", args.state, args.image, "32M"], check=True)
+    subprocess.run(["mkfs.ext4", "-q", "-F", "-L", "vendd-state", "-d", args.state, args.image, "32M"],
+                   check=True, stdout=subprocess.DEVNULL)
 
 
 def main():
@@ -300,6 +307,17 @@ def main():
     keep = os.environ.get("VENDD_POWERCUT_KEEP")  # a directory: the console and simulator logs go there
     say(f"powercut: {args.cuts} cuts, seed {args.seed} (VENDD_POWERCUT_SEED={args.seed} repeats the cut instants)")
 
+    try:
+        return run(args, rng, console_path)
+    finally:
+        if keep:
+            os.makedirs(keep, exist_ok=True)
+            for name in ("powercut-console.log", "cctalk-sim.log"):
+                if os.path.exists(os.path.join(args.work, name)):
+                    subprocess.run(["cp", os.path.join(args.work, name), keep])
+
+
+def run(args, rng, console_path):
     make_image(args)
     sim = Simulator(args.simulator, args.socket, os.path.join(args.work, "cctalk-sim.log"))
     failures = doubles = 0
@@ -327,7 +345,7 @@ def main():
                     f"{'; '.join(boot.errors) or 'no reason given'}")
                 fatal = True
                 break
-            problems, double, summary = reconcile(cut, previous, boot, fsck_status, seen_vends)
+            problems, double, summary = reconcile(previous, boot, fsck_status, fsck_output, seen_vends)
             doubles += double
             reconciled += 1
             took = time.monotonic() - cut_started  # fsck, boot, restore, and the next stream
@@ -345,10 +363,6 @@ def main():
             previous = boot
     sim.send("quit")
     elapsed = time.monotonic() - started
-    if keep:
-        os.makedirs(keep, exist_ok=True)
-        for name in ("powercut-console.log", "cctalk-sim.log"):
-            subprocess.run(["cp", os.path.join(args.work, name), keep])
     if fatal:
         failures += 1
         say("powercut: stopped early; the guest's console follows (last 40 lines)")
