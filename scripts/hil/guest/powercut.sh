@@ -5,7 +5,7 @@
 # printed on the console as it happens, so it survives the cut:
 #   OBS relay-on|relay-off ...   every relay change (hiltool monitor, started before vendd)
 #   PC resolved <log line>       vendd resolving a vend that was in flight (unknown_outcome)
-#   PC store <log line>          vendd dropping a torn journal record
+#   PC store <log line>          what vendd's store repaired at restore (a torn last record…)
 #   PC books <status JSON>       the books once vendd has restored its state and polled the acceptor
 #   PC stream-start              from here on the host may cut at any instant
 #   EVT <event JSON>             `vendctl --json watch`: which vends were started
@@ -91,7 +91,7 @@ run_powercut() {
     pc_wait_log "ccTalk acceptor ready" 300 || pc_fail "the acceptor on /dev/ttyS1 never became ready"
     sleep 0.5
     grep -F "was in flight when vendd stopped" /tmp/vendd.log | sed 's/^/PC resolved /'
-    grep -iF "torn" /tmp/vendd.log | sed 's/^/PC store /'
+    grep -F ": state: " /tmp/vendd.log | sed 's/^/PC store /'
     echo "PC books $(vendctl --json status)"
     if ! grep -q 'pc.stream=1' /proc/cmdline; then
         kill -TERM "$VPID"; wait "$VPID"
