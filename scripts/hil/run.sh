@@ -8,7 +8,7 @@
 #                  vendd (release build) and for a minimal C program on libgpiod (500 presses each)
 #   --powercut N   instead of the scenarios, N power cuts: the state on ext4 on a virtio disk,
 #                  qemu killed at random instants of a transaction stream (scripts/hil/powercut.py)
-# Exits 0 only when every scenario printed PASS (or the benchmark finished).
+# Exits 0 only when every scenario printed PASS (or the benchmark finished, or every cut reconciled).
 #
 # Environment: VENDD_HIL_BOOT_TIMEOUT (seconds, default 600).
 set -euo pipefail

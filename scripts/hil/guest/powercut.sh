@@ -1,4 +1,4 @@
-# shellcheck shell=sh
+# shellcheck shell=sh disable=SC3028  # busybox ash has $RANDOM
 # The power-cut test's guest side (host side: scripts/hil/powercut.py), sourced by /init after
 # scenarios.sh (make_chip, pull, value, books). One boot = reconcile the previous cut, then run a
 # transaction stream until the host kills qemu (the power cut). Everything the host needs is
