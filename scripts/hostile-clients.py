@@ -6,8 +6,8 @@ Usage: scripts/hostile-clients.py SOCKET [CONNECTIONS] [WAVES]
 Opens CONNECTIONS connections per wave (default 1100), as many as its own descriptor limit
 allows (run it under `ulimit -n 1024`), in WAVES waves (default 3): a third sit idle, a third
 send half a request line and stop, a third send garbage, oversized lines and valid requests in
-a burst. Each wave holds its connections for 3 s, then drops them all. Never more than the
-requested count; bounded in time (about 4 s per wave). Prints one summary line:
+a burst. Each wave holds its connections for 1 s, then drops them all. Never more than the
+requested count; bounded in time (about 2 s per wave). Prints one summary line:
   hostile: 2200 attempted, 1998 connected, 37 refused at connect, 412 busy answers, 0 errors
 """
 import errno, json, os, signal, socket, sys, time
@@ -62,7 +62,7 @@ for wave in range(WAVES):
         connected += 1
         behave(index, sock)
         held.append(sock)
-    time.sleep(3)
+    time.sleep(1)
     for sock in held:
         count_busy(sock)
         sock.close()

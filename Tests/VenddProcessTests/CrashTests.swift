@@ -7,7 +7,7 @@ import VenddTestSupport
 /// Power cuts, imitated with SIGKILL at random instants while coins, purchases and restocks
 /// stream in. After every restart the books must balance exactly, no coin may be lost or
 /// counted twice, and no vend may start twice.
-@Suite(.serialized) struct CrashTests {
+@Suite(.oneRealProcessTestAtATime) struct CrashTests {
     static let kills = 200
 
     @Test func killedAtRandomInstantsTheBooksStillBalance() throws {

@@ -9,7 +9,7 @@ import VenddTestSupport
 /// within a second; the books do not move. Run twice, one after the other: vendd with more
 /// descriptors than it needs, and with so few that accepting fails with EMFILE (the accept loop
 /// must survive it).
-@Suite(.serialized) struct HostileClientTests {
+@Suite(.oneRealProcessTestAtATime) struct HostileClientTests {
     @Test(arguments: [1_024, 48])
     func thousandsOfConnectionsSlowClientsAndGarbageLeaveVenddAnswering(venddOpenFiles: Int) throws {
         let daemon = try DaemonHarness()
