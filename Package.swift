@@ -21,52 +21,58 @@ let package = Package(
         .target(name: "VendingCore"),
         // Aligned terminal tables that count wide (한글) characters right: check-config and vendctl.
         .target(name: "VendText"),
+        // The settings drivers take (lines, slots, buttons, coin channels, ccTalk), each with the
+        // place in the file it came from: plain values, so drivers need neither parser nor Yams.
+        .target(name: "VendSettings", dependencies: ["VendingCore"]),
         // The technician's file: YAML read into a node tree, validated with file:line:col errors.
-        .target(name: "VendConfig", dependencies: ["VendingCore", "VendText", .product(name: "Yams", package: "Yams")]),
+        .target(name: "VendConfig", dependencies: ["VendingCore", "VendSettings", "VendText", .product(name: "Yams", package: "Yams")]),
         // Hardware behind protocols: GPIO lines, relays, drop sensors, coin acceptors; the
         // debounce / interlock / pulse logic shared by real and simulated backends; the simulation.
-        .target(name: "VendHardware", dependencies: ["VendConfig", "VendingCore", "CcTalk", "VendSerial", "VendTime"]),
+        .target(name: "VendHardware", dependencies: ["VendSettings", "VendingCore", "CcTalk", "VendSerial", "VendPOSIX", "VendTime"]),
         // The injected clock: real time in the daemon, manual time that tests advance.
-        .target(name: "VendTime"),
+        .target(name: "VendTime", dependencies: ["VendPOSIX"]),
         // libgpiod as installed (v1 1.6.x or v2 2.x), found through pkg-config, so that
         // PKG_CONFIG_PATH can point a build at another version.
         .systemLibrary(name: "CLibgpiod", pkgConfig: "libgpiod", providers: [.apt(["libgpiod-dev"])]),
         // One small C API over both libgpiod versions; Swift never sees gpiod.h.
         .target(name: "CGPIOShim", dependencies: ["CLibgpiod"]),
         // The real GPIO backend: chips by name/path/label, lines by offset or name, edge reading.
-        .target(name: "VendGPIO", dependencies: ["CGPIOShim", "VendHardware", "VendConfig", "VendingCore"]),
+        .target(name: "VendGPIO", dependencies: ["CGPIOShim", "VendHardware", "VendSettings", "VendPOSIX", "VendingCore"]),
         // ccTalk on the wire: packets, checksums, the event counter, code tables. Pure, no I/O.
         .target(name: "CcTalk"),
         // Byte streams to devices: serial ports through libserialport, Unix sockets for bridges.
-        .target(name: "VendSerial", dependencies: ["CLibSerialPort", "VendControl"]),
+        .target(name: "VendSerial", dependencies: ["CLibSerialPort", "VendPOSIX"]),
         .systemLibrary(name: "CLibSerialPort", pkgConfig: "libserialport", providers: [.apt(["libserialport-dev"])]),
         // Durable state: a write-ahead journal with a checksum per record, snapshots, crash-safe renames.
-        .target(name: "VendStore"),
+        .target(name: "VendStore", dependencies: ["VendPOSIX"]),
         // The few system calls Swift's Glibc module does not show (they need _GNU_SOURCE).
         .target(name: "CVendSystem"),
+        // POSIX plumbing in one place: system calls retried on EINTR with one error type, Unix
+        // sockets and their addresses, the wake pipe, the monotonic clock, stderr. A leaf.
+        .target(name: "VendPOSIX", dependencies: ["CVendSystem"]),
         // Pure renderings for vendctl: terminal bar chart, SVG pie chart, EVA-DTS DEX file with its
         // CRC-16, dates as typed. No I/O.
         .target(name: "VendReports"),
         // The control socket's protocol, shared by the daemon and vendctl: versioned JSON lines.
-        .target(name: "VendControl", dependencies: ["VendingCore", "CVendSystem"]),
+        .target(name: "VendControl", dependencies: ["VendPOSIX"]),
         // The shell: config → drivers → core, persistence, control socket, systemd, journald, signals.
         .target(name: "VendDaemon", dependencies: [
-            "VendingCore", "VendConfig", "VendHardware", "VendGPIO", "VendStore", "VendControl", "VendTime",
+            "VendingCore", "VendConfig", "VendSettings", "VendHardware", "VendGPIO", "VendStore", "VendControl", "VendPOSIX", "VendTime",
             .product(name: "Logging", package: "swift-log"),
         ]),
         // The daemon's executable: argument parsing and wiring only.
         .executableTarget(name: "vendd", dependencies: [
-            "VendConfig", "VendDaemon", "VendControl",
+            "VendConfig", "VendDaemon", "VendControl", "VendPOSIX",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         // The technician's tool.
         .executableTarget(name: "vendctl", dependencies: [
-            "VendControl", "VendingCore", "VendText", "VendReports",
+            "VendControl", "VendPOSIX", "VendingCore", "VendText", "VendReports",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         // What the customer sees, without I/O of its own: the machine as followed over the control
         // socket, the words for it (ko/en), the character LCD's frames and its HD44780/PCF8574 bytes.
-        .target(name: "VendDisplay", dependencies: ["VendControl", "VendConfig", "VendingCore", "VendReports", "CVendSystem"]),
+        .target(name: "VendDisplay", dependencies: ["VendControl", "VendConfig", "VendingCore", "VendReports"]),
         // The kiosk page and its server-sent events, served by Hummingbird on loopback by default.
         .target(name: "VendKiosk", dependencies: [
             "VendDisplay", "VendControl", "VendConfig",
@@ -87,16 +93,16 @@ let package = Package(
         .testTarget(name: "VendGPIOTests", dependencies: ["VendGPIO", "VendHardware", "VenddTestSupport"]),
         .testTarget(name: "CcTalkTests", dependencies: ["CcTalk"]),
         // A ccTalk coin acceptor written from the spec, listening on a Unix socket, with faults on demand.
-        .target(name: "CcTalkSimulator", dependencies: ["CcTalk", "VendControl"], path: "Tests/CcTalkSimulator"),
+        .target(name: "CcTalkSimulator", dependencies: ["CcTalk", "VendPOSIX"], path: "Tests/CcTalkSimulator"),
         // `cctalk-sim --socket PATH`: the simulator driven from stdin, for the HIL harness.
-        .executableTarget(name: "cctalk-sim", dependencies: ["CcTalkSimulator"], path: "Tests/cctalk-sim"),
+        .executableTarget(name: "cctalk-sim", dependencies: ["CcTalk", "CcTalkSimulator", "VendPOSIX"], path: "Tests/cctalk-sim"),
         .testTarget(name: "VendReportsTests", dependencies: ["VendReports"]),
         .testTarget(name: "VendDaemonTests", dependencies: [
-            "VendDaemon", "VendControl", "VendConfig", "VendHardware", "VendTime", "VendingCore", "VenddTestSupport",
+            "VendDaemon", "VendControl", "VendConfig", "VendHardware", "VendPOSIX", "VendTime", "VendingCore", "VenddTestSupport",
             .product(name: "Logging", package: "swift-log"),
         ]),
         // The real vendd and vendctl binaries, driven as a technician would.
-        .testTarget(name: "VenddProcessTests", dependencies: ["VendControl", "VendingCore", "VenddTestSupport", "CcTalkSimulator"]),
+        .testTarget(name: "VenddProcessTests", dependencies: ["VendControl", "VendPOSIX", "VendingCore", "VenddTestSupport", "CcTalkSimulator"]),
     ],
     swiftLanguageModes: [.v6]
 )

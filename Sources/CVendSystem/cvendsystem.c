@@ -1,6 +1,8 @@
 #define _GNU_SOURCE
 #include "cvendsystem.h"
 
+#include <pthread.h>
+#include <stddef.h>
 #include <sys/socket.h>
 
 int cvendsystem_peer_credentials(int socket, pid_t *pid, uid_t *uid, gid_t *gid) {
@@ -13,4 +15,12 @@ int cvendsystem_peer_credentials(int socket, pid_t *pid, uid_t *uid, gid_t *gid)
     *uid = credentials.uid;
     *gid = credentials.gid;
     return 0;
+}
+
+int cvendsystem_accept_nonblocking(int socket) {
+    return accept4(socket, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+}
+
+void cvendsystem_name_this_thread(const char *name) {
+    pthread_setname_np(pthread_self(), name);
 }

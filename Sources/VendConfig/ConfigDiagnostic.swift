@@ -1,17 +1,4 @@
-/// A place in the configuration file, 1-based as editors show it.
-public struct SourceLocation: Hashable, Sendable, CustomStringConvertible {
-    public let file: String
-    public let line: Int
-    public let column: Int
-
-    public init(file: String, line: Int, column: Int) {
-        self.file = file
-        self.line = line
-        self.column = column
-    }
-
-    public var description: String { "\(file):\(line):\(column)" }
-}
+import VendSettings
 
 /// One problem in the configuration, told the way a technician can act on it:
 /// `vendd.yaml:14:12: slots[A3].price: '1.505' has more than 2 fraction digits`.

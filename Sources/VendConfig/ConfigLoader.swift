@@ -1,4 +1,5 @@
 import Foundation
+import VendSettings
 import VendingCore
 import Yams
 

@@ -1,3 +1,4 @@
+import VendSettings
 import VendingCore
 
 /// Rules that span sections: they run after every section was read, on what was valid.

@@ -1,3 +1,4 @@
+import VendSettings
 import VendingCore
 import Yams
 

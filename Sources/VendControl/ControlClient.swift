@@ -1,7 +1,8 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import Foundation
+import FoundationEssentials
+import VendPOSIX
 
 /// The client side of the control socket, for vendctl and the tests.
 public final class ControlClient {
@@ -10,7 +11,7 @@ public final class ControlClient {
 
     /// Why the daemon could not be reached, in words that say what to do.
     public struct ConnectionError: Error, CustomStringConvertible {
-        public enum Kind: Sendable { case notRunning, permissionDenied, failed }
+        public enum Kind: Sendable { case notRunning, permissionDenied, notAnswering, failed }
         public let kind: Kind
         public let description: String
 
@@ -20,10 +21,15 @@ public final class ControlClient {
         }
     }
 
-    public init(path: String) throws(ConnectionError) {
+    /// How long to wait for an answer; nil waits as long as it takes.
+    private let timeout: Duration?
+
+    public init(path: String, timeout: Duration? = nil) throws(ConnectionError) {
         self.path = path
+        self.timeout = timeout
         do {
             socket = try UnixSocket.connect(to: path)
+            socket.setTimeout(timeout)
         } catch {
             switch error.errno {
             case ENOENT, ECONNREFUSED:
@@ -38,7 +44,15 @@ public final class ControlClient {
 
     /// Sends one request and waits for its response.
     public func send(_ command: ControlCommand) throws(ConnectionError) -> ControlResponse {
-        try write(ControlRequest(command))
+        do {
+            try write(ControlRequest(command))
+        } catch {
+            // vendd may have answered `busy` and hung up before the request went out: read it.
+            guard let line = try? readLine(), let busy = try? JSONDecoder().decode(ControlResponse.self, from: Data(line.utf8)) else {
+                throw error
+            }
+            return busy
+        }
         guard let line = try readLine() else {
             throw ConnectionError("vendd closed the connection without answering")
         }
@@ -55,16 +69,24 @@ public final class ControlClient {
         guard response.ok else {
             throw ConnectionError(response.error?.message ?? "vendd refused to stream events")
         }
+        // Events come when they come: no timeout while following them.
+        socket.setTimeout(nil)
         while let line = try readLine() {
             if let event = try? JSONDecoder().decode(EventLine.self, from: Data(line.utf8)) { handle(event) }
         }
     }
 
+    /// The directory holding `path` ("/" for a top-level entry, "" for a bare name).
+    private static func parent(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "" }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
+    }
+
     /// Names the group that would let the user in: the group of the first directory on the way
     /// that refuses them, or else of the socket itself.
     static func permissionDenied(_ path: String) -> String {
-        let directories = sequence(first: (path as NSString).deletingLastPathComponent) { directory in
-            directory == "/" || directory.isEmpty ? nil : (directory as NSString).deletingLastPathComponent
+        let directories = sequence(first: parent(of: path)) { directory in
+            directory == "/" || directory.isEmpty ? nil : parent(of: directory)
         }.reversed()
         let refusing = directories.first { access($0, X_OK) != 0 } ?? path
         var info = stat()
@@ -87,6 +109,9 @@ public final class ControlClient {
     private func readLine() throws(ConnectionError) -> String? {
         do {
             return try socket.readLine(limit: 16 * 1024 * 1024)
+        } catch where error.errno == EAGAIN || error.errno == EWOULDBLOCK {
+            let waited = timeout.map { "\($0.components.seconds) s" } ?? "the time allowed"
+            throw ConnectionError("vendd at \(path) did not answer within \(waited); it may be overloaded or stuck (journalctl -u vendd)", kind: .notAnswering)
         } catch {
             throw ConnectionError("cannot read from vendd at \(path): \(error)")
         }

@@ -193,6 +193,8 @@ public struct ControlError: Error, Codable, Sendable, Equatable, CustomStringCon
         case rejected
         case notSimulated = "not-simulated"
         case `internal`
+        /// vendd serves as many clients as it allows; try again in a moment.
+        case busy
     }
 
     public let code: Code

@@ -4,6 +4,8 @@ import Glibc
 import VendConfig
 import VendControl
 import VendHardware
+import VendPOSIX
+import VendSettings
 import VendingCore
 
 /// Answers control requests. Changes are allowed to root, to the user vendd runs as, and to

@@ -2,12 +2,12 @@
 import Glibc
 #endif
 import Dispatch
-import Foundation
 import Logging
 import VendConfig
 import VendControl
 import VendHardware
 import Synchronization
+import VendPOSIX
 import VendStore
 import VendTime
 import VendingCore
@@ -133,7 +133,7 @@ extension Daemon {
             do {
                 directory = try ConfigLoader.load(file: configPath).stateDirectory
             } catch {
-                printToStandardError(error.description)
+                StandardError.write(error.description + "\n")
                 return ExitStatus.configError
             }
         }
@@ -146,12 +146,8 @@ extension Daemon {
             print("count the cash box and restock before putting the machine back in service")
             return ExitStatus.ok
         } catch {
-            printToStandardError("\(error)")
+            StandardError.write("\(error)\n")
             return error == .locked(directory: directory) ? ExitStatus.temporaryFailure : ExitStatus.cannotCreate
         }
     }
-}
-
-func printToStandardError(_ text: String) {
-    FileHandle.standardError.write(Data((text + "\n").utf8))
 }

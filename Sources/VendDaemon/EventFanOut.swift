@@ -4,12 +4,13 @@ import VendControl
 import VendingCore
 
 /// Where the machine's events go once they have happened: the journal (with their fields) and
-/// every `vendctl watch`. Each subscriber gets them in order; a slow one loses the oldest.
+/// every `vendctl watch`. Each subscriber gets them in order; what it does with a backlog is its
+/// own business (the control server drops a watcher that falls too far behind).
 final class EventFanOut: Sendable {
     typealias SubscriptionID = UInt64
 
     private let logger: Logger
-    private let subscribers = Mutex<(next: SubscriptionID, streams: [SubscriptionID: AsyncStream<EventLine>.Continuation])>((0, [:]))
+    private let subscribers = Mutex<(next: SubscriptionID, deliveries: [SubscriptionID: @Sendable (EventLine) -> Void])>((0, [:]))
 
     init(logger: Logger) {
         self.logger = logger
@@ -20,29 +21,25 @@ final class EventFanOut: Sendable {
         logger.log(level: description.level, "\(description.text)", metadata: description.fields)
         let line = EventLine(at: wallClockMilliseconds, kind: description.kind, text: description.text)
         subscribers.withLock { state in
-            for subscriber in state.streams.values { subscriber.yield(line) }
+            for deliver in state.deliveries.values { deliver(line) }
         }
     }
 
-    func subscribe() -> (SubscriptionID, AsyncStream<EventLine>) {
-        let (stream, continuation) = AsyncStream.makeStream(of: EventLine.self, bufferingPolicy: .bufferingNewest(1_000))
-        let id = subscribers.withLock { state in
+    /// `deliver` gets every event from now on, in order, on the thread that publishes it (under
+    /// the machine's lock): it must only hand the line over, never block.
+    func subscribe(_ deliver: @escaping @Sendable (EventLine) -> Void) -> SubscriptionID {
+        subscribers.withLock { state in
             state.next += 1
-            state.streams[state.next] = continuation
+            state.deliveries[state.next] = deliver
             return state.next
         }
-        return (id, stream)
     }
 
     func unsubscribe(_ id: SubscriptionID) {
-        subscribers.withLock { $0.streams.removeValue(forKey: id) }?.finish()
+        _ = subscribers.withLock { $0.deliveries.removeValue(forKey: id) }
     }
 
     func endAll() {
-        let ended = subscribers.withLock { state in
-            defer { state.streams.removeAll() }
-            return Array(state.streams.values)
-        }
-        for subscriber in ended { subscriber.finish() }
+        subscribers.withLock { $0.deliveries.removeAll() }
     }
 }

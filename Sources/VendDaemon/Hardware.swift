@@ -30,7 +30,8 @@ final class Hardware: Sendable {
     /// A coin acceptor on a `unix:` port still gets its real driver (see `coinAcceptor`).
     static func simulated(_ config: VenddConfig, timekeeper: any Timekeeper,
                           notify: @escaping HardwareNoticeHandler) throws(GPIOError) -> Hardware {
-        let world = SimulatedWorld(config: config, timekeeper: timekeeper)
+        let world = SimulatedWorld(slots: config.slots, buttons: config.buttons,
+                                   coinChannels: config.coinAcceptor?.channels ?? [], timekeeper: timekeeper)
         let (dispenser, panel) = try requestLines(on: world.chip, config: config, timekeeper: timekeeper, notify: notify)
         let (acceptor, coins) = coinAcceptor(config, real: false, timekeeper: timekeeper) ?? (world.coinAcceptor,
             config.coinAcceptor.map { "simulated \($0.protocol.rawValue) acceptor (\($0.channels.count) channels)" } ?? "none configured")
@@ -77,8 +78,8 @@ final class Hardware: Sendable {
         let dispenser = dispenser
         coinAcceptor.start(lastSequence: lastSequence, deliver: { controller.handle($0) })
         panel.start({ event in
-            if case .dropSensed(let line) = event {
-                dispenser.dropSensed(on: line)
+            if case .dropSensed(let line, let instant) = event {
+                dispenser.dropSensed(on: line, at: instant)
             } else {
                 controller.handle(event)
             }

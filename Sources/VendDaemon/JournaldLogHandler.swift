@@ -1,8 +1,9 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import Foundation
+import FoundationEssentials
 import Logging
+import VendPOSIX
 
 /// Logs to journald through its native protocol when running under systemd (`JOURNAL_STREAM`
 /// set), so metadata becomes fields: `journalctl -u vendd SLOT=A1`. Otherwise writes readable
@@ -40,7 +41,7 @@ public struct VenddLogHandler: LogHandler {
         }
         let suffix = fields.sorted { $0.key < $1.key }.map { " \($0.key)=\($0.value)" }.joined()
         let line = "\(event.level.tag) \(event.message)\(suffix)\n"
-        FileHandle.standardError.write(Data(line.utf8))
+        StandardError.write(line)
     }
 }
 
@@ -75,20 +76,10 @@ public final class JournalSocket: Sendable {
     private let descriptor: Int32
 
     public init?(path: String = JournalSocket.path) {
+        guard let address = try? UnixSocketAddress(path: path) else { return nil }
         let descriptor = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard descriptor >= 0 else { return nil }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            let bytes = Array(path.utf8.prefix(raw.count - 1))
-            raw.copyBytes(from: bytes)
-        }
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
-        guard connected == 0 else {
+        guard address.withSocketAddress({ connect(descriptor, $0, $1) }) == 0 else {
             close(descriptor)
             return nil
         }

@@ -1,6 +1,8 @@
 import CGPIOShim
-import Foundation
+import FoundationEssentials
+import Glibc
 import VendHardware
+import VendPOSIX
 
 /// Finds the chip the config names, by device name (`gpiochip0`), path (`/dev/gpiochip0`) or
 /// label (`pinctrl-bcm2711`, or a gpio-sim bank's label), and says which chips exist when none
@@ -40,7 +42,7 @@ enum GPIOChipLocator {
         guard let chip = vgpio_chip_open(path) else {
             let code = errno
             if code == EACCES || code == EPERM { throw .permissionDenied(device: path) }
-            throw .ioFailure("cannot open GPIO chip \(path): \(String(cString: strerror(code)))", origin: nil)
+            throw .ioFailure("cannot open GPIO chip \(path): \(SystemError.text(code))", origin: nil)
         }
         return chip
     }

@@ -1,7 +1,9 @@
 import CGPIOShim
-import Foundation
-import VendConfig
+import FoundationEssentials
+import Glibc
 import VendHardware
+import VendPOSIX
+import VendSettings
 import VendingCore
 
 /// A real GPIO chip through libgpiod (v1 or v2, chosen when the shim was compiled). Line
@@ -103,7 +105,7 @@ public struct LibgpiodChip: GPIOChipBackend {
             }
         }
         if code == EACCES || code == EPERM { throw .permissionDenied(device: path) }
-        throw .ioFailure("cannot request lines on \(name): \(String(cString: strerror(code)))", origin: nil)
+        throw .ioFailure("cannot request lines on \(name): \(SystemError.text(code))", origin: nil)
     }
 }
 

@@ -1,7 +1,9 @@
 import CGPIOShim
-import Foundation
+import Dispatch
+import Glibc
 import Synchronization
 import VendHardware
+import VendPOSIX
 
 /// Input lines requested for both-edge events. A thread of its own sleeps in poll(2) on the
 /// request's event descriptors, so reading never blocks the daemon's tasks and never spins; each
@@ -13,20 +15,19 @@ final class LibgpiodInputGroup: GPIOInputGroup, @unchecked Sendable {
     private let request: Mutex<OpaquePointer?>
     private let lineCount: Int
     private let device: String
-    /// Written to wake the reader for release; the reader closes nothing, `release` does.
-    private let wakePipe: (read: Int32, write: Int32)
+    /// Wakes the reader out of poll(2) for `release`.
+    private let waiter: Waiter
     private let readerFinished = DispatchSemaphore(value: 0)
     private let fds: [Int32]
     private let started = Mutex(false)
 
     init(request: sending OpaquePointer, device: String, lineCount: Int) throws(GPIOError) {
-        var pipeEnds: [Int32] = [0, 0]
-        guard pipe(&pipeEnds) == 0 else {
+        do {
+            waiter = try Waiter()
+        } catch {
             vgpio_release(request)
-            throw .ioFailure("cannot create the GPIO reader's wake-up pipe: \(String(cString: strerror(errno)))", origin: nil)
+            throw .ioFailure("cannot create the GPIO reader's wake-up pipe: \(error.reason)", origin: nil)
         }
-        for end in pipeEnds { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
-        wakePipe = (pipeEnds[0], pipeEnds[1])
         fds = (0..<vgpio_request_fd_count(request)).map { vgpio_request_fd(request, $0) }
         self.request = Mutex(request)
         self.lineCount = lineCount
@@ -35,9 +36,7 @@ final class LibgpiodInputGroup: GPIOInputGroup, @unchecked Sendable {
 
     func start(deliver: @escaping @Sendable ([LineEvent]) -> Void, lost: @escaping @Sendable () -> Void) {
         guard !started.withLock({ started in defer { started = true }; return started }) else { return }
-        let thread = Thread { [self] in readEdges(deliver: deliver, lost: lost) }
-        thread.name = "vendd-gpio-events"
-        thread.start()
+        PosixThread.start(name: "vendd-gpio") { [self] in readEdges(deliver: deliver, lost: lost) }
     }
 
     func currentValues() throws(GPIOError) -> [Bool] {
@@ -46,7 +45,7 @@ final class LibgpiodInputGroup: GPIOInputGroup, @unchecked Sendable {
             var values = [Int32](repeating: 0, count: lineCount)
             return (values, vgpio_get_values(request, &values) != 0)
         }
-        if failed { throw .ioFailure("cannot read input levels on \(device): \(String(cString: strerror(errno)))", origin: nil) }
+        if failed { throw .ioFailure("cannot read input levels on \(device): \(SystemError.text(errno))", origin: nil) }
         return values.map { $0 != 0 }
     }
 
@@ -57,50 +56,39 @@ final class LibgpiodInputGroup: GPIOInputGroup, @unchecked Sendable {
         }
         guard let released else { return }
         if started.withLock({ $0 }) {
-            _ = write(wakePipe.write, [UInt8(1)], 1)
+            waiter.wake()
             readerFinished.wait()
         }
         vgpio_release(released)
-        close(wakePipe.read)
-        close(wakePipe.write)
     }
 
     private func readEdges(deliver: @Sendable ([LineEvent]) -> Void, lost: @Sendable () -> Void) {
         defer { readerFinished.signal() }
-        var polled = fds.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
-        polled.append(pollfd(fd: wakePipe.read, events: Int16(POLLIN), revents: 0))
         var edges = [vgpio_edge](repeating: vgpio_edge(), count: 64)
         while true {
-            if poll(&polled, nfds_t(polled.count), -1) < 0 {
-                if errno == EINTR { continue }
+            let polled: [Int16]
+            do {
+                guard let events = try waiter.wait(forAny: fds, timeout: nil) else { return }
+                polled = events
+            } catch {
                 return lost()
             }
-            if polled.last!.revents != 0 { return }
-            if polled.dropLast().contains(where: { $0.revents & Int16(POLLERR | POLLHUP | POLLNVAL) != 0 }) {
+            if polled.contains(where: { $0 & Int16(POLLERR | POLLHUP | POLLNVAL) != 0 }) {
                 return lost()
             }
             var batch: [LineEvent] = []
-            for which in fds.indices where polled[which].revents & Int16(POLLIN) != 0 {
+            for which in fds.indices where polled[which] & Int16(POLLIN) != 0 {
                 let count = request.withLock { request -> Int32 in
                     guard let request else { return 0 }
                     return vgpio_read_edges(request, which, &edges, edges.count)
                 }
                 for edge in edges.prefix(Int(max(count, 0))) {
                     batch.append(LineEvent(index: Int(edge.index), isActive: edge.is_active != 0,
-                                           at: Self.instant(ofMonotonic: edge.timestamp_ns)))
+                                           at: MonotonicClock.instant(ofNanoseconds: edge.timestamp_ns)))
                 }
             }
             // Several chips' descriptors are read in turn: put their edges back in time order.
             if !batch.isEmpty { deliver(batch.sorted { $0.at < $1.at }) }
         }
-    }
-
-    /// The kernel stamps edges with CLOCK_MONOTONIC; the debouncer measures on ContinuousClock.
-    /// Carrying the age of the edge across keeps bounce timing exact however late it was read.
-    private static func instant(ofMonotonic nanoseconds: UInt64) -> ContinuousClock.Instant {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        let nowNanoseconds = Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
-        return .now - .nanoseconds(max(0, nowNanoseconds - Int64(nanoseconds)))
     }
 }

@@ -1,8 +1,10 @@
 import CGPIOShim
-import Foundation
+import FoundationEssentials
+import Glibc
 import Synchronization
-import VendConfig
 import VendHardware
+import VendPOSIX
+import VendSettings
 
 /// Relay lines, requested inactive. Setting and releasing take turns on one lock (libgpiod
 /// objects are for one thread at a time); after release every set fails instead of touching a
@@ -23,7 +25,7 @@ final class LibgpiodOutputGroup: GPIOOutputGroup, @unchecked Sendable {
         }
         if let failure {
             let line = lines[index]
-            throw .ioFailure("cannot set line \(line.line) \(active ? "active" : "inactive"): \(String(cString: strerror(failure)))",
+            throw .ioFailure("cannot set line \(line.line) \(active ? "active" : "inactive"): \(SystemError.text(failure))",
                              origin: line.origin)
         }
     }

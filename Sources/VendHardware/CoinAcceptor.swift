@@ -1,4 +1,4 @@
-import VendConfig
+import VendSettings
 import VendingCore
 
 /// A coin the acceptor took into the cash box.

@@ -24,15 +24,17 @@ public struct Debouncer: Sendable {
         return instant + periods[line]
     }
 
-    /// The lines whose new level has been stable for the period at `now`, with that level.
-    public mutating func settle(at now: Instant) -> [(line: Int, isActive: Bool)] {
-        var changes: [(Int, Bool)] = []
+    /// The lines whose new level has been stable for the period at `now`, with that level and
+    /// the instant it became stable (its last edge plus the period: when the line really settled,
+    /// however late this is asked).
+    public mutating func settle(at now: Instant) -> [(line: Int, isActive: Bool, at: Instant)] {
+        var changes: [(Int, Bool, Instant)] = []
         for line in latest.indices {
             guard let pending = latest[line], now >= pending.since + periods[line] else { continue }
             latest[line] = nil
             if pending.level != stable[line] {
                 stable[line] = pending.level
-                changes.append((line, pending.level))
+                changes.append((line, pending.level, pending.since + periods[line]))
             }
         }
         return changes

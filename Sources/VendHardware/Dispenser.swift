@@ -1,5 +1,5 @@
 import Synchronization
-import VendConfig
+import VendSettings
 import VendTime
 import VendingCore
 
@@ -77,9 +77,10 @@ public final class Dispenser: Sendable {
         }
     }
 
-    /// A drop sensor line became active: it confirms the vend whose window is open on it.
-    public func dropSensed(on line: LineReference) {
-        let now = timekeeper.now
+    /// A drop sensor line became active at `instant` (now if not given): it confirms the vend
+    /// whose window was open on it then, however late the event is handled.
+    public func dropSensed(on line: LineReference, at instant: ContinuousClock.Instant? = nil) {
+        let now = instant ?? timekeeper.now
         let finished: (Vend, VendOutcome)? = vending.withLock { vending in
             guard var vend = vending, let sensor = vend.config.dropSensor, sensor.input.line == line,
                   now <= vend.started + sensor.window else { return nil }

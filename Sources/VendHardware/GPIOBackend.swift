@@ -1,4 +1,4 @@
-import VendConfig
+import VendSettings
 
 /// A change of one requested input line, as the backend saw it. `isActive` already accounts for
 /// active-low, so a pressed active-low button is active.

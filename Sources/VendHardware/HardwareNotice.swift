@@ -1,5 +1,5 @@
+import VendSettings
 import VendingCore
-import VendConfig
 
 /// Things the hardware layer tells the log: what the relays and the acceptor did, and faults a technician should
 /// see in `journalctl -u vendd`.

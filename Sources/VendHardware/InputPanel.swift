@@ -1,5 +1,5 @@
 import Synchronization
-import VendConfig
+import VendSettings
 import VendTime
 import VendingCore
 
@@ -9,8 +9,9 @@ public enum PanelEvent: Sendable, Equatable {
     case coinReturnPressed
     case serviceKey(on: Bool)
     case door(open: Bool)
-    /// A drop sensor line became active; the dispenser decides which vend it confirms.
-    case dropSensed(LineReference)
+    /// A drop sensor line became active (stably, at `at`); the dispenser decides which vend it
+    /// confirms.
+    case dropSensed(LineReference, at: ContinuousClock.Instant)
 }
 
 /// Every input line of the configuration — slot buttons, action buttons, drop sensors —
@@ -105,7 +106,7 @@ public final class InputPanel: Sendable {
 
     private func emitSettled(at instant: ContinuousClock.Instant, _ running: inout Running) {
         for change in running.debouncer.settle(at: instant) {
-            if let event = meaning(of: roles[change.line], isActive: change.isActive) {
+            if let event = meaning(of: roles[change.line], isActive: change.isActive, at: change.at) {
                 running.handler(event)
             }
         }
@@ -121,13 +122,13 @@ public final class InputPanel: Sendable {
         }
     }
 
-    private func meaning(of role: Role, isActive: Bool) -> PanelEvent? {
+    private func meaning(of role: Role, isActive: Bool, at instant: ContinuousClock.Instant) -> PanelEvent? {
         switch role {
         case .slotButton(let slot): isActive ? .slotButtonPressed(slot) : nil
         case .action(.coinReturn): isActive ? .coinReturnPressed : nil
         case .action(.serviceMode): .serviceKey(on: isActive)
         case .action(.door): .door(open: isActive)
-        case .dropSensor(let line): isActive ? .dropSensed(line) : nil
+        case .dropSensor(let line): isActive ? .dropSensed(line, at: instant) : nil
         }
     }
 }

@@ -1,7 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// Why a port could not be used. Each message names the port and what to do about it.
 public enum LinkError: Error, Equatable, CustomStringConvertible {
     case cannotOpen(port: String, reason: String)
@@ -59,6 +55,3 @@ public enum PortAddress: Sendable, Equatable, CustomStringConvertible {
         }
     }
 }
-
-/// Reads `errno` as text.
-func systemError(_ code: Int32 = errno) -> String { String(cString: strerror(code)) }

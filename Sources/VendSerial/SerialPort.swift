@@ -1,4 +1,5 @@
 import CLibSerialPort
+import VendPOSIX
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -24,7 +25,7 @@ public final class SerialPort: ByteStream {
             let code = errno
             throw .cannotOpen(port: path, reason: code == ENOENT
                 ? "no such device (is the adapter plugged in? see ls -l /dev/serial/by-id/)"
-                : systemError(code))
+                : SystemError.text(code))
         }
         let resolved = String(cString: resolvedPointer)
         free(resolvedPointer)
@@ -44,7 +45,7 @@ public final class SerialPort: ByteStream {
         let stream = SerialPort(name: name, port: port, fileDescriptor: descriptor)
         _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC)
         guard vend_serial_claim_exclusive(descriptor) == 0 else {
-            throw .cannotOpen(port: name, reason: "cannot claim it exclusively: \(systemError())")
+            throw .cannotOpen(port: name, reason: "cannot claim it exclusively: \(SystemError.text(errno))")
         }
         try stream.configure(baudRate: baudRate)
         sp_flush(port, SP_BUF_BOTH)

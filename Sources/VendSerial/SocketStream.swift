@@ -1,4 +1,4 @@
-import VendControl
+import VendPOSIX
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -29,27 +29,34 @@ public final class SocketStream: ByteStream {
 
     public func readAvailable() throws(LinkError) -> [UInt8] {
         var buffer = [UInt8](repeating: 0, count: 256)
-        let count = recv(fileDescriptor, &buffer, buffer.count, 0)
-        if count > 0 { return Array(buffer[0..<count]) }
-        if count < 0, errno == EAGAIN || errno == EINTR { return [] }
-        throw .disconnected(port: name, reason: count == 0 ? "closed by the other end" : systemError())
+        let count: Int
+        do {
+            count = try systemCall("recv") { recv(fileDescriptor, &buffer, buffer.count, 0) }
+        } catch where error.errno == EAGAIN {
+            return []
+        } catch {
+            throw .disconnected(port: name, reason: error.reason)
+        }
+        guard count > 0 else { throw .disconnected(port: name, reason: "closed by the other end") }
+        return Array(buffer[0..<count])
     }
 
     public func write(_ bytes: [UInt8]) throws(LinkError) {
         var offset = 0
         var waits = 0
         while offset < bytes.count {
-            let sent = bytes.withUnsafeBytes { send(fileDescriptor, $0.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL)) }
-            if sent > 0 {
-                offset += sent
-            } else if sent < 0, errno == EAGAIN || errno == EINTR {
+            do {
+                offset += try systemCall("send") {
+                    bytes.withUnsafeBytes { send(fileDescriptor, $0.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL)) }
+                }
+            } catch where error.errno == EAGAIN {
                 // The peer is not reading: after 1 s it counts as gone, as a stuck tty would.
                 waits += 1
                 guard waits <= 10 else { throw .disconnected(port: name, reason: "the other end stopped reading") }
                 var ready = pollfd(fd: fileDescriptor, events: Int16(POLLOUT), revents: 0)
                 _ = poll(&ready, 1, 100)
-            } else {
-                throw .disconnected(port: name, reason: systemError())
+            } catch {
+                throw .disconnected(port: name, reason: error.reason)
             }
         }
     }

@@ -1,4 +1,4 @@
-import Glibc
+import VendPOSIX
 
 /// Why the store cannot go on. Every description names the file or directory and says what the
 /// technician should do.
@@ -22,7 +22,7 @@ public enum StateStoreError: Error, Sendable, Equatable, CustomStringConvertible
             return "\(directory): another vendd is using this state directory (it holds \(directory)/lock); "
                 + "stop it first (systemctl stop vendd): two daemons would count the same coins twice"
         case .system(let operation, let path, let code):
-            return "\(path): \(operation) failed: \(String(cString: strerror(code))); check that the file system "
+            return "\(path): \(operation) failed: \(SystemError.text(code)); check that the file system "
                 + "is mounted read-write and not full, and that the vendd user may write there"
         case .corrupt(let file, let reason, let movedTo):
             return "\(file): the saved state is corrupt: \(reason). It was moved to \(movedTo), and vendd will "

@@ -1,16 +1,16 @@
 import Glibc
+import VendPOSIX
 
-/// Runs one system call, again while a signal interrupts it (EINTR), and turns a failure into an
-/// error naming the operation and the file. Every system call of the store goes through here.
+/// `VendPOSIX.systemCall` (retried on EINTR), its failure told as the store's error naming the
+/// operation and the file. Every system call of the store goes through here.
 @discardableResult
 func systemCall<Value: BinaryInteger>(
     _ operation: String, _ path: String, _ call: () -> Value
 ) throws(StateStoreError) -> Value {
-    while true {
-        let result = call()
-        if result != -1 { return result }
-        let code = errno
-        if code != EINTR { throw .system(operation: operation, path: path, errno: code) }
+    do {
+        return try VendPOSIX.systemCall(operation, path, call)
+    } catch {
+        throw .system(operation: operation, path: path, errno: error.errno)
     }
 }
 

@@ -1,16 +1,32 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import Dispatch
 import Synchronization
+import VendPOSIX
 
-/// The real clocks, and one serial queue on which every scheduled action runs in deadline order.
+/// The real clocks, and one thread that runs every scheduled action in deadline order: an
+/// action scheduled late with a deadline already past still runs before any later-deadline
+/// action waiting, so a busy machine keeps the order (a drop sensed before its window closed is
+/// judged before the window's end).
 public final class SystemTimekeeper: Timekeeper {
-    private let queue = DispatchQueue(label: "vendd-timers")
-    /// Timers scheduled and not cancelled; a timer whose id has gone does nothing when it fires.
-    private let live = Mutex<(next: UInt64, ids: Set<UInt64>)>((0, []))
+    private struct Scheduled {
+        let id: UInt64
+        let deadline: ContinuousClock.Instant
+        let action: @Sendable () -> Void
+    }
 
-    public init() {}
+    /// Sorted by deadline, then by the order scheduled.
+    private let timers = Mutex<(next: UInt64, queue: [Scheduled])>((0, []))
+    private let waiter: Waiter
+
+    public init() {
+        do {
+            waiter = try Waiter()
+        } catch {
+            preconditionFailure("the timer thread's wake-up pipe: \(error)")
+        }
+        PosixThread.start(name: "vendd-timers") { [self] in run() }
+    }
 
     public var now: ContinuousClock.Instant { .now }
 
@@ -22,24 +38,34 @@ public final class SystemTimekeeper: Timekeeper {
 
     @discardableResult
     public func schedule(at deadline: ContinuousClock.Instant, _ action: @escaping @Sendable () -> Void) -> TimerID {
-        let id = live.withLock { state in
+        let (id, isFirst) = timers.withLock { state in
             state.next += 1
-            state.ids.insert(state.next)
-            return state.next
+            let timer = Scheduled(id: state.next, deadline: deadline, action: action)
+            let index = state.queue.firstIndex { $0.deadline > deadline } ?? state.queue.endIndex
+            state.queue.insert(timer, at: index)
+            return (state.next, index == 0)
         }
-        // DispatchTime counts CLOCK_MONOTONIC and ContinuousClock CLOCK_BOOTTIME: only the delay
-        // crosses between them.
-        let delay = max(.zero, deadline - .now)
-        let (seconds, attoseconds) = delay.components
-        queue.asyncAfter(deadline: .now() + .nanoseconds(Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)),
-                         execute: { [self] in
-            guard live.withLock({ $0.ids.remove(id) }) != nil else { return }
-            action()
-        })
+        if isFirst { waiter.wake() }
         return TimerID(value: id)
     }
 
     public func cancel(_ timer: TimerID) {
-        _ = live.withLock { $0.ids.remove(timer.value) }
+        timers.withLock { $0.queue.removeAll { $0.id == timer.value } }
+    }
+
+    private func run() {
+        while true {
+            let now = ContinuousClock.now
+            let (due, next) = timers.withLock { state -> (Scheduled?, ContinuousClock.Instant?) in
+                guard let first = state.queue.first else { return (nil, nil) }
+                guard first.deadline <= now else { return (nil, first.deadline) }
+                return (state.queue.removeFirst(), nil)
+            }
+            if let due {
+                due.action()
+                continue
+            }
+            _ = waiter.wait(for: nil, timeout: next.map { $0 - now } ?? .seconds(3_600))
+        }
     }
 }

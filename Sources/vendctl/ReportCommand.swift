@@ -1,6 +1,6 @@
 import ArgumentParser
-import Foundation
 import VendControl
+import VendPOSIX
 import VendReports
 import VendText
 
@@ -24,7 +24,7 @@ struct Report: ParsableCommand {
                 throw Failure("vendd's answer lacks the sales; is vendd older than this vendctl?", code: ExitStatus.unavailable)
             }
             if sales.incomplete {
-                FileHandle.standardError.write(Data("vendctl: note: the history keeps only the last sales; older ones before \(dateText(since)) are missing here (without --since the totals are complete)\n".utf8))
+                StandardError.write("vendctl: note: the history keeps only the last sales; older ones before \(dateText(since)) are missing here (without --since the totals are complete)\n")
             }
             if let svg { try write(Self.pieChart(sales).svg, to: svg) }
             if !connection.json { print(Self.render(sales)) }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import VendControl
+import VendPOSIX
 
 @main
 struct Vendctl: ParsableCommand {
@@ -25,9 +26,16 @@ struct Connection: ParsableArguments {
     @Flag(help: "Print the daemon's answer as one JSON line (documented in docs/vendctl.md) instead of text.")
     var json = false
 
+    @Option(help: ArgumentHelp("Seconds to wait for vendd's answer (watch waits for events without limit).", valueName: "seconds"))
+    var timeout: Int = 10
+
+    func validate() throws {
+        guard timeout > 0 else { throw ValidationError("--timeout must be at least 1 second") }
+    }
+
     func client() throws -> ControlClient {
         do {
-            return try ControlClient(path: socket)
+            return try ControlClient(path: socket, timeout: .seconds(timeout))
         } catch {
             throw Failure(error.description, code: error.kind == .permissionDenied ? ExitStatus.noPermission : ExitStatus.unavailable)
         }
@@ -68,6 +76,7 @@ enum ExitStatus {
     static let usage: Int32 = 64
     static let unavailable: Int32 = 69
     static let cannotCreate: Int32 = 73
+    static let temporaryFailure: Int32 = 75
     static let noPermission: Int32 = 77
 
     static func of(_ code: ControlError.Code) -> Int32 {
@@ -76,6 +85,7 @@ enum ExitStatus {
         case .badRequest: usage
         case .unsupportedVersion: unavailable
         case .rejected, .notSimulated, .internal: refused
+        case .busy: temporaryFailure
         }
     }
 }
@@ -96,7 +106,7 @@ extension ParsableCommand {
         do {
             try body()
         } catch let failure as Failure {
-            FileHandle.standardError.write(Data("vendctl: \(failure.description)\n".utf8))
+            StandardError.write("vendctl: \(failure.description)\n")
             throw ExitCode(failure.code)
         }
     }

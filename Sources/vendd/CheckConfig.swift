@@ -1,5 +1,6 @@
 import ArgumentParser
 import VendConfig
+import VendPOSIX
 
 struct CheckConfig: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -21,7 +22,7 @@ struct CheckConfig: ParsableCommand {
             let config = try ConfigLoader.load(file: file)
             Swift.print(print ? config.resolvedYAML : config.summary)
         } catch {
-            printError(error.description)
+            StandardError.write(error.description + "\n")
             throw ExitCode(exitConfigError)
         }
     }

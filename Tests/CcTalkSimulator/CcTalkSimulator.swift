@@ -1,7 +1,7 @@
 import CcTalk
 import Foundation
 import Synchronization
-import VendControl
+import VendPOSIX
 
 /// Faults the wire can have; `badChecksum`, `garbage` and `partial` hit every other reply, so a
 /// host that retries keeps working while one that does not loses polls.
@@ -166,7 +166,7 @@ public final class CcTalkSimulator: Sendable {
             guard count > 0 else { return }
             let bytes = Array(buffer[0..<count])
             if echo { send(bytes, to: client) }
-            for request in receiver.receive(bytes, at: nanoseconds()) where request.destination == address || request.destination == 0 {
+            for request in receiver.receive(bytes, at: MonotonicClock.nanoseconds) where request.destination == address || request.destination == 0 {
                 answer(request, to: client)
             }
         }
@@ -199,11 +199,5 @@ public final class CcTalkSimulator: Sendable {
 
     private func send(_ bytes: [UInt8], to client: UnixSocket) {
         _ = bytes.withUnsafeBytes { Foundation.send(client.descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-    }
-
-    private func nanoseconds() -> UInt64 {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
     }
 }

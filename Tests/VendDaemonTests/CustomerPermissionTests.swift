@@ -4,6 +4,7 @@ import Glibc
 import Testing
 @testable import VendConfig
 @testable import VendControl
+@testable import VendPOSIX
 @testable import VendDaemon
 
 /// Who may send what: the customer group (the display) selects and returns coins, restocks only

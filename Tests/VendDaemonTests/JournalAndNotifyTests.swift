@@ -3,6 +3,7 @@ import Glibc
 import Logging
 import Testing
 @testable import VendDaemon
+import VendPOSIX
 import VenddTestSupport
 
 /// A datagram socket bound in a temporary directory, standing in for journald or systemd.
@@ -13,12 +14,7 @@ final class DatagramReceiver {
     init(in directory: TemporaryDirectory, name: String) throws {
         path = directory.path + "/" + name
         descriptor = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8)) }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
+        let bound = try UnixSocketAddress(path: path).withSocketAddress { bind(descriptor, $0, $1) }
         guard bound == 0 else { throw HarnessFailure("bind \(path): errno \(errno)") }
         var timeout = timeval(tv_sec: 2, tv_usec: 0)
         setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))

@@ -4,6 +4,7 @@ import VendConfig
 import VendHardware
 import VendingCore
 @testable import VendControl
+@testable import VendPOSIX
 @testable import VendDaemon
 
 /// Effects are carried out in the order the core returns them, and a request is answered only

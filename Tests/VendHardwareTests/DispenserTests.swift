@@ -46,6 +46,16 @@ import VendingCore
         #expect(time.pendingCount == 0)
     }
 
+    @Test func aDropIsJudgedByWhenTheSensorSawItNotWhenItWasHandled() {
+        _ = dispenser.start("A1", completion: outcomes.record)
+        let sensed = time.now + .milliseconds(450)
+        time.advance(by: .milliseconds(499))
+        // Handled at 499 ms (a busy machine), seen at 450 ms: inside the 500 ms window.
+        dispenser.dropSensed(on: .offset(20), at: sensed)
+        #expect(outcomes.all == [.dropped])
+        #expect(notices.all.contains(.dropSensed("A1", after: .milliseconds(450))))
+    }
+
     @Test func aDropDuringThePulseCompletesTheVendWhenThePulseEnds() {
         _ = dispenser.start("A1", completion: outcomes.record)
         time.advance(by: .milliseconds(30))

@@ -2,11 +2,12 @@ import CcTalkSimulator
 import Foundation
 import Testing
 import VendControl
+import VendPOSIX
 import VenddTestSupport
 
 /// The real vendd and its ccTalk host against the simulated acceptor, through every fault the
 /// simulator can inject: the books must show exactly the coins the acceptor took.
-@Suite(.serialized) struct CoinAcceptorProcessTests {
+@Suite(.oneRealProcessTestAtATime) struct CoinAcceptorProcessTests {
     @Test func coinsAreCreditedOnceAndAcceptanceFollowsTheMachine() throws {
         let rig = try CoinAcceptorRig()
         defer { rig.tearDown() }
@@ -184,7 +185,7 @@ import VenddTestSupport
 }
 
 /// The one-byte protocol over a Unix socket: each byte is a channel.
-@Suite(.serialized) struct ByteCodeProcessTests {
+@Suite(.oneRealProcessTestAtATime) struct ByteCodeProcessTests {
     @Test func eachByteIsAChannelAndUnknownBytesAreIgnored() throws {
         let socketDirectory = try TemporaryDirectory()
         defer { socketDirectory.remove() }

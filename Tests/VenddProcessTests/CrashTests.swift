@@ -7,7 +7,7 @@ import VenddTestSupport
 /// Power cuts, imitated with SIGKILL at random instants while coins, purchases and restocks
 /// stream in. After every restart the books must balance exactly, no coin may be lost or
 /// counted twice, and no vend may start twice.
-@Suite(.serialized) struct CrashTests {
+@Suite(.oneRealProcessTestAtATime) struct CrashTests {
     static let kills = 200
 
     @Test func killedAtRandomInstantsTheBooksStillBalance() throws {
@@ -22,6 +22,9 @@ import VenddTestSupport
         for round in 0..<Self.kills {
             let socket = daemon.socketPath
             let seed = random.next()
+            // Marked running before the thread starts: a thread that started late would otherwise
+            // send its traffic to the restarted daemon after `waitUntilIdle` let the round go on.
+            traffic.begin()
             let generator = Thread { Self.sendTraffic(to: socket, seed: seed, log: traffic) }
             generator.start()
             usleep(UInt32.random(in: 0...150_000, using: &random))
@@ -55,8 +58,8 @@ import VenddTestSupport
     }
 
     /// Coins, selections and restocks as fast as the daemon answers, until the connection dies.
+    /// The caller has called `log.begin()`; this ends it.
     static func sendTraffic(to socket: String, seed: UInt64, log: TrafficLog) {
-        log.begin()
         defer { log.end() }
         var random = SplitMix64(seed: seed)
         let slots = ["A1", "A2", "A3", "A4", "A5", "B1", "B2", "B3", "B4", "B5"]

@@ -21,13 +21,20 @@ final class DaemonHarness: @unchecked Sendable {
         try edit(sample).write(toFile: configPath, atomically: true, encoding: .utf8)
     }
 
-    /// Starts vendd and waits until its control socket answers.
-    func start(extraArguments: [String] = []) throws {
+    /// Starts vendd and waits until its control socket answers. `openFileLimit` runs it under
+    /// `ulimit -n` (as systemd's LimitNOFILE would).
+    func start(extraArguments: [String] = [], openFileLimit: Int? = nil) throws {
         runs += 1
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: builtProduct("vendd"))
-        process.arguments = ["run", "--config", configPath, "--simulate", "--state-dir", stateDirectory,
-                             "--socket", socketPath] + extraArguments
+        let arguments = ["run", "--config", configPath, "--simulate", "--state-dir", stateDirectory,
+                         "--socket", socketPath] + extraArguments
+        if let openFileLimit {
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            process.arguments = ["-c", "ulimit -n \(openFileLimit) && exec \"$0\" \"$@\"", builtProduct("vendd")] + arguments
+        } else {
+            process.executableURL = URL(fileURLWithPath: builtProduct("vendd"))
+            process.arguments = arguments
+        }
         _ = FileManager.default.createFile(atPath: logPath, contents: nil)
         process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
         process.standardOutput = FileHandle.nullDevice

@@ -1,11 +1,12 @@
 import Foundation
 import Testing
 import VendControl
+import VendPOSIX
 import VendingCore
 import VenddTestSupport
 
 /// The real daemon, in simulation, driven through its control socket.
-@Suite(.serialized) struct DaemonProcessTests {
+@Suite(.oneRealProcessTestAtATime) struct DaemonProcessTests {
     @Test func buysAProductEndToEnd() throws {
         let daemon = try DaemonHarness()
         defer { daemon.tearDown() }
@@ -164,7 +165,7 @@ enum StateFile {
 
 /// Who may change the machine: checked from the peer's credentials (SO_PEERCRED), so it needs a
 /// second user; CI runs as root and can become `nobody`.
-@Suite(.serialized) struct PermissionTests {
+@Suite(.oneRealProcessTestAtATime) struct PermissionTests {
     static func vendctl(asNobody arguments: [String]) throws -> ProcessRun {
         try ProcessRun.run("/usr/bin/setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", builtProduct("vendctl")] + arguments)
     }

@@ -4,7 +4,7 @@ import VendControl
 import VenddTestSupport
 
 /// What a technician finds when the state files are damaged: never an empty machine in silence.
-@Suite(.serialized) struct DamagedStateTests {
+@Suite(.oneRealProcessTestAtATime) struct DamagedStateTests {
     /// A machine with credit and stock, stopped cleanly so that state.json holds it.
     func stoppedMachine() throws -> DaemonHarness {
         let daemon = try DaemonHarness()

@@ -9,7 +9,7 @@ import VenddTestSupport
 /// (EROFS and EIO take the same path — any failed journal or snapshot write — but cannot be
 /// caused here: a remount read-only is refused while vendd holds the journal open for writing,
 /// and this kernel has no device-mapper to inject I/O errors.)
-@Suite struct StorageFaultTests {
+@Suite(.oneRealProcessTestAtATime) struct StorageFaultTests {
     /// A 2 MiB tmpfs at `<directory>/state`, unmounted at the end.
     final class SmallFileSystem {
         let path: String

@@ -5,7 +5,7 @@ import VenddTestSupport
 
 /// Every vendctl command's text output against a real `vendd --simulate` with the sample
 /// configuration. Dates come from --loaded/--at/--since (TZ=UTC); wall-clock times are normalised.
-@Suite(.serialized) struct VendctlCommandTests {
+@Suite(.oneRealProcessTestAtATime) struct VendctlCommandTests {
     static let header = "Corridor B, 2nd floor: in service"
 
     @Test func statusShowsStateCreditHealthAndEverySlot() throws {

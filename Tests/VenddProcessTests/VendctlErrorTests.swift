@@ -3,7 +3,7 @@ import Testing
 import VenddTestSupport
 
 /// What a technician sees when something is wrong: the message and the exit status.
-@Suite(.serialized) struct VendctlErrorTests {
+@Suite(.oneRealProcessTestAtATime) struct VendctlErrorTests {
     @Test func aDaemonThatIsNotRunningExits69() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }

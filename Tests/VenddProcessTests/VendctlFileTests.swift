@@ -7,7 +7,7 @@ import VendingCore
 import VenddTestSupport
 
 /// The files vendctl writes: the SVG pie chart and the EVA-DTS DEX audit.
-@Suite(.serialized) struct VendctlFileTests {
+@Suite(.oneRealProcessTestAtATime) struct VendctlFileTests {
     @Test func reportWritesAnSVGPieWithOneSliceProportionalToEachProductsSales() throws {
         let daemon = try DaemonHarness()
         defer { daemon.tearDown() }

@@ -4,7 +4,7 @@ import VendControl
 import VenddTestSupport
 
 /// `vendctl --json` for every command against the JSON schemas documented in docs/vendctl.md.
-@Suite(.serialized) struct VendctlJSONTests {
+@Suite(.oneRealProcessTestAtATime) struct VendctlJSONTests {
     @Test func everyQueryMatchesItsDocumentedSchema() throws {
         let schemas = try DocumentedSchemas()
         let daemon = try DaemonHarness()

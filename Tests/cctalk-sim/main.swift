@@ -1,6 +1,7 @@
 import CcTalk
 import CcTalkSimulator
 import Foundation
+import VendPOSIX
 
 /// `cctalk-sim --socket PATH [--serial N] [--crc16] [--echo] [--address N]`
 /// A simulated ccTalk coin acceptor listening on PATH, driven by commands on stdin (one per
@@ -30,7 +31,7 @@ func value(after flag: String) -> String? {
 }
 
 guard let socketPath = value(after: "--socket") else {
-    FileHandle.standardError.write(Data((usage + "\n").utf8))
+    StandardError.write(usage + "\n")
     exit(64)
 }
 var settings = DeviceSettings()
@@ -43,7 +44,7 @@ do {
     simulator = try CcTalkSimulator(socketPath: socketPath, settings: settings,
                                     echo: CommandLine.arguments.contains("--echo"), report: say)
 } catch {
-    FileHandle.standardError.write(Data("cctalk-sim: cannot listen on \(socketPath): \(error)\n".utf8))
+    StandardError.write("cctalk-sim: cannot listen on \(socketPath): \(error)\n")
     exit(71)
 }
 

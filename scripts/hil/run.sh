@@ -3,10 +3,12 @@
 # (Debian 12's) or v2 (bookworm-backports), booted in a qemu guest whose kernel has gpio-sim.
 # The guest runs scripts/hil/guest/scenarios.sh and prints "HIL <scenario>: PASS|FAIL ..." lines.
 #
-# Usage: scripts/hil/run.sh [--libgpiod v1|v2] [--bench] [--scenarios "a b ..."]
+# Usage: scripts/hil/run.sh [--libgpiod v1|v2] [--bench] [--scenarios "a b ..."] [--powercut N]
 #   --bench        instead of the scenarios, measure button edge -> relay active latency for
 #                  vendd (release build) and for a minimal C program on libgpiod (500 presses each)
-# Exits 0 only when every scenario printed PASS (or the benchmark finished).
+#   --powercut N   instead of the scenarios, N power cuts: the state on ext4 on a virtio disk,
+#                  qemu killed at random instants of a transaction stream (scripts/hil/powercut.py)
+# Exits 0 only when every scenario printed PASS (or the benchmark finished, or every cut reconciled).
 #
 # Environment: VENDD_HIL_BOOT_TIMEOUT (seconds, default 600).
 set -euo pipefail
@@ -18,12 +20,13 @@ source "$SCRIPT_DIR/lib.sh"
 # shellcheck source=../lib/common.sh
 source "$ROOT/scripts/lib/common.sh"
 
-api=v1 mode=scenarios scenarios=""
+api=v1 mode=scenarios scenarios="" cuts=0
 while (($#)); do
     case "$1" in
     --libgpiod) api="$2"; shift 2 ;;
     --bench) mode=bench; shift ;;
     --scenarios) scenarios="$2"; shift 2 ;;
+    --powercut) mode=powercut; cuts="$2"; shift 2 ;;
     *) hil_die "unknown argument '$1' (see the comment at the top of $0)" ;;
     esac
 done
@@ -32,6 +35,7 @@ done
 ensure_swift
 ensure_build_dependencies
 hil_ensure_packages qemu-system-x86 busybox-static cpio gcc libc6-dev
+[[ "$mode" == powercut ]] && hil_ensure_packages e2fsprogs python3
 kernel="$("$SCRIPT_DIR/build-kernel.sh" | tail -n 1)"
 
 # libgpiod v2 comes from an unpacked prefix; headers, library and runtime all from there.
@@ -117,7 +121,7 @@ coin_acceptor:
     - { channel: 3, value: "100" }
     - { channel: 4, value: "500" }
 COINS
-cp "$SCRIPT_DIR/guest/scenarios.sh" "$root/scenarios.sh"
+cp "$SCRIPT_DIR/guest/scenarios.sh" "$SCRIPT_DIR/guest/powercut.sh" "$root/"
 cat >"$root/init" <<INIT
 #!/bin/busybox sh
 /bin/busybox --install -s /bin
@@ -131,12 +135,24 @@ exec </dev/console >/dev/console 2>&1
 echo "guest: kernel \$(uname -r), vendd built against libgpiod $api"
 HIL_SCENARIOS="$scenarios"
 . /scenarios.sh
-if [ "$mode" = bench ]; then run_bench; else run_scenarios; fi
+case "$mode" in
+bench) run_bench ;;
+powercut) . /powercut.sh; run_powercut ;;
+*) run_scenarios ;;
+esac
 poweroff -f
 INIT
 chmod 755 "$root/init"
 (cd "$root" && find . | cpio --quiet -o -H newc -R 0:0) >"$work/initramfs.cpio"
 hil_log "initramfs: $(du -m "$work/initramfs.cpio" | cut -f1) MiB; booting $kernel"
+
+if [[ "$mode" == powercut ]]; then
+    # One boot per cut, each with its own qemu; the script runs cctalk-sim for the whole series.
+    status=0
+    python3 "$SCRIPT_DIR/powercut.py" --cuts "$cuts" --kernel "$kernel" --initrd "$work/initramfs.cpio" \
+        --simulator "$bin/cctalk-sim" --state "$root/prepared/nocredit" --work "$work" || status=$?
+    exit "$status"
+fi
 
 # The ccTalk simulator listens where qemu connects ttyS1; its commands come through a fifo.
 mkfifo "$work/coin.in"

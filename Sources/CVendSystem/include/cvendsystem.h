@@ -7,4 +7,11 @@
 /// _GNU_SOURCE and so is not visible to Swift's Glibc module). Returns 0, or -1 with errno set.
 int cvendsystem_peer_credentials(int socket, pid_t *pid, uid_t *uid, gid_t *gid);
 
+/// accept4(2) with SOCK_NONBLOCK | SOCK_CLOEXEC (accept4 needs _GNU_SOURCE): the next waiting
+/// client of a non-blocking listener, or -1 with errno set (EAGAIN when none is waiting).
+int cvendsystem_accept_nonblocking(int socket);
+
+/// Names the calling thread (pthread_setname_np needs _GNU_SOURCE); Linux keeps 15 bytes.
+void cvendsystem_name_this_thread(const char *name);
+
 #endif

@@ -1,6 +1,6 @@
 import CcTalk
-import VendConfig
 import VendSerial
+import VendSettings
 import VendingCore
 
 /// The ccTalk coin acceptor's thread: connect (and reconnect with backoff), initialise, poll at

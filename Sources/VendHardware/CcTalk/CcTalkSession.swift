@@ -1,5 +1,5 @@
 import CcTalk
-import VendConfig
+import VendSettings
 import VendingCore
 
 /// What the acceptor says about itself at initialisation.
@@ -75,7 +75,7 @@ final class CcTalkSession {
         // Optional in practice: an old device that ignores it is still usable.
         let priority = try? request(.requestPollingPriority, timeout: .milliseconds(100))
         let interval = priority.flatMap(Payload.pollingInterval).map { Duration.milliseconds($0) }
-        if category.replacingOccurrences(of: "_", with: " ") != "Coin Acceptor" {
+        if String(category.map { $0 == "_" ? " " : $0 }) != "Coin Acceptor" {
             emit(.notice("the device at the configured address says it is a '\(category)', not a 'Coin Acceptor': check cctalk.address", isFault: true))
         }
         return AcceptorIdentity(category: category, manufacturer: manufacturer, productCode: product,

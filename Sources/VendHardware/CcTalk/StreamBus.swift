@@ -1,4 +1,5 @@
 import CcTalk
+import VendPOSIX
 import VendSerial
 
 /// ccTalk over a byte stream: flush, send, verify our echo when the bus returns it, then collect

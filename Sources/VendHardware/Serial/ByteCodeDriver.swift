@@ -1,5 +1,5 @@
-import VendConfig
 import VendSerial
+import VendSettings
 import VendingCore
 
 /// The one-byte protocol of simple acceptors: each byte received is the channel of a coin just

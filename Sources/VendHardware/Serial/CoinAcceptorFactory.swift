@@ -1,5 +1,5 @@
-import VendConfig
 import VendSerial
+import VendSettings
 import VendTime
 
 /// Builds the coin acceptor a configuration describes, talking to real hardware (or to a Unix

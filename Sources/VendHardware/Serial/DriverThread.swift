@@ -1,6 +1,5 @@
-import Foundation
 import Synchronization
-import VendSerial
+import VendPOSIX
 import VendTime
 import VendingCore
 
@@ -14,11 +13,17 @@ final class DriverControl: Sendable {
         var waitingForFinish: [CheckedContinuation<Void, Never>] = []
     }
 
-    let waiter = Waiter()
+    let waiter: Waiter
     let timekeeper: any Timekeeper
     private let state = Mutex(State())
 
     init(timekeeper: any Timekeeper) {
+        do {
+            waiter = try Waiter()
+        } catch {
+            // pipe(2) fails only when the process is out of descriptors: no driver can run then.
+            preconditionFailure("\(error)")
+        }
         self.timekeeper = timekeeper
     }
 
@@ -93,12 +98,10 @@ final class ThreadedCoinAcceptor: CoinAcceptor {
         guard !alreadyStarted else { return }
         let context = DriverContext(control: control, emit: deliver, lastSequence: lastSequence)
         let body = body, control = control
-        let thread = Thread {
+        PosixThread.start(name: name) {
             body(context)
             control.markFinished()
         }
-        thread.name = name
-        thread.start()
     }
 
     func setAcceptance(_ enabled: Bool) {

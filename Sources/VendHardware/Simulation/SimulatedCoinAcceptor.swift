@@ -1,5 +1,5 @@
 import Synchronization
-import VendConfig
+import VendSettings
 import VendingCore
 
 /// A coin acceptor in memory, driven by `vendctl sim coin`. It keeps the device's rules: only

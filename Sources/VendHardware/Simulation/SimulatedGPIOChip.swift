@@ -1,5 +1,5 @@
 import Synchronization
-import VendConfig
+import VendSettings
 import VendTime
 
 /// GPIO in memory: inputs are driven by `drive(_:active:)`, outputs are recorded and observed.
@@ -57,12 +57,13 @@ public final class SimulatedGPIOChip: GPIOChipBackend {
     }
 
     /// Sets an input line's level (active = pressed / sensing), as the outside world would.
-    public func drive(_ line: LineReference, active: Bool) {
+    /// `at` stamps the edge, as the kernel stamps an edge with when it happened (now if not given).
+    public func drive(_ line: LineReference, active: Bool, at instant: ContinuousClock.Instant? = nil) {
         let target = state.withLock { state in
             state.inputLevels[line] = active
             return state.inputs[line]
         }
-        if let target { target.group.change(target.index, to: active) }
+        if let target { target.group.change(target.index, to: active, at: instant ?? timekeeper.now) }
     }
 
     /// Whether an output line is active now.
@@ -128,12 +129,12 @@ final class SimulatedInputGroup: GPIOInputGroup {
     }
 
     /// Delivered on the caller's thread, as the reader thread delivers real edges.
-    func change(_ index: Int, to active: Bool) {
+    func change(_ index: Int, to active: Bool, at instant: ContinuousClock.Instant) {
         let deliver = state.withLock { state in
             state.levels[index] = active
             return state.deliver
         }
-        deliver?([LineEvent(index: index, isActive: active, at: chip.timekeeper.now)])
+        deliver?([LineEvent(index: index, isActive: active, at: instant)])
     }
 
     func currentValues() throws(GPIOError) -> [Bool] { state.withLock { $0.levels } }

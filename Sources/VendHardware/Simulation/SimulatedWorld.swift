@@ -1,5 +1,5 @@
 import Synchronization
-import VendConfig
+import VendSettings
 import VendTime
 import VendingCore
 
@@ -21,13 +21,13 @@ public final class SimulatedWorld: Sendable {
     static let dropDelay: Duration = .milliseconds(150)
     static let dropDuration: Duration = .milliseconds(60)
 
-    public init(config: VenddConfig, timekeeper: any Timekeeper) {
+    public init(slots: [SlotConfig], buttons: [ButtonConfig], coinChannels: [CoinChannel], timekeeper: any Timekeeper) {
         chip = SimulatedGPIOChip(timekeeper: timekeeper)
         self.timekeeper = timekeeper
-        coinAcceptor = SimulatedCoinAcceptor(channels: config.coinAcceptor?.channels ?? [])
-        slots = config.slots
-        buttons = config.buttons
-        let relays = Dictionary(config.slots.map { ($0.relay.line.line, $0) }, uniquingKeysWith: { first, _ in first })
+        coinAcceptor = SimulatedCoinAcceptor(channels: coinChannels)
+        self.slots = slots
+        self.buttons = buttons
+        let relays = Dictionary(slots.map { ($0.relay.line.line, $0) }, uniquingKeysWith: { first, _ in first })
         chip.observeOutputs { [weak self] line, active in
             guard active, let self, let slot = relays[line] else { return }
             self.relayEnergised(slot)
@@ -78,14 +78,16 @@ public final class SimulatedWorld: Sendable {
         let fails = failingSlots.withLock { $0.remove(slot.id) != nil }
         guard let sensor = slot.dropSensor, !fails else { return }
         // Called while the relay is being set: the item falls later, on the timekeeper.
-        let chip = chip
-        timekeeper.schedule(after: Self.dropDelay) { chip.drive(sensor.input.line, active: true) }
-        timekeeper.schedule(after: Self.dropDelay + Self.dropDuration) { chip.drive(sensor.input.line, active: false) }
+        // Each edge is stamped with when it is meant to happen, however late a busy machine runs
+        // the timer, as the kernel stamps real edges.
+        let chip = chip, falls = timekeeper.now + Self.dropDelay, passed = falls + Self.dropDuration
+        timekeeper.schedule(at: falls) { chip.drive(sensor.input.line, active: true, at: falls) }
+        timekeeper.schedule(at: passed) { chip.drive(sensor.input.line, active: false, at: passed) }
     }
 
     private func pulse(_ line: InputLineConfig, for duration: Duration) {
-        let chip = chip
+        let chip = chip, released = timekeeper.now + duration
         chip.drive(line.line, active: true)
-        timekeeper.schedule(after: duration) { chip.drive(line.line, active: false) }
+        timekeeper.schedule(at: released) { chip.drive(line.line, active: false, at: released) }
     }
 }

@@ -8,6 +8,8 @@
 //   hiltool hold VALUE LEVEL MS             exit 1 if VALUE leaves LEVEL within MS
 //   hiltool latency PULL VALUE PRESSES GAP_MS
 //                                           press → output active, PRESSES times; prints p50/p99 µs
+//   hiltool monitor NAME=VALUE...           until killed, prints "OBS relay-on NAME T_US" and
+//                                           "OBS relay-off NAME T_US ON_MS" on every change of an output
 // Built static on the host (gcc -static), so the guest needs no C library for it.
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -117,6 +119,37 @@ int main(int argc, char **argv) {
         qsort(samples, (size_t)taken, sizeof *samples, compare);
         printf("presses %d p50 %lld us p99 %lld us max %lld us\n", taken, samples[taken / 2],
                samples[(taken * 99) / 100 < taken ? (taken * 99) / 100 : taken - 1], samples[taken - 1]);
+    } else if (argc >= 3 && strcmp(argv[1], "monitor") == 0) {
+        // The power-cut test's witness: each line is written the moment the change is seen, so
+        // it reaches the host before a cut. Polled every 1 ms: a relay pulse lasts 300 ms.
+        enum { MAX_LINES = 16 };
+        int count = argc - 2, fds[MAX_LINES], levels[MAX_LINES];
+        long long since[MAX_LINES];
+        const char *names[MAX_LINES];
+        if (count > MAX_LINES) { fprintf(stderr, "at most %d lines\n", MAX_LINES); return 64; }
+        setvbuf(stdout, NULL, _IOLBF, 0);
+        for (int i = 0; i < count; i++) {
+            char *equals = strchr(argv[i + 2], '=');
+            if (!equals) { fprintf(stderr, "monitor takes NAME=VALUE_PATH\n"); return 64; }
+            *equals = 0;
+            names[i] = argv[i + 2];
+            fds[i] = open_value(equals + 1);
+            levels[i] = 0;  // a line already active at start is reported as a relay-on
+            since[i] = now_us();
+        }
+        printf("OBS monitor-ready %d lines\n", count);
+        for (;;) {
+            for (int i = 0; i < count; i++) {
+                int level = read_level(fds[i]);
+                if (level == levels[i]) continue;
+                long long t = now_us();
+                if (level) printf("OBS relay-on %s %lld\n", names[i], t);
+                else printf("OBS relay-off %s %lld %lld\n", names[i], t, (t - since[i]) / 1000);
+                levels[i] = level;
+                since[i] = t;
+            }
+            usleep(1000);
+        }
     } else {
         fprintf(stderr, "usage: see the comment at the top of hiltool.c\n");
         return 64;

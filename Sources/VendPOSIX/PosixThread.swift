@@ -1,0 +1,31 @@
+import CVendSystem
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A thread of its own for a loop that blocks in the kernel (poll, read), named so that
+/// `ps -L` and a debugger show what it is. Plain pthreads: no Foundation.
+public enum PosixThread {
+    private final class Body {
+        let name: String
+        let run: () -> Void
+        init(name: String, run: @escaping () -> Void) {
+            self.name = name
+            self.run = run
+        }
+    }
+
+    /// Starts `body` on a new detached thread. The name is cut to the 15 bytes Linux keeps.
+    public static func start(name: String, _ body: @escaping @Sendable () -> Void) {
+        let context = Unmanaged.passRetained(Body(name: name, run: body)).toOpaque()
+        var thread = pthread_t()
+        let created = pthread_create(&thread, nil, { context in
+            let body = Unmanaged<Body>.fromOpaque(context!).takeRetainedValue()
+            cvendsystem_name_this_thread(String(body.name.utf8.prefix(15))!)
+            body.run()
+            return nil
+        }, context)
+        precondition(created == 0, "cannot start thread \(name): \(SystemError.text(created))")
+        pthread_detach(thread)
+    }
+}

@@ -1,0 +1,204 @@
+import CVendSystem
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A stream socket in the file system: the control socket on both sides, and bridges to serial
+/// devices. Blocking I/O unless a user sets O_NONBLOCK on `descriptor`.
+public final class UnixSocket: @unchecked Sendable {
+    // @unchecked: the descriptor is used by one thread at a time (a connection's reader, or its
+    // writer under the owner's lock), and `close` is idempotent.
+    public let descriptor: Int32
+    private var buffer: [UInt8] = []
+
+    init(descriptor: Int32) { self.descriptor = descriptor }
+
+    deinit { close(descriptor) }
+
+    public enum Failure: Error, Equatable, CustomStringConvertible {
+        case system(SystemError)
+        case pathTooLong(String)
+        case lineTooLong(limit: Int)
+
+        public var description: String {
+            switch self {
+            case .system(let error): "\(error)"
+            case .pathTooLong(let path): "socket path too long: \(path)"
+            case .lineTooLong(let limit): "a line longer than \(limit) bytes"
+            }
+        }
+
+        public var errno: Int32? {
+            if case .system(let error) = self { error.errno } else { nil }
+        }
+    }
+
+    /// Connects to a listening socket.
+    public static func connect(to path: String) throws(Failure) -> UnixSocket {
+        let address = try UnixSocketAddress(path: path)
+        let socket = try make(path: path)
+        try call("connect", path) { address.withSocketAddress { Glibc.connect(socket.descriptor, $0, $1) } }
+        return socket
+    }
+
+    /// Listens at `path`, replacing a stale socket file left by a crash. `mode` is applied to the
+    /// socket file (who may connect).
+    public static func listen(at path: String, mode: mode_t) throws(Failure) -> UnixSocket {
+        let address = try UnixSocketAddress(path: path)
+        let socket = try make(path: path)
+        unlink(path)
+        try call("bind", path) { address.withSocketAddress { bind(socket.descriptor, $0, $1) } }
+        try call("chmod", path) { chmod(path, mode) }
+        // A burst of clients waits in the kernel's queue rather than being refused at once.
+        try call("listen", path) { Glibc.listen(socket.descriptor, 128) }
+        return socket
+    }
+
+    /// Waits for the next client; nil once the socket has been shut down.
+    public func accept() -> UnixSocket? {
+        while true {
+            do {
+                let client = try systemCall("accept") { Glibc.accept(descriptor, nil, nil) }
+                _ = fcntl(client, F_SETFD, FD_CLOEXEC)
+                return UnixSocket(descriptor: client)
+            } catch where error.errno == ECONNABORTED {
+                continue
+            } catch {
+                return nil
+            }
+        }
+    }
+
+    /// Makes a blocking read or write give up with EAGAIN after `timeout` (nil: wait forever).
+    public func setTimeout(_ timeout: Duration?) {
+        let (seconds, attoseconds) = (timeout ?? .zero).components
+        var value = timeval(tv_sec: Int(seconds), tv_usec: Int(attoseconds / 1_000_000_000_000))
+        for option in [SO_RCVTIMEO, SO_SNDTIMEO] {
+            setsockopt(descriptor, SOL_SOCKET, option, &value, socklen_t(MemoryLayout<timeval>.size))
+        }
+    }
+
+    // MARK: Non-blocking use, for a server that polls
+
+    /// What a non-blocking accept found.
+    public enum Accepted {
+        case client(UnixSocket)
+        /// No client is waiting.
+        case none
+        case failed(SystemError)
+    }
+
+    /// Makes `accept` and the client sockets it returns non-blocking.
+    public func makeNonBlocking() throws(Failure) {
+        let flags = fcntl(descriptor, F_GETFL)
+        try call("fcntl", "socket") { fcntl(descriptor, F_SETFL, flags | O_NONBLOCK) }
+    }
+
+    /// The next waiting client, non-blocking and close-on-exec; never waits.
+    public func acceptPending() -> Accepted {
+        do {
+            let client = try systemCall("accept4") { cvendsystem_accept_nonblocking(descriptor) }
+            return .client(UnixSocket(descriptor: client))
+        } catch where error.errno == EAGAIN || error.errno == EWOULDBLOCK {
+            return .none
+        } catch {
+            return .failed(error)
+        }
+    }
+
+    /// What is there to read now, at most `limit` bytes: empty when nothing is (EAGAIN), nil at
+    /// end of stream.
+    public func receiveAvailable(limit: Int = 4096) throws(Failure) -> [UInt8]? {
+        var chunk = [UInt8](repeating: 0, count: limit)
+        do {
+            let count = try systemCall("recv", "control socket") {
+                chunk.withUnsafeMutableBytes { raw in recv(descriptor, raw.baseAddress, raw.count, Int32(MSG_DONTWAIT)) }
+            }
+            return count == 0 ? nil : Array(chunk[..<count])
+        } catch where error.errno == EAGAIN || error.errno == EWOULDBLOCK {
+            return []
+        } catch {
+            throw .system(error)
+        }
+    }
+
+    /// Sends what the socket takes now; returns how many bytes (0 when it takes none).
+    public func sendAvailable(_ bytes: ArraySlice<UInt8>) throws(Failure) -> Int {
+        do {
+            return try systemCall("send", "control socket") {
+                bytes.withUnsafeBytes { raw in send(descriptor, raw.baseAddress, raw.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+            }
+        } catch where error.errno == EAGAIN || error.errno == EWOULDBLOCK {
+            return 0
+        } catch {
+            throw .system(error)
+        }
+    }
+
+    public struct PeerCredentials: Sendable {
+        public let pid: pid_t
+        public let uid: uid_t
+        public let gid: gid_t
+    }
+
+    /// The connected peer's process credentials, as the kernel vouches for them.
+    public func peerCredentials() -> PeerCredentials? {
+        var pid: pid_t = 0, uid: uid_t = 0, gid: gid_t = 0
+        guard cvendsystem_peer_credentials(descriptor, &pid, &uid, &gid) == 0 else { return nil }
+        return PeerCredentials(pid: pid, uid: uid, gid: gid)
+    }
+
+    /// Wakes a thread blocked in `accept` or `readLine` on this socket.
+    public func shutDown() {
+        Glibc.shutdown(descriptor, Int32(SHUT_RDWR))
+    }
+
+    public func write(_ text: String) throws(Failure) {
+        var bytes = Array(text.utf8)
+        var offset = 0
+        while offset < bytes.count {
+            offset += try call("write", "control socket") {
+                bytes.withUnsafeMutableBytes { raw in send(descriptor, raw.baseAddress! + offset, raw.count - offset, Int32(MSG_NOSIGNAL)) }
+            }
+        }
+        bytes.removeAll()
+    }
+
+    /// The next line without its newline; nil at end of stream.
+    public func readLine(limit: Int) throws(Failure) -> String? {
+        while true {
+            if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
+                guard newline <= limit else {
+                    buffer.removeSubrange(...newline)
+                    throw .lineTooLong(limit: limit)
+                }
+                let line = String(decoding: buffer[..<newline], as: UTF8.self)
+                buffer.removeSubrange(...newline)
+                return line
+            }
+            guard buffer.count <= limit else { throw .lineTooLong(limit: limit) }
+            var chunk = [UInt8](repeating: 0, count: 4096)
+            let count = try call("read", "control socket") {
+                chunk.withUnsafeMutableBytes { raw in recv(descriptor, raw.baseAddress, raw.count, 0) }
+            }
+            if count == 0 { return nil }
+            buffer.append(contentsOf: chunk[..<count])
+        }
+    }
+
+    private static func make(path: String) throws(Failure) -> UnixSocket {
+        UnixSocket(descriptor: try call("socket", path) {
+            socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        })
+    }
+}
+
+/// `systemCall`, its error told as the socket's `Failure`.
+@discardableResult
+private func call<Result: BinaryInteger>(_ name: String, _ path: String, _ body: () -> Result) throws(UnixSocket.Failure) -> Result {
+    do {
+        return try systemCall(name, path, body)
+    } catch {
+        throw .system(error)
+    }
+}

@@ -1,0 +1,58 @@
+import VendingCore
+
+public struct RelayConfig: Sendable {
+    public let line: OutputLineConfig
+    /// How long the relay is energised for one vend.
+    public let pulse: Duration
+    /// A hard limit, enforced apart from the pulse logic: the relay is cut after this long whatever happens.
+    public let maximumOn: Duration
+
+    public init(line: OutputLineConfig, pulse: Duration, maximumOn: Duration) {
+        self.line = line
+        self.pulse = pulse
+        self.maximumOn = maximumOn
+    }
+}
+
+public struct DropSensorConfig: Sendable {
+    public let input: InputLineConfig
+    /// How long after the relay pulse starts a drop still counts.
+    public let window: Duration
+
+    public init(input: InputLineConfig, window: Duration) {
+        self.input = input
+        self.window = window
+    }
+}
+
+public struct SlotConfig: Sendable {
+    public let setup: SlotSetup
+    public var id: SlotID { setup.id }
+    public let button: InputLineConfig
+    public let relay: RelayConfig
+    public let dropSensor: DropSensorConfig?
+
+    public init(setup: SlotSetup, button: InputLineConfig, relay: RelayConfig, dropSensor: DropSensorConfig?) {
+        self.setup = setup
+        self.button = button
+        self.relay = relay
+        self.dropSensor = dropSensor
+    }
+}
+
+public enum ButtonAction: String, Sendable, CaseIterable {
+    case coinReturn = "coin-return"
+    case serviceMode = "service-mode"
+    /// The door switch: an open door puts the machine in service mode.
+    case door
+}
+
+public struct ButtonConfig: Sendable {
+    public let action: ButtonAction
+    public let line: InputLineConfig
+
+    public init(action: ButtonAction, line: InputLineConfig) {
+        self.action = action
+        self.line = line
+    }
+}
