@@ -247,7 +247,7 @@ final class ControlServer: Sendable {
                 guard newline <= ControlProtocol.maximumRequestBytes else { return refuseLongLine(client) }
                 let line = String(decoding: client.input[..<newline], as: UTF8.self)
                 client.input.removeSubrange(...newline)
-                switch ControlServer.decode(line) {
+                switch ControlRequest.decode(line: line) {
                 case .failure(let error):
                     reply(.failure(error), to: client)
                 case .success(let request) where request.command == .watch:
@@ -348,31 +348,6 @@ final class ControlServer: Sendable {
                 _ = server.watchOutput.withLock { $0.removeValue(forKey: descriptor) }
             }
             client.socket.shutDown()
-        }
-    }
-
-    /// A line that is not a valid request gets an error naming what is wrong; the connection and
-    /// the machine carry on.
-    static func decode(_ line: String) -> Result<ControlRequest, ControlError> {
-        let data = Data(line.utf8)
-        struct VersionOnly: Decodable { let v: Int }
-        if let version = try? JSONDecoder().decode(VersionOnly.self, from: data), version.v != ControlProtocol.version {
-            return .failure(ControlError(.unsupportedVersion,
-                                         "protocol version \(version.v) is not supported; this vendd speaks version \(ControlProtocol.version)"))
-        }
-        do {
-            return .success(try JSONDecoder().decode(ControlRequest.self, from: data))
-        } catch let DecodingError.dataCorrupted(context) {
-            return .failure(ControlError(.badRequest, context.codingPath.isEmpty
-                ? #"not a JSON request line (expected {"v":1,"op":"status"} and the like)"#
-                : context.debugDescription))
-        } catch let DecodingError.keyNotFound(key, _) {
-            return .failure(ControlError(.badRequest, "missing '\(key.stringValue)'"))
-        } catch let DecodingError.typeMismatch(_, context) {
-            let key = context.codingPath.map(\.stringValue).joined(separator: ".")
-            return .failure(ControlError(.badRequest, "'\(key)' has the wrong type"))
-        } catch {
-            return .failure(ControlError(.badRequest, "not a JSON request line: \(error)"))
         }
     }
 }
