@@ -97,6 +97,13 @@ let package = Package(
         // `cctalk-sim --socket PATH`: the simulator driven from stdin, for the HIL harness.
         .executableTarget(name: "cctalk-sim", dependencies: ["CcTalk", "CcTalkSimulator", "VendPOSIX"], path: "Tests/cctalk-sim"),
         .testTarget(name: "VendReportsTests", dependencies: ["VendReports"]),
+        // libFuzzer harnesses (docs/fuzzing.md): a normal build replays the files it is given;
+        // scripts/fuzz builds them with -DFUZZING and the fuzzer and address sanitizers.
+        .systemLibrary(name: "CLibFuzzer", path: "Tests/Fuzz/CLibFuzzer"),
+        .target(name: "FuzzSupport", dependencies: ["CLibFuzzer"], path: "Tests/Fuzz/FuzzSupport"),
+        .executableTarget(name: "fuzz-config", dependencies: ["FuzzSupport", "VendConfig"], path: "Tests/Fuzz/fuzz-config"),
+        .executableTarget(name: "fuzz-cctalk", dependencies: ["FuzzSupport", "CcTalk"], path: "Tests/Fuzz/fuzz-cctalk"),
+        .executableTarget(name: "fuzz-control", dependencies: ["FuzzSupport", "VendControl"], path: "Tests/Fuzz/fuzz-control"),
         .testTarget(name: "VendDaemonTests", dependencies: [
             "VendDaemon", "VendControl", "VendConfig", "VendHardware", "VendPOSIX", "VendTime", "VendingCore", "VenddTestSupport",
             .product(name: "Logging", package: "swift-log"),
