@@ -23,9 +23,10 @@ public enum Payload {
         return mask
     }
 
-    /// Positions whose bit is set in an inhibit mask.
+    /// Positions whose bit is set in an inhibit mask. An empty mask (a short reply) has none:
+    /// a closed range `1...0` would trap (found by fuzz-cctalk).
     public static func enabledPositions(_ mask: [UInt8]) -> [Int] {
-        (1...(mask.count * 8)).filter { mask[($0 - 1) / 8] & (1 << UInt8(($0 - 1) % 8)) != 0 }
+        (0..<(mask.count * 8)).filter { mask[$0 / 8] & (1 << UInt8($0 % 8)) != 0 }.map { $0 + 1 }
     }
 
     /// `request polling priority`: `[units][value]` → the longest safe interval in milliseconds;
