@@ -68,15 +68,6 @@ public final class Dispenser: Sendable {
         return nil
     }
 
-    /// For tests and tools: the whole vend, awaited.
-    public func dispense(_ slot: SlotID) async -> VendOutcome {
-        await withCheckedContinuation { continuation in
-            if let outcome = start(slot, completion: { continuation.resume(returning: $0) }) {
-                continuation.resume(returning: outcome)
-            }
-        }
-    }
-
     /// A drop sensor line became active at `instant` (now if not given): it confirms the vend
     /// whose window was open on it then, however late the event is handled.
     public func dropSensed(on line: LineReference, at instant: ContinuousClock.Instant? = nil) {

@@ -61,9 +61,6 @@ public final class ManualTimekeeper: Timekeeper {
         state.withLock { $0.now = max($0.now, target) }
     }
 
-    /// Runs what is due now without moving time.
-    public func runDue() { advance(by: .zero) }
-
     private func takeNextDue(by target: ContinuousClock.Instant) -> Scheduled? {
         state.withLock { state in
             // Earliest deadline first; among equals, the first scheduled.
