@@ -304,18 +304,14 @@ final class ControlServer: Sendable {
         }
 
         mutating func flushAll() {
-            for client in Array(clients.values) where !client.output.isEmpty {
+            for client in Array(clients.values) {
                 do {
-                    let sent = try client.socket.sendAvailable(client.output[...])
-                    client.output.removeFirst(sent)
+                    if !client.output.isEmpty { client.output.removeFirst(try client.socket.sendAvailable(client.output[...])) }
                 } catch {
                     hangUp(client.socket.descriptor)
                     continue
                 }
-                if client.output.isEmpty, client.closing { hangUp(client.socket.descriptor) }
-            }
-            for client in Array(clients.values) where client.closing && client.output.isEmpty {
-                hangUp(client.socket.descriptor)
+                if client.closing, client.output.isEmpty { hangUp(client.socket.descriptor) }
             }
         }
 
