@@ -1,7 +1,7 @@
-import Foundation
+import FoundationEssentials
 import VendSettings
 import VendingCore
-import Yams
+import VendYAML
 
 /// Reads and validates the technician's file. Every problem is collected and reported together,
 /// each with its line, column and key; a `VenddConfig` exists only for a file without problems.
@@ -25,10 +25,7 @@ public enum ConfigLoader {
         let sink = DiagnosticSink(file: file)
         let root: Node?
         do {
-            // The basic resolver tags every scalar a string: the validator types values itself
-            // (with positions), and the default resolver's regular expressions would pull ICU's
-            // data into the daemon's memory for nothing.
-            root = try Yams.compose(yaml: text, .basic)
+            root = try YAMLDocument.compose(text)
         } catch {
             sink.reportSyntax(error)
             throw ConfigError(file: file, diagnostics: sink.diagnostics)
@@ -49,51 +46,19 @@ public enum ConfigLoader {
 }
 
 extension DiagnosticSink {
-    /// Where `key` appears again after its first occurrence at `first`: later on the same line (a
-    /// flow mapping) or at the same column on a later line (a block mapping). Nil if not found.
-    static func repeatedKey(_ key: String, after first: (line: Int, column: Int), in text: String) -> (line: Int, column: Int)? {
-        let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
-        guard first.line >= 1, first.line <= lines.count else { return nil }
-        let column = first.column - 1
-        for number in first.line...lines.count {
-            let line = Array(lines[number - 1])
-            let from = number == first.line ? column + key.count : 0
-            var index = from
-            while index + key.count <= line.count {
-                let startsKey = String(line[index..<(index + key.count)]) == key
-                let before = index == 0 ? " " : line[index - 1]
-                let rest = line[(index + key.count)...].drop { $0 == " " }
-                let atColumn = number == first.line || index == column
-                if startsKey, atColumn, before == " " || before == "{" || before == ",", rest.first == ":" {
-                    return (number, index + 1)
-                }
-                index += 1
-            }
+    /// YAML syntax errors in the technician's words, at the place the parser stopped.
+    func reportSyntax(_ error: YAMLError) {
+        let (message, mark): (String, Mark) = switch error {
+        case .syntax(let problem, let mark):
+            ("YAML syntax: \(problem) (check the indentation and the ':' after each key; use spaces, not tabs)", mark)
+        case .undefinedAlias(let name, let mark):
+            ("'*\(name)' refers to no anchor; define '&\(name)' before it", mark)
+        case .duplicateKey(let key, let first, let second):
+            ("'\(key)' appears twice in the same mapping (first at line \(first.line)); keep one", second)
+        case .severalDocuments(let mark):
+            ("a second YAML document ('---') starts here; keep the whole configuration in one", mark)
         }
-        return nil
-    }
-
-    /// YAML syntax errors, reworded: Yams's own text repeats the whole document.
-    func reportSyntax(_ error: any Error) {
-        guard let yamlError = error as? YamlError else {
-            report("cannot be read as YAML: \(error)", at: nil as Mark?, path: .root)
-            return
-        }
-        switch yamlError {
-        case .scanner(_, let problem, let mark, _), .parser(_, let problem, let mark, _), .composer(_, let problem, let mark, _):
-            report("YAML syntax: \(problem) (check the indentation and the ':' after each key; use spaces, not tabs)",
-                   at: mark, path: .root)
-        case .duplicatedKeysInMapping(let duplicates, let context):
-            // Yams marks the first occurrence; the technician's mistake is the later one.
-            let first = context.mark
-            let second = duplicates.first.flatMap { Self.repeatedKey($0, after: (first.line, first.column), in: context.text) }
-            report("\(listing(duplicates, conjunction: "and")) appear\(duplicates.count == 1 ? "s" : "") twice in the same mapping (first at line \(first.line)); keep one",
-                   at: SourceLocation(file: file, line: second?.line ?? first.line, column: second?.column ?? first.column), path: "")
-        case .reader(let problem, _, _, _):
-            report("the file is not valid UTF-8 text: \(problem)", at: nil as Mark?, path: .root)
-        default:
-            report("cannot be read as YAML: \(yamlError)", at: nil as Mark?, path: .root)
-        }
+        report(message, at: SourceLocation(file: file, line: mark.line, column: mark.column), path: "")
     }
 }
 

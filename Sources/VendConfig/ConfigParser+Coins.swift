@@ -1,6 +1,6 @@
 import VendSettings
 import VendingCore
-import Yams
+import VendYAML
 
 extension ConfigParser {
     static let baudRates = [1_200, 2_400, 4_800, 9_600, 19_200, 38_400, 57_600, 115_200]
@@ -69,7 +69,7 @@ extension ConfigParser {
             let enabled = section.bool("enabled", default: true)
             section.finish()
             if let channel, let first = seen[channel] {
-                sink.report("channel \(channel) is already mapped at line \(first.mark?.line ?? 0); map each channel once",
+                sink.report("channel \(channel) is already mapped at line \(first.mark.line); map each channel once",
                             at: section.value("channel"), path: section.path.key("channel"))
                 continue
             }

@@ -1,5 +1,5 @@
-import Foundation
-import Yams
+import Glibc
+import VendYAML
 
 extension ConfigParser {
     /// `display:`: language, the kiosk's listener (or `kiosk: off`), an optional LCD.
@@ -81,8 +81,8 @@ extension ConfigParser {
             return nil
         }
         if text.hasPrefix("/") { return text }
-        let directory = (sink.file as NSString).deletingLastPathComponent
-        return ((directory.isEmpty ? "." : directory) as NSString).appendingPathComponent(text)
+        let directory = sink.file.lastIndex(of: "/").map { String(sink.file[..<$0]) } ?? "."
+        return directory + "/" + text
     }
 
     /// A product's `short_name`: printable ASCII (the HD44780's ROM has no Hangul), at most 40.

@@ -1,5 +1,5 @@
 import VendingCore
-import Yams
+import VendYAML
 
 /// What was read of the machine section; other sections need its parts (the currency above all)
 /// even when some other machine key is wrong.

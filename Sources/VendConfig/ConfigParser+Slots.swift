@@ -1,6 +1,6 @@
 import VendSettings
 import VendingCore
-import Yams
+import VendYAML
 
 extension ConfigParser {
     func parseGPIO(_ section: MappingReader) -> GPIOSettings? {
@@ -41,7 +41,7 @@ extension ConfigParser {
             let shortName: String?? = section.string("short_name", required: false).map { self.shortName($0, in: section) }
             section.finish()
             if let id, let first = seen[id] {
-                sink.report("product '\(id)' is already defined at line \(first.mark?.line ?? 0); product ids must be unique",
+                sink.report("product '\(id)' is already defined at line \(first.mark.line); product ids must be unique",
                             at: section.value("id"), path: section.path.key("id"))
                 continue
             }
@@ -82,7 +82,7 @@ extension ConfigParser {
             section.finish()
 
             if let id, let first = seen[id] {
-                sink.report("slot '\(id)' is already defined at line \(first.mark?.line ?? 0); slot ids must be unique",
+                sink.report("slot '\(id)' is already defined at line \(first.mark.line); slot ids must be unique",
                             at: section.value("id"), path: section.path.key("id"))
                 continue
             }
@@ -129,7 +129,7 @@ extension ConfigParser {
             let action: ButtonAction? = section.choice("action", default: nil)
             let line = inputLine(section, gpio: gpio, purpose: action.map { .action($0) })
             if let action, let first = seen[action] {
-                sink.report("the \(action.rawValue) button is already defined at line \(first.mark?.line ?? 0); define each action once",
+                sink.report("the \(action.rawValue) button is already defined at line \(first.mark.line); define each action once",
                             at: section.value("action"), path: section.path.key("action"))
                 continue
             }

@@ -1,6 +1,6 @@
 import VendSettings
 import VendingCore
-import Yams
+import VendYAML
 
 /// Collects diagnostics while the file is read, so that every problem is reported in one run.
 final class DiagnosticSink {
@@ -13,6 +13,7 @@ final class DiagnosticSink {
         report(message, at: node?.mark, path: path)
     }
 
+
     func report(_ message: String, at mark: Mark?, path: ConfigPath) {
         let location = SourceLocation(file: file, line: mark?.line ?? 1, column: mark?.column ?? 1)
         diagnostics.append(ConfigDiagnostic(location: location, path: path.description, message: message))
@@ -23,7 +24,7 @@ final class DiagnosticSink {
     }
 
     func location(of node: Node) -> SourceLocation {
-        SourceLocation(file: file, line: node.mark?.line ?? 1, column: node.mark?.column ?? 1)
+        SourceLocation(file: file, line: node.mark.line, column: node.mark.column)
     }
 }
 
@@ -229,11 +230,10 @@ extension Node {
     }
 
     var kindDescription: String {
-        switch self {
+        switch content {
         case .scalar(let scalar): "the value '\(scalar.string)'"
         case .mapping: "a mapping"
         case .sequence: "a list"
-        case .alias: "an alias"
         }
     }
 }

@@ -43,7 +43,7 @@ ensure_packages() {
 # (run-simulation, test, install, build-deb, hil/run.sh, fetch-libgpiod-v2) calls
 # ensure_build_dependencies, so a new C dependency is added here and nowhere else.
 build_dependencies() {
-    printf '%s\n' pkg-config libgpiod-dev libserialport-dev
+    printf '%s\n' pkg-config libgpiod-dev libserialport-dev libyaml-dev
 }
 
 # ensure_build_dependencies [EXTRA_PACKAGE...]: installs what is missing of the list above (and
