@@ -221,16 +221,19 @@ run_scenarios() {
 }
 
 # The benchmark: button edge -> relay active, for gpio-mirror (libgpiod directly) then vendd.
+# Both with the same gap between presses (vendd's relay pulses 50 ms, so 100 ms): under TCG an
+# idle guest CPU takes milliseconds to wake, so a baseline pressed every 2 ms while vendd waits
+# 100 ms would measure a hot CPU against a cold one (gpio-mirror: 0.5 ms at 2 ms, 4.9 ms at 100 ms).
 run_bench() {
     make_chip
     SCENARIO=bench
     gpio-mirror "/dev/$(cat "$CFS/bank0/chip_name")" 0 1 &
     mirror=$!
     sleep 1
-    echo "BENCH gpio-mirror: $(hiltool latency "$(pull 0)" "$(value 1)" "${HIL_PRESSES:-500}" 2)"
+    echo "BENCH gpio-mirror: $(hiltool latency "$(pull 0)" "$(value 1)" "${HIL_PRESSES:-500}" "${HIL_GAP_MS:-100}")"
     kill "$mirror"; wait "$mirror" 2>/dev/null
     start_vendd bench /etc/vendd/bench.yaml || { fail "vendd did not start"; return; }
-    echo "BENCH vendd: $(hiltool latency "$(pull 0)" "$(value 1)" "${HIL_PRESSES:-500}" 100)"
+    echo "BENCH vendd: $(hiltool latency "$(pull 0)" "$(value 1)" "${HIL_PRESSES:-500}" "${HIL_GAP_MS:-100}")"
     echo "BENCH vendd books: sold $(books itemsSold), failed $(books failedVends)"
     stop_vendd
     echo "HIL done"
