@@ -76,7 +76,7 @@ let package = Package(
         ]),
         // What the customer sees, without I/O of its own: the machine as followed over the control
         // socket, the words for it (ko/en), the character LCD's frames and its HD44780/PCF8574 bytes.
-        .target(name: "VendDisplay", dependencies: ["VendControl", "VendConfig", "VendingCore", "VendReports"]),
+        .target(name: "VendDisplay", dependencies: ["VendControl", "VendConfig", "VendingCore", "VendReports", "VendPOSIX"]),
         // The kiosk page and its server-sent events, served by Hummingbird on loopback by default.
         .target(name: "VendKiosk", dependencies: [
             "VendDisplay", "VendControl", "VendConfig",
@@ -84,7 +84,7 @@ let package = Package(
         ]),
         // The display process: follows vendd over the control socket; never touches money.
         .executableTarget(name: "vendd-display", dependencies: [
-            "VendDisplay", "VendKiosk", "VendConfig", "VendControl",
+            "VendDisplay", "VendKiosk", "VendConfig", "VendControl", "VendPOSIX",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         .testTarget(name: "VendDisplayTests", dependencies: ["VendDisplay", "VendConfig", "VendControl", "VenddTestSupport"]),

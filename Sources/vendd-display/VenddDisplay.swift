@@ -4,6 +4,7 @@ import Glibc
 import ArgumentParser
 import VendConfig
 import VendControl
+import VendPOSIX
 import VendDisplay
 import VendKiosk
 
@@ -70,14 +71,5 @@ struct VenddDisplay: AsyncParsableCommand {
 
 /// One line on stderr (the journal under systemd), in one write so threads do not interleave.
 func say(_ line: String) {
-    var text = "vendd-display: \(line)\n"
-    text.withUTF8 { bytes in
-        var offset = 0
-        while offset < bytes.count {
-            let written = write(STDERR_FILENO, bytes.baseAddress! + offset, bytes.count - offset)
-            if written < 0 && errno == EINTR { continue }
-            guard written > 0 else { return }
-            offset += written
-        }
-    }
+    StandardError.write("vendd-display: \(line)\n")
 }

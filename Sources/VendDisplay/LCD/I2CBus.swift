@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import VendPOSIX
 
 /// One device on an I2C bus: the PCF8574 backpack takes each written byte as its 8 output pins.
 public protocol I2CDevice: Sendable {
@@ -30,7 +31,7 @@ public enum I2CError: Error, Equatable, CustomStringConvertible {
         case .notAnI2CBus(let path):
             "\(path) is not an I2C bus (the i2c-dev ioctl was refused)"
         case .failed(let path, let operation, let errno):
-            "\(operation) on \(path) failed: \(String(cString: strerror(errno)))"
+            "\(operation) on \(path) failed: \(SystemError.text(errno))"
         }
     }
 
