@@ -8,6 +8,7 @@ let package = Package(
         .executable(name: "vendd", targets: ["vendd"]),
         .executable(name: "vendctl", targets: ["vendctl"]),
         .executable(name: "vendd-display", targets: ["vendd-display"]),
+        .executable(name: "vendfleet", targets: ["vendfleet"]),
     ],
     dependencies: [
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
@@ -55,9 +56,17 @@ let package = Package(
         .target(name: "VendReports"),
         // The control socket's protocol, shared by the daemon and vendctl: versioned JSON lines.
         .target(name: "VendControl", dependencies: ["VendPOSIX"]),
+        // libmosquitto as installed (Debian libmosquitto-dev), and one small MQTT 5 API over it.
+        .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
+        .target(name: "CMosquittoShim", dependencies: ["CMosquitto"]),
+        // An MQTT client: libmosquitto's network thread, its reports handed to one closure.
+        .target(name: "VendMQTT", dependencies: ["CMosquittoShim"]),
+        // The fleet's messages and topic tree, shared by vendd and vendfleet. Pure.
+        .target(name: "VendTelemetry"),
         // The shell: config → drivers → core, persistence, control socket, systemd, journald, signals.
         .target(name: "VendDaemon", dependencies: [
             "VendingCore", "VendConfig", "VendSettings", "VendHardware", "VendGPIO", "VendStore", "VendControl", "VendPOSIX", "VendTime",
+            "VendMQTT", "VendTelemetry",
             .product(name: "Logging", package: "swift-log"),
         ]),
         // The daemon's executable: argument parsing and wiring only.
@@ -81,6 +90,11 @@ let package = Package(
         // The display process: follows vendd over the control socket; never touches money.
         .executableTarget(name: "vendd-display", dependencies: [
             "VendDisplay", "VendKiosk", "VendConfig", "VendControl",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ]),
+        // The fleet console: subscribes to the broker and prints every machine.
+        .executableTarget(name: "vendfleet", dependencies: [
+            "VendMQTT", "VendTelemetry", "VendConfig", "VendText",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         .testTarget(name: "VendDisplayTests", dependencies: ["VendDisplay", "VendConfig", "VendControl", "VenddTestSupport"]),
@@ -109,7 +123,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
         // The real vendd and vendctl binaries, driven as a technician would.
-        .testTarget(name: "VenddProcessTests", dependencies: ["VendControl", "VendPOSIX", "VendingCore", "VenddTestSupport", "CcTalkSimulator"]),
+        .testTarget(name: "VenddProcessTests", dependencies: ["VendControl", "VendPOSIX", "VendingCore", "VenddTestSupport", "CcTalkSimulator", "VendTelemetry"]),
     ],
     swiftLanguageModes: [.v6]
 )
