@@ -271,28 +271,28 @@ import VendConfig
             "test.yaml:44:8: display.lcd: missing required key 'bus'",
         ]),
         Case(name: "mqtt: plaintext without allow_plaintext", edits: [("    - { channel: 2, value: 500 }\n", "    - { channel: 2, value: 500 }\nmqtt:\n  broker: mqtt://fleet.example.com\n  machine_id: m1\n")], expected: [
-            "test.yaml:45:11: mqtt.broker: 'mqtt://fleet.example.com' sends credentials and sales in the clear; use mqtts://, or add allow_plaintext: true for a broker on a trusted network",
+            "test.yaml:44:11: mqtt.broker: 'mqtt://fleet.example.com' sends credentials and sales in the clear; use mqtts://, or add allow_plaintext: true for a broker on a trusted network",
         ]),
         Case(name: "mqtt: not a broker URL", edits: [("    - { channel: 2, value: 500 }\n", "    - { channel: 2, value: 500 }\nmqtt:\n  broker: https://fleet.example.com\n  machine_id: m1\n  ca_file: /etc/vendd/ca.pem\n")], expected: [
-            "test.yaml:45:11: mqtt.broker: 'https://fleet.example.com' is not a broker URL; write mqtts://host:8883 (or mqtt://host:1883 with allow_plaintext: true)",
+            "test.yaml:44:11: mqtt.broker: 'https://fleet.example.com' is not a broker URL; write mqtts://host:8883 (or mqtt://host:1883 with allow_plaintext: true)",
         ]),
         Case(name: "mqtt: TLS without a CA", edits: [("    - { channel: 2, value: 500 }\n", "    - { channel: 2, value: 500 }\nmqtt:\n  broker: mqtts://fleet.example.com\n  machine_id: m1\n")], expected: [
-            "test.yaml:45:11: mqtt.ca_file: mqtts needs the CA that signed the broker's certificate: add ca_file",
+            "test.yaml:44:11: mqtt.ca_file: mqtts needs the CA that signed the broker's certificate: add ca_file",
         ]),
         Case(name: "mqtt: machine id with a slash", edits: [("    - { channel: 2, value: 500 }\n", "    - { channel: 2, value: 500 }\nmqtt:\n  broker: mqtts://fleet.example.com:8883\n  ca_file: /etc/vendd/ca.pem\n  machine_id: site/m1\n")], expected: [
-            "test.yaml:47:15: mqtt.machine_id: 'site/m1' is not a machine id (letters, digits, '-', '_' and '.'; it is one topic level)",
+            "test.yaml:46:15: mqtt.machine_id: 'site/m1' is not a machine id (letters, digits, '-', '_' and '.'; it is one topic level)",
         ]),
         Case(name: "mqtt: credentials readable by others", edits: [("    - { channel: 2, value: 500 }\n", "    - { channel: 2, value: 500 }\nmqtt:\n  broker: mqtts://fleet.example.com\n  ca_file: /etc/vendd/ca.pem\n  machine_id: m1\n  credentials_file: /etc/passwd\n")], expected: [
-            "test.yaml:48:21: mqtt.credentials_file: '/etc/passwd' is readable by others (mode 644): it holds the broker password; chmod 600 /etc/passwd and chown it to the user vendd runs as",
+            "test.yaml:47:21: mqtt.credentials_file: '/etc/passwd' is readable by others (mode 644): it holds the broker password; chmod 600 /etc/passwd and chown it to the user vendd runs as",
         ]),
         Case(name: "mqtt: credentials file missing", edits: [("    - { channel: 2, value: 500 }\n", "    - { channel: 2, value: 500 }\nmqtt:\n  broker: mqtts://fleet.example.com\n  ca_file: /etc/vendd/ca.pem\n  machine_id: m1\n  credentials_file: /nonexistent/m1\n")], expected: [
-            "test.yaml:48:21: mqtt.credentials_file: '/nonexistent/m1' cannot be read: No such file or directory",
+            "test.yaml:47:21: mqtt.credentials_file: '/nonexistent/m1' cannot be read: No such file or directory",
         ]),
         Case(name: "mqtt: misspelt command", edits: [("    - { channel: 2, value: 500 }\n", "    - { channel: 2, value: 500 }\nmqtt:\n  broker: mqtts://fleet.example.com\n  ca_file: /etc/vendd/ca.pem\n  machine_id: m1\n  commands: [report, prise]\n")], expected: [
-            "test.yaml:48:22: mqtt.commands[#2]: 'prise' is not one of 'price', 'service' or 'report'; did you mean 'price'?",
+            "test.yaml:47:22: mqtt.commands[#2]: 'prise' is not one of 'price', 'service' or 'report'; did you mean 'price'?",
         ]),
         Case(name: "mqtt: outbox kept too long", edits: [("    - { channel: 2, value: 500 }\n", "    - { channel: 2, value: 500 }\nmqtt:\n  broker: mqtts://fleet.example.com\n  ca_file: /etc/vendd/ca.pem\n  machine_id: m1\n  outbox_days: 400\n")], expected: [
-            "test.yaml:48:16: mqtt.outbox_days: 400 is out of range (allowed: 1 to 366)",
+            "test.yaml:47:16: mqtt.outbox_days: 400 is out of range (allowed: 1 to 366)",
         ]),
         Case(name: "control: customer group same as technicians", edits: [("    - { channel: 2, value: 500 }\n", "    - { channel: 2, value: 500 }\ncontrol:\n  group: staff\n  customer_group: staff\n")], expected: [
             "test.yaml:45:19: control.customer_group: the customer group must differ from the technician group 'staff': its members may only select and return coins",

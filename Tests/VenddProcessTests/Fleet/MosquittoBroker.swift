@@ -12,7 +12,7 @@ final class MosquittoBroker: @unchecked Sendable {
 
     let directory: String
     let port: Int
-    private(set) var process: Process?
+    private(set) var process: ChildProcess?
     private var runs = 0
 
     var caFile: String { directory + "/ca.pem" }
@@ -70,14 +70,8 @@ final class MosquittoBroker: @unchecked Sendable {
 
     func start() throws {
         runs += 1
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: try Self.tool("mosquitto"))
-        process.arguments = ["-c", directory + "/mosquitto.conf"]
         let log = directory + "/broker-\(runs).log"
-        _ = FileManager.default.createFile(atPath: log, contents: nil)
-        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
-        process.standardOutput = process.standardError
-        try process.run()
+        let process = try ChildProcess(try Self.tool("mosquitto"), ["-c", directory + "/mosquitto.conf"], output: log, errors: log)
         self.process = process
         let deadline = Date().addingTimeInterval(10)
         while !Self.accepts(port) {
@@ -89,10 +83,8 @@ final class MosquittoBroker: @unchecked Sendable {
     /// SIGTERM: mosquitto saves its persistent sessions (what the subscriber has not received yet)
     /// and exits, as a broker restarted by its operator does.
     func stop() {
-        guard let process, process.isRunning else { return }
-        process.terminate()
-        process.waitUntilExit()
-        self.process = nil
+        process?.stop()
+        process = nil
     }
 
     var log: String {
@@ -182,17 +174,14 @@ final class MosquittoBroker: @unchecked Sendable {
 /// published while it is away — a broker restart — still reaches it), writing `topic payload`
 /// lines to a file.
 final class FleetSubscriber: @unchecked Sendable {
-    private let process = Process()
+    private let process: ChildProcess
     let outputPath: String
 
     init(broker: MosquittoBroker, topic: String, clientID: String, user: String = MosquittoBroker.fleetUser) throws {
         outputPath = broker.directory + "/\(clientID).out"
-        _ = FileManager.default.createFile(atPath: outputPath, contents: nil)
-        process.executableURL = URL(fileURLWithPath: try MosquittoBroker.tool("mosquitto_sub"))
-        process.arguments = broker.clientArguments(user) + ["-c", "-i", clientID, "-q", "1", "-t", topic, "-F", "%t %p"]
-        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: outputPath))
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        process = try ChildProcess(try MosquittoBroker.tool("mosquitto_sub"),
+                                   broker.clientArguments(user) + ["-c", "-i", clientID, "-q", "1", "-t", topic, "-F", "%t %p"],
+                                   output: outputPath, errors: "/dev/null")
     }
 
     /// Every `topic payload` line received so far.
@@ -205,9 +194,6 @@ final class FleetSubscriber: @unchecked Sendable {
     }
 
     func stop() {
-        if process.isRunning {
-            process.terminate()
-            process.waitUntilExit()
-        }
+        process.stop()
     }
 }
