@@ -39,6 +39,7 @@ import VenddTestSupport
                 schema = "event"
                 seen.insert(String(levels[3]))
             case "state", "stock", "cash": schema = String(levels[2])
+            case "cmd": schema = "command"
             case "reply":
                 #expect(try DocumentedSchemas().violations(of: "status", in: payload) == [], "\(topic)")
                 seen.insert("reply")
@@ -51,7 +52,7 @@ import VenddTestSupport
             #expect(try schemas.violations(of: schema, in: payload) == [], "\(topic): \(payload)")
         }
         for expected in ["coin-credited", "credit-changed", "vend-started", "vend-ended", "stock-changed", "price-changed",
-                         "service-mode", "state", "stock", "cash", "reply"] {
+                         "service-mode", "state", "stock", "cash", "command", "reply"] {
             #expect(seen.contains(expected), "nothing was published for \(expected): \(seen.sorted())")
         }
         #expect(everything.lines.last { $0.topic == "vendd/m1/state" }?.payload.contains(#""online":false"#) == true,
