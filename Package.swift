@@ -119,6 +119,7 @@ let package = Package(
         .executableTarget(name: "fuzz-cctalk", dependencies: ["FuzzSupport", "CcTalk"], path: "Tests/Fuzz/fuzz-cctalk"),
         .executableTarget(name: "fuzz-control", dependencies: ["FuzzSupport", "VendControl"], path: "Tests/Fuzz/fuzz-control"),
         .testTarget(name: "VendDaemonTests", dependencies: [
+            "VendTelemetry", "VendStore",
             "VendDaemon", "VendControl", "VendConfig", "VendHardware", "VendPOSIX", "VendTime", "VendingCore", "VenddTestSupport",
             .product(name: "Logging", package: "swift-log"),
         ]),

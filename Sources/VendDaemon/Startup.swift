@@ -48,7 +48,8 @@ struct Startup {
         }
 
         let outbox = config.mqtt.map {
-            Outbox(machine: $0.machineID, currency: config.machine.currency, keepDays: $0.outboxDays, logger: logger)
+            Outbox(machine: $0.machineID, currency: config.machine.currency, keepDays: $0.outboxDays,
+                   keepsEvents: $0.publish.contains(.events), logger: logger)
         }
         let machine: Machine
         switch restore(from: store, config: config, outbox: outbox, now: timekeeper.wallClockMilliseconds, logger: logger) {

@@ -140,19 +140,14 @@ final class FleetLink: Sendable {
 
     private func publishPending(_ client: MQTTClient) {
         guard link.withLock({ $0.connected }) else { return }
-        if settings.publish.contains(.events) {
-            for event in outbox.takeUnsent() {
-                do {
-                    let messageID = try client.publish(topics.event(settings.machineID, event.type), Self.json(event))
-                    outbox.published(event.id, messageID: messageID)
-                } catch {
-                    outbox.unsent(event.id)
-                    break
-                }
+        for event in outbox.takeUnsent() {
+            do {
+                let messageID = try client.publish(topics.event(settings.machineID, event.type), Self.json(event))
+                outbox.published(event.id, messageID: messageID)
+            } catch {
+                outbox.unsent(event.id)
+                break
             }
-        } else {
-            // Not published: acknowledged at once so that the outbox does not grow for nothing.
-            for event in outbox.takeUnsent() { outbox.published(event.id, messageID: -1); outbox.acknowledged(messageID: -1) }
         }
         publishRetained(client)
     }

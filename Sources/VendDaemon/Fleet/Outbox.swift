@@ -15,6 +15,8 @@ final class Outbox: Sendable {
     let machine: String
     let currency: Currency
     let keepDays: Int
+    /// False when `publish:` leaves out `events`: nothing is kept, only the retained topics go.
+    let keepsEvents: Bool
     private let logger: Logger
     private let state = Mutex(State())
 
@@ -29,16 +31,18 @@ final class Outbox: Sendable {
         var connected = false
     }
 
-    init(machine: String, currency: Currency, keepDays: Int, logger: Logger) {
+    init(machine: String, currency: Currency, keepDays: Int, keepsEvents: Bool = true, logger: Logger) {
         self.machine = machine
         self.currency = currency
         self.keepDays = keepDays
+        self.keepsEvents = keepsEvents
         self.logger = logger
     }
 
     /// The telemetry of an input's effects, each with its id: journal them with the input.
     func events(from effects: [Effect], at: Instant) -> [TelemetryEvent] {
-        effects.events.compactMap { TelemetryEvent($0, machine: machine, currency: currency, at: at) }
+        guard keepsEvents else { return [] }
+        return effects.events.compactMap { TelemetryEvent($0, machine: machine, currency: currency, at: at) }
     }
 
     func fault(_ reason: String, at: Instant) -> TelemetryEvent {
@@ -51,7 +55,7 @@ final class Outbox: Sendable {
     /// Called once the events are durable (or, for what physically happened during a storage
     /// fault, applied): the publisher is woken, nothing waits for it.
     func add(_ events: [TelemetryEvent]) {
-        guard !events.isEmpty else { return }
+        guard keepsEvents, !events.isEmpty else { return }
         let wake = state.withLock { state in
             state.pending += events
             return state.wake
