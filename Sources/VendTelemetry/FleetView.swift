@@ -7,7 +7,8 @@ public struct FleetView: Sendable {
         public var state: MachineStateMessage?
         public var stock: StockMessage?
         public var cash: CashMessage?
-        /// When anything was last heard from it, in milliseconds since the Unix epoch.
+        /// When it last published anything, by its own clock, in milliseconds since the Unix
+        /// epoch (a retained message only says when its content last changed).
         public var lastSeen: Int64 = 0
         /// The last fault event, if any.
         public var lastFault: String?
@@ -31,7 +32,7 @@ public struct FleetView: Sendable {
 
     /// Takes one message; false when the topic or payload is not one of the fleet's.
     @discardableResult
-    public mutating func take(topic: String, payload: [UInt8], receivedAt now: Int64) -> Bool {
+    public mutating func take(topic: String, payload: [UInt8]) -> Bool {
         let levels = topic.split(separator: "/", omittingEmptySubsequences: false)
         let prefixLevels = topics.prefix.split(separator: "/").count
         guard levels.count > prefixLevels + 1, levels.prefix(prefixLevels).joined(separator: "/") == topics.prefix else { return false }
@@ -41,15 +42,17 @@ public struct FleetView: Sendable {
         let decoder = JSONDecoder()
         let data = Data(payload)
         switch kind {
-        case "state": machine.state = try? decoder.decode(MachineStateMessage.self, from: data)
+        case "state":
+            machine.state = try? decoder.decode(MachineStateMessage.self, from: data)
+            machine.lastSeen = max(machine.lastSeen, machine.state?.at ?? 0)
         case "stock": machine.stock = try? decoder.decode(StockMessage.self, from: data)
         case "cash": machine.cash = try? decoder.decode(CashMessage.self, from: data)
         case "events":
             guard let event = try? decoder.decode(TelemetryEvent.self, from: data) else { return false }
             if event.type == .fault { machine.lastFault = event.reason }
+            machine.lastSeen = max(machine.lastSeen, event.at)
         default: return false
         }
-        machine.lastSeen = now
         machines[id] = machine
         return true
     }

@@ -44,8 +44,7 @@ public struct TelemetryEvent: Codable, Sendable, Hashable {
     }
 }
 
-/// Retained on `<prefix>/<machine>/state`; the last will sets `online: false`. Retained
-/// messages carry no time: a consumer notes when it last heard from the machine.
+/// Retained on `<prefix>/<machine>/state`; the last will sets `online: false`.
 public struct MachineStateMessage: Codable, Sendable, Equatable {
     public let machine: String
     public let online: Bool
@@ -54,14 +53,17 @@ public struct MachineStateMessage: Codable, Sendable, Equatable {
     public let reason: String?
     public let credit: String?
     public let currency: String?
+    /// When the machine published this, in milliseconds since the Unix epoch (absent in the will).
+    public var at: Int64?
 
-    public init(machine: String, online: Bool, state: String, reason: String?, credit: String?, currency: String?) {
+    public init(machine: String, online: Bool, state: String, reason: String?, credit: String?, currency: String?, at: Int64? = nil) {
         self.machine = machine
         self.online = online
         self.state = state
         self.reason = reason
         self.credit = credit
         self.currency = currency
+        self.at = at
     }
 }
 

@@ -46,7 +46,7 @@ struct VendFleet: ParsableCommand {
             case .connected(let refusal?):
                 problems.withLock { $0 = "the broker refused the connection: \(refusal)" }
             case .message(let message):
-                let changed = view.withLock { $0.take(topic: message.topic, payload: message.payload, receivedAt: Self.now) }
+                let changed = view.withLock { $0.take(topic: message.topic, payload: message.payload) }
                 if changed, !once { print(Self.render(view.withLock { $0 }) + "\n") }
             case .log(let text, true):
                 problems.withLock { $0 = text }
@@ -91,7 +91,7 @@ struct VendFleet: ParsableCommand {
             let fault = state?.state == "out-of-order" ? (state?.reason ?? "out of order") : (machine.lastFault ?? "")
             let alerts = machine.stockAlerts(now: now)
             table.add([
-                machine.id, state?.state ?? "?", "\(max(0, (now - machine.lastSeen) / 1000)) s ago",
+                machine.id, state?.state ?? "?", machine.lastSeen == 0 ? "-" : "\(max(0, (now - machine.lastSeen) / 1000)) s ago",
                 state?.credit.map { "\($0) \(state?.currency ?? "")" } ?? "-",
                 machine.cash.map { "\($0.coinsIn) \($0.currency)" } ?? "-",
                 alerts.isEmpty ? "-" : alerts.joined(separator: ", "), fault.isEmpty ? "-" : fault,

@@ -65,7 +65,7 @@ final class FleetLink: Sendable {
         queue.sync {
             if link.withLock({ $0.connected }) {
                 let offline = MachineStateMessage(machine: settings.machineID, online: false, state: "offline", reason: "vendd stopped",
-                                                  credit: nil, currency: nil)
+                                                  credit: nil, currency: nil, at: controller.timekeeper.wallClockMilliseconds)
                 _ = try? client.publish(topics.state(settings.machineID), Self.json(offline), retain: true)
             }
         }
@@ -95,7 +95,11 @@ final class FleetLink: Sendable {
                 return state.connected
             }
             outbox.connectionLost()
-            if wasConnected { logger.warning("MQTT: connection to \(settings.broker.url) lost (\(reason)); reconnecting; sales go on and events wait in the outbox") }
+            if wasConnected {
+                logger.warning("MQTT: connection to \(settings.broker.url) lost (\(reason)); reconnecting; sales go on and events wait in the outbox")
+            } else {
+                problem("\(settings.broker.url) cannot be reached (\(reason)); retrying; sales go on and events wait in the outbox")
+            }
         case .acknowledged(let messageID, let accepted):
             if accepted {
                 outbox.acknowledged(messageID: messageID)
@@ -155,26 +159,31 @@ final class FleetLink: Sendable {
     private func publishRetained(_ client: MQTTClient) {
         let status = controller.status()
         let machine = settings.machineID
-        var messages: [(String, [UInt8])] = []
+        // Each retained topic is sent again only when its content changes; `at` is not content.
+        var messages: [(topic: String, content: [UInt8], payload: [UInt8])] = []
         if settings.publish.contains(.state) {
-            messages.append((topics.state(machine), Self.json(MachineStateMessage(
-                machine: machine, online: true, state: status.state, reason: status.stateReason,
-                credit: status.credit, currency: status.currency))))
+            var state = MachineStateMessage(machine: machine, online: true, state: status.state, reason: status.stateReason,
+                                            credit: status.credit, currency: status.currency)
+            let content = Self.json(state)
+            state.at = controller.timekeeper.wallClockMilliseconds
+            messages.append((topics.state(machine), content, Self.json(state)))
         }
         if settings.publish.contains(.stock) {
-            messages.append((topics.stock(machine), Self.json(StockMessage(machine: machine, currency: status.currency, slots: status.slots.map {
+            let stock = Self.json(StockMessage(machine: machine, currency: status.currency, slots: status.slots.map {
                 StockMessage.Slot(slot: $0.id, product: $0.product, price: $0.price, available: $0.available, stock: $0.stock,
                                   capacity: $0.capacity, earliestExpiry: $0.earliestExpiry)
-            }))))
+            }))
+            messages.append((topics.stock(machine), stock, stock))
         }
         if settings.publish.contains(.cash) {
-            messages.append((topics.cash(machine), Self.json(CashMessage(machine: machine, currency: status.currency, coinsIn: status.books.coinsIn,
-                                                                         sales: status.books.sales, refunds: status.books.refunds))))
+            let cash = Self.json(CashMessage(machine: machine, currency: status.currency, coinsIn: status.books.coinsIn,
+                                             sales: status.books.sales, refunds: status.books.refunds))
+            messages.append((topics.cash(machine), cash, cash))
         }
-        for (topic, payload) in messages where link.withLock({ $0.retained[topic] != payload }) {
+        for (topic, content, payload) in messages where link.withLock({ $0.retained[topic] != content }) {
             do {
                 try client.publish(topic, payload, retain: true)
-                link.withLock { $0.retained[topic] = payload }
+                link.withLock { $0.retained[topic] = content }
             } catch {
                 return
             }

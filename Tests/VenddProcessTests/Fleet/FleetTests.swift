@@ -152,6 +152,7 @@ import VenddTestSupport
             "--credentials-file", try rig.broker.credentialsFile(for: MosquittoBroker.fleetUser), "--listen-seconds", "2",
         ])
         #expect(run.status == 0, "\(run.errors)")
+        print("vendfleet:\n\(run.output)")
         let lines = run.output.split(separator: "\n").map(String.init)
         for (index, machine) in MosquittoBroker.machines.enumerated() {
             let line = try #require(lines.first { $0.hasPrefix(machine + " ") }, "no line for \(machine) in:\n\(run.output)")
