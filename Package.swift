@@ -55,7 +55,7 @@ let package = Package(
         // CRC-16, dates as typed. No I/O.
         .target(name: "VendReports"),
         // The control socket's protocol, shared by the daemon and vendctl: versioned JSON lines.
-        .target(name: "VendControl", dependencies: ["VendPOSIX"]),
+        .target(name: "VendControl", dependencies: ["VendPOSIX", "VendingCore", "VendReports"]),
         // libmosquitto as installed (Debian libmosquitto-dev), and one small MQTT 5 API over it.
         .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
         .target(name: "CMosquittoShim", dependencies: ["CMosquitto"]),
@@ -66,7 +66,7 @@ let package = Package(
         // The shell: config → drivers → core, persistence, control socket, systemd, journald, signals.
         .target(name: "VendDaemon", dependencies: [
             "VendingCore", "VendConfig", "VendSettings", "VendHardware", "VendGPIO", "VendStore", "VendControl", "VendPOSIX", "VendTime",
-            "VendMQTT", "VendTelemetry",
+            "VendMQTT", "VendTelemetry", "VendReports",
             .product(name: "Logging", package: "swift-log"),
         ]),
         // The daemon's executable: argument parsing and wiring only.

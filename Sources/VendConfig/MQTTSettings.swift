@@ -51,6 +51,8 @@ public struct MQTTSettings: Sendable, Equatable {
         case price
         case service
         case report
+        /// The EVA-DTS DEX audit file, as `vendctl audit` writes it.
+        case dex
     }
 
     public let broker: Broker

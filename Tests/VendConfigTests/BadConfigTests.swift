@@ -289,7 +289,7 @@ import VendConfig
             "test.yaml:47:21: mqtt.credentials_file: '/nonexistent/m1' cannot be read: No such file or directory",
         ]),
         Case(name: "mqtt: misspelt command", edits: [("    - { channel: 2, value: 500 }\n", "    - { channel: 2, value: 500 }\nmqtt:\n  broker: mqtts://fleet.example.com\n  ca_file: /etc/vendd/ca.pem\n  machine_id: m1\n  commands: [report, prise]\n")], expected: [
-            "test.yaml:47:22: mqtt.commands[#2]: 'prise' is not one of 'price', 'service' or 'report'; did you mean 'price'?",
+            "test.yaml:47:22: mqtt.commands[#2]: 'prise' is not one of 'price', 'service', 'report' or 'dex'; did you mean 'price'?",
         ]),
         Case(name: "mqtt: outbox kept too long", edits: [("    - { channel: 2, value: 500 }\n", "    - { channel: 2, value: 500 }\nmqtt:\n  broker: mqtts://fleet.example.com\n  ca_file: /etc/vendd/ca.pem\n  machine_id: m1\n  outbox_days: 400\n")], expected: [
             "test.yaml:47:16: mqtt.outbox_days: 400 is out of range (allowed: 1 to 366)",

@@ -5,6 +5,7 @@ import Synchronization
 import VendConfig
 import VendControl
 import VendMQTT
+import VendReports
 import VendTelemetry
 
 /// The machine's MQTT link. libmosquitto's network thread only hands its reports to one serial
@@ -198,9 +199,10 @@ final class FleetLink: Sendable {
         let replyTopic = message.responseTopic ?? "\(topics.reply(settings.machineID))/\(name)"
         let sender = request.sender ?? "unnamed sender"
         var fields: Logger.Metadata = ["MQTT_COMMAND": "\(name)", "MQTT_SENDER": "\(sender)", "MQTT_REPLY_TO": "\(replyTopic)"]
-        let response: ControlResponse
+        var response: ControlResponse
+        var body: [UInt8]?
         if let command = MQTTSettings.Command(rawValue: name), settings.commands.contains(command) {
-            response = perform(command, request)
+            (response, body) = perform(command, request)
         } else {
             response = .failure(ControlError(.forbidden, "command '\(name)' is not allowed on this machine (mqtt.commands in \(controller.config.file))"))
         }
@@ -208,25 +210,38 @@ final class FleetLink: Sendable {
         let outcome = response.ok ? (response.message ?? "done") : (response.error?.message ?? "failed")
         logger.log(level: response.ok ? .notice : .warning, "MQTT command '\(name)' from \(sender) (reply to \(replyTopic)): \(outcome)", metadata: fields)
         do {
-            try client.reply(replyTopic, Self.json(response), correlation: message.correlation)
+            try client.reply(replyTopic, body ?? Self.json(response), correlation: message.correlation)
         } catch {
             logger.warning("MQTT: the reply to '\(name)' could not be sent: \(error)")
         }
     }
 
-    private func perform(_ command: MQTTSettings.Command, _ request: RemoteCommand) -> ControlResponse {
+    /// The answer, and for `dex` the file that replaces it as the reply's payload.
+    private func perform(_ command: MQTTSettings.Command, _ request: RemoteCommand) -> (ControlResponse, [UInt8]?) {
         switch command {
         case .report:
-            return .success(status: controller.status())
+            return (.success(status: controller.status()), nil)
         case .price:
             guard let slot = request.slot, let price = request.price else {
-                return .failure(ControlError(.badRequest, "price needs {\"slot\": \"A1\", \"price\": \"1.50\"} (or \"default\")"))
+                return (.failure(ControlError(.badRequest, "price needs {\"slot\": \"A1\", \"price\": \"1.50\"} (or \"default\")")), nil)
             }
-            return CommandHandler.setPrice(slot, price, controller: controller)
+            return (CommandHandler.setPrice(slot, price, controller: controller), nil)
         case .service:
-            guard let on = request.on else { return .failure(ControlError(.badRequest, "service needs {\"on\": true} or {\"on\": false}")) }
-            if let stays = controller.setServiceModeByTechnician(on) { return .failure(ControlError(.rejected, stays)) }
-            return .success(on ? "service mode on: sales stopped" : "service mode off: back in service")
+            guard let on = request.on else { return (.failure(ControlError(.badRequest, "service needs {\"on\": true} or {\"on\": false}")), nil) }
+            if let stays = controller.setServiceModeByTechnician(on) { return (.failure(ControlError(.rejected, stays)), nil) }
+            return (.success(on ? "service mode on: sales stopped" : "service mode off: back in service"), nil)
+        case .dex:
+            let communicationID = request.commId ?? "VDD0000001"
+            guard DEXAudit.isValidCommunicationID(communicationID) else {
+                return (.failure(ControlError(.badRequest, "commId '\(communicationID)' must be 3 capital letters and 7 digits, e.g. VDD0000001")), nil)
+            }
+            do {
+                let audit = try DEXAudit(controller.reports.sales(since: nil), communicationID: communicationID,
+                                         asset: request.asset ?? communicationID)
+                return (.success("DEX audit of \(audit.selections.count) selections sent"), Array(DEXWriter.file(audit).utf8))
+            } catch {
+                return (.failure(ControlError(.rejected, "\(error)")), nil)
+            }
         }
     }
 
@@ -246,4 +261,7 @@ struct RemoteCommand: Decodable {
     var slot: String?
     var price: String?
     var on: Bool?
+    /// dex: the communication id (DXS01, ID101) and the operator's asset number (ID106).
+    var commId: String?
+    var asset: String?
 }

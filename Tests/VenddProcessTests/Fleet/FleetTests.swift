@@ -101,7 +101,7 @@ import VenddTestSupport
         let rig = try FleetRig()
         defer { rig.tearDown() }
         try rig.broker.start()
-        let daemon = try rig.machine("m1", commands: ["price", "report"])
+        let daemon = try rig.machine("m1", commands: ["price", "report", "dex"])
         try daemon.start()
         _ = try daemon.waitUntil("connected") { $0.fleetOutbox?.connected == true }
         let replies = try FleetSubscriber(broker: rig.broker, topic: "vendd/m1/reply/#", clientID: "operator-replies", user: MosquittoBroker.operatorUser)
@@ -116,13 +116,20 @@ import VenddTestSupport
         // Not allowed on this machine: refused and logged.
         try rig.publish(as: MosquittoBroker.operatorUser, "vendd/m1/cmd/service", #"{"on":true,"sender":"alice"}"#,
                         responseTopic: "vendd/m1/reply/alice-2")
+        // The DEX audit file itself as the answer.
+        try rig.publish(as: MosquittoBroker.operatorUser, "vendd/m1/cmd/dex", #"{"commId":"ABC1234567","sender":"alice"}"#,
+                        responseTopic: "vendd/m1/reply/alice-3")
         let deadline = Date().addingTimeInterval(10)
-        while replies.lines.count < 2, Date() < deadline { usleep(50_000) }
+        func answered(_ reply: String) -> Bool { replies.text.contains("vendd/m1/reply/\(reply) ") }
+        while !(answered("alice-1") && answered("alice-2") && replies.text.contains("DXE*")), Date() < deadline { usleep(50_000) }
         let byTopic = Dictionary(replies.lines.map { ($0.topic, $0.payload) }, uniquingKeysWith: { first, _ in first })
         let priced = try #require(byTopic["vendd/m1/reply/alice-1"].map { try JSONDecoder().decode(ControlResponse.self, from: Data($0.utf8)) })
         #expect(priced.ok && priced.message?.contains("1,300원") == true, "\(priced)")
         let refused = try #require(byTopic["vendd/m1/reply/alice-2"].map { try JSONDecoder().decode(ControlResponse.self, from: Data($0.utf8)) })
         #expect(!refused.ok && refused.error?.code == .forbidden, "\(refused)")
+        // The file is several CRLF lines: read it from the raw output.
+        let dex = try #require(replies.text.components(separatedBy: "vendd/m1/reply/alice-3 ").last)
+        #expect(dex.hasPrefix("DXS*ABC1234567") && dex.contains("\r\nG85*") && dex.contains("\r\nDXE*"), "\(dex)")
         let status = try daemon.status()
         #expect(status.slot("A1")?.price == "1300", "only the operator's price counts")
         #expect(status.state == "in-service", "the refused service command changed nothing")

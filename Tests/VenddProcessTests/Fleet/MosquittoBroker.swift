@@ -185,9 +185,11 @@ final class FleetSubscriber: @unchecked Sendable {
     }
 
     /// Every `topic payload` line received so far.
+    /// Everything received, as printed.
+    var text: String { (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? "" }
+
     var lines: [(topic: String, payload: String)] {
-        let text = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
-        return text.split(separator: "\n").compactMap { line in
+        text.split(separator: "\n").compactMap { line in
             guard let space = line.firstIndex(of: " ") else { return nil }
             return (String(line[..<space]), String(line[space...].dropFirst()))
         }
