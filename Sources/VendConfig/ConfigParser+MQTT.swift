@@ -40,7 +40,7 @@ extension ConfigParser {
         }
         let credentials = credentialsFile.flatMap { checkPrivateFile($0, key: "credentials_file", in: section) }
         let ca = caFile.flatMap { absolutePath($0, key: "ca_file", in: section) }
-        if broker?.tls == true, caFile == nil, section.value("ca_file") == nil {
+        if broker?.tls == true, caFile == nil {
             sink.report("mqtts needs the CA that signed the broker's certificate: add ca_file", at: section.value("broker"),
                         path: section.path.key("ca_file"))
         }

@@ -210,7 +210,13 @@ final class MachineController: Sendable {
     /// The unacknowledged events, before a compaction empties the journal that holds them.
     private func saveOutbox(_ state: State) throws(StateStoreError) {
         guard let outbox else { return }
-        try state.store.replaceCompanion(Outbox.fileName, with: outbox.encoded(now: timekeeper.wallClockMilliseconds))
+        let bytes: [UInt8]
+        do {
+            bytes = try outbox.encoded(now: timekeeper.wallClockMilliseconds)
+        } catch {
+            throw .encoding(what: "fleet outbox", reason: "\(error)")
+        }
+        try state.store.replaceCompanion(Outbox.fileName, with: bytes)
     }
 
     /// Releases the state directory's lock; the last thing before exit.

@@ -247,6 +247,7 @@ final class FleetLink: Sendable {
 
     // MARK: - Helpers
 
+    /// The fleet's messages hold strings, integers and booleans only: encoding them cannot fail.
     static func json(_ value: some Encodable) -> [UInt8] {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]

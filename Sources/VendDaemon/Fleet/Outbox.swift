@@ -81,12 +81,12 @@ final class Outbox: Sendable {
     }
 
     /// What `outbox.json` holds at a compaction: every unacknowledged event still within `keepDays`.
-    func encoded(now: Int64) -> [UInt8] {
+    func encoded(now: Int64) throws -> [UInt8] {
         let kept = state.withLock { state in
             state.pending = withinKeep(state.pending, now: now)
             return state.pending
         }
-        return (try? Array(JSONEncoder().encode(kept))) ?? Array("[]".utf8)
+        return Array(try JSONEncoder().encode(kept))
     }
 
     private func withinKeep(_ events: [TelemetryEvent], now: Int64) -> [TelemetryEvent] {
