@@ -24,6 +24,13 @@ import VendConfig
         #expect(mqtt.commands == [.report])
         #expect(mqtt.outboxDays == 7)
         #expect(mqtt.credentialsFile == nil)
+        #expect(config.summary.hasSuffix("\nmqtt      mqtts://[::1]:18883 as acme/vending/corridor-b.2; publishes events, state; commands: report"))
+    }
+
+    @Test func theResolvedFileReadsBackToTheSameSettings() throws {
+        let config = try ConfigLoader.parse(BadConfigTests.base + Self.section, file: "test.yaml")
+        let again = try ConfigLoader.parse(config.resolvedYAML, file: "resolved.yaml")
+        #expect(again.mqtt == config.mqtt)
     }
 
     @Test func withoutTheSectionThereIsNoFleetLink() throws {
