@@ -8,6 +8,7 @@ let package = Package(
         .executable(name: "vendd", targets: ["vendd"]),
         .executable(name: "vendctl", targets: ["vendctl"]),
         .executable(name: "vendd-display", targets: ["vendd-display"]),
+        .executable(name: "vendfleet", targets: ["vendfleet"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
@@ -58,10 +59,18 @@ let package = Package(
         // CRC-16, dates as typed. No I/O.
         .target(name: "VendReports"),
         // The control socket's protocol, shared by the daemon and vendctl: versioned JSON lines.
-        .target(name: "VendControl", dependencies: ["VendPOSIX"]),
+        .target(name: "VendControl", dependencies: ["VendPOSIX", "VendingCore", "VendReports"]),
+        // libmosquitto as installed (Debian libmosquitto-dev), and one small MQTT 5 API over it.
+        .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
+        .target(name: "CMosquittoShim", dependencies: ["CMosquitto"]),
+        // An MQTT client: libmosquitto's network thread, its reports handed to one closure.
+        .target(name: "VendMQTT", dependencies: ["CMosquittoShim"]),
+        // The fleet's messages and topic tree, shared by vendd and vendfleet. Pure.
+        .target(name: "VendTelemetry"),
         // The shell: config → drivers → core, persistence, control socket, systemd, journald, signals.
         .target(name: "VendDaemon", dependencies: [
             "VendingCore", "VendConfig", "VendSettings", "VendHardware", "VendGPIO", "VendStore", "VendControl", "VendPOSIX", "VendTime",
+            "VendMQTT", "VendTelemetry", "VendReports",
             .product(name: "Logging", package: "swift-log"),
         ]),
         // The daemon's executable: argument parsing and wiring only.
@@ -87,6 +96,11 @@ let package = Package(
             "VendDisplay", "VendKiosk", "VendConfig", "VendControl", "VendPOSIX",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
+        // The fleet console: subscribes to the broker and prints every machine.
+        .executableTarget(name: "vendfleet", dependencies: [
+            "VendMQTT", "VendTelemetry", "VendConfig", "VendText",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ]),
         .testTarget(name: "VendDisplayTests", dependencies: ["VendDisplay", "VendConfig", "VendControl", "VenddTestSupport"]),
         .testTarget(name: "VendingCoreTests", dependencies: ["VendingCore", "VenddTestSupport"]),
         // Paths and temporary directories shared by the test targets.
@@ -110,11 +124,12 @@ let package = Package(
         .executableTarget(name: "fuzz-cctalk", dependencies: ["FuzzSupport", "CcTalk"], path: "Tests/Fuzz/fuzz-cctalk"),
         .executableTarget(name: "fuzz-control", dependencies: ["FuzzSupport", "VendControl"], path: "Tests/Fuzz/fuzz-control"),
         .testTarget(name: "VendDaemonTests", dependencies: [
+            "VendTelemetry", "VendStore",
             "VendDaemon", "VendControl", "VendConfig", "VendHardware", "VendPOSIX", "VendTime", "VendingCore", "VenddTestSupport",
             .product(name: "Logging", package: "swift-log"),
         ]),
         // The real vendd and vendctl binaries, driven as a technician would.
-        .testTarget(name: "VenddProcessTests", dependencies: ["VendControl", "VendPOSIX", "VendingCore", "VenddTestSupport", "CcTalkSimulator"]),
+        .testTarget(name: "VenddProcessTests", dependencies: ["VendControl", "VendPOSIX", "VendingCore", "VenddTestSupport", "CcTalkSimulator", "VendTelemetry"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -79,6 +79,8 @@ struct ConfigParser {
         let stateDirectory = top.nested("state", required: false).map(parseState) ?? .some(Defaults.stateDirectory)
         let control = top.nested("control", required: false).map(parseControl) ?? .some(Defaults.control)
         let display = top.nested("display", required: false).map(parseDisplay) ?? .some(Defaults.display)
+        let mqttSection = top.nested("mqtt", required: false)
+        let mqtt = mqttSection.flatMap(parseMQTT)
         top.finish()
         if slots.isEmpty, let slotList = top.value("slots"), slotList.sequence?.isEmpty == true {
             sink.report("a machine needs at least one slot", at: slotList, path: ConfigPath.root.key("slots"))
@@ -86,7 +88,8 @@ struct ConfigParser {
 
         checkLinesUsedOnce()
 
-        guard sink.diagnostics.isEmpty, let machine = machineSection.settings, let gpio, let stateDirectory, let control, let display
+        guard sink.diagnostics.isEmpty, let machine = machineSection.settings, let gpio, let stateDirectory, let control, let display,
+              (mqttSection == nil) == (mqtt == nil)
         else { return nil }
         let setup: MachineSetup
         do {
@@ -103,7 +106,7 @@ struct ConfigParser {
         return VenddConfig(
             file: sink.file, machine: machine, gpio: gpio, products: products, slots: slots, buttons: buttons,
             coinAcceptor: coinAcceptor, stateDirectory: stateDirectory, control: control, display: display,
-            productFaces: faces, machineSetup: setup)
+            productFaces: faces, machineSetup: setup, mqtt: mqtt)
     }
 
     func origin(of node: Node, path: ConfigPath) -> ConfigOrigin {
@@ -128,6 +131,8 @@ enum Defaults {
     static let ccTalkAddress = 2
     static let ccTalkHostAddress = 1
     static let pollIntervalMilliseconds = 200
+    static let mqttTopicPrefix = "vendd"
+    static let mqttOutboxDays = 30
 }
 
 final class LineUseLog {

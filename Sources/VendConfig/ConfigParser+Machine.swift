@@ -102,7 +102,7 @@ extension ConfigParser {
         return ControlSettings(socketPath: socketPath, group: group, customerGroup: customerGroup)
     }
 
-    private func absolutePath(_ path: String, key: String, in section: MappingReader) -> String? {
+    func absolutePath(_ path: String, key: String, in section: MappingReader) -> String? {
         guard path.hasPrefix("/") else {
             sink.report("'\(path)' must be an absolute path (starting with /)", at: section.value(key), path: section.path.key(key))
             return nil

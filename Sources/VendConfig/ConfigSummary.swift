@@ -44,6 +44,11 @@ extension VenddConfig {
         }
         lines.append("state     \(stateDirectory)")
         lines.append("control   \(control.socketPath) (group \(control.group))")
+        if let mqtt {
+            let commands = mqtt.commands.isEmpty ? "none" : MQTTSettings.Command.allCases.filter(mqtt.commands.contains).map(\.rawValue).joined(separator: ", ")
+            let published = MQTTSettings.Publication.allCases.filter(mqtt.publish.contains).map(\.rawValue).joined(separator: ", ")
+            lines.append("mqtt      \(mqtt.broker.url) as \(mqtt.machineTopic); publishes \(published); commands: \(commands)")
+        }
         return lines.joined(separator: "\n")
     }
 

@@ -100,6 +100,19 @@ extension VenddConfig {
                 }
             }
         }
+        if let mqtt {
+            out.section("mqtt") { out in
+                out.field("broker", quoted: mqtt.broker.url)
+                out.field("allow_plaintext", !mqtt.broker.tls)
+                out.field("machine_id", quoted: mqtt.machineID)
+                if let file = mqtt.credentialsFile { out.field("credentials_file", quoted: file) }
+                if let file = mqtt.caFile { out.field("ca_file", quoted: file) }
+                out.field("topic_prefix", quoted: mqtt.topicPrefix)
+                out.field("publish", "[" + MQTTSettings.Publication.allCases.filter(mqtt.publish.contains).map(\.rawValue).joined(separator: ", ") + "]")
+                out.field("commands", "[" + MQTTSettings.Command.allCases.filter(mqtt.commands.contains).map(\.rawValue).joined(separator: ", ") + "]")
+                out.field("outbox_days", mqtt.outboxDays)
+            }
+        }
         return out.text
     }
 

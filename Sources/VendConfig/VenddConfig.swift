@@ -19,6 +19,8 @@ public struct VenddConfig: Sendable {
 
     /// What the core needs of all this.
     public let machineSetup: MachineSetup
+    /// The fleet link; nil without an `mqtt:` section.
+    public var mqtt: MQTTSettings? = nil
 
     /// Every GPIO line the configuration uses, in file order.
     public var lines: [LineUse] { LineUse.all(slots: slots, buttons: buttons) }

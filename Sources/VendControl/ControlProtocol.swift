@@ -339,6 +339,24 @@ public struct StatusReport: Codable, Sendable, Equatable {
     /// Whether the service key is turned: the display shows the technician's screen. Absent in
     /// answers from older v1 daemons.
     public let serviceKey: Bool?
+    /// The MQTT link and its outbox; absent without an `mqtt:` section (and from older daemons).
+    public var fleetOutbox: FleetOutbox? = nil
+
+    public struct FleetOutbox: Codable, Sendable, Equatable {
+        public let broker: String
+        public let connected: Bool
+        /// Events not yet acknowledged by the broker.
+        public let pending: Int
+        /// When the oldest of them happened, in milliseconds since the Unix epoch.
+        public let oldest: Int64?
+
+        public init(broker: String, connected: Bool, pending: Int, oldest: Int64?) {
+            self.broker = broker
+            self.connected = connected
+            self.pending = pending
+            self.oldest = oldest
+        }
+    }
 
     public init(machine: String, state: String, stateReason: String?, currency: String, credit: String, creditText: String,
                 acceptingCoins: Bool, vendInProgress: String?, simulated: Bool, coinAcceptor: String, gpio: String, slots: [Slot],

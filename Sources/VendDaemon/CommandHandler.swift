@@ -115,7 +115,7 @@ enum CommandHandler {
         return ControlError(.badRequest, "no slot \(slot) (slots: \(config.slots.map(\.id.rawValue).joined(separator: ", "))\(orAll ? ", or all" : ""))")
     }
 
-    private static func setPrice(_ slot: String, _ amount: String, controller: MachineController) -> ControlResponse {
+    static func setPrice(_ slot: String, _ amount: String, controller: MachineController) -> ControlResponse {
         let config = controller.config
         if let unknown = unknownSlot(slot, config) { return .failure(unknown) }
         var price: Money?

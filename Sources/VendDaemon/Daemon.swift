@@ -91,6 +91,7 @@ public enum Daemon {
         notifier.stopping()
         ticking.withLock { $0 = false }
         await Shutdown.perform(controller: controller, server: startup.server, logger: logger)
+        startup.fleet?.stop()
         controller.closeStore()
         let stopTime = ContinuousClock.now - stoppingAt
         logger.notice("vendd stopped in \(stopTime.wholeMilliseconds) ms; state saved", metadata: ["STOP_MS": "\(stopTime.wholeMilliseconds)"])

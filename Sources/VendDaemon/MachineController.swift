@@ -4,6 +4,7 @@ import VendConfig
 import VendControl
 import VendHardware
 import VendStore
+import VendTelemetry
 import VendTime
 import VendingCore
 
@@ -12,6 +13,8 @@ import VendingCore
 public struct JournalEntry: Codable, Sendable {
     public let at: Instant
     public let input: Input
+    /// The fleet telemetry this input caused, made durable in the same write (absent without MQTT).
+    public var outbox: [TelemetryEvent]? = nil
 }
 
 public typealias MachineStore = StateStore<MachineSnapshot, JournalEntry>
@@ -37,11 +40,15 @@ final class MachineController: Sendable {
     let timekeeper: any Timekeeper
     let events: EventFanOut
     let notices: HardwareNotices
+    /// The fleet outbox; nil without an `mqtt:` section.
+    let outbox: Outbox?
     private let state: Mutex<State>
     private let snapshotEvery = 500
 
-    init(machine: Machine, store: sending MachineStore, config: VenddConfig, logger: Logger, timekeeper: any Timekeeper) {
+    init(machine: Machine, store: sending MachineStore, config: VenddConfig, logger: Logger, timekeeper: any Timekeeper,
+         outbox: Outbox? = nil) {
         self.logger = logger
+        self.outbox = outbox
         self.timekeeper = timekeeper
         events = EventFanOut(logger: logger)
         notices = HardwareNotices(logger: logger, timekeeper: timekeeper)
@@ -107,8 +114,9 @@ final class MachineController: Sendable {
         var next = state.machine
         let effects = next.apply(input, at: now)
         guard next != state.machine else { return effects }
+        let telemetry = outbox?.events(from: effects, at: now) ?? []
         do {
-            _ = try state.store.append(JournalEntry(at: now, input: input))
+            _ = try state.store.append(JournalEntry(at: now, input: input, outbox: telemetry.isEmpty ? nil : telemetry))
         } catch {
             enterFault(.storage("the state journal cannot be written: \(error)"), &state)
             // What has physically happened (a coin in the cash box, an item dropped or not) is
@@ -122,6 +130,7 @@ final class MachineController: Sendable {
             }
         }
         state.machine = next
+        outbox?.add(telemetry)
         return effects
     }
 
@@ -148,6 +157,8 @@ final class MachineController: Sendable {
         if case .storage = state.fault, case .storage = fault { return }
         state.fault = fault
         state.hardware?.coinAcceptor.setAcceptance(false)
+        // Not journaled (the journal may be what failed): durable from the next compaction on.
+        if let outbox { outbox.add([outbox.fault(fault.reason, at: Instant(millisecondsSinceEpoch: timekeeper.wallClockMilliseconds))]) }
         switch fault {
         case .storage(let reason):
             logger.critical("OUT OF ORDER: \(reason). Sales and coins are stopped; every coin already credited is kept. Free space or fix the file system: vendd retries every second and resumes by itself.")
@@ -166,6 +177,7 @@ final class MachineController: Sendable {
     private func retryStorage(_ state: inout State) {
         guard case .storage = state.fault else { return }
         do {
+            try saveOutbox(state)
             try state.store.resume(with: MachineSnapshot(state.machine))
         } catch {
             return
@@ -188,10 +200,23 @@ final class MachineController: Sendable {
     private func saveSnapshot(_ state: inout State) {
         if state.store.isWaitingToResume { return retryStorage(&state) }
         do {
+            try saveOutbox(state)
             try state.store.writeSnapshot(MachineSnapshot(state.machine))
         } catch {
             enterFault(.storage("the state snapshot cannot be written: \(error)"), &state)
         }
+    }
+
+    /// The unacknowledged events, before a compaction empties the journal that holds them.
+    private func saveOutbox(_ state: State) throws(StateStoreError) {
+        guard let outbox else { return }
+        let bytes: [UInt8]
+        do {
+            bytes = try outbox.encoded(now: timekeeper.wallClockMilliseconds)
+        } catch {
+            throw .encoding(what: "fleet outbox", reason: "\(error)")
+        }
+        try state.store.replaceCompanion(Outbox.fileName, with: bytes)
     }
 
     /// Releases the state directory's lock; the last thing before exit.
@@ -326,10 +351,15 @@ final class MachineController: Sendable {
     func status() -> StatusReport {
         state.withLock { state in
             let hardware = state.hardware
-            return StatusReport(
+            var report = StatusReport(
                 machine: state.machine, config: state.config, fault: state.fault?.reason, switches: state.switches,
                 hardware: hardware.map { ($0.gpioDescription, $0.coinAcceptorDescription, $0.world != nil) },
                 health: notices.report(gpio: hardware?.gpioDescription, coinAcceptor: hardware?.coinAcceptorDescription))
+            if let outbox, let broker = state.config.mqtt?.broker {
+                let (pending, oldest) = outbox.summary
+                report.fleetOutbox = StatusReport.FleetOutbox(broker: broker.url, connected: outbox.isConnected, pending: pending, oldest: oldest)
+            }
+            return report
         }
     }
 }

@@ -20,6 +20,8 @@ struct StartupFailure: Error {
 struct Startup {
     let controller: MachineController
     let server: ControlServer
+    /// The MQTT link; nil without an `mqtt:` section.
+    let fleet: FleetLink?
 
     static func begin(_ options: DaemonOptions, timekeeper: any Timekeeper, logger: Logger) async -> Result<Startup, StartupFailure> {
         let config: VenddConfig
@@ -45,12 +47,17 @@ struct Startup {
             return .failure(StartupFailure(status: status, message: "\(error)"))
         }
 
+        let outbox = config.mqtt.map {
+            Outbox(machine: $0.machineID, currency: config.machine.currency, keepDays: $0.outboxDays,
+                   keepsEvents: $0.publish.contains(.events), logger: logger)
+        }
         let machine: Machine
-        switch restore(from: store, config: config, logger: logger) {
+        switch restore(from: store, config: config, outbox: outbox, now: timekeeper.wallClockMilliseconds, logger: logger) {
         case .success(let restored): machine = restored
         case .failure(let failure): return .failure(failure)
         }
-        let controller = MachineController(machine: machine, store: store, config: config, logger: logger, timekeeper: timekeeper)
+        let controller = MachineController(machine: machine, store: store, config: config, logger: logger, timekeeper: timekeeper,
+                                           outbox: outbox)
         controller.resolveInterruptedVend()
         if let rejection = controller.apply(config) {
             return .failure(StartupFailure(status: ExitStatus.configError,
@@ -72,7 +79,7 @@ struct Startup {
                 handler: { request, peer in CommandHandler.handle(request, peer: peer, controller: controller) },
                 events: controller.events)
             server.start()
-            return .success(Startup(controller: controller, server: server))
+            return .success(Startup(controller: controller, server: server, fleet: startFleetLink(config, outbox: outbox, controller: controller, logger: logger)))
         } catch {
             await controller.detachHardware()
             return .failure(StartupFailure(status: ExitStatus.cannotCreate,
@@ -81,7 +88,7 @@ struct Startup {
     }
 
     /// The last snapshot plus the journal replayed over it; a fresh machine on first start.
-    static func restore(from store: MachineStore, config: VenddConfig, logger: Logger) -> Result<Machine, StartupFailure> {
+    static func restore(from store: MachineStore, config: VenddConfig, outbox: Outbox?, now: Int64, logger: Logger) -> Result<Machine, StartupFailure> {
         let restored: Restored<MachineSnapshot, JournalEntry>
         do {
             restored = try store.restore()
@@ -89,6 +96,15 @@ struct Startup {
             return .failure(StartupFailure(status: ExitStatus.dataError, message: "\(error)"))
         }
         for note in restored.notes { logger.warning("state: \(note)") }
+        if let outbox {
+            do {
+                try outbox.restore(saved: store.readCompanion(Outbox.fileName), journaled: restored.entries.flatMap { $0.outbox ?? [] }, now: now)
+            } catch {
+                return .failure(StartupFailure(
+                    status: ExitStatus.dataError,
+                    message: "\(store.directory)/\(Outbox.fileName) cannot be read (\(error)): it holds events the fleet has not received. Move it aside to start without them"))
+            }
+        }
         if restored.isFresh {
             logger.notice("no saved state in \(store.directory): starting a new machine (no credit, no stock)")
             return .success(Machine(setup: config.machineSetup))
@@ -108,6 +124,20 @@ struct Startup {
         }
         logger.notice("state restored from \(store.directory): \(restored.entries.count) journal record(s) replayed, credit \(config.machine.moneyFormat.string(for: machine.credit))")
         return .success(machine)
+    }
+
+    /// The MQTT link, connecting in the background. A link that cannot start (an unreadable
+    /// credentials file) is logged and the machine sells on: events keep in the outbox.
+    static func startFleetLink(_ config: VenddConfig, outbox: Outbox?, controller: MachineController, logger: Logger) -> FleetLink? {
+        guard let settings = config.mqtt, let outbox else { return nil }
+        let link = FleetLink(settings: settings, outbox: outbox, controller: controller, logger: logger)
+        do {
+            try link.start()
+            return link
+        } catch {
+            logger.critical("MQTT: \(error); the fleet link is off until vendd restarts, events keep in the outbox")
+            return nil
+        }
     }
 
     static func bringUpHardware(_ config: VenddConfig, simulate: Bool, controller: MachineController, logger: Logger) throws -> Hardware {

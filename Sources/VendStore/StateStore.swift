@@ -187,6 +187,19 @@ public final class StateStore<Snapshot: Codable & Sendable, Entry: Codable & Sen
         return aside
     }
 
+    /// Replaces another file of the state directory (the fleet outbox) as crash-safely as the
+    /// snapshot: after a power cut it holds the old bytes or the new.
+    public func replaceCompanion(_ name: String, with bytes: [UInt8]) throws(StateStoreError) {
+        guard lock != nil else { throw .notOpen(directory: directory) }
+        try replaceFile(name, with: bytes)
+    }
+
+    /// Another file of the state directory; nil when there is none.
+    public func readCompanion(_ name: String) throws(StateStoreError) -> [UInt8]? {
+        guard lock != nil else { throw .notOpen(directory: directory) }
+        return try read(name)
+    }
+
     /// Releases the lock; every later call throws `.notOpen`. Dropping the store does the same.
     public func close() {
         journal = nil

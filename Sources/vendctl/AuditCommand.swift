@@ -27,7 +27,12 @@ struct Audit: ParsableCommand {
             guard let sales = response.sales else {
                 throw Failure("vendd's answer lacks the sales; is vendd older than this vendctl?", code: ExitStatus.unavailable)
             }
-            let audit = try Self.audit(sales, communicationID: commId, asset: asset ?? commId)
+            let audit: DEXAudit
+            do {
+                audit = try DEXAudit(sales, communicationID: commId, asset: asset ?? commId)
+            } catch {
+                throw Failure("\(error)", code: ExitStatus.unavailable)
+            }
             let file = DEXWriter.file(audit)
             try write(file, to: dex)
             if !connection.json {
@@ -36,22 +41,4 @@ struct Audit: ParsableCommand {
         }
     }
 
-    static func audit(_ sales: SalesReport, communicationID: String, asset: String) throws -> DEXAudit {
-        let currency = Currency(code: sales.currency, minorDigits: sales.minorDigits)
-        func minorUnits(_ amount: String) throws -> Int64 {
-            do {
-                return try Money(parsing: amount, currency: currency).minorUnits
-            } catch {
-                throw Failure("vendd sent an amount this vendctl cannot read: \(error)", code: ExitStatus.unavailable)
-            }
-        }
-        return DEXAudit(
-            communicationID: communicationID, assetNumber: asset, location: sales.machine, decimalPlaces: sales.minorDigits,
-            currencyCode: sales.currency,
-            selections: try sales.slots.map { slot in
-                DEXAudit.Selection(id: slot.slot, price: try slot.price.map(minorUnits), vends: slot.sold.count,
-                                   value: try minorUnits(slot.sold.amount))
-            },
-            cashIn: try minorUnits(sales.coinsIn))
-    }
 }

@@ -28,8 +28,12 @@ struct Status: ParsableCommand {
             "vend     \(status.vendInProgress ?? "none in progress")",
             "coins    \(health(status.health?.coinAcceptor, fallback: status.coinAcceptor))",
             "gpio     \(health(status.health?.gpio, fallback: status.gpio))",
-            "",
         ]
+        if let outbox = status.fleetOutbox {
+            let oldest = outbox.oldest.map { ", oldest \(dateText($0))" } ?? ""
+            lines.append("fleet    \(outbox.connected ? "connected to" : "not connected to") \(outbox.broker); \(outbox.pending) event(s) in the outbox\(oldest)")
+        }
+        lines.append("")
         var table = TextTable([.left, .left, .right, .right, .right, .left])
         table.add(["slot", "product", "price", "stock", "free", "earliest expiry"])
         for slot in status.slots {

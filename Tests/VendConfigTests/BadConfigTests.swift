@@ -59,10 +59,10 @@ import VendConfig
 
     static let cases: [Case] = [
         Case(name: "unknown top-level key", edits: [("    - { channel: 2, value: 500 }\n", "    - { channel: 2, value: 500 }\ncolour: red\n")], expected: [
-            "test.yaml:43:1: unknown key 'colour' (allowed here: machine, gpio, products, slots, buttons, coin_acceptor, state, control, display)",
+            "test.yaml:43:1: unknown key 'colour' (allowed here: machine, gpio, products, slots, buttons, coin_acceptor, state, control, display, mqtt)",
         ]),
         Case(name: "misspelt section name", edits: [("gpio:\n", "gpoi:\n")], expected: [
-            "test.yaml:9:1: unknown key 'gpoi'; did you mean 'gpio'? (allowed here: machine, gpio, products, slots, buttons, coin_acceptor, state, control, display)",
+            "test.yaml:9:1: unknown key 'gpoi'; did you mean 'gpio'? (allowed here: machine, gpio, products, slots, buttons, coin_acceptor, state, control, display, mqtt)",
         ]),
         Case(name: "missing maximum credit", edits: [("  maximum_credit: 10000\n", "")], expected: [
             "test.yaml:2:3: machine: missing required key 'maximum_credit'",
@@ -232,7 +232,7 @@ import VendConfig
         ]),
         Case(name: "empty slot list", edits: [("slots:\n", "slots: []\nx_slots:\n")], expected: [
             "test.yaml:20:8: slots: a machine needs at least one slot",
-            "test.yaml:21:1: unknown key 'x_slots'; did you mean 'slots'? (allowed here: machine, gpio, products, slots, buttons, coin_acceptor, state, control, display)",
+            "test.yaml:21:1: unknown key 'x_slots'; did you mean 'slots'? (allowed here: machine, gpio, products, slots, buttons, coin_acceptor, state, control, display, mqtt)",
         ]),
         Case(name: "line that is neither offset nor name", edits: [("relay: { line: 13 }", "relay: { line: -1 }")], expected: [
             "test.yaml:33:20: slots[A2].relay.line: '-1' is not a line: give its offset (17) or its name (GPIO17, see `gpioinfo`)",
@@ -269,6 +269,30 @@ import VendConfig
         ]),
         Case(name: "display: LCD without a bus", edits: [("    - { channel: 2, value: 500 }\n", "    - { channel: 2, value: 500 }\ndisplay:\n  lcd: { address: 0x3F }\n")], expected: [
             "test.yaml:44:8: display.lcd: missing required key 'bus'",
+        ]),
+        Case(name: "mqtt: plaintext without allow_plaintext", edits: [("    - { channel: 2, value: 500 }\n", "    - { channel: 2, value: 500 }\nmqtt:\n  broker: mqtt://fleet.example.com\n  machine_id: m1\n")], expected: [
+            "test.yaml:44:11: mqtt.broker: 'mqtt://fleet.example.com' sends credentials and sales in the clear; use mqtts://, or add allow_plaintext: true for a broker on a trusted network",
+        ]),
+        Case(name: "mqtt: not a broker URL", edits: [("    - { channel: 2, value: 500 }\n", "    - { channel: 2, value: 500 }\nmqtt:\n  broker: https://fleet.example.com\n  machine_id: m1\n  ca_file: /etc/vendd/ca.pem\n")], expected: [
+            "test.yaml:44:11: mqtt.broker: 'https://fleet.example.com' is not a broker URL; write mqtts://host:8883 (or mqtt://host:1883 with allow_plaintext: true)",
+        ]),
+        Case(name: "mqtt: TLS without a CA", edits: [("    - { channel: 2, value: 500 }\n", "    - { channel: 2, value: 500 }\nmqtt:\n  broker: mqtts://fleet.example.com\n  machine_id: m1\n")], expected: [
+            "test.yaml:44:11: mqtt.ca_file: mqtts needs the CA that signed the broker's certificate: add ca_file",
+        ]),
+        Case(name: "mqtt: machine id with a slash", edits: [("    - { channel: 2, value: 500 }\n", "    - { channel: 2, value: 500 }\nmqtt:\n  broker: mqtts://fleet.example.com:8883\n  ca_file: /etc/vendd/ca.pem\n  machine_id: site/m1\n")], expected: [
+            "test.yaml:46:15: mqtt.machine_id: 'site/m1' is not a machine id (letters, digits, '-', '_' and '.'; it is one topic level)",
+        ]),
+        Case(name: "mqtt: credentials readable by others", edits: [("    - { channel: 2, value: 500 }\n", "    - { channel: 2, value: 500 }\nmqtt:\n  broker: mqtts://fleet.example.com\n  ca_file: /etc/vendd/ca.pem\n  machine_id: m1\n  credentials_file: /etc/passwd\n")], expected: [
+            "test.yaml:47:21: mqtt.credentials_file: '/etc/passwd' is readable by others (mode 644): it holds the broker password; chmod 600 /etc/passwd and chown it to the user vendd runs as",
+        ]),
+        Case(name: "mqtt: credentials file missing", edits: [("    - { channel: 2, value: 500 }\n", "    - { channel: 2, value: 500 }\nmqtt:\n  broker: mqtts://fleet.example.com\n  ca_file: /etc/vendd/ca.pem\n  machine_id: m1\n  credentials_file: /nonexistent/m1\n")], expected: [
+            "test.yaml:47:21: mqtt.credentials_file: '/nonexistent/m1' cannot be read: No such file or directory",
+        ]),
+        Case(name: "mqtt: misspelt command", edits: [("    - { channel: 2, value: 500 }\n", "    - { channel: 2, value: 500 }\nmqtt:\n  broker: mqtts://fleet.example.com\n  ca_file: /etc/vendd/ca.pem\n  machine_id: m1\n  commands: [report, prise]\n")], expected: [
+            "test.yaml:47:22: mqtt.commands[#2]: 'prise' is not one of 'price', 'service', 'report' or 'dex'; did you mean 'price'?",
+        ]),
+        Case(name: "mqtt: outbox kept too long", edits: [("    - { channel: 2, value: 500 }\n", "    - { channel: 2, value: 500 }\nmqtt:\n  broker: mqtts://fleet.example.com\n  ca_file: /etc/vendd/ca.pem\n  machine_id: m1\n  outbox_days: 400\n")], expected: [
+            "test.yaml:47:16: mqtt.outbox_days: 400 is out of range (allowed: 1 to 366)",
         ]),
         Case(name: "control: customer group same as technicians", edits: [("    - { channel: 2, value: 500 }\n", "    - { channel: 2, value: 500 }\ncontrol:\n  group: staff\n  customer_group: staff\n")], expected: [
             "test.yaml:45:19: control.customer_group: the customer group must differ from the technician group 'staff': its members may only select and return coins",

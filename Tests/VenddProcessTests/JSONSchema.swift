@@ -33,26 +33,29 @@ indirect enum JSONValue: Decodable, Equatable {
     }
 }
 
-/// The JSON schemas in docs/vendctl.md, by `$id`, and the subset of JSON Schema they use:
+/// The JSON schemas in a document (docs/vendctl.md, docs/mqtt.md), by `$id`, and the subset of JSON Schema they use:
 /// `$ref` (to the shared `$defs`), `type`, `const`, `enum`, `pattern`, `properties`, `required`,
 /// `additionalProperties: false`, `items`.
 struct DocumentedSchemas {
     let schemas: [String: JSONValue]
     let definitions: [String: JSONValue]
 
-    init() throws {
-        let document = try String(contentsOf: repositoryRoot.appendingPathComponent("docs/vendctl.md"), encoding: .utf8)
+    let document: String
+
+    init(_ document: String = "docs/vendctl.md") throws {
+        self.document = document
+        let text = try String(contentsOf: repositoryRoot.appendingPathComponent(document), encoding: .utf8)
         var schemas: [String: JSONValue] = [:]
-        for block in document.components(separatedBy: "```json\n").dropFirst() {
+        for block in text.components(separatedBy: "```json\n").dropFirst() {
             guard let end = block.range(of: "\n```") else { continue }
             let schema = try JSONValue.parse(String(block[..<end.lowerBound]))
             guard case .object(let members) = schema, case .string(let id)? = members["$id"] else {
-                throw HarnessError("a JSON block in docs/vendctl.md has no $id")
+                throw HarnessError("a JSON block in \(document) has no $id")
             }
             schemas[id] = schema
         }
         guard case .object(let defs)? = schemas["defs"], case .object(let definitions)? = defs["$defs"] else {
-            throw HarnessError("docs/vendctl.md has no shared $defs block")
+            throw HarnessError("\(document) has no shared $defs block")
         }
         self.schemas = schemas
         self.definitions = definitions
@@ -60,7 +63,7 @@ struct DocumentedSchemas {
 
     /// Every way `json` breaks the schema `id`, as "path: problem".
     func violations(of id: String, in json: String) throws -> [String] {
-        guard let schema = schemas[id] else { throw HarnessError("docs/vendctl.md documents no schema '\(id)'") }
+        guard let schema = schemas[id] else { throw HarnessError("\(document) documents no schema '\(id)'") }
         return check(try JSONValue.parse(json), against: schema, at: "$")
     }
 

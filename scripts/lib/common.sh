@@ -43,7 +43,13 @@ ensure_packages() {
 # (run-simulation, test, install, build-deb, hil/run.sh, fetch-libgpiod-v2) calls
 # ensure_build_dependencies, so a new C dependency is added here and nowhere else.
 build_dependencies() {
-    printf '%s\n' pkg-config libgpiod-dev libserialport-dev libyaml-dev
+    printf '%s\n' pkg-config libgpiod-dev libserialport-dev libyaml-dev libmosquitto-dev
+}
+
+# What the fleet tests (Tests/VenddProcessTests/Fleet) start: a real broker, its command-line
+# clients, and openssl for the test CA.
+ensure_fleet_test_dependencies() {
+    ensure_packages mosquitto mosquitto-clients openssl
 }
 
 # ensure_build_dependencies [EXTRA_PACKAGE...]: installs what is missing of the list above (and

@@ -1,0 +1,29 @@
+import VendReports
+import VendingCore
+
+/// An amount in a sales report that does not parse in the report's own currency.
+public struct UnreadableAmount: Error, CustomStringConvertible {
+    public let description: String
+}
+
+extension DEXAudit {
+    /// The EVA-DTS audit of a sales report: `vendctl audit` writes it to a file, vendd's `dex`
+    /// fleet command sends it to the operator.
+    public init(_ sales: SalesReport, communicationID: String, asset: String) throws(UnreadableAmount) {
+        let currency = Currency(code: sales.currency, minorDigits: sales.minorDigits)
+        func minorUnits(_ amount: String) throws(UnreadableAmount) -> Int64 {
+            do {
+                return try Money(parsing: amount, currency: currency).minorUnits
+            } catch {
+                throw UnreadableAmount(description: "vendd sent an amount this program cannot read: \(error)")
+            }
+        }
+        var selections: [DEXAudit.Selection] = []
+        for slot in sales.slots {
+            selections.append(DEXAudit.Selection(id: slot.slot, price: try slot.price.map { amount throws(UnreadableAmount) in try minorUnits(amount) },
+                                                 vends: slot.sold.count, value: try minorUnits(slot.sold.amount)))
+        }
+        self.init(communicationID: communicationID, assetNumber: asset, location: sales.machine, decimalPlaces: sales.minorDigits,
+                  currencyCode: sales.currency, selections: selections, cashIn: try minorUnits(sales.coinsIn))
+    }
+}

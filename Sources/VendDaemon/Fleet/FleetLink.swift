@@ -1,0 +1,268 @@
+import Dispatch
+import FoundationEssentials
+import Logging
+import Synchronization
+import VendConfig
+import VendControl
+import VendMQTT
+import VendReports
+import VendTelemetry
+
+/// The machine's MQTT link. libmosquitto's network thread only hands its reports to one serial
+/// queue (`vendd-mqtt`); on that queue the link publishes what the outbox holds, the retained
+/// state, stock and cash, and answers commands. Nothing here runs under the machine's lock, and
+/// the machine never waits for it: a broker that is down or slow delays no vend and no coin.
+final class FleetLink: Sendable {
+    private let settings: MQTTSettings
+    private let topics: FleetTopics
+    private let outbox: Outbox
+    private let controller: MachineController
+    private let logger: Logger
+    private let queue = DispatchQueue(label: "vendd-mqtt")
+    private let client: Mutex<MQTTClient?> = Mutex(nil)
+    private let link = Mutex(LinkState())
+
+    private struct LinkState {
+        var connected = false
+        var publishScheduled = false
+        /// The last retained payload per topic, so that an unchanged one is not sent again.
+        var retained: [String: [UInt8]] = [:]
+        /// The last problem logged, so that a broker down for hours logs it once, not every retry.
+        var lastProblem: String?
+    }
+
+    init(settings: MQTTSettings, outbox: Outbox, controller: MachineController, logger: Logger) {
+        self.settings = settings
+        topics = FleetTopics(prefix: settings.topicPrefix)
+        self.outbox = outbox
+        self.controller = controller
+        self.logger = logger
+    }
+
+    /// Reads the credentials, configures TLS and the last will, and starts connecting in the
+    /// background. Throws only for what no retry can fix (an unreadable credentials file).
+    func start() throws(MQTTError) {
+        let client = try MQTTClient(clientID: "vendd-\(settings.machineID)", cleanStart: true) { [weak self] event in
+            guard let self else { return }
+            queue.async { self.handle(event) }
+        }
+        if let file = settings.credentialsFile {
+            let (username, password) = try MQTTCredentials.read(file)
+            try client.setCredentials(username: username, password: password)
+        }
+        if settings.broker.tls, let ca = settings.caFile { try client.setTLS(caFile: ca) }
+        let offline = MachineStateMessage(machine: settings.machineID, online: false, state: "offline", reason: "connection lost",
+                                          credit: nil, currency: nil)
+        try client.setWill(topic: topics.state(settings.machineID), payload: Self.json(offline), retain: true)
+        outbox.onAdd { [weak self] in self?.schedulePublish() }
+        self.client.withLock { $0 = client }
+        try client.start(MQTTEndpoint(host: settings.broker.host, port: settings.broker.port, tls: settings.broker.tls))
+        logger.notice("MQTT: connecting to \(settings.broker.url) as machine \(settings.machineID); \(outbox.summary.count) event(s) in the outbox")
+    }
+
+    /// Says goodbye (retained offline state) and disconnects; the last thing before exit.
+    func stop() {
+        guard let client = client.withLock({ $0 }) else { return }
+        queue.sync {
+            if link.withLock({ $0.connected }) {
+                let offline = MachineStateMessage(machine: settings.machineID, online: false, state: "offline", reason: "vendd stopped",
+                                                  credit: nil, currency: nil, at: controller.timekeeper.wallClockMilliseconds)
+                _ = try? client.publish(topics.state(settings.machineID), Self.json(offline), retain: true)
+            }
+        }
+        client.stop()
+    }
+
+    // MARK: - On the queue
+
+    private func handle(_ event: MQTTEvent) {
+        guard let client = client.withLock({ $0 }) else { return }
+        switch event {
+        case .connected(nil):
+            link.withLock { $0.connected = true; $0.lastProblem = nil; $0.retained.removeAll() }
+            logger.notice("MQTT: connected to \(settings.broker.url); \(outbox.summary.count) event(s) to send")
+            do {
+                try client.subscribe(topics.commands(settings.machineID))
+            } catch {
+                logger.error("MQTT: \(error); remote commands are not received")
+            }
+            outbox.connectionRestarted()
+            publishPending(client)
+        case .connected(let refusal?):
+            problem("the broker \(settings.broker.url) refused the connection: \(refusal) (check \(settings.credentialsFile ?? "the credentials") and the broker's password file and ACL)")
+        case .disconnected(let reason):
+            let wasConnected = link.withLock { state in
+                defer { state.connected = false }
+                return state.connected
+            }
+            outbox.connectionLost()
+            if wasConnected {
+                logger.warning("MQTT: connection to \(settings.broker.url) lost (\(reason)); reconnecting; sales go on and events wait in the outbox")
+            } else {
+                problem("\(settings.broker.url) cannot be reached (\(reason)); retrying; sales go on and events wait in the outbox")
+            }
+        case .acknowledged(let messageID, let accepted):
+            if accepted {
+                outbox.acknowledged(messageID: messageID)
+            } else {
+                problem("the broker refused an event (message \(messageID)): is this machine allowed to publish on \(topics.machine(settings.machineID))/events/#? It stays in the outbox")
+            }
+        case .message(let message):
+            answer(message, client)
+        case .log(let text, _):
+            problem(explain(text))
+        }
+    }
+
+    /// Logs a connection problem once until it changes or a connection succeeds.
+    private func problem(_ text: String) {
+        let isNew = link.withLock { state in
+            defer { state.lastProblem = text }
+            return state.lastProblem != text
+        }
+        if isNew { logger.error("MQTT: \(text)") }
+    }
+
+    private func explain(_ text: String) -> String {
+        if text.contains("certificate verify failed") {
+            return "\(settings.broker.url): the broker's certificate is not signed by the CA in \(settings.caFile ?? "ca_file") (\(text)); check mqtt.ca_file"
+        }
+        return "\(settings.broker.url): \(text)"
+    }
+
+    private func schedulePublish() {
+        let first = link.withLock { state in
+            defer { state.publishScheduled = true }
+            return !state.publishScheduled
+        }
+        guard first else { return }
+        queue.async { [self] in
+            link.withLock { $0.publishScheduled = false }
+            guard let client = client.withLock({ $0 }) else { return }
+            publishPending(client)
+        }
+    }
+
+    private func publishPending(_ client: MQTTClient) {
+        guard link.withLock({ $0.connected }) else { return }
+        for event in outbox.takeUnsent() {
+            do {
+                let messageID = try client.publish(topics.event(settings.machineID, event.type), Self.json(event))
+                outbox.published(event.id, messageID: messageID)
+            } catch {
+                outbox.unsent(event.id)
+                break
+            }
+        }
+        publishRetained(client)
+    }
+
+    private func publishRetained(_ client: MQTTClient) {
+        let status = controller.status()
+        let machine = settings.machineID
+        // Each retained topic is sent again only when its content changes; `at` is not content.
+        var messages: [(topic: String, content: [UInt8], payload: [UInt8])] = []
+        if settings.publish.contains(.state) {
+            var state = MachineStateMessage(machine: machine, online: true, state: status.state, reason: status.stateReason,
+                                            credit: status.credit, currency: status.currency)
+            let content = Self.json(state)
+            state.at = controller.timekeeper.wallClockMilliseconds
+            messages.append((topics.state(machine), content, Self.json(state)))
+        }
+        if settings.publish.contains(.stock) {
+            let stock = Self.json(StockMessage(machine: machine, currency: status.currency, slots: status.slots.map {
+                StockMessage.Slot(slot: $0.id, product: $0.product, price: $0.price, available: $0.available, stock: $0.stock,
+                                  capacity: $0.capacity, earliestExpiry: $0.earliestExpiry)
+            }))
+            messages.append((topics.stock(machine), stock, stock))
+        }
+        if settings.publish.contains(.cash) {
+            let cash = Self.json(CashMessage(machine: machine, currency: status.currency, coinsIn: status.books.coinsIn,
+                                             sales: status.books.sales, refunds: status.books.refunds))
+            messages.append((topics.cash(machine), cash, cash))
+        }
+        for (topic, content, payload) in messages where link.withLock({ $0.retained[topic] != content }) {
+            do {
+                try client.publish(topic, payload, retain: true)
+                link.withLock { $0.retained[topic] = content }
+            } catch {
+                return
+            }
+        }
+    }
+
+    // MARK: - Commands
+
+    private func answer(_ message: MQTTMessage, _ client: MQTTClient) {
+        guard let name = topics.commandName(in: message.topic, machine: settings.machineID) else { return }
+        let request = (try? JSONDecoder().decode(RemoteCommand.self, from: Data(message.payload))) ?? RemoteCommand()
+        let replyTopic = message.responseTopic ?? "\(topics.reply(settings.machineID))/\(name)"
+        let sender = request.sender ?? "unnamed sender"
+        var fields: Logger.Metadata = ["MQTT_COMMAND": "\(name)", "MQTT_SENDER": "\(sender)", "MQTT_REPLY_TO": "\(replyTopic)"]
+        var response: ControlResponse
+        var body: [UInt8]?
+        if let command = MQTTSettings.Command(rawValue: name), settings.commands.contains(command) {
+            (response, body) = perform(command, request)
+        } else {
+            response = .failure(ControlError(.forbidden, "command '\(name)' is not allowed on this machine (mqtt.commands in \(controller.config.file))"))
+        }
+        fields["MQTT_RESULT"] = "\(response.ok ? "ok" : "refused")"
+        let outcome = response.ok ? (response.message ?? "done") : (response.error?.message ?? "failed")
+        logger.log(level: response.ok ? .notice : .warning, "MQTT command '\(name)' from \(sender) (reply to \(replyTopic)): \(outcome)", metadata: fields)
+        do {
+            try client.reply(replyTopic, body ?? Self.json(response), correlation: message.correlation)
+        } catch {
+            logger.warning("MQTT: the reply to '\(name)' could not be sent: \(error)")
+        }
+    }
+
+    /// The answer, and for `dex` the file that replaces it as the reply's payload.
+    private func perform(_ command: MQTTSettings.Command, _ request: RemoteCommand) -> (ControlResponse, [UInt8]?) {
+        switch command {
+        case .report:
+            return (.success(status: controller.status()), nil)
+        case .price:
+            guard let slot = request.slot, let price = request.price else {
+                return (.failure(ControlError(.badRequest, "price needs {\"slot\": \"A1\", \"price\": \"1.50\"} (or \"default\")")), nil)
+            }
+            return (CommandHandler.setPrice(slot, price, controller: controller), nil)
+        case .service:
+            guard let on = request.on else { return (.failure(ControlError(.badRequest, "service needs {\"on\": true} or {\"on\": false}")), nil) }
+            if let stays = controller.setServiceModeByTechnician(on) { return (.failure(ControlError(.rejected, stays)), nil) }
+            return (.success(on ? "service mode on: sales stopped" : "service mode off: back in service"), nil)
+        case .dex:
+            let communicationID = request.commId ?? "VDD0000001"
+            guard DEXAudit.isValidCommunicationID(communicationID) else {
+                return (.failure(ControlError(.badRequest, "commId '\(communicationID)' must be 3 capital letters and 7 digits, e.g. VDD0000001")), nil)
+            }
+            do {
+                let audit = try DEXAudit(controller.reports.sales(since: nil), communicationID: communicationID,
+                                         asset: request.asset ?? communicationID)
+                return (.success("DEX audit of \(audit.selections.count) selections sent"), Array(DEXWriter.file(audit).utf8))
+            } catch {
+                return (.failure(ControlError(.rejected, "\(error)")), nil)
+            }
+        }
+    }
+
+    // MARK: - Helpers
+
+    /// The fleet's messages hold strings, integers and booleans only: encoding them cannot fail.
+    static func json(_ value: some Encodable) -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return (try? Array(encoder.encode(value))) ?? []
+    }
+}
+
+/// A command's JSON payload; each command reads the fields it needs. `sender` names the operator
+/// for the log (the broker's ACL, not this field, decides who may send commands at all).
+struct RemoteCommand: Decodable {
+    var sender: String?
+    var slot: String?
+    var price: String?
+    var on: Bool?
+    /// dex: the communication id (DXS01, ID101) and the operator's asset number (ID106).
+    var commId: String?
+    var asset: String?
+}

@@ -1,0 +1,61 @@
+import FoundationEssentials
+import VendTelemetry
+import VendingCore
+
+extension TelemetryEvent {
+    /// The fleet's view of one machine event, with a fresh id; nil for what the fleet does not
+    /// need (rejections, coin acceptance toggles, duplicates ignored).
+    init?(_ event: MachineEvent, machine: String, currency: Currency, at: Instant) {
+        func make(_ kind: Kind) -> TelemetryEvent {
+            TelemetryEvent(id: UUID().uuidString.lowercased(), machine: machine, at: at.millisecondsSinceEpoch,
+                           type: kind, currency: currency.code)
+        }
+        switch event {
+        case .coinCredited(let value, _):
+            self = make(.coinCredited)
+            amount = value.decimalString
+        case .creditChanged(_, let to):
+            self = make(.creditChanged)
+            credit = to.decimalString
+        case .vendStarted(let id, let slot, let product, let price):
+            self = make(.vendStarted)
+            vend = id.rawValue
+            self.slot = slot.rawValue
+            self.product = product.rawValue
+            amount = price.decimalString
+        case .vendCompleted(let sale):
+            self = make(.vendEnded)
+            vend = sale.vend.rawValue
+            slot = sale.slot.rawValue
+            product = sale.product.rawValue
+            amount = sale.price.decimalString
+            outcome = "sold"
+            reason = sale.confirmation.rawValue
+        case .vendFailed(let id, let slot, let product, let outcome, let restored):
+            self = make(.vendEnded)
+            vend = id.rawValue
+            self.slot = slot.rawValue
+            self.product = product.rawValue
+            self.outcome = outcome.rawValue
+            credit = restored.decimalString
+        case .stockChanged(let slot, let product, _, let to, let why):
+            self = make(.stockChanged)
+            self.slot = slot.rawValue
+            self.product = product.rawValue
+            stock = to
+            reason = why.rawValue
+        case .paidOut(let value):
+            self = make(.refund)
+            amount = value.decimalString
+        case .priceChanged(let slot, _, let to):
+            self = make(.priceChanged)
+            self.slot = slot.rawValue
+            amount = to.decimalString
+        case .serviceModeChanged(let isOn):
+            self = make(.serviceMode)
+            on = isOn
+        case .duplicateCoinIgnored, .coinAcceptanceChanged, .setupChanged, .rejected:
+            return nil
+        }
+    }
+}

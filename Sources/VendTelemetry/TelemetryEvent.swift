@@ -1,0 +1,141 @@
+/// One money or stock event as it leaves the machine: QoS 1 on `<prefix>/<machine>/events/<type>`.
+/// `id` is chosen once, before the event is journaled, so every delivery of it (after a broker
+/// outage, a restart) carries the same id and a consumer drops duplicates by it.
+/// Amounts are exact decimal strings in `currency` ("1.50"), never floating point.
+public struct TelemetryEvent: Codable, Sendable, Hashable {
+    public enum Kind: String, Codable, Sendable, CaseIterable {
+        case coinCredited = "coin-credited"
+        case creditChanged = "credit-changed"
+        case vendStarted = "vend-started"
+        case vendEnded = "vend-ended"
+        case refund
+        case stockChanged = "stock-changed"
+        case priceChanged = "price-changed"
+        case serviceMode = "service-mode"
+        case fault
+    }
+
+    public let id: String
+    public let machine: String
+    /// Milliseconds since the Unix epoch, by the machine's clock.
+    public let at: Int64
+    public let type: Kind
+    public let currency: String
+    public var amount: String? = nil
+    public var credit: String? = nil
+    public var slot: String? = nil
+    public var product: String? = nil
+    /// The machine's vend number.
+    public var vend: UInt64? = nil
+    /// vend-ended: "sold" (confirmed or assumed) or the failure ("not-dropped", "unknown", …).
+    public var outcome: String? = nil
+    public var stock: Int? = nil
+    /// stock-changed: "restock", "sale", …; fault: what is wrong.
+    public var reason: String? = nil
+    /// service-mode: on or off.
+    public var on: Bool? = nil
+
+    public init(id: String, machine: String, at: Int64, type: Kind, currency: String) {
+        self.id = id
+        self.machine = machine
+        self.at = at
+        self.type = type
+        self.currency = currency
+    }
+}
+
+/// Retained on `<prefix>/<machine>/state`; the last will sets `online: false`.
+public struct MachineStateMessage: Codable, Sendable, Equatable {
+    public let machine: String
+    public let online: Bool
+    /// "in-service", "service-mode", "out-of-order", or "offline" (last will).
+    public let state: String
+    public let reason: String?
+    public let credit: String?
+    public let currency: String?
+    /// When the machine published this, in milliseconds since the Unix epoch (absent in the will).
+    public var at: Int64?
+
+    public init(machine: String, online: Bool, state: String, reason: String?, credit: String?, currency: String?, at: Int64? = nil) {
+        self.machine = machine
+        self.online = online
+        self.state = state
+        self.reason = reason
+        self.credit = credit
+        self.currency = currency
+        self.at = at
+    }
+}
+
+/// Retained on `<prefix>/<machine>/stock`.
+public struct StockMessage: Codable, Sendable, Equatable {
+    public struct Slot: Codable, Sendable, Equatable {
+        public let slot: String
+        public let product: String
+        public let price: String
+        public let available: Int
+        public let stock: Int
+        public let capacity: Int
+        /// Milliseconds since the Unix epoch; absent when the slot holds nothing that expires.
+        public let earliestExpiry: Int64?
+
+        public init(slot: String, product: String, price: String, available: Int, stock: Int, capacity: Int, earliestExpiry: Int64?) {
+            self.slot = slot
+            self.product = product
+            self.price = price
+            self.available = available
+            self.stock = stock
+            self.capacity = capacity
+            self.earliestExpiry = earliestExpiry
+        }
+    }
+
+    public let machine: String
+    public let currency: String
+    public let slots: [Slot]
+
+    public init(machine: String, currency: String, slots: [Slot]) {
+        self.machine = machine
+        self.currency = currency
+        self.slots = slots
+    }
+}
+
+/// Retained on `<prefix>/<machine>/cash`: the books since the machine was new.
+public struct CashMessage: Codable, Sendable, Equatable {
+    public let machine: String
+    public let currency: String
+    public let coinsIn: String
+    public let sales: String
+    public let refunds: String
+
+    public init(machine: String, currency: String, coinsIn: String, sales: String, refunds: String) {
+        self.machine = machine
+        self.currency = currency
+        self.coinsIn = coinsIn
+        self.sales = sales
+        self.refunds = refunds
+    }
+}
+
+/// The topic tree, in one place for vendd, vendfleet and the tests.
+public struct FleetTopics: Sendable {
+    public let prefix: String
+
+    public init(prefix: String) { self.prefix = prefix }
+
+    public func machine(_ id: String) -> String { "\(prefix)/\(id)" }
+    public func event(_ machine: String, _ kind: TelemetryEvent.Kind) -> String { "\(prefix)/\(machine)/events/\(kind.rawValue)" }
+    public func state(_ machine: String) -> String { "\(prefix)/\(machine)/state" }
+    public func stock(_ machine: String) -> String { "\(prefix)/\(machine)/stock" }
+    public func cash(_ machine: String) -> String { "\(prefix)/\(machine)/cash" }
+    public func commands(_ machine: String) -> String { "\(prefix)/\(machine)/cmd/+" }
+    public func reply(_ machine: String) -> String { "\(prefix)/\(machine)/reply" }
+    /// The command named by a topic of `commands(machine)`, if it is one.
+    public func commandName(in topic: String, machine: String) -> String? {
+        let head = "\(prefix)/\(machine)/cmd/"
+        guard topic.hasPrefix(head) else { return nil }
+        let name = topic.dropFirst(head.count)
+        return name.isEmpty || name.contains("/") ? nil : String(name)
+    }
+}

@@ -1,0 +1,52 @@
+import Foundation
+
+/// A child process started with an empty signal mask and default signal dispositions. Foundation's
+/// `Process` passes on the test runner's mask, in which SIGTERM is blocked: a broker started that
+/// way cannot be stopped cleanly (and so cannot save its sessions as a real restart does).
+final class ChildProcess: @unchecked Sendable {
+    // @unchecked: one test drives it; `exited` is only touched by its methods.
+    let pid: pid_t
+    private var exited = false
+
+    init(_ path: String, _ arguments: [String], output: String, errors: String) throws {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_APPEND, 0o644)
+        posix_spawn_file_actions_addopen(&actions, 2, errors, O_WRONLY | O_CREAT | O_APPEND, 0o644)
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var mask = sigset_t()
+        sigemptyset(&mask)
+        posix_spawnattr_setsigmask(&attributes, &mask)
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        for number in [SIGTERM, SIGINT, SIGPIPE] { sigaddset(&defaults, number) }
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        let argv: [UnsafeMutablePointer<CChar>?] = ([path] + arguments).map { strdup($0) } + [nil]
+        defer { for argument in argv { free(argument) } }
+        var pid: pid_t = 0
+        let status = posix_spawn(&pid, path, &actions, &attributes, argv, environ)
+        guard status == 0 else { throw HarnessError("cannot start \(path): \(String(cString: strerror(status)))") }
+        self.pid = pid
+    }
+
+    var isRunning: Bool {
+        guard !exited else { return false }
+        var status: Int32 = 0
+        if waitpid(pid, &status, WNOHANG) == pid { exited = true }
+        return !exited
+    }
+
+    /// SIGTERM (or `signal`), then waits for the exit.
+    func stop(_ signal: Int32 = SIGTERM) {
+        guard isRunning else { return }
+        kill(pid, signal)
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0, errno == EINTR {}
+        exited = true
+    }
+}

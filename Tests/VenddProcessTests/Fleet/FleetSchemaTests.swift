@@ -1,0 +1,61 @@
+import Foundation
+import Testing
+import VendControl
+import VenddTestSupport
+
+/// Everything vendd publishes, against the schemas in docs/mqtt.md.
+@Suite(.oneRealProcessTestAtATime) struct FleetSchemaTests {
+    @Test func everyPublishedMessageMatchesItsDocumentedSchema() throws {
+        let schemas = try DocumentedSchemas("docs/mqtt.md")
+        let rig = try FleetRig()
+        defer { rig.tearDown() }
+        try rig.broker.start()
+        let everything = try FleetSubscriber(broker: rig.broker, topic: "vendd/m1/#", clientID: "schema-everything")
+        defer { everything.stop() }
+        let daemon = try rig.machine("m1", commands: ["report"])
+        try daemon.start()
+        _ = try daemon.waitUntil("connected") { $0.fleetOutbox?.connected == true }
+        try daemon.send(.restock(slot: "all", count: nil))
+        for _ in 0..<3 { try daemon.send(.simCoin(amount: "500")) }
+        try daemon.send(.simDrop(slot: "A4", succeeds: false))
+        try daemon.send(.select(slot: "A4"))
+        _ = try daemon.waitUntil("the failed vend") { $0.books.failedVends == 1 && $0.vendInProgress == nil }
+        try daemon.send(.select(slot: "A4"))
+        _ = try daemon.waitUntil("the sale") { $0.books.itemsSold == 1 && $0.vendInProgress == nil }
+        try daemon.send(.price(slot: "A1", amount: "1300"))
+        try daemon.send(.service(on: true))
+        try daemon.send(.service(on: false))
+        try rig.publish(as: "operator", "vendd/m1/cmd/report", #"{"sender":"schema test"}"#)
+        _ = try daemon.waitUntil("the outbox empty") { $0.fleetOutbox?.pending == 0 }
+        #expect(try daemon.stop() == 0)
+        usleep(500_000)
+
+        var seen: Set<String> = []
+        for (topic, payload) in everything.lines {
+            let levels = topic.split(separator: "/")
+            let schema: String
+            switch levels.count > 2 ? String(levels[2]) : "" {
+            case "events":
+                schema = "event"
+                seen.insert(String(levels[3]))
+            case "state", "stock", "cash": schema = String(levels[2])
+            case "cmd": schema = "command"
+            case "reply":
+                #expect(try DocumentedSchemas().violations(of: "status", in: payload) == [], "\(topic)")
+                seen.insert("reply")
+                continue
+            default:
+                Issue.record("unexpected topic \(topic)")
+                continue
+            }
+            seen.insert(schema)
+            #expect(try schemas.violations(of: schema, in: payload) == [], "\(topic): \(payload)")
+        }
+        for expected in ["coin-credited", "credit-changed", "vend-started", "vend-ended", "stock-changed", "price-changed",
+                         "service-mode", "state", "stock", "cash", "command", "reply"] {
+            #expect(seen.contains(expected), "nothing was published for \(expected): \(seen.sorted())")
+        }
+        #expect(everything.lines.last { $0.topic == "vendd/m1/state" }?.payload.contains(#""online":false"#) == true,
+                "a stopped vendd says it is offline")
+    }
+}

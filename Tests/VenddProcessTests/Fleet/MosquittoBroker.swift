@@ -1,0 +1,201 @@
+import Foundation
+import VenddTestSupport
+
+/// A real Mosquitto broker on loopback with TLS (a test CA made here with openssl), password
+/// authentication and the ACL docs/mqtt.md tells operators to install. Stopped and started again
+/// on the same port and persistence directory, as a broker restart is.
+final class MosquittoBroker: @unchecked Sendable {
+    // @unchecked: one test drives it; the process handle is only touched by its methods.
+    static let machines = ["m1", "m2", "m3"]
+    static let fleetUser = "fleet"
+    static let operatorUser = "operator"
+
+    let directory: String
+    let port: Int
+    private(set) var process: ChildProcess?
+    private var runs = 0
+
+    var caFile: String { directory + "/ca.pem" }
+    var url: String { "mqtts://127.0.0.1:\(port)" }
+    static func password(_ user: String) -> String { "secret-\(user)" }
+
+    init(in parent: String) throws {
+        directory = parent + "/broker"
+        try FileManager.default.createDirectory(atPath: directory + "/data", withIntermediateDirectories: true)
+        port = try Self.freePort()
+        try makeCertificates()
+        try makeUsers()
+        try Self.acl.write(toFile: directory + "/acl", atomically: true, encoding: .utf8)
+        // Run as root (in a container), mosquitto would switch to the `mosquitto` user, which
+        // cannot read these files: stay the user we are.
+        let config = """
+            per_listener_settings false
+            listener \(port) 127.0.0.1
+            cafile \(directory)/ca.pem
+            certfile \(directory)/server.pem
+            keyfile \(directory)/server.key
+            allow_anonymous false
+            password_file \(directory)/passwd
+            acl_file \(directory)/acl
+            persistence true
+            persistence_location \(directory)/data/
+            user \(NSUserName())
+            log_type error
+            log_type warning
+            log_type notice
+            log_type information
+
+            """
+        try config.write(toFile: directory + "/mosquitto.conf", atomically: true, encoding: .utf8)
+    }
+
+    /// The ACL of docs/mqtt.md: each machine writes only under its own id and reads only its
+    /// commands; the fleet console reads everything; only the operator sends commands.
+    static let acl = """
+        pattern write vendd/%u/events/#
+        pattern write vendd/%u/state
+        pattern write vendd/%u/stock
+        pattern write vendd/%u/cash
+        pattern write vendd/%u/reply/#
+        pattern read vendd/%u/cmd/#
+
+        user fleet
+        topic read vendd/#
+
+        user operator
+        topic write vendd/+/cmd/#
+        topic read vendd/+/reply/#
+
+        """
+
+    func start() throws {
+        runs += 1
+        let log = directory + "/broker-\(runs).log"
+        let process = try ChildProcess(try Self.tool("mosquitto"), ["-c", directory + "/mosquitto.conf"], output: log, errors: log)
+        self.process = process
+        let deadline = Date().addingTimeInterval(10)
+        while !Self.accepts(port) {
+            guard process.isRunning, Date() < deadline else { throw HarnessError("mosquitto did not listen on \(port); log:\n\(self.log)") }
+            usleep(20_000)
+        }
+    }
+
+    /// SIGTERM: mosquitto saves its persistent sessions (what the subscriber has not received yet)
+    /// and exits, as a broker restarted by its operator does.
+    func stop() {
+        process?.stop()
+        process = nil
+    }
+
+    var log: String {
+        (1...max(runs, 1)).compactMap { try? String(contentsOfFile: directory + "/broker-\($0).log", encoding: .utf8) }.joined()
+    }
+
+    /// `username:password`, mode 0600, for vendd's `credentials_file`.
+    func credentialsFile(for user: String) throws -> String {
+        let path = directory + "/\(user).credentials"
+        try "\(user):\(Self.password(user))\n".write(toFile: path, atomically: false, encoding: .utf8)
+        chmod(path, 0o600)
+        return path
+    }
+
+    /// The mosquitto_sub / mosquitto_pub arguments that connect as `user`.
+    func clientArguments(_ user: String) -> [String] {
+        ["-h", "127.0.0.1", "-p", "\(port)", "--cafile", caFile, "-u", user, "-P", Self.password(user)]
+    }
+
+    private func makeCertificates() throws {
+        let d = directory
+        try Self.run("openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", d + "/ca.key", "-out", d + "/ca.pem",
+                                 "-days", "2", "-subj", "/CN=vendd test CA"])
+        try Self.run("openssl", ["req", "-newkey", "rsa:2048", "-nodes", "-keyout", d + "/server.key", "-out", d + "/server.csr",
+                                 "-subj", "/CN=localhost"])
+        try "subjectAltName=IP:127.0.0.1,DNS:localhost\n".write(toFile: d + "/san.ext", atomically: true, encoding: .utf8)
+        try Self.run("openssl", ["x509", "-req", "-in", d + "/server.csr", "-CA", d + "/ca.pem", "-CAkey", d + "/ca.key",
+                                 "-CAcreateserial", "-out", d + "/server.pem", "-days", "2", "-extfile", d + "/san.ext"])
+        // A second CA that signed nothing here: a machine configured with it must refuse the broker.
+        try Self.run("openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", d + "/other-ca.key",
+                                 "-out", d + "/other-ca.pem", "-days", "2", "-subj", "/CN=some other CA"])
+    }
+
+    private func makeUsers() throws {
+        let file = directory + "/passwd"
+        _ = FileManager.default.createFile(atPath: file, contents: nil, attributes: [.posixPermissions: 0o600])
+        for user in Self.machines + [Self.fleetUser, Self.operatorUser] {
+            try Self.run("mosquitto_passwd", ["-b", file, user, Self.password(user)])
+        }
+    }
+
+    func tearDown() {
+        stop()
+    }
+
+    // MARK: - Tools
+
+    /// The full path of a tool the tests need; a clear failure naming its package when missing.
+    static func tool(_ name: String) throws -> String {
+        for directory in ["/usr/sbin", "/usr/bin", "/sbin", "/bin"] where FileManager.default.isExecutableFile(atPath: "\(directory)/\(name)") {
+            return "\(directory)/\(name)"
+        }
+        let package = name == "openssl" ? "openssl" : name == "mosquitto" ? "mosquitto" : "mosquitto-clients"
+        throw HarnessError("\(name) is not installed: the fleet tests need a real broker (apt-get install \(package); scripts/test installs it)")
+    }
+
+    @discardableResult
+    static func run(_ name: String, _ arguments: [String]) throws -> ProcessRun {
+        let run = try ProcessRun.run(try tool(name), arguments)
+        guard run.status == 0 else { throw HarnessError("\(name) \(arguments.joined(separator: " ")) failed (\(run.status)): \(run.errors)") }
+        return run
+    }
+
+    private static func freePort() throws -> Int {
+        for _ in 0..<50 {
+            let port = Int.random(in: 20_000...60_000)
+            if !accepts(port) { return port }
+        }
+        throw HarnessError("no free port found for the broker")
+    }
+
+    private static func accepts(_ port: Int) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+        }
+    }
+}
+
+/// `mosquitto_sub` as the fleet console's user, with a persistent session (so that what is
+/// published while it is away — a broker restart — still reaches it), writing `topic payload`
+/// lines to a file.
+final class FleetSubscriber: @unchecked Sendable {
+    private let process: ChildProcess
+    let outputPath: String
+
+    init(broker: MosquittoBroker, topic: String, clientID: String, user: String = MosquittoBroker.fleetUser) throws {
+        outputPath = broker.directory + "/\(clientID).out"
+        process = try ChildProcess(try MosquittoBroker.tool("mosquitto_sub"),
+                                   broker.clientArguments(user) + ["-c", "-i", clientID, "-q", "1", "-t", topic, "-F", "%t %p"],
+                                   output: outputPath, errors: "/dev/null")
+    }
+
+    /// Every `topic payload` line received so far.
+    /// Everything received, as printed.
+    var text: String { (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? "" }
+
+    var lines: [(topic: String, payload: String)] {
+        text.split(separator: "\n").compactMap { line in
+            guard let space = line.firstIndex(of: " ") else { return nil }
+            return (String(line[..<space]), String(line[space...].dropFirst()))
+        }
+    }
+
+    func stop() {
+        process.stop()
+    }
+}
