@@ -40,6 +40,9 @@ let package = Package(
         .target(name: "VendGPIO", dependencies: ["CGPIOShim", "VendHardware", "VendSettings", "VendPOSIX", "VendingCore"]),
         // ccTalk on the wire: packets, checksums, the event counter, code tables. Pure, no I/O.
         .target(name: "CcTalk"),
+        // MDB on the wire: blocks and their CHK, the Qibixx interface's line API, the coin
+        // changer's and bill validator's commands and answers. Pure, no I/O.
+        .target(name: "MDB"),
         // Byte streams to devices: serial ports through libserialport, Unix sockets for bridges.
         .target(name: "VendSerial", dependencies: ["CLibSerialPort", "VendPOSIX"]),
         .systemLibrary(name: "CLibSerialPort", pkgConfig: "libserialport", providers: [.apt(["libserialport-dev"])]),
@@ -92,6 +95,7 @@ let package = Package(
         .testTarget(name: "VendHardwareTests", dependencies: ["VendHardware", "VendConfig", "VendTime", "VendingCore", "CcTalk", "CcTalkSimulator"]),
         .testTarget(name: "VendGPIOTests", dependencies: ["VendGPIO", "VendHardware", "VenddTestSupport"]),
         .testTarget(name: "CcTalkTests", dependencies: ["CcTalk"]),
+        .testTarget(name: "MDBTests", dependencies: ["MDB"]),
         // A ccTalk coin acceptor written from the spec, listening on a Unix socket, with faults on demand.
         .target(name: "CcTalkSimulator", dependencies: ["CcTalk", "VendPOSIX"], path: "Tests/CcTalkSimulator"),
         // `cctalk-sim --socket PATH`: the simulator driven from stdin, for the HIL harness.
