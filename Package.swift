@@ -28,7 +28,7 @@ let package = Package(
         .target(name: "VendConfig", dependencies: ["VendingCore", "VendSettings", "VendText", .product(name: "Yams", package: "Yams")]),
         // Hardware behind protocols: GPIO lines, relays, drop sensors, coin acceptors; the
         // debounce / interlock / pulse logic shared by real and simulated backends; the simulation.
-        .target(name: "VendHardware", dependencies: ["VendSettings", "VendingCore", "CcTalk", "VendSerial", "VendPOSIX", "VendTime"]),
+        .target(name: "VendHardware", dependencies: ["VendSettings", "VendingCore", "CcTalk", "VendSerial", "VendPOSIX", "VendTime", "MDB"]),
         // The injected clock: real time in the daemon, manual time that tests advance.
         .target(name: "VendTime", dependencies: ["VendPOSIX"]),
         // libgpiod as installed (v1 1.6.x or v2 2.x), found through pkg-config, so that
@@ -92,10 +92,15 @@ let package = Package(
         .target(name: "VenddTestSupport", path: "Tests/VenddTestSupport"),
         .testTarget(name: "VendConfigTests", dependencies: ["VendConfig", "VendingCore", "VenddTestSupport"]),
         .testTarget(name: "VendStoreTests", dependencies: ["VendStore"]),
-        .testTarget(name: "VendHardwareTests", dependencies: ["VendHardware", "VendConfig", "VendTime", "VendingCore", "CcTalk", "CcTalkSimulator"]),
+        .testTarget(name: "VendHardwareTests", dependencies: ["VendHardware", "VendConfig", "VendTime", "VendingCore", "CcTalk", "CcTalkSimulator", "MDB", "MDBSimulator", "VendSettings", "VendSerial"]),
         .testTarget(name: "VendGPIOTests", dependencies: ["VendGPIO", "VendHardware", "VenddTestSupport"]),
         .testTarget(name: "CcTalkTests", dependencies: ["CcTalk"]),
         .testTarget(name: "MDBTests", dependencies: ["MDB"]),
+        // A Qibixx MDB interface with a coin changer and a bill validator written from the spec,
+        // on a Unix socket, with faults on demand.
+        .target(name: "MDBSimulator", dependencies: ["MDB", "VendPOSIX"], path: "Tests/MDBSimulator"),
+        // `mdb-sim --socket PATH`: the simulator driven from stdin, for process tests and by hand.
+        .executableTarget(name: "mdb-sim", dependencies: ["MDB", "MDBSimulator", "VendPOSIX"], path: "Tests/mdb-sim"),
         // A ccTalk coin acceptor written from the spec, listening on a Unix socket, with faults on demand.
         .target(name: "CcTalkSimulator", dependencies: ["CcTalk", "VendPOSIX"], path: "Tests/CcTalkSimulator"),
         // `cctalk-sim --socket PATH`: the simulator driven from stdin, for the HIL harness.
