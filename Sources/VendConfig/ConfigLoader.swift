@@ -129,7 +129,7 @@ struct ConfigParser {
                 currency: machine.currency, catalog: Catalog(products), slots: slots.map(\.setup),
                 maximumCredit: machine.maximumCredit, vendTimeout: machine.vendTimeout,
                 unknownOutcomePolicy: machine.unknownOutcomePolicy, failedVendPolicy: machine.failedVendPolicy,
-                payoutAvailable: machine.payout != .none, historyLimit: machine.historyLimit)
+                payoutPolicy: machine.payout, historyLimit: machine.historyLimit)
         } catch {
             // Every rule MachineSetup checks is checked above with a position; reaching this is a bug.
             sink.report("internal check failed: \(error)", at: root, path: .root)

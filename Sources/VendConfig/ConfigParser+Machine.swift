@@ -23,11 +23,11 @@ extension ConfigParser {
         let vendTimeout = section.milliseconds("vend_timeout_ms", in: 1_000...600_000, default: Defaults.vendTimeoutMilliseconds)
         let unknownOutcome = section.choice("unknown_outcome", default: UnknownOutcomePolicy.refundCredit)
         let failedVend = section.choice("failed_vend", default: FailedVendPolicy.keepCredit)
-        let payout = section.choice("payout", default: PayoutMode.none)
+        let payout = section.choice("payout", default: PayoutPolicy.none)
         let historyLimit = section.int("history_limit", in: 0...1_000_000, default: Defaults.historyLimit)
         section.finish()
 
-        let payOutImpossible = failedVend == .payOut && payout == PayoutMode.none
+        let payOutImpossible = failedVend == .payOut && payout == PayoutPolicy.none
         if payOutImpossible {
             sink.report("'pay-out' needs a way to pay out; set machine.payout to 'manual' or use 'keep-credit'",
                         at: section.value("failed_vend"), path: section.path.key("failed_vend"))

@@ -53,6 +53,8 @@ final class MachineController: Sendable {
     var hasVendInFlight: Bool { state.withLock { $0.machine.pendingVend != nil } }
     var pendingVend: PendingVend? { state.withLock { $0.machine.pendingVend } }
     var acceptsCoins: Bool { state.withLock { Self.acceptsCoins($0) } }
+    /// A bill validator's escrow decision: stack it, or return it to the customer.
+    func acceptsBill(_ value: Money) -> Bool { state.withLock { $0.fault == nil && $0.machine.acceptsBill(value) } }
     var simulatedWorld: SimulatedWorld? { state.withLock { $0.hardware?.world } }
 
     private static func acceptsCoins(_ state: State) -> Bool { state.fault == nil && state.machine.acceptsCoins }
@@ -115,7 +117,8 @@ final class MachineController: Sendable {
             // applied anyway and said loudly; the save that ends the fault makes it durable.
             // Requests (a selection, a restock) are refused.
             switch input {
-            case .coinInserted, .coinSourceSynchronised, .vendEnded:
+            case .coinInserted, .billStacked, .coinSourceSynchronised, .vendEnded, .payoutEnded, .payoutCountersSynchronised,
+                 .changeInventory:
                 logger.critical("\(input) applied without being journaled: it is saved once the state can be written again, and lost if vendd stops before")
             default:
                 return []
@@ -132,7 +135,7 @@ final class MachineController: Sendable {
             guard let dispenser = state.hardware?.dispenser else { return .vendEnded(vend, .unknown) }
             let immediate = dispenser.start(slot) { [self] outcome in submit(.vendEnded(vend, outcome)) }
             return immediate.map { .vendEnded(vend, $0) }
-        case .payOut(let amount):
+        case .payOut(_, let amount):
             logger.notice("pay \(state.config.machine.moneyFormat.string(for: amount)) to the customer by hand (payout: manual)",
                           metadata: ["AMOUNT": "\(amount.decimalString)"])
         case .setCoinAcceptance(let enabled):
@@ -248,6 +251,9 @@ final class MachineController: Sendable {
             logger.info("coin accepted on channel \(coin.channel)",
                         metadata: ["COIN_CHANNEL": "\(coin.channel)", "AMOUNT": "\(coin.value.decimalString)"])
             submit(.coinInserted(value: coin.value, event: coin.event))
+        case .billStacked(let value, let event):
+            logger.info("bill stacked", metadata: ["AMOUNT": "\(value.decimalString)"])
+            submit(.billStacked(value: value, event: event))
         case .synchronised(let event):
             submit(.coinSourceSynchronised(event))
         case .notice(let text, let isFault):
