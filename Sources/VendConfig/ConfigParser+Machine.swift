@@ -12,6 +12,7 @@ struct MachineSection {
     /// Where the vend timeout was given (or the section, when it is the default), for messages.
     var node: Node?
     var vendTimeoutNode: Node?
+    var payoutNode: Node?
 }
 
 extension ConfigParser {
@@ -36,7 +37,8 @@ extension ConfigParser {
             sink.report("give the machine a name, or leave the key out", at: section.value("name"), path: section.path.key("name"))
         }
         var result = MachineSection(currency: money?.currency, format: money?.format, maximumCredit: maximumCredit,
-                                    vendTimeout: vendTimeout, node: section.node, vendTimeoutNode: section.value("vend_timeout_ms"))
+                                    vendTimeout: vendTimeout, node: section.node, vendTimeoutNode: section.value("vend_timeout_ms"),
+                                    payoutNode: section.value("payout"))
         guard let money, let maximumCredit, let vendTimeout, let unknownOutcome, let failedVend, let payout, let historyLimit,
               !payOutImpossible, !name.isEmpty else { return result }
         result.settings = MachineSettings(

@@ -11,6 +11,8 @@ public struct VenddConfig: Sendable {
     public let slots: [SlotConfig]
     public let buttons: [ButtonConfig]
     public let coinAcceptor: CoinAcceptorConfig?
+    /// Hoppers (in file order) that pay change and refunds with payout policy `change`.
+    public let payoutDevices: [PayoutDeviceConfig]
     public let stateDirectory: String
     public let control: ControlSettings
     public let display: DisplaySettings

@@ -14,6 +14,9 @@ public enum Input: Hashable, Sendable, Codable {
     /// technician; the rest goes back to credit. `counters` holds each device's payout counter
     /// after it (by device identity), so a later interrupted payout can be told from this one.
     case payoutEnded(PayoutID, paid: Money, unknown: Money, counters: [String: UInt64])
+    /// The shell is about to tell this payout device (by identity) to pay part of the payout:
+    /// durable before the device is told, so a restart knows which devices may have paid.
+    case payoutDeviceAsked(PayoutID, device: String)
     /// The payout devices' counters as read at start, when no payout was in flight.
     case payoutCountersSynchronised([String: UInt64])
     /// The coins the payout devices can pay now; decides "exact change only".

@@ -76,6 +76,12 @@ public struct Machine: Hashable, Sendable, Codable {
         case .coinSourceSynchronised(let event): coinCursors[event.source] = max(coinCursors[event.source] ?? 0, event.sequence)
         case .payoutEnded(let payout, let paid, let unknown, let counters):
             endPayout(payout, paid: paid, unknown: unknown, counters: counters, into: &effects)
+        case .payoutDeviceAsked(let payout, let device):
+            if pendingPayout?.id != payout {
+                effects.reject(.stalePayoutReport(payout))
+            } else if pendingPayout?.askedDevices.contains(device) == false {
+                pendingPayout?.askedDevices.append(device)
+            }
         case .payoutCountersSynchronised(let counters): payoutCounters.merge(counters) { $1 }
         case .changeInventory(let coins): changeInventory = coins
         case .slotSelected(let slot): select(slot, at: now, into: &effects)
@@ -326,7 +332,10 @@ public struct Machine: Hashable, Sendable, Codable {
 
     private mutating func reconfigure(_ newSetup: MachineSetup, into effects: inout Effects) {
         if let pendingVend { return effects.reject(.vendInProgress(pendingVend.id)) }
-        if let pendingPayout { return effects.reject(.payoutInProgress(pendingPayout.id)) }
+        // A payout in flight is resolved by the devices of the same policy, in the same currency.
+        if let pendingPayout, newSetup.currency != setup.currency || newSetup.payoutPolicy != .change {
+            return effects.reject(.payoutInProgress(pendingPayout.id))
+        }
         if newSetup.currency != setup.currency {
             guard ledger.isEmpty, credit.isZero else {
                 return effects.reject(.currencyChange(from: setup.currency, to: newSetup.currency))

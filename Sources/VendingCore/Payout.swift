@@ -42,6 +42,9 @@ public struct PendingPayout: Hashable, Sendable, Codable {
     public let amount: Money
     public let reason: PayoutReason
     public let startedAt: Instant
+    /// The devices (by identity) the shell said it is about to tell, in order: a device not in
+    /// here was never asked to pay any of it.
+    public internal(set) var askedDevices: [String] = []
 }
 
 /// Coins of one value that the payout devices can pay now.

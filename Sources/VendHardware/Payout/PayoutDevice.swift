@@ -20,7 +20,8 @@ public struct PayoutDeviceResult: Sendable, Hashable {
 /// What a device says, without paying, about the last payout it made: read at start to resolve a
 /// payout that was in flight when vendd stopped.
 public struct LastPayoutReport: Sendable, Hashable {
-    /// The device's payout counter now, or nil if it keeps none.
+    /// The device's payout counter now, or nil if it keeps none. As a ccTalk hopper's event
+    /// counter: 0 after power-up or reset (the last payout cannot be told), then 1…255.
     public let counter: UInt64?
     /// What its last payout paid and left unpaid, if the device can tell.
     public let paid: Money
