@@ -42,6 +42,10 @@ extension VenddConfig {
         } else {
             lines.append("coins     no coin acceptor")
         }
+        for device in payoutDevices {
+            let port = device.port ?? "the coin acceptor's bus"
+            lines.append("payout    \(device.kind.rawValue) of \(format.string(for: device.coin)) coins, address \(device.address) on \(port)")
+        }
         lines.append("state     \(stateDirectory)")
         lines.append("control   \(control.socketPath) (group \(control.group))")
         return lines.joined(separator: "\n")

@@ -76,6 +76,14 @@ extension VenddConfig {
                 }
             }
         }
+        if !payoutDevices.isEmpty {
+            out.list("payout_devices", payoutDevices) { out, device in
+                out.field("type", device.kind.rawValue)
+                out.field("coin", quoted: device.coin.decimalString)
+                out.field("address", device.address)
+                if let port = device.port { out.field("port", quoted: port) }
+            }
+        }
         out.section("state") { out in out.field("directory", quoted: stateDirectory) }
         out.section("control") { out in
             out.field("socket", quoted: control.socketPath)

@@ -11,16 +11,19 @@ final class Hardware: Sendable {
     let panel: InputPanel
     let dispenser: Dispenser
     let coinAcceptor: any CoinAcceptor
+    /// The payout devices, largest coin first; nil unless the payout policy is `change`.
+    let payouts: PayoutBank?
     /// Present in simulation: what `vendctl sim …` drives.
     let world: SimulatedWorld?
     let gpioDescription: String
     let coinAcceptorDescription: String
 
-    private init(panel: InputPanel, dispenser: Dispenser, coinAcceptor: any CoinAcceptor, world: SimulatedWorld?,
-                 gpioDescription: String, coinAcceptorDescription: String) {
+    private init(panel: InputPanel, dispenser: Dispenser, coinAcceptor: any CoinAcceptor, payouts: PayoutBank?,
+                 world: SimulatedWorld?, gpioDescription: String, coinAcceptorDescription: String) {
         self.panel = panel
         self.dispenser = dispenser
         self.coinAcceptor = coinAcceptor
+        self.payouts = payouts
         self.world = world
         self.gpioDescription = gpioDescription
         self.coinAcceptorDescription = coinAcceptorDescription
@@ -28,26 +31,43 @@ final class Hardware: Sendable {
 
     /// Simulated hardware: the same panel, dispenser and debounce code over an in-memory chip.
     /// A coin acceptor on a `unix:` port still gets its real driver (see `coinAcceptor`).
-    static func simulated(_ config: VenddConfig, timekeeper: any Timekeeper,
+    static func simulated(_ config: VenddConfig, stateDirectory: String, timekeeper: any Timekeeper,
                           notify: @escaping HardwareNoticeHandler) throws(GPIOError) -> Hardware {
         let world = SimulatedWorld(slots: config.slots, buttons: config.buttons,
                                    coinChannels: config.coinAcceptor?.channels ?? [], timekeeper: timekeeper)
         let (dispenser, panel) = try requestLines(on: world.chip, config: config, timekeeper: timekeeper, notify: notify)
         let (acceptor, coins) = coinAcceptor(config, real: false, timekeeper: timekeeper) ?? (world.coinAcceptor,
             config.coinAcceptor.map { "simulated \($0.protocol.rawValue) acceptor (\($0.channels.count) channels)" } ?? "none configured")
-        return Hardware(panel: panel, dispenser: dispenser, coinAcceptor: acceptor, world: world,
+        let hoppers = config.payoutDevices.map { device in
+            SimulatedHopper(coin: device.coin, identity: "simulated-hopper@\(device.address)", coins: SimulatedHopper.initialCoins,
+                            memoryFile: "\(stateDirectory)/simulated-hopper-\(device.address).txt", timekeeper: timekeeper)
+        }
+        return Hardware(panel: panel, dispenser: dispenser, coinAcceptor: acceptor, payouts: payoutBank(config, hoppers, timekeeper: timekeeper), world: world,
                         gpioDescription: "simulated (\(Set(config.lines.map(\.line)).count) lines)", coinAcceptorDescription: coins)
     }
 
     /// The machine's own GPIO chip through libgpiod, and the configured coin acceptor's driver.
     static func real(_ config: VenddConfig, timekeeper: any Timekeeper,
-                     notify: @escaping HardwareNoticeHandler) throws(GPIOError) -> Hardware {
-        let chip = try LibgpiodChip(config.gpio.chip)
-        try chip.checkDistinct(config.lines)
-        let (dispenser, panel) = try requestLines(on: chip, config: config, timekeeper: timekeeper, notify: notify)
+                     notify: @escaping HardwareNoticeHandler) throws(HardwareError) -> Hardware {
+        if let hopper = config.payoutDevices.first {
+            throw .unsupported("\(hopper.origin.path) (\(hopper.origin.location)): the \(hopper.kind.rawValue) driver is not in this version of vendd; only --simulate pays change. Set machine.payout to 'manual' to pay by hand")
+        }
+        let chip: LibgpiodChip
+        do {
+            chip = try LibgpiodChip(config.gpio.chip)
+            try chip.checkDistinct(config.lines)
+        } catch {
+            throw .gpio(error)
+        }
+        let dispenser: Dispenser, panel: InputPanel
+        do {
+            (dispenser, panel) = try requestLines(on: chip, config: config, timekeeper: timekeeper, notify: notify)
+        } catch {
+            throw .gpio(error)
+        }
         let debounce = panel.isDebouncedByBackend ? "kernel debounce" : "software debounce"
         let (acceptor, coins) = coinAcceptor(config, real: true, timekeeper: timekeeper) ?? (NoCoinAcceptor(), "none configured")
-        return Hardware(panel: panel, dispenser: dispenser, coinAcceptor: acceptor, world: nil,
+        return Hardware(panel: panel, dispenser: dispenser, coinAcceptor: acceptor, payouts: nil, world: nil,
                         gpioDescription: "\(chip.name) [\(chip.label)] via \(LibgpiodChip.libraryDescription), \(debounce)",
                         coinAcceptorDescription: coins)
     }
@@ -57,6 +77,12 @@ final class Hardware: Sendable {
     static func coinAcceptor(_ config: VenddConfig, real: Bool, timekeeper: any Timekeeper) -> (any CoinAcceptor, String)? {
         guard let coins = config.coinAcceptor, real || coins.port.hasPrefix("unix:") else { return nil }
         return (CoinAcceptorFactory.make(coins, timekeeper: timekeeper), CoinAcceptorFactory.describe(coins))
+    }
+
+    /// The payout devices as one queue, the largest coin asked first.
+    private static func payoutBank(_ config: VenddConfig, _ devices: [SimulatedHopper], timekeeper: any Timekeeper) -> PayoutBank? {
+        guard config.machine.payout == .change, !devices.isEmpty else { return nil }
+        return PayoutBank(devices: devices.sorted { $0.coin > $1.coin }, timekeeper: timekeeper)
     }
 
     /// Relays first, so that every output is requested inactive before any input can act.
@@ -90,9 +116,23 @@ final class Hardware: Sendable {
 
     /// Coins inhibited, every relay off, lines released.
     func shutDown() async {
+        payouts?.emergencyStop()
         coinAcceptor.setAcceptance(false)
         await coinAcceptor.stop()
         dispenser.releaseAll()
         panel.release()
+    }
+}
+
+/// Why the configured hardware cannot be brought up.
+enum HardwareError: Error, CustomStringConvertible {
+    case gpio(GPIOError)
+    case unsupported(String)
+
+    var description: String {
+        switch self {
+        case .gpio(let error): "\(error)"
+        case .unsupported(let reason): reason
+        }
     }
 }

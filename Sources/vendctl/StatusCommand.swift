@@ -28,8 +28,14 @@ struct Status: ParsableCommand {
             "vend     \(status.vendInProgress ?? "none in progress")",
             "coins    \(health(status.health?.coinAcceptor, fallback: status.coinAcceptor))",
             "gpio     \(health(status.health?.gpio, fallback: status.gpio))",
-            "",
         ]
+        if let payout = status.payoutInProgress { lines.append("payout   \(payout) in progress") }
+        for device in status.payoutDevices ?? [] {
+            let levels = device.coins.map { "\($0.count.map(String.init) ?? "?") × \($0.valueText)" }.joined(separator: ", ")
+            lines.append("payout   \(device.description): \(levels.isEmpty ? "empty" : levels)")
+        }
+        if status.exactChangeOnly == true { lines.append("change   EXACT CHANGE ONLY: refill the payout devices") }
+        lines.append("")
         var table = TextTable([.left, .left, .right, .right, .right, .left])
         table.add(["slot", "product", "price", "stock", "free", "earliest expiry"])
         for slot in status.slots {

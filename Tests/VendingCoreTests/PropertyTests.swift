@@ -63,7 +63,7 @@ struct InputGenerator {
              SlotSetup(id: "C1", product: "coffee", price: Fixtures.won(700), capacity: 5)],
         ]
         return layouts.map {
-            Fixtures.setup(unknownOutcomePolicy: unknown, failedVendPolicy: failed, payoutAvailable: payout,
+            Fixtures.setup(unknownOutcomePolicy: unknown, failedVendPolicy: failed, payoutPolicy: payout ? .manual : .none,
                            maximumCredit: 6_000, historyLimit: 5, slots: $0)
         }
     }
