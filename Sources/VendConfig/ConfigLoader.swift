@@ -111,6 +111,7 @@ struct ConfigParser {
         let slots = top.list("slots").map { parseSlots($0, machine: machineSection, gpio: gpio, productIDs: productIDs) } ?? []
         let buttons = top.list("buttons", required: false).map { parseButtons($0, gpio: gpio) } ?? []
         let coinAcceptor = top.nested("coin_acceptor", required: false).flatMap { parseCoinAcceptor($0, currency: machineSection.currency) }
+        let mdb = top.nested("mdb", required: false).flatMap { parseMDB($0, currency: machineSection.currency) }
         let payoutList = top.value("payout_devices")
         let payoutDevices = top.list("payout_devices", required: false).map {
             parsePayoutDevices($0, currency: machineSection.currency, path: ConfigPath.root.key("payout_devices"))
@@ -124,7 +125,7 @@ struct ConfigParser {
         }
 
         checkLinesUsedOnce()
-        checkPayout(payoutDevices, listNode: payoutList, machine: machineSection, coinAcceptor: coinAcceptor)
+        checkPayout(payoutDevices, listNode: payoutList, machine: machineSection, coinAcceptor: coinAcceptor, mdbChanger: mdb?.changer != nil)
 
         guard sink.diagnostics.isEmpty, let machine = machineSection.settings, let gpio, let stateDirectory, let control, let display
         else { return nil }
@@ -142,7 +143,7 @@ struct ConfigParser {
         }
         return VenddConfig(
             file: sink.file, machine: machine, gpio: gpio, products: products, slots: slots, buttons: buttons,
-            coinAcceptor: coinAcceptor, payoutDevices: payoutDevices, stateDirectory: stateDirectory, control: control, display: display,
+            coinAcceptor: coinAcceptor, payoutDevices: payoutDevices, mdb: mdb, stateDirectory: stateDirectory, control: control, display: display,
             productFaces: faces, machineSetup: setup)
     }
 
@@ -170,6 +171,8 @@ enum Defaults {
     static let ccTalkAddress = 2
     static let ccTalkHostAddress = 1
     static let pollIntervalMilliseconds = 200
+    /// Within the 125–200 ms the MDB spec recommends (§A3).
+    static let mdbPollIntervalMilliseconds = 150
 }
 
 final class LineUseLog {

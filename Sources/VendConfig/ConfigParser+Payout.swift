@@ -26,10 +26,10 @@ extension ConfigParser {
 
     /// `change` needs devices and devices need `change`; each hopper needs a bus, and an address
     /// of its own on it.
-    func checkPayout(_ devices: [PayoutDeviceConfig], listNode: Node?, machine: MachineSection, coinAcceptor: CoinAcceptorConfig?) {
+    func checkPayout(_ devices: [PayoutDeviceConfig], listNode: Node?, machine: MachineSection, coinAcceptor: CoinAcceptorConfig?, mdbChanger: Bool) {
         let policy = machine.settings?.payout
-        if policy == .change, devices.isEmpty, listNode?.sequence?.isEmpty ?? true {
-            sink.report("payout 'change' needs at least one device under payout_devices (a hopper per coin value)",
+        if policy == .change, devices.isEmpty, !mdbChanger, listNode?.sequence?.isEmpty ?? true {
+            sink.report("payout 'change' needs at least one device under payout_devices (a hopper per coin value) or an mdb.changer",
                         at: machine.payoutNode ?? machine.node, path: ConfigPath.root.key("machine").key("payout"))
         }
         if let policy, policy != .change, let listNode {

@@ -13,6 +13,8 @@ public struct VenddConfig: Sendable {
     public let coinAcceptor: CoinAcceptorConfig?
     /// Hoppers (in file order) that pay change and refunds with payout policy `change`.
     public let payoutDevices: [PayoutDeviceConfig]
+    /// The MDB bus (coin changer, bill validator) behind a master interface.
+    public let mdb: MDBSettings?
     public let stateDirectory: String
     public let control: ControlSettings
     public let display: DisplaySettings

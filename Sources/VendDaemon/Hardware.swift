@@ -17,9 +17,12 @@ final class Hardware: Sendable {
     let world: SimulatedWorld?
     let gpioDescription: String
     let coinAcceptorDescription: String
+    /// The MDB bus, when configured (its coins and bills arrive through `coinAcceptor`).
+    let mdb: MDBCashDevices?
 
     private init(panel: InputPanel, dispenser: Dispenser, coinAcceptor: any CoinAcceptor, payouts: PayoutBank?,
-                 world: SimulatedWorld?, gpioDescription: String, coinAcceptorDescription: String) {
+                 world: SimulatedWorld?, gpioDescription: String, coinAcceptorDescription: String, mdb: MDBCashDevices?) {
+        self.mdb = mdb
         self.panel = panel
         self.dispenser = dispenser
         self.coinAcceptor = coinAcceptor
@@ -42,8 +45,12 @@ final class Hardware: Sendable {
             SimulatedHopper(coin: device.coin, identity: "simulated-hopper@\(device.address)", coins: SimulatedHopper.initialCoins,
                             memoryFile: "\(stateDirectory)/simulated-hopper-\(device.address).txt", timekeeper: timekeeper)
         }
-        return Hardware(panel: panel, dispenser: dispenser, coinAcceptor: acceptor, payouts: payoutBank(config, hoppers, timekeeper: timekeeper), world: world,
-                        gpioDescription: "simulated (\(Set(config.lines.map(\.line)).count) lines)", coinAcceptorDescription: coins)
+        // MDB has no in-memory simulation: only a `unix:` port (mdb-sim, a bridge) is used here.
+        let mdb = config.mdb.flatMap { $0.port.hasPrefix("unix:") ? MDBCashDevices(settings: $0, timekeeper: timekeeper) : nil }
+        return Hardware(panel: panel, dispenser: dispenser, coinAcceptor: joined(acceptor, mdb),
+                        payouts: payoutBank(config, hoppers + (mdb.map { [MDBChangerPayout(bus: $0.bus)] } ?? []), timekeeper: timekeeper), world: world,
+                        gpioDescription: "simulated (\(Set(config.lines.map(\.line)).count) lines)",
+                        coinAcceptorDescription: describe(coins, config, mdb), mdb: mdb)
     }
 
     /// The machine's own GPIO chip through libgpiod, and the configured coin acceptor's driver.
@@ -67,9 +74,11 @@ final class Hardware: Sendable {
         }
         let debounce = panel.isDebouncedByBackend ? "kernel debounce" : "software debounce"
         let (acceptor, coins) = coinAcceptor(config, real: true, timekeeper: timekeeper) ?? (NoCoinAcceptor(), "none configured")
-        return Hardware(panel: panel, dispenser: dispenser, coinAcceptor: acceptor, payouts: nil, world: nil,
+        let mdb = config.mdb.map { MDBCashDevices(settings: $0, timekeeper: timekeeper) }
+        return Hardware(panel: panel, dispenser: dispenser, coinAcceptor: joined(config.coinAcceptor == nil ? nil : acceptor, mdb),
+                        payouts: payoutBank(config, mdb.map { [MDBChangerPayout(bus: $0.bus)] } ?? [], timekeeper: timekeeper), world: nil,
                         gpioDescription: "\(chip.name) [\(chip.label)] via \(LibgpiodChip.libraryDescription), \(debounce)",
-                        coinAcceptorDescription: coins)
+                        coinAcceptorDescription: describe(coins, config, mdb), mdb: mdb)
     }
 
     /// The configured acceptor's real driver when wanted. A `unix:` port is always real, even in
@@ -79,10 +88,27 @@ final class Hardware: Sendable {
         return (CoinAcceptorFactory.make(coins, timekeeper: timekeeper), CoinAcceptorFactory.describe(coins))
     }
 
-    /// The payout devices as one queue, the largest coin asked first.
-    private static func payoutBank(_ config: VenddConfig, _ devices: [SimulatedHopper], timekeeper: any Timekeeper) -> PayoutBank? {
+    /// The payout devices as one queue: hoppers largest coin first, then the MDB changer.
+    private static func payoutBank(_ config: VenddConfig, _ devices: [any PayoutDevice], timekeeper: any Timekeeper) -> PayoutBank? {
         guard config.machine.payout == .change, !devices.isEmpty else { return nil }
-        return PayoutBank(devices: devices.sorted { $0.coin > $1.coin }, timekeeper: timekeeper)
+        let hoppers = devices.compactMap { $0 as? SimulatedHopper }.sorted { $0.coin > $1.coin }
+        return PayoutBank(devices: hoppers + devices.filter { !($0 is SimulatedHopper) }, timekeeper: timekeeper)
+    }
+
+    /// The coin acceptor and the MDB bus as one source of coins and bills.
+    private static func joined(_ acceptor: (any CoinAcceptor)?, _ mdb: MDBCashDevices?) -> any CoinAcceptor {
+        switch (acceptor, mdb) {
+        case (let acceptor?, let mdb?): CoinAcceptorGroup([acceptor, mdb])
+        case (let acceptor?, nil): acceptor
+        case (nil, let mdb?): mdb
+        case (nil, nil): NoCoinAcceptor()
+        }
+    }
+
+    private static func describe(_ coins: String, _ config: VenddConfig, _ mdb: MDBCashDevices?) -> String {
+        guard let settings = config.mdb, mdb != nil else { return coins }
+        let mdbText = MDBCashDevices.describe(settings)
+        return config.coinAcceptor == nil ? mdbText : "\(coins); \(mdbText)"
     }
 
     /// Relays first, so that every output is requested inactive before any input can act.
@@ -102,6 +128,7 @@ final class Hardware: Sendable {
     /// dispenser's open window, and only the vend's outcome reaches the machine.
     func start(routingTo controller: MachineController, lastSequence: @escaping @Sendable (String) -> UInt64?) {
         let dispenser = dispenser
+        mdb?.decideEscrow { controller.acceptsBill($0) }
         coinAcceptor.start(lastSequence: lastSequence, deliver: { controller.handle($0) })
         panel.start({ event in
             if case .dropSensed(let line, let instant) = event {

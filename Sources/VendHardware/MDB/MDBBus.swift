@@ -12,6 +12,9 @@ public final class MDBBus: Sendable {
     private let settings: MDBSettings
     private let control: DriverControl
     private let payouts = PayoutQueue()
+    private let payoutStopped = Mutex(false)
+    /// The changer's tubes as last reported, for `inventory()` without asking the bus thread.
+    private let inventory = Mutex<[Money: Int]>([:])
     private let started = Mutex(false)
 
     public init(settings: MDBSettings, timekeeper: any Timekeeper) {
@@ -19,13 +22,19 @@ public final class MDBBus: Sendable {
         control = DriverControl(timekeeper: timekeeper)
     }
 
+    public var currency: Currency { settings.currency }
+
     public var port: PortAddress { PortAddress(settings.port, baudRate: MDBSettings.interfaceBaudRate) }
 
     /// Event sources: one per device kind and port, numbered on from `lastSequence`.
     public func source(_ device: String) -> String { "mdb:\(port.path):\(device)" }
 
-    public func start(lastSequence: @escaping @Sendable (String) -> UInt64?, deliver: @escaping MDBEventHandler,
+    public func start(lastSequence: @escaping @Sendable (String) -> UInt64?, deliver outside: @escaping MDBEventHandler,
                       shouldStack: @escaping @Sendable (Money) -> Bool) {
+        let deliver: MDBEventHandler = { [self] event in
+            if case .changeInventory(let tubes) = event { inventory.withLock { $0 = tubes } }
+            outside(event)
+        }
         let alreadyStarted = started.withLock { started in
             defer { started = true }
             return started
@@ -52,13 +61,22 @@ public final class MDBBus: Sendable {
         control.waiter.wake()
     }
 
+    /// What the changer's tubes held at its last report.
+    public var changeInventory: [Money: Int] { inventory.withLock { $0 } }
+
+    /// No further coins are asked of the changer; a payout underway ends with what it paid.
+    public func emergencyStop() {
+        payoutStopped.withLock { $0 = true }
+        control.waiter.wake()
+    }
+
     public func stop() async {
         guard started.withLock({ $0 }) else { return }
         await control.stop()
     }
 
     /// The drivers, made once: they keep payout state and event numbers across reconnects.
-    func makeDrivers(lastSequence: @Sendable (String) -> UInt64?, deliver: @escaping MDBEventHandler,
+    private func makeDrivers(lastSequence: @Sendable (String) -> UInt64?, deliver: @escaping MDBEventHandler,
                      shouldStack: @escaping @Sendable (Money) -> Bool) -> [MDBPeripheralDriver] {
         var drivers: [MDBPeripheralDriver] = []
         let control = control, payouts = payouts
@@ -67,7 +85,7 @@ public final class MDBBus: Sendable {
             drivers.append(MDBCoinChanger(settings: changer, currency: settings.currency, currencyNumeric: settings.currencyNumeric,
                                           source: source, lastSequence: lastSequence(source), emit: deliver,
                                           wantsAcceptance: { control.wantsAcceptance && !control.isStopping },
-                                          takePayout: payouts.takeFirst))
+                                          takePayout: payouts.takeFirst, payoutStopped: { [self] in payoutStopped.withLock { $0 } }))
         }
         if let bills = settings.billValidator {
             let source = source("bills")

@@ -43,6 +43,8 @@ final class MDBCoinChanger: MDBPeripheralDriver {
     private let emit: MDBEventHandler
     private let wantsAcceptance: () -> Bool
     private let takePayout: () -> MDBPayoutRequest?
+    /// Emergency stop: no further DISPENSE or chunk; what was paid is read back as usual.
+    private let payoutStopped: () -> Bool
     private var sequence: UInt64
 
     private var setup: ChangerSetup?
@@ -57,7 +59,7 @@ final class MDBCoinChanger: MDBPeripheralDriver {
     private var lastRepeatingStatus: ChangerStatus?
 
     init(settings: MDBChangerSettings, currency: Currency, currencyNumeric: Int?, source: String, lastSequence: UInt64?, emit: @escaping MDBEventHandler,
-         wantsAcceptance: @escaping () -> Bool, takePayout: @escaping () -> MDBPayoutRequest?) {
+         wantsAcceptance: @escaping () -> Bool, takePayout: @escaping () -> MDBPayoutRequest?, payoutStopped: @escaping () -> Bool = { false }) {
         self.settings = settings
         self.currency = currency
         self.currencyNumeric = currencyNumeric
@@ -65,6 +67,7 @@ final class MDBCoinChanger: MDBPeripheralDriver {
         self.emit = emit
         self.wantsAcceptance = wantsAcceptance
         self.takePayout = takePayout
+        self.payoutStopped = payoutStopped
         sequence = lastSequence ?? 0
     }
 
@@ -280,7 +283,7 @@ final class MDBCoinChanger: MDBPeripheralDriver {
                 job.phase = .dispense
             }
         case .dispense:
-            guard !job.jammed, let next = job.plan.first else { payout = job; return finish(job, uncertain: job.uncertain, note: nil) }
+            guard !job.jammed, !payoutStopped(), let next = job.plan.first else { payout = job; return finish(job, uncertain: job.uncertain, note: nil) }
             job.plan.removeFirst()
             let answer = try bus.sendOnce(ChangerCommand.dispense(type: next.type, count: next.count).block)
             job.phase = .settling(type: next.type, count: next.count, acknowledged: answer != .noAnswer, polls: 0)
@@ -300,7 +303,7 @@ final class MDBCoinChanger: MDBPeripheralDriver {
             let remaining = job.request.amount - paidMoney(job.paid)
             // The next chunk while each pays something: the tubes may not make a chunk's exact
             // value, and one that pays nothing means the changer can pay no more.
-            if !paidMoney(chunk).isZero, !job.jammed,
+            if !paidMoney(chunk).isZero, !job.jammed, !payoutStopped(),
                let next = try sendAlternative(bus, remaining: remaining, scaling: Int64(setup.scalingFactor)) {
                 job.phase = next
             } else {
