@@ -111,11 +111,11 @@ struct ConfigParser {
         let slots = top.list("slots").map { parseSlots($0, machine: machineSection, gpio: gpio, productIDs: productIDs) } ?? []
         let buttons = top.list("buttons", required: false).map { parseButtons($0, gpio: gpio) } ?? []
         let coinAcceptor = top.nested("coin_acceptor", required: false).flatMap { parseCoinAcceptor($0, currency: machineSection.currency) }
-        let mdb = top.nested("mdb", required: false).flatMap { parseMDB($0, currency: machineSection.currency) }
         let payoutList = top.value("payout_devices")
         let payoutDevices = top.list("payout_devices", required: false).map {
             parsePayoutDevices($0, currency: machineSection.currency, path: ConfigPath.root.key("payout_devices"))
         } ?? []
+        let mdb = top.nested("mdb", required: false).flatMap { parseMDB($0, currency: machineSection.currency) }
         let stateDirectory = top.nested("state", required: false).map(parseState) ?? .some(Defaults.stateDirectory)
         let control = top.nested("control", required: false).map(parseControl) ?? .some(Defaults.control)
         let display = top.nested("display", required: false).map(parseDisplay) ?? .some(Defaults.display)

@@ -59,10 +59,10 @@ import VendConfig
 
     static let cases: [Case] = [
         Case(name: "unknown top-level key", edits: [("    - { channel: 2, value: 500 }\n", "    - { channel: 2, value: 500 }\ncolour: red\n")], expected: [
-            "test.yaml:43:1: unknown key 'colour' (allowed here: machine, gpio, products, slots, buttons, coin_acceptor, payout_devices, state, control, display)",
+            "test.yaml:43:1: unknown key 'colour' (allowed here: machine, gpio, products, slots, buttons, coin_acceptor, payout_devices, mdb, state, control, display)",
         ]),
         Case(name: "misspelt section name", edits: [("gpio:\n", "gpoi:\n")], expected: [
-            "test.yaml:9:1: unknown key 'gpoi'; did you mean 'gpio'? (allowed here: machine, gpio, products, slots, buttons, coin_acceptor, payout_devices, state, control, display)",
+            "test.yaml:9:1: unknown key 'gpoi'; did you mean 'gpio'? (allowed here: machine, gpio, products, slots, buttons, coin_acceptor, payout_devices, mdb, state, control, display)",
         ]),
         Case(name: "missing maximum credit", edits: [("  maximum_credit: 10000\n", "")], expected: [
             "test.yaml:2:3: machine: missing required key 'maximum_credit'",
@@ -232,7 +232,7 @@ import VendConfig
         ]),
         Case(name: "empty slot list", edits: [("slots:\n", "slots: []\nx_slots:\n")], expected: [
             "test.yaml:20:8: slots: a machine needs at least one slot",
-            "test.yaml:21:1: unknown key 'x_slots'; did you mean 'slots'? (allowed here: machine, gpio, products, slots, buttons, coin_acceptor, payout_devices, state, control, display)",
+            "test.yaml:21:1: unknown key 'x_slots'; did you mean 'slots'? (allowed here: machine, gpio, products, slots, buttons, coin_acceptor, payout_devices, mdb, state, control, display)",
         ]),
         Case(name: "line that is neither offset nor name", edits: [("relay: { line: 13 }", "relay: { line: -1 }")], expected: [
             "test.yaml:33:20: slots[A2].relay.line: '-1' is not a line: give its offset (17) or its name (GPIO17, see `gpioinfo`)",
