@@ -48,7 +48,7 @@ final class Hardware: Sendable {
         // MDB has no in-memory simulation: only a `unix:` port (mdb-sim, a bridge) is used here.
         let mdb = config.mdb.flatMap { $0.port.hasPrefix("unix:") ? MDBCashDevices(settings: $0, timekeeper: timekeeper) : nil }
         return Hardware(panel: panel, dispenser: dispenser, coinAcceptor: joined(acceptor, mdb),
-                        payouts: payoutBank(config, hoppers + (mdb.map { [MDBChangerPayout(bus: $0.bus)] } ?? []), timekeeper: timekeeper), world: world,
+                        payouts: payoutBank(config, hoppers + changerPayout(config, mdb), timekeeper: timekeeper), world: world,
                         gpioDescription: "simulated (\(Set(config.lines.map(\.line)).count) lines)",
                         coinAcceptorDescription: describe(coins, config, mdb), mdb: mdb)
     }
@@ -76,7 +76,7 @@ final class Hardware: Sendable {
         let (acceptor, coins) = coinAcceptor(config, real: true, timekeeper: timekeeper) ?? (NoCoinAcceptor(), "none configured")
         let mdb = config.mdb.map { MDBCashDevices(settings: $0, timekeeper: timekeeper) }
         return Hardware(panel: panel, dispenser: dispenser, coinAcceptor: joined(config.coinAcceptor == nil ? nil : acceptor, mdb),
-                        payouts: payoutBank(config, mdb.map { [MDBChangerPayout(bus: $0.bus)] } ?? [], timekeeper: timekeeper), world: nil,
+                        payouts: payoutBank(config, changerPayout(config, mdb), timekeeper: timekeeper), world: nil,
                         gpioDescription: "\(chip.name) [\(chip.label)] via \(LibgpiodChip.libraryDescription), \(debounce)",
                         coinAcceptorDescription: describe(coins, config, mdb), mdb: mdb)
     }
@@ -93,6 +93,12 @@ final class Hardware: Sendable {
         guard config.machine.payout == .change, !devices.isEmpty else { return nil }
         let hoppers = devices.compactMap { $0 as? SimulatedHopper }.sorted { $0.coin > $1.coin }
         return PayoutBank(devices: hoppers + devices.filter { !($0 is SimulatedHopper) }, timekeeper: timekeeper)
+    }
+
+    /// The MDB changer as a payout device, when there is one.
+    private static func changerPayout(_ config: VenddConfig, _ mdb: MDBCashDevices?) -> [any PayoutDevice] {
+        guard let mdb, config.mdb?.changer != nil else { return [] }
+        return [MDBChangerPayout(bus: mdb.bus)]
     }
 
     /// The coin acceptor and the MDB bus as one source of coins and bills.
@@ -129,6 +135,7 @@ final class Hardware: Sendable {
     func start(routingTo controller: MachineController, lastSequence: @escaping @Sendable (String) -> UInt64?) {
         let dispenser = dispenser
         mdb?.decideEscrow { controller.acceptsBill($0) }
+        mdb?.onInventoryChange { controller.changeInventoryChanged() }
         coinAcceptor.start(lastSequence: lastSequence, deliver: { controller.handle($0) })
         panel.start({ event in
             if case .dropSensed(let line, let instant) = event {

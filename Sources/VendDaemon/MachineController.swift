@@ -233,6 +233,13 @@ final class MachineController: Sendable {
         state.withLock { state in hardware.coinAcceptor.setAcceptance(Self.acceptsCoins(state)) }
     }
 
+    /// A payout device's coins changed outside a payout (an MDB changer reporting its tubes after
+    /// its initialisation or a manual payout): the machine's exact-change judgement follows.
+    func changeInventoryChanged() {
+        guard let bank = state.withLock({ $0.hardware?.payouts }) else { return }
+        submit(.changeInventory(bank.inventory()))
+    }
+
     /// Resolves a payout that was in flight when vendd stopped from what the devices report
     /// (never by paying again), or records their counters; then what they can pay.
     private func takeOver(_ bank: PayoutBank) {

@@ -39,6 +39,16 @@ import VendSettings
         #expect(mdb.billValidator?.bills.map(\.value.minorUnits) == [5000])
     }
 
+    @Test func thePrintedConfigurationReadsBackTheSame() throws {
+        let config = try ConfigLoader.parse(Self.base, file: "test.yaml")
+        let printed = config.resolvedYAML
+        #expect(printed.contains("mdb:"))
+        let again = try ConfigLoader.parse(printed, file: "printed.yaml")
+        #expect(again.resolvedYAML == printed)
+        #expect(again.mdb?.changer?.coins.map(\.value) == config.mdb?.changer?.coins.map(\.value))
+        #expect(again.mdb?.billValidator?.escrow == false)
+    }
+
     @Test(arguments: [
         ("port: /dev/ttyACM0", "port: ttyACM0", "test.yaml:44:9: mdb.port: 'ttyACM0' is not a port: give the MDB interface's device path (/dev/ttyACM0, /dev/serial/by-id/…) or unix:/path/to/socket"),
         ("{ type: 3, value: 500, enabled: false }", "{ type: 0, value: 500 }", "test.yaml:49:17: mdb.changer.coins[0].type: type 0 is already mapped at line 48; map each type once"),

@@ -73,6 +73,8 @@ import VenddTestSupport
         let rig = try Rig()
         defer { rig.tearDown() }
         try rig.startSelling()
+        // The tubes reported at the changer's initialisation reach the machine: change is possible.
+        _ = try rig.daemon.waitUntil("the changer's tubes known") { $0.exactChangeOnly == false }
         rig.simulator.with { $0.bills.insert(type: 1) }
         _ = try rig.daemon.waitUntil("the note credited") { $0.books.billsIn == "5000" && $0.credit == "5000" }
         try rig.daemon.send(.simPress(slot: "A1"))   // 1,200 won

@@ -11,6 +11,7 @@ import VendingCore
 public final class MDBCashDevices: CoinAcceptor {
     public let bus: MDBBus
     private let escrowDecision = Mutex<(@Sendable (Money) -> Bool)?>(nil)
+    private let inventoryChanged = Mutex<(@Sendable () -> Void)?>(nil)
 
     public init(settings: MDBSettings, timekeeper: any Timekeeper) {
         bus = MDBBus(settings: settings, timekeeper: timekeeper)
@@ -25,13 +26,19 @@ public final class MDBCashDevices: CoinAcceptor {
         escrowDecision.withLock { $0 = decide }
     }
 
+    /// Called (on the bus thread) when the changer reports its tubes: read them through
+    /// `MDBChangerPayout.inventory()`.
+    public func onInventoryChange(_ action: @escaping @Sendable () -> Void) {
+        inventoryChanged.withLock { $0 = action }
+    }
+
     public func start(lastSequence: @escaping @Sendable (String) -> UInt64?, deliver: @escaping CoinAcceptorEventHandler) {
-        bus.start(lastSequence: lastSequence, deliver: { event in
+        bus.start(lastSequence: lastSequence, deliver: { [self] event in
             switch event {
             case .coinDeposited(let coin): deliver(.accepted(coin))
             case .billStacked(let value, let id): deliver(.billStacked(value: value, event: id))
             case .notice(let text, let isFault): deliver(.notice(text, isFault: isFault))
-            case .changeInventory: break  // read through MDBChangerPayout.inventory()
+            case .changeInventory: self.inventoryChanged.withLock { $0 }?()
             }
         }, shouldStack: { [self] value in escrowDecision.withLock { $0 }?(value) ?? false })
     }
