@@ -138,7 +138,15 @@ public final class MDBBus: Sendable {
                 return
             }
             let wait = next - control.timekeeper.now
-            if wait > .zero { control.sleep(wait) }
+            guard wait > .zero else { continue }
+            if control.isStopping {
+                // Finishing a payout: DriverControl.sleep no longer waits once stopping is asked.
+                let alarm = control.timekeeper.schedule(after: wait) { [waiter = control.waiter] in waiter.wake() }
+                _ = control.waiter.wait(for: nil, timeout: .seconds(60))
+                control.timekeeper.cancel(alarm)
+            } else {
+                control.sleep(wait)
+            }
         }
     }
 }

@@ -98,7 +98,7 @@ final class MDBCoinChanger: MDBPeripheralDriver {
             job.plan.removeAll()
             job.uncertain = true
             switch job.phase {
-            case .alternative(let scaled, _), .alternativeStatus(let scaled):
+            case .alternative(let scaled), .alternativeStatus(let scaled):
                 job.unknown += Int64(scaled) * Int64(setup.scalingFactor)
                 payout = job
             default:
@@ -160,7 +160,7 @@ final class MDBCoinChanger: MDBPeripheralDriver {
 
     private func handle(_ activity: ChangerActivity) {
         switch activity {
-        case .deposited(let type, let routing, _):
+        case .deposited(let type, let routing, let tubeCount):
             guard routing == .cashBox || routing == .tubes else {
                 emit(.notice("a coin of type \(type) was \(routing == .rejected ? "returned to the customer" : "routed nowhere (routing 10)"): not credited", isFault: routing != .rejected))
                 return
@@ -171,7 +171,7 @@ final class MDBCoinChanger: MDBPeripheralDriver {
             }
             sequence += 1
             emit(.coinDeposited(AcceptedCoin(channel: type, value: value, event: CoinEventID(source: source, sequence: sequence))))
-            if routing == .tubes, tubes != nil { tubes = tubes.map { TubeStatus(full: $0.full, counts: replacing($0.counts, at: type, with: activityTubeCount(activity))) } }
+            if routing == .tubes { tubes = tubes.map { TubeStatus(full: $0.full, counts: replacing($0.counts, at: type, with: tubeCount)) } }
         case .manuallyDispensed(let type, let count, let left):
             emit(.notice("\(count) coin(s) of type \(type) paid out by the changer's own buttons (\(left) left in the tube): not a sale, not change", isFault: false))
             tubes = tubes.map { TubeStatus(full: $0.full, counts: replacing($0.counts, at: type, with: left)) }
@@ -186,11 +186,6 @@ final class MDBCoinChanger: MDBPeripheralDriver {
         case .unknown(let byte):
             emit(.notice("coin changer: undefined POLL byte \(byte)", isFault: true))
         }
-    }
-
-    private func activityTubeCount(_ activity: ChangerActivity) -> UInt8 {
-        if case .deposited(_, _, let count) = activity { return count }
-        return 0
     }
 
     private func replacing(_ counts: [UInt8], at index: Int, with value: UInt8) -> [UInt8] {
@@ -244,9 +239,9 @@ final class MDBCoinChanger: MDBPeripheralDriver {
             case dispense
             /// A DISPENSE was sent; wait for "payout busy" to end. `acknowledged` false: the
             /// changer did not answer it, so it may or may not be paying.
-            case settling(type: Int, count: Int, acknowledged: Bool, polls: Int)
+            case settling(type: Int, count: Int, acknowledged: Bool)
             /// ALTERNATIVE PAYOUT sent for `scaled`; PAYOUT VALUE POLL until ACK alone.
-            case alternative(scaled: Int, polls: Int)
+            case alternative(scaled: Int)
             case alternativeStatus(scaled: Int)
         }
 
@@ -254,7 +249,6 @@ final class MDBCoinChanger: MDBPeripheralDriver {
         var phase = Phase.start
         var plan: [(type: Int, count: Int)] = []
         var paid: [Int: Int] = [:]
-        var before: TubeStatus?
         var started: ContinuousClock.Instant?
         var jammed = false
         var uncertain = false
@@ -272,7 +266,6 @@ final class MDBCoinChanger: MDBPeripheralDriver {
         switch job.phase {
         case .start:
             try readTubes(bus)
-            job.before = tubes
             if alternativePayout {
                 guard let next = try sendAlternative(bus, remaining: job.request.amount, scaling: Int64(setup.scalingFactor)) else {
                     return finish(job, uncertain: false, note: nil)
@@ -286,12 +279,10 @@ final class MDBCoinChanger: MDBPeripheralDriver {
             guard !job.jammed, !payoutStopped(), let next = job.plan.first else { payout = job; return finish(job, uncertain: job.uncertain, note: nil) }
             job.plan.removeFirst()
             let answer = try bus.sendOnce(ChangerCommand.dispense(type: next.type, count: next.count).block)
-            job.phase = .settling(type: next.type, count: next.count, acknowledged: answer != .noAnswer, polls: 0)
-        case .alternative(let scaled, let polls):
-            switch try bus.send(ChangerCommand.payoutValuePoll.block) {
-            case .ack: job.phase = .alternativeStatus(scaled: scaled)
-            default: job.phase = .alternative(scaled: scaled, polls: polls + 1)
-            }
+            job.phase = .settling(type: next.type, count: next.count, acknowledged: answer != .noAnswer)
+        case .alternative(let scaled):
+            // Data is the value paid so far (for a display); ACK alone means the payout ended.
+            if try bus.send(ChangerCommand.payoutValuePoll.block) == .ack { job.phase = .alternativeStatus(scaled: scaled) }
         case .alternativeStatus:
             let answer = try bus.send(ChangerCommand.payoutStatus.block)
             guard case .data(let bytes) = answer else { break }  // ACK alone: still paying
@@ -330,18 +321,13 @@ final class MDBCoinChanger: MDBPeripheralDriver {
         guard scaled > 0 else { return nil }
         // Silence is fine: PAYOUT VALUE POLL and PAYOUT STATUS tell whether it ran.
         _ = try bus.sendOnce(ChangerCommand.alternativePayout(scaledValue: UInt8(scaled)).block)
-        return .alternative(scaled: scaled, polls: 0)
+        return .alternative(scaled: scaled)
     }
 
     /// After each POLL while a DISPENSE settles: once the changer no longer says "payout busy",
     /// the tubes say what left them.
     private func settleDispense(_ bus: MDBDeviceBus, busy: Bool) throws(MDBFailure) {
-        guard var job = payout, case .settling(let type, let count, let acknowledged, let polls) = job.phase else { return }
-        if busy {
-            job.phase = .settling(type: type, count: count, acknowledged: acknowledged, polls: polls + 1)
-            payout = job
-            return
-        }
+        guard var job = payout, case .settling(let type, let count, let acknowledged) = job.phase, !busy else { return }
         let before = tubes
         try readTubes(bus)
         guard let before, let after = tubes else { return }

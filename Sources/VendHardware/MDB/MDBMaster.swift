@@ -102,7 +102,7 @@ final class MDBMaster {
 
     private enum Phase: Equatable {
         case awaitingJustReset(since: ContinuousClock.Instant)
-        case initialising(since: ContinuousClock.Instant)
+        case initialising
         case ready
         case offline
     }
@@ -213,7 +213,7 @@ final class MDBMaster {
 
     private func initialise(_ link: Link) throws(MDBFailure) {
         // Until the sequence completes: a failure part-way is retried at the next interval.
-        link.phase = .initialising(since: timekeeper.now)
+        link.phase = .initialising
         try link.driver.initialise(link.bus)
         link.phase = .ready
         link.health.up("\(link.driver.peripheral.name) ready", { emitNotice($0) })
