@@ -1,6 +1,8 @@
 import CcTalk
 import CcTalkSimulator
 import Testing
+import VendTime
+import VendingCore
 @testable import VendHardware
 
 /// A bus to one simulated hopper through the real codec; it can lose the next request or the
@@ -103,5 +105,56 @@ final class HopperLoopbackBus: CcTalkBus {
         bus.device.settings.encrypted = true
         #expect(throws: HopperError.encrypted(serial: 7_654_321)) { try CcTalkHopperSession(bus: bus).identify() }
         #expect(HopperError.encrypted(serial: 7_654_321).description.contains("wants encrypted dispense commands"))
+    }
+}
+
+/// The hopper as a payout device: one payout, its status read between coins (the `wait` the
+/// thread sleeps in turns the simulated motor here).
+@Suite struct CcTalkHopperPayoutTests {
+    let bus = HopperLoopbackBus()
+    let time = ManualTimekeeper()
+    let coin = Money(minorUnits: 100, currency: Currency(code: "KRW", minorDigits: 0))
+
+    func hopper() throws -> (CcTalkHopper, CcTalkHopperSession) {
+        let session = CcTalkHopperSession(bus: bus)
+        _ = try session.identify()
+        let hopper = CcTalkHopper(coin: coin, identity: "hopper", description: "test hopper",
+                                  link: CcTalkHopper.Link(stream: nil, session: CcTalkHopperSession(bus: HopperLoopbackBus())),
+                                  timekeeper: time)
+        return (hopper, session)
+    }
+
+    @Test func aPayoutReportsWhatTheHopperPaid() throws {
+        let (hopper, session) = try hopper()
+        let result = hopper.payout(3, on: session) { bus.device.payOneCoin() }
+        #expect(result == PayoutDeviceResult(paid: coin * 3, unknown: .zero(coin.currency), counter: 1))
+        #expect(bus.device.dispenseCommands == 1)
+    }
+
+    @Test func aJammedHopperReportsOnlyTheCoinsOut() throws {
+        let (hopper, session) = try hopper()
+        bus.device.jamAfter = 1
+        let result = hopper.payout(3, on: session) { bus.device.payOneCoin() }
+        #expect(result == PayoutDeviceResult(paid: coin, unknown: .zero(coin.currency), counter: 1))
+    }
+
+    @Test func aPowerCutMidPayoutMakesItUnknownNeverPaidAgain() throws {
+        let (hopper, session) = try hopper()
+        var turns = 0
+        let result = hopper.payout(4, on: session) {
+            turns += 1
+            if turns == 2 { bus.device.powerCut() } else { bus.device.payOneCoin() }
+        }
+        #expect(result == PayoutDeviceResult(paid: .zero(coin.currency), unknown: coin * 4, counter: 0))
+        #expect(bus.device.dispenseCommands == 1)
+        #expect(try session.status().wasReset)
+    }
+
+    @Test func aDispenseTheHopperNeverHeardPaysNothing() throws {
+        let (hopper, session) = try hopper()
+        bus.loseRequest(ofExchange: 3)  // enable, status, dispense
+        let result = hopper.payout(2, on: session) { bus.device.payOneCoin() }
+        #expect(result == PayoutDeviceResult(paid: .zero(coin.currency), unknown: .zero(coin.currency), counter: nil))
+        #expect(bus.device.dispenseCommands == 0)
     }
 }
