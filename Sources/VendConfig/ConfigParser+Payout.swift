@@ -33,7 +33,7 @@ extension ConfigParser {
                         at: machine.payoutNode ?? machine.node, path: ConfigPath.root.key("machine").key("payout"))
         }
         if let policy, policy != .change, let listNode {
-            sink.report("payout_devices are used only with machine.payout: change (it is '\(policy.rawValue)'); set it, or remove the devices",
+            sink.report("these devices pay only with machine.payout: change (it is '\(policy.rawValue)'); set it, or remove them",
                         at: listNode, path: ConfigPath.root.key("payout_devices"))
         }
         var taken: [String: [Int: String]] = [:]

@@ -43,7 +43,7 @@ struct EventDescription {
             self.init("payout-started", "\(payout): paying \(money(amount)) (\(reason.rawValue))", .info,
                       ["PAYOUT": "\(payout.rawValue)", "AMOUNT": "\(amount.decimalString)", "REASON": "\(reason.rawValue)"])
         case .payoutEnded(let payout, let paid, let rest, let unknown):
-            let short = rest.isZero ? "" : "; \(money(rest)) could not be paid and went back to credit: refill the payout devices"
+            let short = rest.isZero ? "" : "; \(money(rest)) was not paid and went back to credit (check and refill the payout devices)"
             let lost = unknown.isZero ? "" : "; \(money(unknown)) may or may not have been paid: count the payout devices to settle it"
             self.init("payout-ended", "\(payout) paid \(money(paid))" + short + lost,
                       unknown.isZero ? (rest.isZero ? .info : .warning) : .critical,

@@ -2,6 +2,7 @@ import Synchronization
 import VendConfig
 import VendGPIO
 import VendHardware
+import VendSettings
 import VendTime
 import VendingCore
 
@@ -35,20 +36,38 @@ final class Hardware: Sendable {
     /// Simulated hardware: the same panel, dispenser and debounce code over an in-memory chip.
     /// A coin acceptor on a `unix:` port still gets its real driver (see `coinAcceptor`).
     static func simulated(_ config: VenddConfig, stateDirectory: String, timekeeper: any Timekeeper,
-                          notify: @escaping HardwareNoticeHandler) throws(GPIOError) -> Hardware {
+                          notify: @escaping HardwareNoticeHandler) throws(HardwareError) -> Hardware {
         let world = SimulatedWorld(slots: config.slots, buttons: config.buttons,
                                    coinChannels: config.coinAcceptor?.channels ?? [], timekeeper: timekeeper)
-        let (dispenser, panel) = try requestLines(on: world.chip, config: config, timekeeper: timekeeper, notify: notify)
+        let dispenser: Dispenser, panel: InputPanel
+        do {
+            (dispenser, panel) = try requestLines(on: world.chip, config: config, timekeeper: timekeeper, notify: notify)
+        } catch {
+            throw .gpio(error)
+        }
         let (acceptor, coins) = coinAcceptor(config, real: false, timekeeper: timekeeper) ?? (world.coinAcceptor,
             config.coinAcceptor.map { "simulated \($0.protocol.rawValue) acceptor (\($0.channels.count) channels)" } ?? "none configured")
-        let hoppers = config.payoutDevices.map { device in
-            SimulatedHopper(coin: device.coin, identity: "simulated-hopper@\(device.address)", coins: SimulatedHopper.initialCoins,
-                            memoryFile: "\(stateDirectory)/simulated-hopper-\(device.address).txt", timekeeper: timekeeper)
+        // A hopper with a `unix:` port of its own gets its real driver, as the coin acceptor does.
+        let hoppers: [(PayoutDeviceConfig, any PayoutDevice)]
+        do {
+            hoppers = try config.payoutDevices.map { device throws(HardwareError) in
+                if let port = device.port, port.hasPrefix("unix:") {
+                    return (device, try ccTalkHopper(device, port: port, timekeeper: timekeeper))
+                }
+                return (device, SimulatedHopper(coin: device.coin, identity: "simulated-hopper@\(device.address)",
+                                                coins: SimulatedHopper.initialCoins,
+                                                memoryFile: "\(stateDirectory)/simulated-hopper-\(device.address).txt",
+                                                timekeeper: timekeeper))
+            }
+        } catch {
+            dispenser.releaseAll()
+            panel.release()
+            throw error
         }
         // MDB has no in-memory simulation: only a `unix:` port (mdb-sim, a bridge) is used here.
         let mdb = config.mdb.flatMap { $0.port.hasPrefix("unix:") ? MDBCashDevices(settings: $0, timekeeper: timekeeper) : nil }
         return Hardware(panel: panel, dispenser: dispenser, coinAcceptor: joined(acceptor, mdb),
-                        payouts: payoutBank(config, hoppers + changerPayout(config, mdb), timekeeper: timekeeper), world: world,
+                        payouts: payoutBank(config, hoppers, then: changerPayout(config, mdb), timekeeper: timekeeper), world: world,
                         gpioDescription: "simulated (\(Set(config.lines.map(\.line)).count) lines)",
                         coinAcceptorDescription: describe(coins, config, mdb), mdb: mdb)
     }
@@ -56,8 +75,12 @@ final class Hardware: Sendable {
     /// The machine's own GPIO chip through libgpiod, and the configured coin acceptor's driver.
     static func real(_ config: VenddConfig, timekeeper: any Timekeeper,
                      notify: @escaping HardwareNoticeHandler) throws(HardwareError) -> Hardware {
-        if let hopper = config.payoutDevices.first {
-            throw .unsupported("\(hopper.origin.path) (\(hopper.origin.location)): the \(hopper.kind.rawValue) driver is not in this version of vendd; only --simulate pays change. Set machine.payout to 'manual' to pay by hand")
+        var hoppers: [(PayoutDeviceConfig, any PayoutDevice)] = []
+        for device in config.payoutDevices {
+            guard let port = device.port else {
+                throw .unsupported("\(device.origin.path) (\(device.origin.location)): a hopper on the coin acceptor's bus is not supported by this version of vendd; give it a port of its own")
+            }
+            hoppers.append((device, try ccTalkHopper(device, port: port, timekeeper: timekeeper)))
         }
         let chip: LibgpiodChip
         do {
@@ -76,7 +99,7 @@ final class Hardware: Sendable {
         let (acceptor, coins) = coinAcceptor(config, real: true, timekeeper: timekeeper) ?? (NoCoinAcceptor(), "none configured")
         let mdb = config.mdb.map { MDBCashDevices(settings: $0, timekeeper: timekeeper) }
         return Hardware(panel: panel, dispenser: dispenser, coinAcceptor: joined(config.coinAcceptor == nil ? nil : acceptor, mdb),
-                        payouts: payoutBank(config, changerPayout(config, mdb), timekeeper: timekeeper), world: nil,
+                        payouts: payoutBank(config, hoppers, then: changerPayout(config, mdb), timekeeper: timekeeper), world: nil,
                         gpioDescription: "\(chip.name) [\(chip.label)] via \(LibgpiodChip.libraryDescription), \(debounce)",
                         coinAcceptorDescription: describe(coins, config, mdb), mdb: mdb)
     }
@@ -88,11 +111,24 @@ final class Hardware: Sendable {
         return (CoinAcceptorFactory.make(coins, timekeeper: timekeeper), CoinAcceptorFactory.describe(coins))
     }
 
-    /// The payout devices as one queue: hoppers largest coin first, then the MDB changer.
-    private static func payoutBank(_ config: VenddConfig, _ devices: [any PayoutDevice], timekeeper: any Timekeeper) -> PayoutBank? {
+    /// The payout devices as one queue: the hoppers, the largest coin asked first, then the MDB
+    /// changer (which holds every value).
+    private static func payoutBank(_ config: VenddConfig, _ hoppers: [(PayoutDeviceConfig, any PayoutDevice)],
+                                   then others: [any PayoutDevice], timekeeper: any Timekeeper) -> PayoutBank? {
+        let devices = hoppers.sorted { $0.0.coin > $1.0.coin }.map(\.1) + others
         guard config.machine.payout == .change, !devices.isEmpty else { return nil }
-        let hoppers = devices.compactMap { $0 as? SimulatedHopper }.sorted { $0.coin > $1.coin }
-        return PayoutBank(devices: hoppers + devices.filter { !($0 is SimulatedHopper) }, timekeeper: timekeeper)
+        return PayoutBank(devices: devices, timekeeper: timekeeper)
+    }
+
+    /// A ccTalk hopper on its own port, identified now: one that cannot be used stops start-up.
+    private static func ccTalkHopper(_ device: PayoutDeviceConfig, port: String,
+                                     timekeeper: any Timekeeper) throws(HardwareError) -> CcTalkHopper {
+        do {
+            return try CcTalkHopper.connect(coin: device.coin, address: device.address, port: port, baudRate: 9_600,
+                                            timekeeper: timekeeper).0
+        } catch {
+            throw .unsupported("\(device.origin.path) (\(device.origin.location)): the ccTalk hopper at address \(device.address) on \(port) cannot be used: \(error)")
+        }
     }
 
     /// The MDB changer as a payout device, when there is one.
