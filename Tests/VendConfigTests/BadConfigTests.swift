@@ -147,7 +147,7 @@ import VendConfig
             "test.yaml:9:16: machine.failed_vend: 'pay-out' needs a way to pay out; set machine.payout to 'manual' or use 'keep-credit'",
         ]),
         Case(name: "change without payout devices", edits: [("  vend_timeout_ms: 30000\n", "  vend_timeout_ms: 30000\n  payout: change\n")], expected: [
-            "test.yaml:9:11: machine.payout: payout 'change' needs at least one device under payout_devices (a hopper per coin value)",
+            "test.yaml:9:11: machine.payout: payout 'change' needs at least one device under payout_devices (a hopper per coin value) or an mdb.changer",
         ]),
         Case(name: "payout devices without change", edits: [("    - { channel: 2, value: 500 }\n", "    - { channel: 2, value: 500 }\npayout_devices:\n  - { type: cctalk-hopper, coin: 500 }\n")], expected: [
             "test.yaml:44:3: payout_devices: these devices pay only with machine.payout: change (it is 'none'); set it, or remove them",
