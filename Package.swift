@@ -33,7 +33,7 @@ let package = Package(
         .target(name: "VendConfig", dependencies: ["VendingCore", "VendSettings", "VendText", "VendYAML"]),
         // Hardware behind protocols: GPIO lines, relays, drop sensors, coin acceptors; the
         // debounce / interlock / pulse logic shared by real and simulated backends; the simulation.
-        .target(name: "VendHardware", dependencies: ["VendSettings", "VendingCore", "CcTalk", "VendSerial", "VendPOSIX", "VendTime"]),
+        .target(name: "VendHardware", dependencies: ["VendSettings", "VendingCore", "CcTalk", "VendSerial", "VendPOSIX", "VendTime", "MDB"]),
         // The injected clock: real time in the daemon, manual time that tests advance.
         .target(name: "VendTime", dependencies: ["VendPOSIX"]),
         // libgpiod as installed (v1 1.6.x or v2 2.x), found through pkg-config, so that
@@ -45,6 +45,9 @@ let package = Package(
         .target(name: "VendGPIO", dependencies: ["CGPIOShim", "VendHardware", "VendSettings", "VendPOSIX", "VendingCore"]),
         // ccTalk on the wire: packets, checksums, the event counter, code tables. Pure, no I/O.
         .target(name: "CcTalk"),
+        // MDB on the wire: blocks and their CHK, the Qibixx interface's line API, the coin
+        // changer's and bill validator's commands and answers. Pure, no I/O.
+        .target(name: "MDB"),
         // Byte streams to devices: serial ports through libserialport, Unix sockets for bridges.
         .target(name: "VendSerial", dependencies: ["CLibSerialPort", "VendPOSIX"]),
         .systemLibrary(name: "CLibSerialPort", pkgConfig: "libserialport", providers: [.apt(["libserialport-dev"])]),
@@ -108,9 +111,15 @@ let package = Package(
         .testTarget(name: "VendConfigTests", dependencies: ["VendConfig", "VendingCore", "VenddTestSupport"]),
         .testTarget(name: "VendStoreTests", dependencies: ["VendStore"]),
         .testTarget(name: "VendYAMLTests", dependencies: ["VendYAML"]),
-        .testTarget(name: "VendHardwareTests", dependencies: ["VendHardware", "VendConfig", "VendTime", "VendingCore", "CcTalk", "CcTalkSimulator"]),
+        .testTarget(name: "VendHardwareTests", dependencies: ["VendHardware", "VendConfig", "VendTime", "VendingCore", "CcTalk", "CcTalkSimulator", "MDB", "MDBSimulator", "VendSettings", "VendSerial"]),
         .testTarget(name: "VendGPIOTests", dependencies: ["VendGPIO", "VendHardware", "VenddTestSupport"]),
         .testTarget(name: "CcTalkTests", dependencies: ["CcTalk"]),
+        .testTarget(name: "MDBTests", dependencies: ["MDB"]),
+        // A Qibixx MDB interface with a coin changer and a bill validator written from the spec,
+        // on a Unix socket, with faults on demand.
+        .target(name: "MDBSimulator", dependencies: ["MDB", "VendPOSIX"], path: "Tests/MDBSimulator"),
+        // `mdb-sim --socket PATH`: the simulator driven from stdin, for process tests and by hand.
+        .executableTarget(name: "mdb-sim", dependencies: ["MDB", "MDBSimulator", "VendPOSIX"], path: "Tests/mdb-sim"),
         // A ccTalk coin acceptor written from the spec, listening on a Unix socket, with faults on demand.
         .target(name: "CcTalkSimulator", dependencies: ["CcTalk", "VendPOSIX"], path: "Tests/CcTalkSimulator"),
         // `cctalk-sim --socket PATH`: the simulator driven from stdin, for the HIL harness.
@@ -129,7 +138,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
         // The real vendd and vendctl binaries, driven as a technician would.
-        .testTarget(name: "VenddProcessTests", dependencies: ["VendControl", "VendPOSIX", "VendingCore", "VenddTestSupport", "CcTalkSimulator", "VendTelemetry"]),
+        .testTarget(name: "VenddProcessTests", dependencies: ["VendControl", "VendPOSIX", "VendingCore", "VenddTestSupport", "CcTalkSimulator", "MDBSimulator", "VendTelemetry"]),
     ],
     swiftLanguageModes: [.v6]
 )

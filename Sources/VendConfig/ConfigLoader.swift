@@ -76,6 +76,11 @@ struct ConfigParser {
         let slots = top.list("slots").map { parseSlots($0, machine: machineSection, gpio: gpio, productIDs: productIDs) } ?? []
         let buttons = top.list("buttons", required: false).map { parseButtons($0, gpio: gpio) } ?? []
         let coinAcceptor = top.nested("coin_acceptor", required: false).flatMap { parseCoinAcceptor($0, currency: machineSection.currency) }
+        let payoutList = top.value("payout_devices")
+        let payoutDevices = top.list("payout_devices", required: false).map {
+            parsePayoutDevices($0, currency: machineSection.currency, path: ConfigPath.root.key("payout_devices"))
+        } ?? []
+        let mdb = top.nested("mdb", required: false).flatMap { parseMDB($0, currency: machineSection.currency) }
         let stateDirectory = top.nested("state", required: false).map(parseState) ?? .some(Defaults.stateDirectory)
         let control = top.nested("control", required: false).map(parseControl) ?? .some(Defaults.control)
         let display = top.nested("display", required: false).map(parseDisplay) ?? .some(Defaults.display)
@@ -87,6 +92,7 @@ struct ConfigParser {
         }
 
         checkLinesUsedOnce()
+        checkPayout(payoutDevices, listNode: payoutList, machine: machineSection, coinAcceptor: coinAcceptor, mdbChanger: mdb?.changer != nil)
 
         guard sink.diagnostics.isEmpty, let machine = machineSection.settings, let gpio, let stateDirectory, let control, let display,
               (mqttSection == nil) == (mqtt == nil)
@@ -97,7 +103,7 @@ struct ConfigParser {
                 currency: machine.currency, catalog: Catalog(products), slots: slots.map(\.setup),
                 maximumCredit: machine.maximumCredit, vendTimeout: machine.vendTimeout,
                 unknownOutcomePolicy: machine.unknownOutcomePolicy, failedVendPolicy: machine.failedVendPolicy,
-                payoutAvailable: machine.payout != .none, historyLimit: machine.historyLimit)
+                payoutPolicy: machine.payout, historyLimit: machine.historyLimit)
         } catch {
             // Every rule MachineSetup checks is checked above with a position; reaching this is a bug.
             sink.report("internal check failed: \(error)", at: root, path: .root)
@@ -105,7 +111,7 @@ struct ConfigParser {
         }
         return VenddConfig(
             file: sink.file, machine: machine, gpio: gpio, products: products, slots: slots, buttons: buttons,
-            coinAcceptor: coinAcceptor, stateDirectory: stateDirectory, control: control, display: display,
+            coinAcceptor: coinAcceptor, payoutDevices: payoutDevices, mdb: mdb, stateDirectory: stateDirectory, control: control, display: display,
             productFaces: faces, machineSetup: setup, mqtt: mqtt)
     }
 
@@ -123,6 +129,8 @@ enum Defaults {
     static let lcdAddress = 0x27
     static let vendTimeoutMilliseconds = 30_000
     static let historyLimit = 10_000
+    /// A ccTalk hopper's factory address.
+    static let hopperAddress = 3
     static let debounceMilliseconds = 20
     static let pulseMilliseconds = 500
     static let maximumOnMilliseconds = 3_000
@@ -131,6 +139,8 @@ enum Defaults {
     static let ccTalkAddress = 2
     static let ccTalkHostAddress = 1
     static let pollIntervalMilliseconds = 200
+    /// Within the 125–200 ms the MDB spec recommends (§A3).
+    static let mdbPollIntervalMilliseconds = 150
     static let mqttTopicPrefix = "vendd"
     static let mqttOutboxDays = 30
 }

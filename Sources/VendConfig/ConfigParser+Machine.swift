@@ -12,6 +12,7 @@ struct MachineSection {
     /// Where the vend timeout was given (or the section, when it is the default), for messages.
     var node: Node?
     var vendTimeoutNode: Node?
+    var payoutNode: Node?
 }
 
 extension ConfigParser {
@@ -23,11 +24,11 @@ extension ConfigParser {
         let vendTimeout = section.milliseconds("vend_timeout_ms", in: 1_000...600_000, default: Defaults.vendTimeoutMilliseconds)
         let unknownOutcome = section.choice("unknown_outcome", default: UnknownOutcomePolicy.refundCredit)
         let failedVend = section.choice("failed_vend", default: FailedVendPolicy.keepCredit)
-        let payout = section.choice("payout", default: PayoutMode.none)
+        let payout = section.choice("payout", default: PayoutPolicy.none)
         let historyLimit = section.int("history_limit", in: 0...1_000_000, default: Defaults.historyLimit)
         section.finish()
 
-        let payOutImpossible = failedVend == .payOut && payout == PayoutMode.none
+        let payOutImpossible = failedVend == .payOut && payout == PayoutPolicy.none
         if payOutImpossible {
             sink.report("'pay-out' needs a way to pay out; set machine.payout to 'manual' or use 'keep-credit'",
                         at: section.value("failed_vend"), path: section.path.key("failed_vend"))
@@ -36,7 +37,8 @@ extension ConfigParser {
             sink.report("give the machine a name, or leave the key out", at: section.value("name"), path: section.path.key("name"))
         }
         var result = MachineSection(currency: money?.currency, format: money?.format, maximumCredit: maximumCredit,
-                                    vendTimeout: vendTimeout, node: section.node, vendTimeoutNode: section.value("vend_timeout_ms"))
+                                    vendTimeout: vendTimeout, node: section.node, vendTimeoutNode: section.value("vend_timeout_ms"),
+                                    payoutNode: section.value("payout"))
         guard let money, let maximumCredit, let vendTimeout, let unknownOutcome, let failedVend, let payout, let historyLimit,
               !payOutImpossible, !name.isEmpty else { return result }
         result.settings = MachineSettings(

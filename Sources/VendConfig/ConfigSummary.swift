@@ -42,6 +42,14 @@ extension VenddConfig {
         } else {
             lines.append("coins     no coin acceptor")
         }
+        if let mdb {
+            let devices = [mdb.changer.map { "changer (\($0.coins.count) coin types)" }, mdb.billValidator.map { "bill validator (\($0.bills.count) bill types, escrow \($0.escrow ? "on" : "off"))" }]
+            lines.append("mdb       \(devices.compactMap { $0 }.joined(separator: ", ")) on \(mdb.port), poll \(mdb.pollInterval.wholeMilliseconds) ms")
+        }
+        for device in payoutDevices {
+            let port = device.port ?? "the coin acceptor's bus"
+            lines.append("payout    \(device.kind.rawValue) of \(format.string(for: device.coin)) coins, address \(device.address) on \(port)")
+        }
         lines.append("state     \(stateDirectory)")
         lines.append("control   \(control.socketPath) (group \(control.group))")
         if let mqtt {

@@ -76,6 +76,35 @@ extension VenddConfig {
                 }
             }
         }
+        if !payoutDevices.isEmpty {
+            out.list("payout_devices", payoutDevices) { out, device in
+                out.field("type", device.kind.rawValue)
+                out.field("coin", quoted: device.coin.decimalString)
+                out.field("address", device.address)
+                if let port = device.port { out.field("port", quoted: port) }
+            }
+        }
+        if let mdb {
+            out.section("mdb") { out in
+                out.field("port", quoted: mdb.port)
+                if let code = mdb.currencyNumeric { out.field("currency_code", code) }
+                out.field("poll_interval_ms", mdb.pollInterval.wholeMilliseconds)
+                let rows: (inout YAMLWriter, MDBDenomination) -> Void = { out, row in
+                    out.field("type", row.type)
+                    out.field("value", quoted: row.value.decimalString)
+                    out.field("enabled", row.enabled)
+                }
+                if let changer = mdb.changer {
+                    out.section("changer") { out in out.list("coins", changer.coins, rows) }
+                }
+                if let bills = mdb.billValidator {
+                    out.section("bill_validator") { out in
+                        out.field("escrow", bills.escrow)
+                        out.list("bills", bills.bills, rows)
+                    }
+                }
+            }
+        }
         out.section("state") { out in out.field("directory", quoted: stateDirectory) }
         out.section("control") { out in
             out.field("socket", quoted: control.socketPath)

@@ -11,6 +11,10 @@ public struct VenddConfig: Sendable {
     public let slots: [SlotConfig]
     public let buttons: [ButtonConfig]
     public let coinAcceptor: CoinAcceptorConfig?
+    /// Hoppers (in file order) that pay change and refunds with payout policy `change`.
+    public let payoutDevices: [PayoutDeviceConfig]
+    /// The MDB bus (coin changer, bill validator) behind a master interface.
+    public let mdb: MDBSettings?
     public let stateDirectory: String
     public let control: ControlSettings
     public let display: DisplaySettings
@@ -34,16 +38,8 @@ public struct MachineSettings: Sendable {
     public let vendTimeout: Duration
     public let unknownOutcomePolicy: UnknownOutcomePolicy
     public let failedVendPolicy: FailedVendPolicy
-    public let payout: PayoutMode
+    public let payout: PayoutPolicy
     public let historyLimit: Int
-}
-
-/// How money goes back to a customer.
-public enum PayoutMode: String, Sendable, CaseIterable {
-    /// The machine cannot hand money back: credit stays until spent.
-    case none
-    /// An attendant pays refunds by hand; each one is logged for them.
-    case manual
 }
 
 public struct GPIOSettings: Sendable {

@@ -309,14 +309,47 @@ public struct StatusReport: Codable, Sendable, Equatable {
         public let itemsSold: Int
         public let failedVends: Int
         public let unknownOutcomes: Int
+        /// Absent in answers from older v1 daemons, as are the two below.
+        public let billsIn: String?
+        public let changePaid: String?
+        /// Payouts nobody can tell were paid (a device reset mid-payout): count the devices.
+        public let unknownPayouts: String?
 
-        public init(coinsIn: String, sales: String, refunds: String, itemsSold: Int, failedVends: Int, unknownOutcomes: Int) {
+        public init(coinsIn: String, sales: String, refunds: String, itemsSold: Int, failedVends: Int, unknownOutcomes: Int,
+                    billsIn: String? = nil, changePaid: String? = nil, unknownPayouts: String? = nil) {
             self.coinsIn = coinsIn
             self.sales = sales
             self.refunds = refunds
             self.itemsSold = itemsSold
             self.failedVends = failedVends
             self.unknownOutcomes = unknownOutcomes
+            self.billsIn = billsIn
+            self.changePaid = changePaid
+            self.unknownPayouts = unknownPayouts
+        }
+    }
+
+    /// One payout device and the coins it says it holds.
+    public struct PayoutDevice: Codable, Sendable, Equatable {
+        public let description: String
+        public let coins: [CoinLevel]
+
+        public init(description: String, coins: [CoinLevel]) {
+            self.description = description
+            self.coins = coins
+        }
+    }
+
+    public struct CoinLevel: Codable, Sendable, Equatable {
+        public let value: String
+        public let valueText: String
+        /// Absent when the device cannot count them.
+        public let count: Int?
+
+        public init(value: String, valueText: String, count: Int?) {
+            self.value = value
+            self.valueText = valueText
+            self.count = count
         }
     }
 
@@ -339,6 +372,12 @@ public struct StatusReport: Codable, Sendable, Equatable {
     /// Whether the service key is turned: the display shows the technician's screen. Absent in
     /// answers from older v1 daemons.
     public let serviceKey: Bool?
+    /// The machine gives change but cannot for every sale now: the displays ask for exact money.
+    /// Absent in answers from older v1 daemons, as are the two below.
+    public let exactChangeOnly: Bool?
+    public let payoutInProgress: String?
+    /// Empty unless the payout policy is `change`.
+    public let payoutDevices: [PayoutDevice]?
     /// The MQTT link and its outbox; absent without an `mqtt:` section (and from older daemons).
     public var fleetOutbox: FleetOutbox? = nil
 
@@ -360,7 +399,8 @@ public struct StatusReport: Codable, Sendable, Equatable {
 
     public init(machine: String, state: String, stateReason: String?, currency: String, credit: String, creditText: String,
                 acceptingCoins: Bool, vendInProgress: String?, simulated: Bool, coinAcceptor: String, gpio: String, slots: [Slot],
-                books: Books, health: Health? = nil, serviceKey: Bool? = nil) {
+                books: Books, health: Health? = nil, serviceKey: Bool? = nil, exactChangeOnly: Bool? = nil,
+                payoutInProgress: String? = nil, payoutDevices: [PayoutDevice]? = nil) {
         self.machine = machine
         self.state = state
         self.stateReason = stateReason
@@ -376,6 +416,9 @@ public struct StatusReport: Codable, Sendable, Equatable {
         self.books = books
         self.health = health
         self.serviceKey = serviceKey
+        self.exactChangeOnly = exactChangeOnly
+        self.payoutInProgress = payoutInProgress
+        self.payoutDevices = payoutDevices
     }
 
     /// Whether the hardware works, as far as vendd can tell.

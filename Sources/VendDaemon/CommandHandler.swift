@@ -97,6 +97,8 @@ enum CommandHandler {
                 return .success("\(vend) started: slot \(slot), \(product) for \(format.string(for: price))")
             case .paidOut(let amount):
                 return .success("refund of \(format.string(for: amount))")
+            case .payoutStarted(let payout, let amount, _):
+                return .success("\(payout): paying \(format.string(for: amount))")
             case .rejected(let reason):
                 return .failure(ControlError(.rejected, reason.describe(format)))
             default: continue

@@ -15,6 +15,9 @@ struct EventDescription {
         case .coinCredited(let value, let source):
             self.init("coin", "coin of \(money(value)) credited", .info,
                       ["AMOUNT": "\(value.decimalString)", "COIN_EVENT": "\(source)"])
+        case .billCredited(let value, let source):
+            self.init("bill", "bill of \(money(value)) stacked and credited", .info,
+                      ["AMOUNT": "\(value.decimalString)", "COIN_EVENT": "\(source)"])
         case .duplicateCoinIgnored(let source):
             self.init("coin-duplicate", "coin event \(source) was credited before; ignored", .warning, ["COIN_EVENT": "\(source)"])
         case .creditChanged(let from, let to):
@@ -36,6 +39,19 @@ struct EventDescription {
                       ["SLOT": "\(slot)", "PRODUCT": "\(product)", "STOCK": "\(to)", "REASON": "\(reason.rawValue)"])
         case .paidOut(let amount):
             self.init("payout", "refund of \(money(amount)): pay the customer", .notice, ["AMOUNT": "\(amount.decimalString)"])
+        case .payoutStarted(let payout, let amount, let reason):
+            self.init("payout-started", "\(payout): paying \(money(amount)) (\(reason.rawValue))", .info,
+                      ["PAYOUT": "\(payout.rawValue)", "AMOUNT": "\(amount.decimalString)", "REASON": "\(reason.rawValue)"])
+        case .payoutEnded(let payout, let paid, let rest, let unknown):
+            let short = rest.isZero ? "" : "; \(money(rest)) was not paid and went back to credit (check and refill the payout devices)"
+            let lost = unknown.isZero ? "" : "; \(money(unknown)) may or may not have been paid: count the payout devices to settle it"
+            self.init("payout-ended", "\(payout) paid \(money(paid))" + short + lost,
+                      unknown.isZero ? (rest.isZero ? .info : .warning) : .critical,
+                      ["PAYOUT": "\(payout.rawValue)", "AMOUNT": "\(paid.decimalString)",
+                       "UNPAID": "\(rest.decimalString)", "UNKNOWN": "\(unknown.decimalString)"])
+        case .exactChangeOnlyChanged(let exact):
+            self.init("exact-change", exact ? "exact change only: the payout devices cannot make change for every sale"
+                                            : "change available again", .notice, [:])
         case .priceChanged(let slot, let from, let to):
             self.init("price", "slot \(slot) price \(money(from)) → \(money(to))", .notice,
                       ["SLOT": "\(slot)", "AMOUNT": "\(to.decimalString)"])

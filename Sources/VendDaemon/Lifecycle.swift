@@ -38,7 +38,7 @@ enum Reload {
     @discardableResult
     private static func attachOrFault(_ config: VenddConfig, options: DaemonOptions, controller: MachineController, logger: Logger) async -> Bool {
         do {
-            let hardware = try Startup.bringUpHardware(config, simulate: options.simulate, controller: controller, logger: logger)
+            let hardware = try Startup.bringUpHardware(config, options: options, controller: controller, logger: logger)
             controller.attach(hardware)
             return true
         } catch {

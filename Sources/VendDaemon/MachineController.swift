@@ -59,7 +59,11 @@ final class MachineController: Sendable {
     var config: VenddConfig { state.withLock { $0.config } }
     var hasVendInFlight: Bool { state.withLock { $0.machine.pendingVend != nil } }
     var pendingVend: PendingVend? { state.withLock { $0.machine.pendingVend } }
+    /// A copy of the machine as it stands.
+    var currentMachine: Machine { state.withLock { $0.machine } }
     var acceptsCoins: Bool { state.withLock { Self.acceptsCoins($0) } }
+    /// A bill validator's escrow decision: stack it, or return it to the customer.
+    func acceptsBill(_ value: Money) -> Bool { state.withLock { $0.fault == nil && $0.machine.acceptsBill(value) } }
     var simulatedWorld: SimulatedWorld? { state.withLock { $0.hardware?.world } }
 
     private static func acceptsCoins(_ state: State) -> Bool { state.fault == nil && state.machine.acceptsCoins }
@@ -123,7 +127,8 @@ final class MachineController: Sendable {
             // applied anyway and said loudly; the save that ends the fault makes it durable.
             // Requests (a selection, a restock) are refused.
             switch input {
-            case .coinInserted, .coinSourceSynchronised, .vendEnded:
+            case .coinInserted, .billStacked, .coinSourceSynchronised, .vendEnded, .payoutEnded, .payoutDeviceAsked,
+                 .payoutCountersSynchronised, .changeInventory:
                 logger.critical("\(input) applied without being journaled: it is saved once the state can be written again, and lost if vendd stops before")
             default:
                 return []
@@ -141,9 +146,23 @@ final class MachineController: Sendable {
             guard let dispenser = state.hardware?.dispenser else { return .vendEnded(vend, .unknown) }
             let immediate = dispenser.start(slot) { [self] outcome in submit(.vendEnded(vend, outcome)) }
             return immediate.map { .vendEnded(vend, $0) }
-        case .payOut(let amount):
-            logger.notice("pay \(state.config.machine.moneyFormat.string(for: amount)) to the customer by hand (payout: manual)",
-                          metadata: ["AMOUNT": "\(amount.decimalString)"])
+        case .payOut(let payout, let amount):
+            guard state.machine.setup.payoutPolicy == .change else {
+                logger.notice("pay \(state.config.machine.moneyFormat.string(for: amount)) to the customer by hand (payout: manual)",
+                              metadata: ["AMOUNT": "\(amount.decimalString)"])
+                return nil
+            }
+            guard let bank = state.hardware?.payouts else {
+                logger.error("\(payout): no payout device is attached; nothing paid, the amount goes back to credit")
+                let zero = Money.zero(amount.currency)
+                return .payoutEnded(payout, paid: zero, unknown: zero, counters: [:])
+            }
+            bank.pay(amount, asking: { [self] device in
+                submit(.payoutDeviceAsked(payout, device: device))
+            }) { [self] result in
+                submit(.payoutEnded(payout, paid: result.paid, unknown: result.unknown, counters: result.counters))
+                submit(.changeInventory(bank.inventory()))
+            }
         case .setCoinAcceptance(let enabled):
             state.hardware?.coinAcceptor.setAcceptance(enabled && state.fault == nil)
         case .event(let event):
@@ -233,9 +252,33 @@ final class MachineController: Sendable {
             return state.machine.coinCursors
         }
         notices.reset()
+        if let bank = hardware.payouts { takeOver(bank) }
         // Outside the lock: starting announces switch positions, which are inputs themselves.
         hardware.start(routingTo: self, lastSequence: { cursors[$0] })
         state.withLock { state in hardware.coinAcceptor.setAcceptance(Self.acceptsCoins(state)) }
+    }
+
+    /// A payout device's coins changed outside a payout (an MDB changer reporting its tubes after
+    /// its initialisation or a manual payout): the machine's exact-change judgement follows.
+    func changeInventoryChanged() {
+        guard let bank = state.withLock({ $0.hardware?.payouts }) else { return }
+        submit(.changeInventory(bank.inventory()))
+    }
+
+    /// Resolves a payout that was in flight when vendd stopped from what the devices report
+    /// (never by paying again), or records their counters; then what they can pay.
+    private func takeOver(_ bank: PayoutBank) {
+        let (pending, counters) = state.withLock { ($0.machine.pendingPayout, $0.machine.payoutCounters) }
+        if let pending {
+            let result = bank.resolveInterrupted(pending.amount, counters: counters, asked: pending.askedDevices)
+            let format = config.machine.moneyFormat
+            logger.warning("\(pending.id) of \(format.string(for: pending.amount)) was in flight when vendd stopped; the payout devices report \(format.string(for: result.paid)) paid\(result.unknown.isZero ? "" : ", \(format.string(for: result.unknown)) unknown"); it is not paid again",
+                           metadata: ["PAYOUT": "\(pending.id.rawValue)"])
+            submit(.payoutEnded(pending.id, paid: result.paid, unknown: result.unknown, counters: result.counters))
+        } else {
+            submit(.payoutCountersSynchronised(bank.counters()))
+        }
+        submit(.changeInventory(bank.inventory()))
     }
 
     /// Stops the hardware: coins inhibited, every relay off, lines released.
@@ -273,6 +316,9 @@ final class MachineController: Sendable {
             logger.info("coin accepted on channel \(coin.channel)",
                         metadata: ["COIN_CHANNEL": "\(coin.channel)", "AMOUNT": "\(coin.value.decimalString)"])
             submit(.coinInserted(value: coin.value, event: coin.event))
+        case .billStacked(let value, let event):
+            logger.info("bill stacked", metadata: ["AMOUNT": "\(value.decimalString)"])
+            submit(.billStacked(value: value, event: event))
         case .synchronised(let event):
             submit(.coinSourceSynchronised(event))
         case .notice(let text, let isFault):
@@ -354,6 +400,7 @@ final class MachineController: Sendable {
             var report = StatusReport(
                 machine: state.machine, config: state.config, fault: state.fault?.reason, switches: state.switches,
                 hardware: hardware.map { ($0.gpioDescription, $0.coinAcceptorDescription, $0.world != nil) },
+                payoutDevices: hardware?.payouts?.devices ?? [],
                 health: notices.report(gpio: hardware?.gpioDescription, coinAcceptor: hardware?.coinAcceptorDescription))
             if let outbox, let broker = state.config.mqtt?.broker {
                 let (pending, oldest) = outbox.summary

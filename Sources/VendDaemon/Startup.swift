@@ -66,7 +66,7 @@ struct Startup {
         controller.saveSnapshot()
 
         do {
-            let hardware = try bringUpHardware(config, simulate: options.simulate, controller: controller, logger: logger)
+            let hardware = try bringUpHardware(config, options: options, controller: controller, logger: logger)
             controller.attach(hardware)
         } catch {
             return .failure(StartupFailure(status: ExitStatus.unavailable, message: "\(error)"))
@@ -140,11 +140,12 @@ struct Startup {
         }
     }
 
-    static func bringUpHardware(_ config: VenddConfig, simulate: Bool, controller: MachineController, logger: Logger) throws -> Hardware {
+    static func bringUpHardware(_ config: VenddConfig, options: DaemonOptions, controller: MachineController, logger: Logger) throws -> Hardware {
         let notify: HardwareNoticeHandler = { [notices = controller.notices] in notices.post($0) }
-        if simulate {
+        if options.simulate {
             logger.notice("simulated hardware: drive it with `vendctl sim …`")
-            return try Hardware.simulated(config, timekeeper: controller.timekeeper, notify: notify)
+            return try Hardware.simulated(config, stateDirectory: options.stateDirectory ?? config.stateDirectory,
+                                          timekeeper: controller.timekeeper, notify: notify)
         }
         let hardware = try Hardware.real(config, timekeeper: controller.timekeeper, notify: notify)
         logger.notice("GPIO: \(hardware.gpioDescription); every relay requested inactive; coins: \(hardware.coinAcceptorDescription)")

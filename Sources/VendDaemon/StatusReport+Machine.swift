@@ -1,12 +1,14 @@
 import VendConfig
 import VendControl
+import VendHardware
 import VendingCore
 
 extension StatusReport {
     /// `vendctl status`: the state and why, the credit, the hardware and its health, the books.
     /// `hardware` is nil while none is attached (between a failed reload and a restart).
     init(machine: Machine, config: VenddConfig, fault: String?, switches: ServiceModeSwitches,
-         hardware: (gpio: String, coinAcceptor: String, simulated: Bool)?, health: StatusReport.Health) {
+         hardware: (gpio: String, coinAcceptor: String, simulated: Bool)?, payoutDevices: [any VendHardware.PayoutDevice],
+         health: StatusReport.Health) {
         let format = config.machine.moneyFormat
         let state: (String, String?)
         if let fault {
@@ -28,7 +30,15 @@ extension StatusReport {
                 coinsIn: machine.ledger.coinsIn.decimalString, sales: machine.ledger.sales.decimalString,
                 refunds: machine.ledger.refunds.decimalString,
                 itemsSold: machine.ledger.salesByProduct.values.reduce(0) { $0 + $1.count },
-                failedVends: machine.ledger.failedVends, unknownOutcomes: machine.ledger.unknownOutcomes),
-            health: health, serviceKey: switches.serviceKeyOn)
+                failedVends: machine.ledger.failedVends, unknownOutcomes: machine.ledger.unknownOutcomes,
+                billsIn: machine.ledger.billsIn.decimalString, changePaid: machine.ledger.changePaid.decimalString,
+                unknownPayouts: machine.ledger.unknownPayouts.decimalString),
+            health: health, serviceKey: switches.serviceKeyOn, exactChangeOnly: machine.needsExactChange,
+            payoutInProgress: machine.pendingPayout.map { "\($0.id) of \(format.string(for: $0.amount)) (\($0.reason.rawValue))" },
+            payoutDevices: payoutDevices.map { device in
+                StatusReport.PayoutDevice(description: device.description, coins: device.inventory().map {
+                    StatusReport.CoinLevel(value: $0.value.decimalString, valueText: format.string(for: $0.value), count: $0.count)
+                })
+            })
     }
 }

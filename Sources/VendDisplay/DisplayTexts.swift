@@ -38,6 +38,9 @@ public struct DisplayTexts: Sendable {
     public var noChangeHint: String {
         pick("거스름돈이 나오지 않습니다: 남은 금액은 다음 구매에 쓸 수 있습니다", "No change given: what is left stays for your next purchase")
     }
+    public var exactChangeOnly: String {
+        pick("거스름돈이 부족합니다: 정확한 금액을 넣어 주세요", "Exact change only: the machine may not be able to give change")
+    }
 
     // Labels of the page itself.
     public var credit: String { pick("투입 금액", "Credit") }

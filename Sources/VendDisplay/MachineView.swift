@@ -144,7 +144,7 @@ public struct MachineView: Codable, Sendable, Equatable {
             Bought(slot: $0.slot, name: style.name($0.product, status: status), picture: style.pictureURL($0.product), priceText: style.text($0.price))
         }
         salesVersion = followed.sales.map { "\($0.total.count)-\($0.total.amount)" }
-        hint = style.givesNoChange ? texts.noChangeHint : nil
+        hint = style.givesNoChange ? texts.noChangeHint : status.exactChangeOnly == true ? texts.exactChangeOnly : nil
 
         switch status.state {
         case "out-of-order":

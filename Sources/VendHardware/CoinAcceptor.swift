@@ -16,6 +16,8 @@ public struct AcceptedCoin: Sendable, Equatable {
 
 public enum CoinAcceptorEvent: Sendable, Equatable {
     case accepted(AcceptedCoin)
+    /// A bill went into the stacker (credited now; an escrowed bill is not credited).
+    case billStacked(value: Money, event: CoinEventID)
     /// The device's event counter stands at `event` with nothing to credit (first contact with a
     /// device, or after its reset): recorded durably so a restart resumes after it.
     case synchronised(CoinEventID)

@@ -7,6 +7,20 @@ public enum Input: Hashable, Sendable, Codable {
     /// A coin source's event counter was read with no coin to credit: a device seen for the first
     /// time, or reset. Events up to `event` are not to be credited; later ones continue after it.
     case coinSourceSynchronised(CoinEventID)
+    /// A bill was stacked (never merely escrowed): credited like a coin, once per event.
+    case billStacked(value: Money, event: CoinEventID)
+    /// The payout devices report how a payout went: `paid` left the machine; `unknown` may or
+    /// may not have (a device that lost its counters in a power cut) and is left to the
+    /// technician; the rest goes back to credit. `counters` holds each device's payout counter
+    /// after it (by device identity), so a later interrupted payout can be told from this one.
+    case payoutEnded(PayoutID, paid: Money, unknown: Money, counters: [String: UInt64])
+    /// The shell is about to tell this payout device (by identity) to pay part of the payout:
+    /// durable before the device is told, so a restart knows which devices may have paid.
+    case payoutDeviceAsked(PayoutID, device: String)
+    /// The payout devices' counters as read at start, when no payout was in flight.
+    case payoutCountersSynchronised([String: UInt64])
+    /// The coins the payout devices can pay now; decides "exact change only".
+    case changeInventory([ChangeStock])
     /// A customer pressed a slot's selection button.
     case slotSelected(SlotID)
     /// The dispensing hardware reports how the vend went.
@@ -41,8 +55,9 @@ public enum VendOutcome: String, Hashable, Sendable, Codable {
 public enum Effect: Hashable, Sendable {
     /// Pulse the slot's dispensing relay for the vend and report its outcome with `.vendEnded`.
     case energiseRelay(SlotID, VendID)
-    /// Hand this amount back to the customer.
-    case payOut(Money)
+    /// Hand this amount back to the customer. With payout policy `change` the devices pay it and
+    /// report with `.payoutEnded`; with `manual` an attendant does (nothing to report).
+    case payOut(PayoutID, Money)
     /// Enable (true) or inhibit (false) the coin acceptor.
     case setCoinAcceptance(Bool)
     /// Something observers (logs, `vendctl watch`) should know.

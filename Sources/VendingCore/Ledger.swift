@@ -47,20 +47,30 @@ public struct SalesFigure: Hashable, Sendable, Codable {
     }
 }
 
-/// Coins of one denomination that went into the cash box.
+/// Coins (or bills) of one denomination that went into the cash box (or the stacker).
 public struct CoinCount: Hashable, Sendable, Codable {
     public let value: Money
     public fileprivate(set) var count: Int
 }
 
-/// The machine's books. Every accepted coin lands in `coinsIn` and stays accounted for:
-/// `coinsIn == sales + refunds + credit + the price held by a vend in flight`.
+/// The machine's books. Every accepted coin and stacked bill stays accounted for:
+/// `coinsIn + billsIn == sales + changePaid + refunds + unknownPayouts + credit + the price held
+/// by a vend in flight + the amount held by a payout in flight`.
 public struct Ledger: Hashable, Sendable, Codable {
     public private(set) var coinsIn: Money
     public private(set) var sales: Money
+    /// Money handed back other than change: coin return and failed vends, by hand or by device.
     public private(set) var refunds: Money
     /// Per denomination, smallest first.
     public private(set) var cashbox: [CoinCount] = []
+    public private(set) var billsIn: Money
+    /// Bills in the stacker per denomination, smallest first.
+    public private(set) var stacker: [CoinCount] = []
+    /// Change the payout devices paid after sales.
+    public private(set) var changePaid: Money
+    /// Payouts nobody can tell were paid (a device lost its counters mid-payout): neither credit
+    /// nor paid; the technician counts the tubes or hoppers to settle them.
+    public private(set) var unknownPayouts: Money
     public private(set) var salesByProduct: [ProductID: SalesFigure] = [:]
     public private(set) var salesBySlot: [SlotID: SalesFigure] = [:]
     /// The most recent sales, oldest first, at most `MachineSetup.historyLimit` of them.
@@ -72,19 +82,65 @@ public struct Ledger: Hashable, Sendable, Codable {
         coinsIn = .zero(currency)
         sales = .zero(currency)
         refunds = .zero(currency)
+        billsIn = .zero(currency)
+        changePaid = .zero(currency)
+        unknownPayouts = .zero(currency)
     }
 
-    var isEmpty: Bool { coinsIn.isZero && cashbox.isEmpty && history.isEmpty && salesByProduct.isEmpty }
+    /// Books written before bills and payout devices existed decode with those at zero.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        coinsIn = try container.decode(Money.self, forKey: .coinsIn)
+        sales = try container.decode(Money.self, forKey: .sales)
+        refunds = try container.decode(Money.self, forKey: .refunds)
+        cashbox = try container.decode([CoinCount].self, forKey: .cashbox)
+        salesByProduct = try container.decode([ProductID: SalesFigure].self, forKey: .salesByProduct)
+        salesBySlot = try container.decode([SlotID: SalesFigure].self, forKey: .salesBySlot)
+        history = try container.decode([Sale].self, forKey: .history)
+        failedVends = try container.decode(Int.self, forKey: .failedVends)
+        unknownOutcomes = try container.decode(Int.self, forKey: .unknownOutcomes)
+        let zero = Money.zero(coinsIn.currency)
+        billsIn = try container.decodeIfPresent(Money.self, forKey: .billsIn) ?? zero
+        stacker = try container.decodeIfPresent([CoinCount].self, forKey: .stacker) ?? []
+        changePaid = try container.decodeIfPresent(Money.self, forKey: .changePaid) ?? zero
+        unknownPayouts = try container.decodeIfPresent(Money.self, forKey: .unknownPayouts) ?? zero
+    }
+
+    var isEmpty: Bool {
+        coinsIn.isZero && billsIn.isZero && cashbox.isEmpty && stacker.isEmpty && history.isEmpty && salesByProduct.isEmpty
+    }
+
+    /// Everything customers put in.
+    public var moneyIn: Money { coinsIn + billsIn }
 
     mutating func recordCoin(_ value: Money) {
         coinsIn += value
-        if let index = cashbox.firstIndex(where: { $0.value == value }) {
-            cashbox[index].count += 1
+        Self.count(value, in: &cashbox)
+    }
+
+    mutating func recordBill(_ value: Money) {
+        billsIn += value
+        Self.count(value, in: &stacker)
+    }
+
+    private static func count(_ value: Money, in counts: inout [CoinCount]) {
+        if let index = counts.firstIndex(where: { $0.value == value }) {
+            counts[index].count += 1
         } else {
-            cashbox.append(CoinCount(value: value, count: 1))
-            cashbox.sort { $0.value < $1.value }
+            counts.append(CoinCount(value: value, count: 1))
+            counts.sort { $0.value < $1.value }
         }
     }
+
+    /// Money a payout device (or an attendant) handed back for `reason`.
+    mutating func recordPayout(_ amount: Money, for reason: PayoutReason) {
+        switch reason {
+        case .change: changePaid += amount
+        case .coinReturn, .failedVend: refunds += amount
+        }
+    }
+
+    mutating func recordUnknownPayout(_ amount: Money) { unknownPayouts += amount }
 
     mutating func recordSale(_ sale: Sale, historyLimit: Int) {
         sales += sale.price
@@ -94,7 +150,6 @@ public struct Ledger: Hashable, Sendable, Codable {
         if history.count > historyLimit { history.removeFirst(history.count - historyLimit) }
     }
 
-    mutating func recordRefund(_ amount: Money) { refunds += amount }
     mutating func recordFailedVend() { failedVends += 1 }
     mutating func recordUnknownOutcome() { unknownOutcomes += 1 }
 }

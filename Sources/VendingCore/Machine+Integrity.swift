@@ -10,18 +10,26 @@ extension Machine {
         var problems: [String] = []
         let currency = setup.currency
         let held = pendingVend?.price ?? .zero(currency)
-        let amounts = [credit, held, ledger.coinsIn, ledger.sales, ledger.refunds]
+        let paying = pendingPayout?.amount ?? .zero(currency)
+        let amounts = [credit, held, paying, ledger.coinsIn, ledger.billsIn, ledger.sales, ledger.refunds,
+                       ledger.changePaid, ledger.unknownPayouts]
         if amounts.contains(where: { $0.currency != currency }) {
             problems.append("amounts are not all in \(currency)")
         } else {
             if credit.isNegative { problems.append("credit is negative (\(credit))") }
-            let accounted = ledger.sales + ledger.refunds + credit + held
-            if ledger.coinsIn != accounted {
-                problems.append("coins in (\(ledger.coinsIn)) differ from sales + refunds + credit + held (\(accounted))")
+            let accounted = ledger.sales + ledger.changePaid + ledger.refunds + ledger.unknownPayouts + credit + held + paying
+            if ledger.moneyIn != accounted {
+                problems.append(ledger.billsIn.isZero && ledger.changePaid.isZero && ledger.unknownPayouts.isZero && paying.isZero
+                    ? "coins in (\(ledger.coinsIn)) differ from sales + refunds + credit + held (\(accounted))"
+                    : "coins and bills in (\(ledger.moneyIn)) differ from sales + change + refunds + unknown payouts + credit + held (\(accounted))")
             }
             let cashboxTotal = ledger.cashbox.reduce(Money.zero(currency)) { $0 + $1.value * $1.count }
             if cashboxTotal != ledger.coinsIn {
                 problems.append("cash box counters (\(cashboxTotal)) differ from coins in (\(ledger.coinsIn))")
+            }
+            let stackerTotal = ledger.stacker.reduce(Money.zero(currency)) { $0 + $1.value * $1.count }
+            if stackerTotal != ledger.billsIn {
+                problems.append("stacker counters (\(stackerTotal)) differ from bills in (\(ledger.billsIn))")
             }
         }
         for slot in setup.slots {

@@ -24,9 +24,17 @@ public struct Machine: Hashable, Sendable, Codable {
     public private(set) var credit: Money
     public private(set) var pendingVend: PendingVend?
     private var lastVendNumber: UInt64 = 0
+    /// Durable from the input that decided it, before any device is told.
+    public private(set) var pendingPayout: PendingPayout?
+    private var lastPayoutNumber: UInt64 = 0
     public private(set) var isInServiceMode = false
     /// The last credited sequence number per coin source.
     public private(set) var coinCursors: [String: UInt64] = [:]
+    /// Each payout device's payout counter after the last payout it made (ccTalk hopper event
+    /// counter): at start, a counter past it shows the device acted on the payout in flight.
+    public private(set) var payoutCounters: [String: UInt64] = [:]
+    /// What the payout devices last said they can pay.
+    public private(set) var changeInventory: [ChangeStock] = []
     public private(set) var stock: [SlotID: SlotStock]
     public private(set) var priceOverrides: [SlotID: PriceOverride] = [:]
     public private(set) var ledger: Ledger
@@ -40,15 +48,45 @@ public struct Machine: Hashable, Sendable, Codable {
         ledger = Ledger(currency: setup.currency)
     }
 
+    /// State written before payouts were two-phase decodes with no payout history.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        credit = try container.decode(Money.self, forKey: .credit)
+        pendingVend = try container.decodeIfPresent(PendingVend.self, forKey: .pendingVend)
+        lastVendNumber = try container.decode(UInt64.self, forKey: .lastVendNumber)
+        pendingPayout = try container.decodeIfPresent(PendingPayout.self, forKey: .pendingPayout)
+        lastPayoutNumber = try container.decodeIfPresent(UInt64.self, forKey: .lastPayoutNumber) ?? 0
+        isInServiceMode = try container.decode(Bool.self, forKey: .isInServiceMode)
+        coinCursors = try container.decode([String: UInt64].self, forKey: .coinCursors)
+        payoutCounters = try container.decodeIfPresent([String: UInt64].self, forKey: .payoutCounters) ?? [:]
+        changeInventory = try container.decodeIfPresent([ChangeStock].self, forKey: .changeInventory) ?? []
+        stock = try container.decode([SlotID: SlotStock].self, forKey: .stock)
+        priceOverrides = try container.decode([SlotID: PriceOverride].self, forKey: .priceOverrides)
+        ledger = try container.decode(Ledger.self, forKey: .ledger)
+        setup = try container.decode(MachineSetup.self, forKey: .setup)
+    }
+
     public mutating func apply(_ input: Input, at now: Instant) -> [Effect] {
         var effects = Effects()
         let acceptedCoinsBefore = acceptsCoins
+        let neededExactChangeBefore = needsExactChange
         switch input {
         case .coinInserted(let value, let event): insertCoin(value, event: event, into: &effects)
+        case .billStacked(let value, let event): insertCoin(value, event: event, isBill: true, into: &effects)
         case .coinSourceSynchronised(let event): coinCursors[event.source] = max(coinCursors[event.source] ?? 0, event.sequence)
+        case .payoutEnded(let payout, let paid, let unknown, let counters):
+            endPayout(payout, paid: paid, unknown: unknown, counters: counters, into: &effects)
+        case .payoutDeviceAsked(let payout, let device):
+            if pendingPayout?.id != payout {
+                effects.reject(.stalePayoutReport(payout))
+            } else if pendingPayout?.askedDevices.contains(device) == false {
+                pendingPayout?.askedDevices.append(device)
+            }
+        case .payoutCountersSynchronised(let counters): payoutCounters.merge(counters) { $1 }
+        case .changeInventory(let coins): changeInventory = coins
         case .slotSelected(let slot): select(slot, at: now, into: &effects)
         case .vendEnded(let vend, let outcome): endVend(vend, outcome: outcome, at: now, into: &effects)
-        case .coinReturnPressed: returnCredit(into: &effects)
+        case .coinReturnPressed: returnCredit(at: now, into: &effects)
         case .restock(let slot, let count, let loadedAt): restock(slot, count: count, loadedAt: loadedAt ?? now, into: &effects)
         case .unload(let slot, let count): unload(slot, count: count, into: &effects)
         case .setPrice(let slot, let price): setPrice(slot, price, into: &effects)
@@ -60,14 +98,23 @@ public struct Machine: Hashable, Sendable, Codable {
             effects.command(.setCoinAcceptance(acceptsCoins))
             effects.emit(.coinAcceptanceChanged(acceptsCoins))
         }
+        if needsExactChange != neededExactChangeBefore { effects.emit(.exactChangeOnlyChanged(needsExactChange)) }
         return effects.list
     }
 
     // MARK: - Derived state
 
-    /// Coins are welcome while a customer can buy something with more credit.
+    /// Coins are welcome while a customer can buy something with more credit, and no payout is
+    /// under way (its devices may share the bus, and credit must not change under it).
     public var acceptsCoins: Bool {
-        !isInServiceMode && credit < setup.maximumCredit && setup.slots.contains { available(in: $0.id) > 0 }
+        !isInServiceMode && pendingPayout == nil && credit < setup.maximumCredit
+            && setup.slots.contains { available(in: $0.id) > 0 }
+    }
+
+    /// The escrow decision: stack a bill of `value` only if the machine can sell now and the
+    /// credit stays within the maximum; otherwise the validator returns it.
+    public func acceptsBill(_ value: Money) -> Bool {
+        acceptsCoins && value.currency == setup.currency && value.minorUnits > 0 && credit + value <= setup.maximumCredit
     }
 
     /// The price a customer pays at `slot` now.
@@ -86,7 +133,8 @@ public struct Machine: Hashable, Sendable, Codable {
 
     // MARK: - Coins and credit
 
-    private mutating func insertCoin(_ value: Money, event: CoinEventID, into effects: inout Effects) {
+    /// A coin in the cash box or a bill in the stacker: credited once per event, whatever else.
+    private mutating func insertCoin(_ value: Money, event: CoinEventID, isBill: Bool = false, into effects: inout Effects) {
         guard value.currency == setup.currency, value.minorUnits > 0 else {
             return effects.reject(.wrongCurrency(value))
         }
@@ -94,22 +142,57 @@ public struct Machine: Hashable, Sendable, Codable {
             return effects.emit(.duplicateCoinIgnored(event))
         }
         coinCursors[event.source] = event.sequence
-        ledger.recordCoin(value)
-        effects.emit(.coinCredited(value: value, event: event))
+        if isBill {
+            ledger.recordBill(value)
+            effects.emit(.billCredited(value: value, event: event))
+        } else {
+            ledger.recordCoin(value)
+            effects.emit(.coinCredited(value: value, event: event))
+        }
         changeCredit(to: credit + value, into: &effects)
     }
 
-    private mutating func returnCredit(into effects: inout Effects) {
+    private mutating func returnCredit(at now: Instant, into effects: inout Effects) {
         guard !credit.isZero else { return effects.reject(.nothingToPayOut) }
         guard setup.payoutAvailable else { return effects.reject(.payoutUnavailable(credit: credit)) }
-        payOut(credit, into: &effects)
+        if let pendingPayout { return effects.reject(.payoutInProgress(pendingPayout.id)) }
+        payOut(credit, for: .coinReturn, at: now, into: &effects)
     }
 
-    private mutating func payOut(_ amount: Money, into effects: inout Effects) {
-        ledger.recordRefund(amount)
+    /// Takes `amount` out of credit and hands it to whoever pays: an attendant (recorded as paid
+    /// at once) or the payout devices (held until they report).
+    private mutating func payOut(_ amount: Money, for reason: PayoutReason, at now: Instant, into effects: inout Effects) {
+        lastPayoutNumber += 1
+        let id = PayoutID(rawValue: lastPayoutNumber)
         changeCredit(to: credit - amount, into: &effects)
-        effects.command(.payOut(amount))
-        effects.emit(.paidOut(amount))
+        if setup.payoutPolicy == .change {
+            pendingPayout = PendingPayout(id: id, amount: amount, reason: reason, startedAt: now)
+            effects.command(.payOut(id, amount))
+            effects.emit(.payoutStarted(id, amount: amount, reason: reason))
+        } else {
+            ledger.recordPayout(amount, for: reason)
+            effects.command(.payOut(id, amount))
+            effects.emit(.paidOut(amount))
+        }
+    }
+
+    /// Records what the devices really paid; what they could not pay goes back to credit (the
+    /// customer may buy with it or press coin return again), never paid again by itself.
+    private mutating func endPayout(_ id: PayoutID, paid reportedPaid: Money, unknown reportedUnknown: Money,
+                                    counters: [String: UInt64], into effects: inout Effects) {
+        guard let payout = pendingPayout, payout.id == id,
+              reportedPaid.currency == setup.currency, reportedUnknown.currency == setup.currency
+        else { return effects.reject(.stalePayoutReport(id)) }
+        // A device never pays more than it was asked for; a report that says so is capped.
+        let paid = max(.zero(setup.currency), min(reportedPaid, payout.amount))
+        let unknown = max(.zero(setup.currency), min(reportedUnknown, payout.amount - paid))
+        let rest = payout.amount - paid - unknown
+        pendingPayout = nil
+        payoutCounters.merge(counters) { $1 }
+        ledger.recordPayout(paid, for: payout.reason)
+        ledger.recordUnknownPayout(unknown)
+        changeCredit(to: credit + rest, into: &effects)
+        effects.emit(.payoutEnded(id, paid: paid, returnedToCredit: rest, unknown: unknown))
     }
 
     private mutating func changeCredit(to newCredit: Money, into effects: inout Effects) {
@@ -123,6 +206,7 @@ public struct Machine: Hashable, Sendable, Codable {
     private mutating func select(_ slotID: SlotID, at now: Instant, into effects: inout Effects) {
         guard !isInServiceMode else { return effects.reject(.inServiceMode) }
         if let pendingVend { return effects.reject(.vendInProgress(pendingVend.id)) }
+        if let pendingPayout { return effects.reject(.payoutInProgress(pendingPayout.id)) }
         guard let slot = setup.slot(slotID), let price = price(of: slotID) else {
             return effects.reject(.unknownSlot(slotID))
         }
@@ -160,12 +244,13 @@ public struct Machine: Hashable, Sendable, Codable {
             completeSale(vend, confirmation: .relayOnly, at: now, into: &effects)
         case .notDropped:
             ledger.recordFailedVend()
-            failVend(vend, outcome: outcome, payOut: setup.failedVendPolicy == .payOut && setup.payoutAvailable, into: &effects)
+            failVend(vend, outcome: outcome, payOut: setup.failedVendPolicy == .payOut && setup.payoutAvailable,
+                     at: now, into: &effects)
         case .unknown:
             ledger.recordUnknownOutcome()
             switch setup.unknownOutcomePolicy {
             case .assumeDispensed: completeSale(vend, confirmation: .assumed, at: now, into: &effects)
-            case .refundCredit: failVend(vend, outcome: outcome, payOut: false, into: &effects)
+            case .refundCredit: failVend(vend, outcome: outcome, payOut: false, at: now, into: &effects)
             }
         }
     }
@@ -178,13 +263,18 @@ public struct Machine: Hashable, Sendable, Codable {
         ledger.recordSale(sale, historyLimit: setup.historyLimit)
         effects.emit(.stockChanged(slot: vend.slot, product: vend.product, from: before, to: before - 1, reason: .sold))
         effects.emit(.vendCompleted(sale))
+        if setup.payoutPolicy == .change, !credit.isZero, pendingPayout == nil {
+            payOut(credit, for: .change, at: now, into: &effects)
+        }
     }
 
-    private mutating func failVend(_ vend: PendingVend, outcome: VendOutcome, payOut paysOut: Bool, into effects: inout Effects) {
+    private mutating func failVend(_ vend: PendingVend, outcome: VendOutcome, payOut paysOut: Bool, at now: Instant,
+                                   into effects: inout Effects) {
+        let paysOut = paysOut && pendingPayout == nil
         changeCredit(to: credit + vend.price, into: &effects)
         effects.emit(.vendFailed(vend.id, slot: vend.slot, product: vend.product, outcome: outcome,
                                  creditRestored: paysOut ? .zero(setup.currency) : vend.price))
-        if paysOut { payOut(vend.price, into: &effects) }
+        if paysOut { payOut(vend.price, for: .failedVend, at: now, into: &effects) }
     }
 
     // MARK: - Technician operations
@@ -242,6 +332,10 @@ public struct Machine: Hashable, Sendable, Codable {
 
     private mutating func reconfigure(_ newSetup: MachineSetup, into effects: inout Effects) {
         if let pendingVend { return effects.reject(.vendInProgress(pendingVend.id)) }
+        // A payout in flight is resolved by the devices of the same policy, in the same currency.
+        if let pendingPayout, newSetup.currency != setup.currency || newSetup.payoutPolicy != .change {
+            return effects.reject(.payoutInProgress(pendingPayout.id))
+        }
         if newSetup.currency != setup.currency {
             guard ledger.isEmpty, credit.isZero else {
                 return effects.reject(.currencyChange(from: setup.currency, to: newSetup.currency))

@@ -1,6 +1,7 @@
 /// Every change of the machine's state, as observers see it.
 public enum MachineEvent: Hashable, Sendable, Codable {
     case coinCredited(value: Money, event: CoinEventID)
+    case billCredited(value: Money, event: CoinEventID)
     /// A coin event that was credited before (a replayed or re-reported event): ignored.
     case duplicateCoinIgnored(CoinEventID)
     case creditChanged(from: Money, to: Money)
@@ -9,7 +10,14 @@ public enum MachineEvent: Hashable, Sendable, Codable {
     /// The vend did not happen; `creditRestored` went back to credit (zero if paid out).
     case vendFailed(VendID, slot: SlotID, product: ProductID, outcome: VendOutcome, creditRestored: Money)
     case stockChanged(slot: SlotID, product: ProductID, from: Int, to: Int, reason: StockChangeReason)
+    /// Paid by hand (payout policy `manual`).
     case paidOut(Money)
+    /// The payout devices were told to pay `amount`; it is held until they report.
+    case payoutStarted(PayoutID, amount: Money, reason: PayoutReason)
+    /// What the devices paid; `returnedToCredit` could not be paid, `unknown` is for the technician.
+    case payoutEnded(PayoutID, paid: Money, returnedToCredit: Money, unknown: Money)
+    /// The payout devices can (false) or cannot (true) make change for the cheapest product.
+    case exactChangeOnlyChanged(Bool)
     case priceChanged(slot: SlotID, from: Money, to: Money)
     case serviceModeChanged(Bool)
     case coinAcceptanceChanged(Bool)
@@ -31,6 +39,9 @@ public enum Rejection: Hashable, Sendable, Codable, CustomStringConvertible {
     case vendInProgress(VendID)
     case inServiceMode
     case nothingToPayOut
+    case payoutInProgress(PayoutID)
+    /// A payout report for a payout that is not the one in flight.
+    case stalePayoutReport(PayoutID)
     case payoutUnavailable(credit: Money)
     case overCapacity(SlotID, capacity: Int, free: Int)
     case invalidCount(Int)
@@ -49,6 +60,8 @@ public enum Rejection: Hashable, Sendable, Codable, CustomStringConvertible {
         case .vendInProgress(let vend): "\(vend) is still in progress"
         case .inServiceMode: "the machine is in service mode"
         case .nothingToPayOut: "there is no credit to return"
+        case .payoutInProgress(let payout): "\(payout) is still being paid"
+        case .stalePayoutReport(let payout): "\(payout) is not in progress"
         case .payoutUnavailable(let credit): "this machine cannot pay out; the credit of \(credit) stays"
         case .overCapacity(let slot, let capacity, let free):
             "slot \(slot) holds \(capacity) items and has room for \(free) more"

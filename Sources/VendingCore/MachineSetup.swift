@@ -43,9 +43,11 @@ public struct MachineSetup: Hashable, Sendable, Codable {
     private let vendTimeoutMilliseconds: Int64
     public let unknownOutcomePolicy: UnknownOutcomePolicy
     public let failedVendPolicy: FailedVendPolicy
+    /// How money goes back to a customer.
+    public let payoutPolicy: PayoutPolicy
     /// Whether the machine can hand money back (coin return / refunds); without it credit stays
     /// in the machine until spent.
-    public let payoutAvailable: Bool
+    public var payoutAvailable: Bool { payoutPolicy != .none }
     /// How many past sales the history keeps; totals per product are kept regardless.
     public let historyLimit: Int
 
@@ -57,7 +59,7 @@ public struct MachineSetup: Hashable, Sendable, Codable {
         vendTimeout: Duration = .seconds(30),
         unknownOutcomePolicy: UnknownOutcomePolicy = .refundCredit,
         failedVendPolicy: FailedVendPolicy = .keepCredit,
-        payoutAvailable: Bool = false,
+        payoutPolicy: PayoutPolicy = .none,
         historyLimit: Int = 10_000
     ) throws(SetupError) {
         self.currency = currency
@@ -67,12 +69,49 @@ public struct MachineSetup: Hashable, Sendable, Codable {
         self.vendTimeoutMilliseconds = vendTimeout.wholeMilliseconds
         self.unknownOutcomePolicy = unknownOutcomePolicy
         self.failedVendPolicy = failedVendPolicy
-        self.payoutAvailable = payoutAvailable
+        self.payoutPolicy = payoutPolicy
         self.historyLimit = historyLimit
         if let problem = firstProblem { throw problem }
     }
 
     public func slot(_ id: SlotID) -> SlotSetup? { slots.first { $0.id == id } }
+
+    private enum CodingKeys: String, CodingKey {
+        case currency, catalog, slots, maximumCredit, vendTimeoutMilliseconds, unknownOutcomePolicy, failedVendPolicy
+        case payoutPolicy, historyLimit
+        /// Written before payout policies: true meant `manual`.
+        case payoutAvailable
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        currency = try container.decode(Currency.self, forKey: .currency)
+        catalog = try container.decode(Catalog.self, forKey: .catalog)
+        slots = try container.decode([SlotSetup].self, forKey: .slots)
+        maximumCredit = try container.decode(Money.self, forKey: .maximumCredit)
+        vendTimeoutMilliseconds = try container.decode(Int64.self, forKey: .vendTimeoutMilliseconds)
+        unknownOutcomePolicy = try container.decode(UnknownOutcomePolicy.self, forKey: .unknownOutcomePolicy)
+        failedVendPolicy = try container.decode(FailedVendPolicy.self, forKey: .failedVendPolicy)
+        if let policy = try container.decodeIfPresent(PayoutPolicy.self, forKey: .payoutPolicy) {
+            payoutPolicy = policy
+        } else {
+            payoutPolicy = try container.decode(Bool.self, forKey: .payoutAvailable) ? .manual : .none
+        }
+        historyLimit = try container.decode(Int.self, forKey: .historyLimit)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(currency, forKey: .currency)
+        try container.encode(catalog, forKey: .catalog)
+        try container.encode(slots, forKey: .slots)
+        try container.encode(maximumCredit, forKey: .maximumCredit)
+        try container.encode(vendTimeoutMilliseconds, forKey: .vendTimeoutMilliseconds)
+        try container.encode(unknownOutcomePolicy, forKey: .unknownOutcomePolicy)
+        try container.encode(failedVendPolicy, forKey: .failedVendPolicy)
+        try container.encode(payoutPolicy, forKey: .payoutPolicy)
+        try container.encode(historyLimit, forKey: .historyLimit)
+    }
 
     /// The configuration module reports these with file positions first; this check keeps the
     /// core safe against any other caller.

@@ -29,6 +29,12 @@ struct Status: ParsableCommand {
             "coins    \(health(status.health?.coinAcceptor, fallback: status.coinAcceptor))",
             "gpio     \(health(status.health?.gpio, fallback: status.gpio))",
         ]
+        if let payout = status.payoutInProgress { lines.append("payout   \(payout) in progress") }
+        for device in status.payoutDevices ?? [] {
+            let levels = device.coins.map { "\($0.count.map(String.init) ?? "?") × \($0.valueText)" }.joined(separator: ", ")
+            lines.append("payout   \(device.description): \(levels.isEmpty ? "empty" : levels)")
+        }
+        if status.exactChangeOnly == true { lines.append("change   EXACT CHANGE ONLY: refill the payout devices") }
         if let outbox = status.fleetOutbox {
             let oldest = outbox.oldest.map { ", oldest \(dateText($0))" } ?? ""
             lines.append("fleet    \(outbox.connected ? "connected to" : "not connected to") \(outbox.broker); \(outbox.pending) event(s) in the outbox\(oldest)")

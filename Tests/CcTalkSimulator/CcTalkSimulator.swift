@@ -26,6 +26,8 @@ public final class CcTalkSimulator: Sendable {
     /// With `echo`, every byte the host sends comes back first, as on a single-wire bus.
     public let echo: Bool
     private let device: Mutex<SimulatedAcceptorDevice>
+    /// A hopper on the same bus, if any; its motor pays one coin per status request it answers.
+    private let hopper: Mutex<SimulatedHopperDevice?>
     private struct Link {
         var listener: UnixSocket?
         var client: UnixSocket?
@@ -39,11 +41,12 @@ public final class CcTalkSimulator: Sendable {
     private let report: @Sendable (String) -> Void
 
     public init(socketPath: String, settings: DeviceSettings = DeviceSettings(), echo: Bool = false,
-                report: @escaping @Sendable (String) -> Void = { _ in }) throws {
+                hopper: SimulatedHopperDevice.Settings? = nil, report: @escaping @Sendable (String) -> Void = { _ in }) throws {
         self.socketPath = socketPath
         self.echo = echo
         self.report = report
         device = Mutex(SimulatedAcceptorDevice(settings: settings))
+        self.hopper = Mutex(hopper.map { SimulatedHopperDevice(settings: $0) })
         try replug()
     }
 
@@ -92,6 +95,24 @@ public final class CcTalkSimulator: Sendable {
     }
 
     public var counter: UInt8 { device.withLock { $0.counter } }
+
+    // MARK: - The hopper, from the outside
+
+    /// Coins left in the hopper, dispense commands it took, and its status bytes.
+    public var hopperCoins: Int? { hopper.withLock { $0?.coins } }
+    public var hopperDispenseCommands: Int? { hopper.withLock { $0?.dispenseCommands } }
+
+    /// The hopper's next payout stops after `coins` coins.
+    public func jamHopper(after coins: Int) {
+        hopper.withLock { $0?.jamAfter = coins }
+        report("hopper jams after \(coins) coin(s)")
+    }
+
+    /// The hopper loses power: counter 0, last payout forgotten.
+    public func cutHopperPower() {
+        hopper.withLock { $0?.powerCut() }
+        report("hopper power cut")
+    }
     public var isAccepting: Bool { device.withLock { $0.isAccepting } }
     public var masterInhibitActive: Bool { device.withLock { $0.masterInhibitActive } }
     public var enabledPositions: [Int] { device.withLock { Payload.enabledPositions($0.inhibitMask) } }
@@ -159,6 +180,7 @@ public final class CcTalkSimulator: Sendable {
 
     private func serve(_ client: UnixSocket) {
         let address = device.withLock { $0.settings.address }
+        let hopperAddress = hopper.withLock { $0?.settings.address }
         var receiver = FrameReceiver(checksum: device.withLock { $0.settings.checksum }, destination: nil)
         var buffer = [UInt8](repeating: 0, count: 512)
         while true {
@@ -166,8 +188,12 @@ public final class CcTalkSimulator: Sendable {
             guard count > 0 else { return }
             let bytes = Array(buffer[0..<count])
             if echo { send(bytes, to: client) }
-            for request in receiver.receive(bytes, at: MonotonicClock.nanoseconds) where request.destination == address || request.destination == 0 {
-                answer(request, to: client)
+            for request in receiver.receive(bytes, at: MonotonicClock.nanoseconds) {
+                if let hopperAddress, request.destination == hopperAddress {
+                    answerAsHopper(request, to: client)
+                } else if request.destination == address || request.destination == 0 {
+                    answer(request, to: client)
+                }
             }
         }
     }
@@ -195,6 +221,15 @@ public final class CcTalkSimulator: Sendable {
             }
         }
         send(bytes, to: client)
+    }
+
+    private func answerAsHopper(_ request: Frame, to client: UnixSocket) {
+        guard link.withLock({ $0.fault }) != .silence else { return }
+        let reply = hopper.withLock { hopper -> Frame? in
+            if request.header == Header.requestHopperStatus.rawValue { hopper?.payOneCoin() }
+            return hopper?.respond(to: request)
+        }
+        if let reply { send(reply.encoded(FrameChecksum.simple8), to: client) }
     }
 
     private func send(_ bytes: [UInt8], to client: UnixSocket) {

@@ -132,7 +132,9 @@ public struct SimulatedAcceptorDevice: Sendable {
         case .resetDevice:
             reset()
             return []
-        case .reply, .nak, .busy: return nil
+        // An acceptor ignores what only a hopper answers.
+        case .reply, .nak, .busy, .testHopper, .enableHopper, .requestHopperStatus, .dispenseHopperCoins, .emergencyStop:
+            return nil
         }
     }
 }

@@ -59,10 +59,10 @@ import VendConfig
 
     static let cases: [Case] = [
         Case(name: "unknown top-level key", edits: [("    - { channel: 2, value: 500 }\n", "    - { channel: 2, value: 500 }\ncolour: red\n")], expected: [
-            "test.yaml:43:1: unknown key 'colour' (allowed here: machine, gpio, products, slots, buttons, coin_acceptor, state, control, display, mqtt)",
+            "test.yaml:43:1: unknown key 'colour' (allowed here: machine, gpio, products, slots, buttons, coin_acceptor, payout_devices, mdb, state, control, display, mqtt)",
         ]),
         Case(name: "misspelt section name", edits: [("gpio:\n", "gpoi:\n")], expected: [
-            "test.yaml:9:1: unknown key 'gpoi'; did you mean 'gpio'? (allowed here: machine, gpio, products, slots, buttons, coin_acceptor, state, control, display, mqtt)",
+            "test.yaml:9:1: unknown key 'gpoi'; did you mean 'gpio'? (allowed here: machine, gpio, products, slots, buttons, coin_acceptor, payout_devices, mdb, state, control, display, mqtt)",
         ]),
         Case(name: "missing maximum credit", edits: [("  maximum_credit: 10000\n", "")], expected: [
             "test.yaml:2:3: machine: missing required key 'maximum_credit'",
@@ -145,6 +145,24 @@ import VendConfig
         ]),
         Case(name: "pay-out without payout", edits: [("  vend_timeout_ms: 30000\n", "  vend_timeout_ms: 30000\n  failed_vend: pay-out\n")], expected: [
             "test.yaml:9:16: machine.failed_vend: 'pay-out' needs a way to pay out; set machine.payout to 'manual' or use 'keep-credit'",
+        ]),
+        Case(name: "change without payout devices", edits: [("  vend_timeout_ms: 30000\n", "  vend_timeout_ms: 30000\n  payout: change\n")], expected: [
+            "test.yaml:9:11: machine.payout: payout 'change' needs at least one device under payout_devices (a hopper per coin value) or an mdb.changer",
+        ]),
+        Case(name: "payout devices without change", edits: [("    - { channel: 2, value: 500 }\n", "    - { channel: 2, value: 500 }\npayout_devices:\n  - { type: cctalk-hopper, coin: 500 }\n")], expected: [
+            "test.yaml:44:3: payout_devices: these devices pay only with machine.payout: change (it is 'none'); set it, or remove them",
+        ]),
+        Case(name: "hopper on the coin acceptor's address", edits: [
+            ("  vend_timeout_ms: 30000\n", "  vend_timeout_ms: 30000\n  payout: change\n"),
+            ("    - { channel: 2, value: 500 }\n", "    - { channel: 2, value: 500 }\npayout_devices:\n  - { type: cctalk-hopper, coin: 500, address: 3 }\n  - { type: cctalk-hopper, coin: 100, address: 2 }\n"),
+        ], expected: [
+            "test.yaml:46:5: payout_devices[#2].address: address 2 on /dev/ttyUSB0 is already coin_acceptor; give each device on a ccTalk bus its own address",
+        ]),
+        Case(name: "misspelt hopper type", edits: [
+            ("  vend_timeout_ms: 30000\n", "  vend_timeout_ms: 30000\n  payout: change\n"),
+            ("    - { channel: 2, value: 500 }\n", "    - { channel: 2, value: 500 }\npayout_devices:\n  - { type: cctalk-hoper, coin: 500 }\n"),
+        ], expected: [
+            "test.yaml:45:13: payout_devices[#1].type: 'cctalk-hoper' is not one of 'cctalk-hopper'; did you mean 'cctalk-hopper'?",
         ]),
         Case(name: "currency code that is not ISO 4217", edits: [("code: KRW", "code: WON")], expected: [
             "test.yaml:4:11: machine.currency.code: 'WON' is not an ISO 4217 currency code (KRW for the won, EUR, USD, JPY…; DEX audits and telemetry carry it)",
@@ -232,7 +250,7 @@ import VendConfig
         ]),
         Case(name: "empty slot list", edits: [("slots:\n", "slots: []\nx_slots:\n")], expected: [
             "test.yaml:20:8: slots: a machine needs at least one slot",
-            "test.yaml:21:1: unknown key 'x_slots'; did you mean 'slots'? (allowed here: machine, gpio, products, slots, buttons, coin_acceptor, state, control, display, mqtt)",
+            "test.yaml:21:1: unknown key 'x_slots'; did you mean 'slots'? (allowed here: machine, gpio, products, slots, buttons, coin_acceptor, payout_devices, mdb, state, control, display, mqtt)",
         ]),
         Case(name: "line that is neither offset nor name", edits: [("relay: { line: 13 }", "relay: { line: -1 }")], expected: [
             "test.yaml:33:20: slots[A2].relay.line: '-1' is not a line: give its offset (17) or its name (GPIO17, see `gpioinfo`)",

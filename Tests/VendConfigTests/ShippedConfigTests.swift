@@ -7,7 +7,8 @@ import VendingCore
 
 /// Every configuration the repository ships must load: they are what technicians copy.
 @Suite struct ShippedConfigTests {
-    static let shipped = ["config/vendd.yaml", "config/examples/minimal.yaml", "config/examples/cctalk-euro.yaml"]
+    static let shipped = ["config/vendd.yaml", "config/examples/minimal.yaml", "config/examples/cctalk-euro.yaml",
+                          "config/examples/change-won.yaml"]
 
     @Test(arguments: shipped)
     func loads(_ path: String) throws {

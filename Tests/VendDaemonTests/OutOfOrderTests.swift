@@ -16,15 +16,21 @@ struct ControllerRig {
     let controller: MachineController
     let hardware: Hardware
 
-    init() throws {
-        directory = try TemporaryDirectory()
-        config = try ConfigLoader.load(file: repositoryRoot.appendingPathComponent("config/vendd.yaml").path)
+    /// `edit` may change the sample configuration's text; with `directory`, the machine is
+    /// restored from the state left there (a restart), otherwise it starts new.
+    init(edit: (String) -> String = { $0 }, directory existing: TemporaryDirectory? = nil) throws {
+        directory = try existing ?? TemporaryDirectory()
+        let sample = try String(contentsOf: repositoryRoot.appendingPathComponent("config/vendd.yaml"), encoding: .utf8)
+        let configPath = directory.path + "/vendd.yaml"
+        try edit(sample).write(toFile: configPath, atomically: true, encoding: .utf8)
+        config = try ConfigLoader.load(file: configPath)
         let store = try MachineStore(directory: directory.path)
-        _ = try store.restore()
-        controller = MachineController(machine: Machine(setup: config.machineSetup), store: store, config: config,
-                                       logger: Logger(label: "test"), timekeeper: time)
+        let logger = Logger(label: "test")
+        let machine = try Startup.restore(from: store, config: config, logger: logger).get()
+        controller = MachineController(machine: machine, store: store, config: config, logger: logger, timekeeper: time)
+        if existing != nil { controller.resolveInterruptedVend() }
         let notices = controller.notices
-        hardware = try Hardware.simulated(config, timekeeper: time, notify: { notices.post($0) })
+        hardware = try Hardware.simulated(config, stateDirectory: directory.path, timekeeper: time, notify: { notices.post($0) })
         controller.attach(hardware)
     }
 

@@ -8,7 +8,8 @@ import VendingCore
 @Suite struct MachineViewTests {
     static let won = Currency(code: "KRW", minorDigits: 0)
 
-    static func status(credit: String, state: String = "in-service", serviceKey: Bool = false, vend: String? = nil) -> StatusReport {
+    static func status(credit: String, state: String = "in-service", serviceKey: Bool = false, vend: String? = nil,
+                       exactChangeOnly: Bool? = nil) -> StatusReport {
         func slot(_ id: String, _ product: String, _ name: String, _ price: String, _ available: Int) -> StatusReport.Slot {
             StatusReport.Slot(id: id, product: product, productName: name, price: price, priceText: price, available: available,
                               stock: available, capacity: 8, earliestExpiry: nil)
@@ -18,13 +19,14 @@ import VendingCore
             creditText: credit, acceptingCoins: true, vendInProgress: vend, simulated: true, coinAcceptor: "sim", gpio: "sim",
             slots: [slot("A1", "banana-milk", "Banana Milk", "1200", 8), slot("B4", "hot-latte", "Hot Café Latte", "1500", 0)],
             books: .init(coinsIn: "0", sales: "0", refunds: "0", itemsSold: 0, failedVends: 0, unknownOutcomes: 0),
-            serviceKey: serviceKey)
+            serviceKey: serviceKey, exactChangeOnly: exactChangeOnly)
     }
 
-    static func style(_ language: DisplaySettings.Language = .en, ascii: Bool = false, format: String = "{amount}원") -> MachineView.Style {
+    static func style(_ language: DisplaySettings.Language = .en, ascii: Bool = false, format: String = "{amount}원",
+                      givesNoChange: Bool = true) -> MachineView.Style {
         MachineView.Style(texts: DisplayTexts(language), format: MoneyFormat(template: format)!, currency: won,
                           faces: ["hot-latte": ProductFace(picture: nil, shortName: "Hot Cafe Latte")], hot: ["hot-latte"],
-                          givesNoChange: true, asciiNames: ascii, pictureURL: { "/pictures/\($0)" })
+                          givesNoChange: givesNoChange, asciiNames: ascii, pictureURL: { "/pictures/\($0)" })
     }
 
     static func machine(_ status: StatusReport?) -> FollowedMachine {
@@ -45,6 +47,14 @@ import VendingCore
         #expect(enough.slots.map(\.soldOut) == [false, true])
         #expect(enough.slots.map(\.hot) == [false, true])
         #expect(enough.hint == "거스름돈이 나오지 않습니다: 남은 금액은 다음 구매에 쓸 수 있습니다")
+    }
+
+    /// A machine that gives change but has run low asks for exact money; with change it says nothing.
+    @Test func exactChangeOnlyIsShownFromTheStatus() {
+        let low = MachineView(Self.machine(Self.status(credit: "0", exactChangeOnly: true)), style: Self.style(givesNoChange: false))
+        #expect(low.hint == "Exact change only: the machine may not be able to give change")
+        let stocked = MachineView(Self.machine(Self.status(credit: "0", exactChangeOnly: false)), style: Self.style(givesNoChange: false))
+        #expect(stocked.hint == nil)
     }
 
     @Test func modesFollowTheMachinesState() {

@@ -18,7 +18,7 @@ enum Fixtures {
     static func setup(
         unknownOutcomePolicy: UnknownOutcomePolicy = .refundCredit,
         failedVendPolicy: FailedVendPolicy = .keepCredit,
-        payoutAvailable: Bool = true,
+        payoutPolicy: PayoutPolicy = .manual,
         maximumCredit: Int64 = 10_000,
         historyLimit: Int = 10_000,
         slots: [SlotSetup]? = nil
@@ -35,7 +35,7 @@ enum Fixtures {
             vendTimeout: .seconds(30),
             unknownOutcomePolicy: unknownOutcomePolicy,
             failedVendPolicy: failedVendPolicy,
-            payoutAvailable: payoutAvailable,
+            payoutPolicy: payoutPolicy,
             historyLimit: historyLimit)
     }
 

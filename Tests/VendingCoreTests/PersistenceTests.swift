@@ -43,6 +43,28 @@ import VendingCore
         #expect(original == restored)
     }
 
+    /// State written before bills and two-phase payouts existed (no such keys, `payoutAvailable`
+    /// instead of a payout policy) still restores, with empty payout records.
+    @Test func stateFromBeforePayoutsRestores() throws {
+        let machine = try busyMachine()
+        var object = try #require(try JSONSerialization.jsonObject(with: JSONEncoder().encode(MachineSnapshot(machine))) as? [String: Any])
+        var state = try #require(object["machine"] as? [String: Any])
+        for key in ["pendingPayout", "lastPayoutNumber", "payoutCounters", "changeInventory"] { state[key] = nil }
+        var ledger = try #require(state["ledger"] as? [String: Any])
+        for key in ["billsIn", "stacker", "changePaid", "unknownPayouts"] { ledger[key] = nil }
+        var setup = try #require(state["setup"] as? [String: Any])
+        #expect(setup["payoutPolicy"] as? String == "manual")
+        setup["payoutPolicy"] = nil
+        setup["payoutAvailable"] = true
+        state["ledger"] = ledger
+        state["setup"] = setup
+        object["machine"] = state
+        let old = try JSONSerialization.data(withJSONObject: object)
+        let restored = try JSONDecoder().decode(MachineSnapshot.self, from: old).machine
+        #expect(restored == machine)
+        #expect(restored.setup.payoutPolicy == .manual)
+    }
+
     @Test func tamperedBooksAreDetected() throws {
         let text = try JSON.text(MachineSnapshot(try busyMachine()))
         let tampered = text.replacingOccurrences(of: #""credit":"500 KRW""#, with: #""credit":"5000 KRW""#)

@@ -11,13 +11,20 @@ struct InputGenerator {
 
     mutating func next(for machine: Machine) -> Input {
         let slots: [SlotID] = ["A1", "A2", "B1", "C1", "Z9"]
+        if let payout = machine.pendingPayout, Int.random(in: 0..<3, using: &random) == 0 {
+            return payoutReport(for: payout)
+        }
         switch Int.random(in: 0..<100, using: &random) {
         case 0..<30:
             let replay = coinSequence > 0 && Bool.random(using: &random) && Int.random(in: 0..<4, using: &random) == 0
             if !replay { coinSequence += UInt64.random(in: 1...2, using: &random) }
             let sequence = replay ? UInt64.random(in: 1...coinSequence, using: &random) : coinSequence
             let value = [100, 500, 1_000, 5_000].randomElement(using: &random)!
-            return .coinInserted(value: Fixtures.won(Int64(value)), event: CoinEventID(source: "acceptor", sequence: sequence))
+            let event = CoinEventID(source: "acceptor", sequence: sequence)
+            // Bills share the coins' event source here, so replays cover both.
+            return Int.random(in: 0..<4, using: &random) == 0
+                ? .billStacked(value: Fixtures.won(Int64(value) * 2), event: event)
+                : .coinInserted(value: Fixtures.won(Int64(value)), event: event)
         case 30..<50:
             return .slotSelected(slots.randomElement(using: &random)!)
         case 50..<65:
@@ -38,11 +45,24 @@ struct InputGenerator {
             return .setPrice(slots.randomElement(using: &random)!, price)
         case 88..<92:
             return .setServiceMode(Bool.random(using: &random))
-        case 92..<98:
+        case 92..<95:
             return .tick
+        case 95..<98:
+            let coins = [100, 500].map { ChangeStock(value: Fixtures.won($0), count: Int.random(in: 0...5, using: &random)) }
+            return .changeInventory(coins)
         default:
             return .reconfigure(setups.randomElement(using: &random)!)
         }
+    }
+
+    /// What payout devices might say: all paid, part, some unknown, too much, a stale id.
+    mutating func payoutReport(for payout: PendingPayout) -> Input {
+        let id = Int.random(in: 0..<6, using: &random) == 0 ? PayoutID(rawValue: payout.id.rawValue + 1) : payout.id
+        if Int.random(in: 0..<4, using: &random) == 0 { return .payoutDeviceAsked(id, device: "hopper") }
+        let amount = payout.amount.minorUnits
+        let paid = Int64.random(in: 0...(amount + 200), using: &random)
+        let unknown = Bool.random(using: &random) ? 0 : Int64.random(in: 0...amount, using: &random)
+        return .payoutEnded(id, paid: Fixtures.won(paid), unknown: Fixtures.won(unknown), counters: ["hopper": UInt64(paid)])
     }
 }
 
@@ -52,8 +72,8 @@ struct InputGenerator {
 
     static func setups(_ random: inout SplitMix64) -> [MachineSetup] {
         let unknown = UnknownOutcomePolicy.allCases.randomElement(using: &random)!
-        let payout = Bool.random(using: &random)
-        let failed: FailedVendPolicy = payout && Bool.random(using: &random) ? .payOut : .keepCredit
+        let payout = PayoutPolicy.allCases.randomElement(using: &random)!
+        let failed: FailedVendPolicy = payout != .none && Bool.random(using: &random) ? .payOut : .keepCredit
         let layouts: [[SlotSetup]] = [
             [SlotSetup(id: "A1", product: "milk", price: Fixtures.won(1_200), capacity: 3),
              SlotSetup(id: "A2", product: "cola", price: Fixtures.won(1_500), capacity: 2),
@@ -63,14 +83,14 @@ struct InputGenerator {
              SlotSetup(id: "C1", product: "coffee", price: Fixtures.won(700), capacity: 5)],
         ]
         return layouts.map {
-            Fixtures.setup(unknownOutcomePolicy: unknown, failedVendPolicy: failed, payoutAvailable: payout,
+            Fixtures.setup(unknownOutcomePolicy: unknown, failedVendPolicy: failed, payoutPolicy: payout,
                            maximumCredit: 6_000, historyLimit: 5, slots: $0)
         }
     }
 
-    /// Over many random sequences: the books always balance (coins in = sales + refunds + credit
-    /// + held), stock is never negative, every started vend ends exactly once, and a replayed
-    /// coin event never adds credit.
+    /// Over many random sequences: the books always balance (coins + bills in = sales + change +
+    /// refunds + unknown payouts + credit + held vend + held payout), stock is never negative,
+    /// every started vend and payout ends exactly once, and a replayed coin event never adds credit.
     @Test func moneyIsConservedAndStockNeverGoesNegative() {
         var failures: [String] = []
         for seed in 0..<UInt64(Self.sequences) where failures.count < 5 {
@@ -85,7 +105,7 @@ struct InputGenerator {
         var generator = InputGenerator(random: random, setups: setups)
         var machine = Machine(setup: setups[0])
         var now = Fixtures.start
-        var started = 0, ended = 0, relayPulses = 0
+        var started = 0, ended = 0, relayPulses = 0, payoutsStarted = 0, payoutsEnded = 0
         for step in 0..<stepsPerSequence {
             let input = generator.next(for: machine)
             let before = machine
@@ -107,8 +127,14 @@ struct InputGenerator {
                 switch event {
                 case .vendStarted: started += 1
                 case .vendCompleted, .vendFailed: ended += 1
+                case .payoutStarted: payoutsStarted += 1
+                case .payoutEnded: payoutsEnded += 1
                 default: break
                 }
+            }
+            let payoutInFlight = machine.pendingPayout == nil ? 0 : 1
+            if payoutsStarted != payoutsEnded + payoutInFlight {
+                return "\(context): \(payoutsStarted) payouts started, \(payoutsEnded) ended, \(payoutInFlight) in flight"
             }
             relayPulses += effects.filter { if case .energiseRelay = $0 { true } else { false } }.count
             let inFlight = machine.pendingVend == nil ? 0 : 1

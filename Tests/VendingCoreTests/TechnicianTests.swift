@@ -163,7 +163,7 @@ import VendingCore
         let slot = SlotSetup(id: "A1", product: "milk", price: Fixtures.won(100), capacity: 1)
         func make(_ slots: [SlotSetup], payout: Bool = true, policy: FailedVendPolicy = .keepCredit) throws(SetupError) {
             _ = try MachineSetup(currency: Fixtures.won, catalog: Catalog([Fixtures.milk]), slots: slots,
-                                 maximumCredit: Fixtures.won(1_000), failedVendPolicy: policy, payoutAvailable: payout)
+                                 maximumCredit: Fixtures.won(1_000), failedVendPolicy: policy, payoutPolicy: payout ? .manual : .none)
         }
         #expect(throws: SetupError.duplicateSlot("A1")) { try make([slot, slot]) }
         #expect(throws: SetupError.unknownProduct("A1", "tea")) {

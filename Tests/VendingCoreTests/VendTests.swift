@@ -63,7 +63,7 @@ import VendingCore
         rig.insert(1_200)
         rig.select("A1")
         let effects = rig.apply(.vendEnded(try #require(rig.pendingVend), .notDropped))
-        #expect(effects.contains(.payOut(Fixtures.won(1_200))))
+        #expect(effects.contains(.payOut(PayoutID(rawValue: 1), Fixtures.won(1_200))))
         #expect(rig.machine.credit.isZero)
         #expect(rig.machine.ledger.refunds == Fixtures.won(1_200))
     }

@@ -1,0 +1,161 @@
+import MDB
+import VendSettings
+import VendingCore
+
+/// The bill validator (30h) driver: bills go to escrow, and are stacked only when the machine
+/// says it can take them (`shouldStack`, asked for each bill), else returned; a bill is credited
+/// when the validator reports it STACKED, never on escrow (§6.2 POLL note 2).
+final class MDBBillValidator: MDBPeripheralDriver {
+    let peripheral = MDBPeripheral.billValidator
+    let nonResponseTime: Duration = .seconds(5)
+    /// After ESCROW the validator reports STACKED, RETURNED or INVALID ESCROW within 30 s (§6.2).
+    static let escrowAnswerTime: Duration = .seconds(30)
+
+    private let settings: MDBBillValidatorSettings
+    private let currency: Currency
+    private let currencyNumeric: Int?
+    private let source: String
+    private let emit: MDBEventHandler
+    private let wantsAcceptance: () -> Bool
+    private let shouldStack: (Money) -> Bool
+    private var sequence: UInt64
+
+    private var values: [Int: Money] = [:]
+    private var escrowCapable = false
+    private var stackerFull = false
+    private var applied: Bool?
+    /// The bill told to stack or return, and since when: its outcome is awaited.
+    private var decided: (type: Int, stack: Bool, at: ContinuousClock.Instant)?
+    private var lastRepeatingStatus: BillStatus?
+
+    init(settings: MDBBillValidatorSettings, currency: Currency, currencyNumeric: Int?, source: String, lastSequence: UInt64?,
+         emit: @escaping MDBEventHandler, wantsAcceptance: @escaping () -> Bool, shouldStack: @escaping (Money) -> Bool) {
+        self.settings = settings
+        self.currency = currency
+        self.currencyNumeric = currencyNumeric
+        self.source = source
+        self.emit = emit
+        self.wantsAcceptance = wantsAcceptance
+        self.shouldStack = shouldStack
+        sequence = lastSequence ?? 0
+    }
+
+    func isJustReset(_ poll: [UInt8]) -> Bool { BillActivity.parse(poll).contains(.status(.justReset)) }
+
+    // MARK: - Initialisation (§6.6)
+
+    func initialise(_ bus: MDBDeviceBus) throws(MDBFailure) {
+        applied = nil
+        if let decided {
+            // RESET returns an escrowed bill (§6.2), so only a bill told to stack is in doubt.
+            if decided.stack { emit(.notice("the bill validator reset while stacking a bill of type \(decided.type): if it was stacked it is NOT credited; count the cash box", isFault: true)) }
+            self.decided = nil
+        }
+        let setup = try bus.request(BillCommand.setup.block, BillSetup.init)
+        escrowCapable = setup.escrowCapable
+        values = checkedValues(setup)
+        let id = try? bus.request(BillCommand.identification.block) { (bytes) throws(MDBDecodeError) in try PeripheralIdentification(bytes, withFeatures: false) }
+        let stacker = try bus.request(BillCommand.stacker.block, StackerStatus.init)
+        stackerFull = stacker.full
+        emit(.notice("bill validator: \(id.map { $0.summary + ", " } ?? "")level \(setup.level), \(setup.currency), scaling \(setup.scalingFactor), bills \(values.keys.sorted().map { "\($0)=\(values[$0]!.decimalString)" }.joined(separator: " ")), escrow \(escrowCapable && settings.escrow ? "on" : "off"), stacker \(stacker.bills)/\(setup.stackerCapacity)\(stacker.full ? " FULL" : "")", isFault: stacker.full))
+        if settings.escrow, !escrowCapable {
+            emit(.notice("the bill validator cannot hold bills in escrow: bills are stacked and credited even when the machine cannot sell", isFault: true))
+        }
+        try applyAcceptance(bus)
+    }
+
+    private func checkedValues(_ setup: BillSetup) -> [Int: Money] {
+        if let expected = currencyNumeric, setup.currency.iso4217Numeric != expected {
+            emit(.notice("the bill validator uses \(setup.currency), mdb.currency_code says ISO 4217 \(expected) (\(currency.code)): no bill is accepted", isFault: true))
+            return [:]
+        }
+        var values: [Int: Money] = [:]
+        for bill in settings.bills {
+            let reported = setup.value(ofType: bill.type)
+            guard reported == bill.value.minorUnits else {
+                emit(.notice("\(bill.origin): bill type \(bill.type) is \(bill.value.decimalString) in the table but \(reported.map(String.init) ?? "unused") in the validator's SETUP: that type is refused. Correct the table", isFault: true))
+                continue
+            }
+            values[bill.type] = bill.value
+        }
+        return values
+    }
+
+    // MARK: - Polling
+
+    func tick(_ bus: MDBDeviceBus) throws(MDBFailure) -> Bool {
+        // Full, bills are refused until someone empties it: look for that.
+        if stackerFull { try checkStacker(bus) }
+        try applyAcceptance(bus)
+        if let decided, bus.timekeeper.now - decided.at > Self.escrowAnswerTime {
+            emit(.notice("the bill validator did not report the bill of type \(decided.type) \(decided.stack ? "stacked" : "returned") within 30 s", isFault: true))
+            self.decided = nil
+        }
+        guard case .data(let bytes) = try bus.send(BillCommand.poll.block) else {
+            lastRepeatingStatus = nil
+            return false
+        }
+        for activity in BillActivity.parse(bytes) {
+            if activity == .status(.justReset) { return true }
+            try handle(activity, bus)
+        }
+        return false
+    }
+
+    private func handle(_ activity: BillActivity, _ bus: MDBDeviceBus) throws(MDBFailure) {
+        switch activity {
+        case .bill(let type, .escrowPosition):
+            let value = values[type]
+            let stack = value.map(shouldStack) ?? false
+            _ = try bus.send(BillCommand.escrow(stack: stack).block)
+            decided = (type, stack, bus.timekeeper.now)
+            emit(.notice("bill of type \(type) (\(value?.decimalString ?? "not in the table")) in escrow: \(stack ? "stacking it" : "returning it (the machine cannot take it now)")", isFault: false))
+        case .bill(let type, .stacked), .bill(let type, .toRecycler):
+            decided = nil
+            guard let value = values[type] else {
+                emit(.notice("a bill of type \(type) was stacked but is not in mdb.bill_validator.bills (or disagrees with the validator): NOT credited. Map the type or disable it", isFault: true))
+                return
+            }
+            sequence += 1
+            emit(.billStacked(value: value, event: CoinEventID(source: source, sequence: sequence)))
+            try checkStacker(bus)
+        case .bill(let type, let routing):
+            if routing == .returned { decided = nil }
+            emit(.notice("bill of type \(type) \(routing.name)", isFault: false))
+        case .status(let status):
+            guard status != lastRepeatingStatus else { return }
+            if status == .validatorDisabled || status == .validatorBusy { lastRepeatingStatus = status }
+            if status == .invalidEscrowRequest { decided = nil }
+            // Disabled is what vendd asked for while the machine cannot sell: not worth a line then.
+            if status == .validatorDisabled, applied == false { return }
+            emit(.notice("bill validator: \(status.name)", isFault: status.isFault))
+        case .insertedWhileDisabled(let count):
+            emit(.notice("\(count) bill(s) offered while the validator was disabled", isFault: false))
+        case .unknown(let byte):
+            emit(.notice("bill validator: undefined POLL byte \(byte)", isFault: true))
+        }
+    }
+
+    private func checkStacker(_ bus: MDBDeviceBus) throws(MDBFailure) {
+        let stacker = try bus.request(BillCommand.stacker.block, StackerStatus.init)
+        guard stacker.full != stackerFull else { return }
+        stackerFull = stacker.full
+        emit(.notice(stacker.full ? "bill stacker FULL (\(stacker.bills) bills): bills refused until it is emptied" : "bill stacker emptied", isFault: stacker.full))
+    }
+
+    var hasWorkInProgress: Bool { false }
+
+    func lost() {
+        applied = nil
+        lastRepeatingStatus = nil
+    }
+
+    private func applyAcceptance(_ bus: MDBDeviceBus) throws(MDBFailure) {
+        let wanted = wantsAcceptance() && !stackerFull
+        guard applied != wanted else { return }
+        let accept = wanted ? settings.bills.filter { $0.enabled && values[$0.type] != nil }.map(\.type) : []
+        let escrow = settings.escrow && escrowCapable ? accept : []
+        _ = try bus.send(BillCommand.billType(accept: accept, escrow: escrow).block)
+        applied = wanted
+    }
+}

@@ -1,0 +1,161 @@
+import Synchronization
+import VendPOSIX
+import VendSerial
+import VendSettings
+import VendTime
+import VendingCore
+
+/// The MDB bus as the daemon sees it: a thread that opens the master interface (reconnecting
+/// after an unplug), resets the bus and runs the configured peripherals. Acceptance follows the
+/// machine; payouts are queued to the changer; the escrow decision is asked of `shouldStack`.
+public final class MDBBus: Sendable {
+    private let settings: MDBSettings
+    private let control: DriverControl
+    private let payouts = PayoutQueue()
+    private let payoutStopped = Mutex(false)
+    /// The changer's tubes as last reported, for `inventory()` without asking the bus thread.
+    private let inventory = Mutex<[Money: Int]>([:])
+    private let started = Mutex(false)
+
+    public init(settings: MDBSettings, timekeeper: any Timekeeper) {
+        self.settings = settings
+        control = DriverControl(timekeeper: timekeeper)
+    }
+
+    public var currency: Currency { settings.currency }
+
+    public var port: PortAddress { PortAddress(settings.port, baudRate: MDBSettings.interfaceBaudRate) }
+
+    /// Event sources: one per device kind and port, numbered on from `lastSequence`.
+    public func source(_ device: String) -> String { "mdb:\(port.path):\(device)" }
+
+    public func start(lastSequence: @escaping @Sendable (String) -> UInt64?, deliver outside: @escaping MDBEventHandler,
+                      shouldStack: @escaping @Sendable (Money) -> Bool) {
+        let deliver: MDBEventHandler = { [self] event in
+            if case .changeInventory(let tubes) = event { inventory.withLock { $0 = tubes } }
+            outside(event)
+        }
+        let alreadyStarted = started.withLock { started in
+            defer { started = true }
+            return started
+        }
+        guard !alreadyStarted else { return }
+        PosixThread.start(name: "vendd-mdb") { [self] in
+            run(lastSequence: lastSequence, deliver: deliver, shouldStack: shouldStack)
+            // Never told to the changer: nothing of these was paid.
+            for request in payouts.takeAll() {
+                request.completion(MDBPayoutResult(requested: request.amount, paid: .zero(request.amount.currency), unknown: .zero(request.amount.currency), coins: [:], certain: true))
+            }
+            control.markFinished()
+        }
+    }
+
+    public func setAcceptance(_ enabled: Bool) { control.setAcceptance(enabled) }
+
+    /// Queues a payout for the changer; `completion` runs once, with what was really paid.
+    public func pay(_ amount: Money, completion: @escaping @Sendable (MDBPayoutResult) -> Void) {
+        guard settings.changer != nil else {
+            return completion(MDBPayoutResult(requested: amount, paid: .zero(amount.currency), unknown: .zero(amount.currency), coins: [:], certain: true))
+        }
+        payouts.append(MDBPayoutRequest(amount: amount, completion: completion))
+        control.waiter.wake()
+    }
+
+    /// What the changer's tubes held at its last report.
+    public var changeInventory: [Money: Int] { inventory.withLock { $0 } }
+
+    /// No further coins are asked of the changer; a payout underway ends with what it paid.
+    public func emergencyStop() {
+        payoutStopped.withLock { $0 = true }
+        control.waiter.wake()
+    }
+
+    public func stop() async {
+        guard started.withLock({ $0 }) else { return }
+        await control.stop()
+    }
+
+    /// The drivers, made once: they keep payout state and event numbers across reconnects.
+    private func makeDrivers(lastSequence: @Sendable (String) -> UInt64?, deliver: @escaping MDBEventHandler,
+                     shouldStack: @escaping @Sendable (Money) -> Bool) -> [MDBPeripheralDriver] {
+        var drivers: [MDBPeripheralDriver] = []
+        let control = control, payouts = payouts
+        if let changer = settings.changer {
+            let source = source("changer")
+            drivers.append(MDBCoinChanger(settings: changer, currency: settings.currency, currencyNumeric: settings.currencyNumeric,
+                                          source: source, lastSequence: lastSequence(source), emit: deliver,
+                                          wantsAcceptance: { control.wantsAcceptance && !control.isStopping },
+                                          takePayout: payouts.takeFirst, payoutStopped: { [self] in payoutStopped.withLock { $0 } }))
+        }
+        if let bills = settings.billValidator {
+            let source = source("bills")
+            drivers.append(MDBBillValidator(settings: bills, currency: settings.currency, currencyNumeric: settings.currencyNumeric,
+                                            source: source, lastSequence: lastSequence(source), emit: deliver,
+                                            wantsAcceptance: { control.wantsAcceptance && !control.isStopping }, shouldStack: shouldStack))
+        }
+        return drivers
+    }
+
+    private func run(lastSequence: @Sendable (String) -> UInt64?, deliver: @escaping MDBEventHandler, shouldStack: @escaping @Sendable (Money) -> Bool) {
+        let drivers = makeDrivers(lastSequence: lastSequence, deliver: deliver, shouldStack: shouldStack)
+        var health = LinkHealth()
+        var backoff = Backoff()
+        let say: (CoinAcceptorEvent) -> Void = { if case .notice(let text, let fault) = $0 { deliver(.notice(text, isFault: fault)) } }
+        while !control.isStopping {
+            let stream: ByteStream
+            do {
+                stream = try port.open()
+            } catch {
+                health.down("\(error)", say)
+                control.sleep(backoff.next())
+                continue
+            }
+            let transport = QibixxTransport(stream: stream) { deliver(.notice($0, isFault: $1)) }
+            let master = MDBMaster(transport: transport, drivers: drivers, timekeeper: control.timekeeper,
+                                   pollInterval: settings.pollInterval, emit: deliver)
+            do {
+                try transport.start()
+                try master.busReset()
+                health.up("MDB interface ready on \(port): bus reset, polling every \(settings.pollInterval.wholeMilliseconds) ms", say)
+                backoff.reset()
+                try serve(master)
+            } catch {
+                health.down("MDB interface on \(port): \(error)", say)
+                master.interfaceLost()
+                control.sleep(backoff.next())
+            }
+            stream.close()
+        }
+    }
+
+    /// Polls until vendd stops (then refuses coins and bills once more) or the interface fails.
+    private func serve(_ master: MDBMaster) throws(MDBLinkFailure) {
+        while true {
+            let next = try master.service()
+            if control.isStopping, !master.hasWorkInProgress {
+                // One more round with acceptance off (wantsAcceptance is false once stopping).
+                try master.service(force: true)
+                return
+            }
+            let wait = next - control.timekeeper.now
+            guard wait > .zero else { continue }
+            if control.isStopping {
+                // Finishing a payout: DriverControl.sleep no longer waits once stopping is asked.
+                let alarm = control.timekeeper.schedule(after: wait) { [waiter = control.waiter] in waiter.wake() }
+                _ = control.waiter.wait(for: nil, timeout: .seconds(60))
+                control.timekeeper.cancel(alarm)
+            } else {
+                control.sleep(wait)
+            }
+        }
+    }
+}
+
+/// Payouts asked for and not yet taken by the changer driver.
+private final class PayoutQueue: Sendable {
+    private let queue = Mutex<[MDBPayoutRequest]>([])
+
+    func append(_ request: MDBPayoutRequest) { queue.withLock { $0.append(request) } }
+    func takeFirst() -> MDBPayoutRequest? { queue.withLock { $0.isEmpty ? nil : $0.removeFirst() } }
+    func takeAll() -> [MDBPayoutRequest] { queue.withLock { queue in defer { queue.removeAll() }; return queue } }
+}

@@ -1,0 +1,68 @@
+import Synchronization
+import VendSerial
+import VendSettings
+import VendTime
+import VendingCore
+
+/// The MDB bus seen as the daemon's coin acceptor: coins and bills come in through the same
+/// event path as the ccTalk acceptor's coins, and acceptance follows the machine the same way.
+/// The escrow decision is asked of the closure given to `decideEscrow` (the machine, under its
+/// lock); until one is given, escrowed bills are returned.
+public final class MDBCashDevices: CoinAcceptor {
+    public let bus: MDBBus
+    private let escrowDecision = Mutex<(@Sendable (Money) -> Bool)?>(nil)
+    private let inventoryChanged = Mutex<(@Sendable () -> Void)?>(nil)
+
+    public init(settings: MDBSettings, timekeeper: any Timekeeper) {
+        bus = MDBBus(settings: settings, timekeeper: timekeeper)
+    }
+
+    public static func describe(_ settings: MDBSettings) -> String {
+        let devices = [settings.changer.map { "coin changer (\($0.coins.count) types)" }, settings.billValidator.map { "bill validator (\($0.bills.count) types)" }]
+        return "MDB on \(PortAddress(settings.port, baudRate: MDBSettings.interfaceBaudRate)): \(devices.compactMap { $0 }.joined(separator: ", "))"
+    }
+
+    public func decideEscrow(_ decide: @escaping @Sendable (Money) -> Bool) {
+        escrowDecision.withLock { $0 = decide }
+    }
+
+    /// Called (on the bus thread) when the changer reports its tubes: read them through
+    /// `MDBChangerPayout.inventory()`.
+    public func onInventoryChange(_ action: @escaping @Sendable () -> Void) {
+        inventoryChanged.withLock { $0 = action }
+    }
+
+    public func start(lastSequence: @escaping @Sendable (String) -> UInt64?, deliver: @escaping CoinAcceptorEventHandler) {
+        bus.start(lastSequence: lastSequence, deliver: { [self] event in
+            switch event {
+            case .coinDeposited(let coin): deliver(.accepted(coin))
+            case .billStacked(let value, let id): deliver(.billStacked(value: value, event: id))
+            case .notice(let text, let isFault): deliver(.notice(text, isFault: isFault))
+            case .changeInventory: self.inventoryChanged.withLock { $0 }?()
+            }
+        }, shouldStack: { [self] value in escrowDecision.withLock { $0 }?(value) ?? false })
+    }
+
+    public func setAcceptance(_ enabled: Bool) { bus.setAcceptance(enabled) }
+
+    public func stop() async { await bus.stop() }
+}
+
+/// Several coin sources as one (a ccTalk acceptor for coins beside an MDB bill validator).
+public final class CoinAcceptorGroup: CoinAcceptor {
+    private let members: [any CoinAcceptor]
+
+    public init(_ members: [any CoinAcceptor]) { self.members = members }
+
+    public func start(lastSequence: @escaping @Sendable (String) -> UInt64?, deliver: @escaping CoinAcceptorEventHandler) {
+        for member in members { member.start(lastSequence: lastSequence, deliver: deliver) }
+    }
+
+    public func setAcceptance(_ enabled: Bool) {
+        for member in members { member.setAcceptance(enabled) }
+    }
+
+    public func stop() async {
+        for member in members { await member.stop() }
+    }
+}

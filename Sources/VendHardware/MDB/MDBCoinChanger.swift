@@ -1,0 +1,393 @@
+import MDB
+import VendSettings
+import VendingCore
+
+/// What a payout really paid, read back from the changer.
+public struct MDBPayoutResult: Sendable, Equatable, CustomStringConvertible {
+    public let requested: Money
+    public let paid: Money
+    /// What may or may not have left: a DISPENSE whose tube then read "full with 0" (jam or bad
+    /// sensor), or one from a tube whose count was capped at 255.
+    public let unknown: Money
+    /// Coins paid for certain, by value.
+    public let coins: [Money: Int]
+    /// False when the changer reset or was lost mid-payout: `paid` is what its tubes say.
+    public let certain: Bool
+
+    public var description: String {
+        let list = coins.sorted { $0.key > $1.key }.map { "\($0.value) × \($0.key.decimalString)" }.joined(separator: ", ")
+        return "paid \(paid) of \(requested)\(list.isEmpty ? "" : " (\(list))")\(unknown.isZero ? "" : ", \(unknown) unknown")\(certain ? "" : ", uncertain")"
+    }
+}
+
+/// A payout asked of the changer; `completion` runs exactly once, on the bus thread.
+struct MDBPayoutRequest: Sendable {
+    let amount: Money
+    let completion: @Sendable (MDBPayoutResult) -> Void
+}
+
+/// The coin changer (08h) driver: credits deposited coins, follows the machine's acceptance,
+/// reports its tubes, and pays out — by ALTERNATIVE PAYOUT when the level-3 changer offers it,
+/// else by DISPENSE per coin type with TUBE STATUS before and after (§5.6). A money command is
+/// never repeated on silence; what was paid is always read back.
+final class MDBCoinChanger: MDBPeripheralDriver {
+    let peripheral = MDBPeripheral.coinChanger
+    let nonResponseTime: Duration = .seconds(2)
+    /// Longest wait for a payout to end before it is read back as it stands.
+    static let payoutLimit: Duration = .seconds(30)
+
+    private let settings: MDBChangerSettings
+    private let currency: Currency
+    private let currencyNumeric: Int?
+    private let source: String
+    private let emit: MDBEventHandler
+    private let wantsAcceptance: () -> Bool
+    private let takePayout: () -> MDBPayoutRequest?
+    /// Emergency stop: no further DISPENSE or chunk; what was paid is read back as usual.
+    private let payoutStopped: () -> Bool
+    private var sequence: UInt64
+
+    private var setup: ChangerSetup?
+    private var alternativePayout = false
+    /// Coin types whose value the changer and the table agree on, with that value.
+    private var values: [Int: Money] = [:]
+    private var tubes: TubeStatus?
+    /// The acceptance last sent with COIN TYPE (nil: not since the last reset).
+    private var applied: Bool?
+    private var payout: Payout?
+    /// Statuses the changer repeats every POLL while true: said once per change.
+    private var lastRepeatingStatus: ChangerStatus?
+
+    init(settings: MDBChangerSettings, currency: Currency, currencyNumeric: Int?, source: String, lastSequence: UInt64?, emit: @escaping MDBEventHandler,
+         wantsAcceptance: @escaping () -> Bool, takePayout: @escaping () -> MDBPayoutRequest?, payoutStopped: @escaping () -> Bool = { false }) {
+        self.settings = settings
+        self.currency = currency
+        self.currencyNumeric = currencyNumeric
+        self.source = source
+        self.emit = emit
+        self.wantsAcceptance = wantsAcceptance
+        self.takePayout = takePayout
+        self.payoutStopped = payoutStopped
+        sequence = lastSequence ?? 0
+    }
+
+    func isJustReset(_ poll: [UInt8]) -> Bool {
+        (try? ChangerActivity.parse(poll))?.contains(.status(.justReset)) ?? false
+    }
+
+    // MARK: - Initialisation (§5.6)
+
+    func initialise(_ bus: MDBDeviceBus) throws(MDBFailure) {
+        applied = nil
+        let setup = try bus.request(ChangerCommand.setup.block, ChangerSetup.init)
+        self.setup = setup
+        values = checkedValues(setup)
+        var summary = "level \(setup.level), \(setup.currency), scaling \(setup.scalingFactor)"
+        alternativePayout = false
+        if setup.level >= 3 {
+            let id = try bus.request(ChangerCommand.identification.block) { (bytes) throws(MDBDecodeError) in try PeripheralIdentification(bytes, withFeatures: true) }
+            let offered = ChangerFeatures(rawValue: id.features)
+            let wanted = offered.intersection(.alternativePayout)
+            _ = try bus.send(ChangerCommand.featureEnable(wanted).block)
+            alternativePayout = wanted.contains(.alternativePayout)
+            summary = "\(id.summary), " + summary
+        }
+        emit(.notice("coin changer: \(summary), coins \(values.keys.sorted().map { "\($0)=\(values[$0]!.decimalString)" }.joined(separator: " ")), pays by \(alternativePayout ? "alternative payout" : "DISPENSE")", isFault: false))
+        if var job = payout, job.isUnderway {
+            // Reset mid-payout: what it paid is what left the tubes; nothing more is sent.
+            job.plan.removeAll()
+            job.uncertain = true
+            switch job.phase {
+            case .alternative(let scaled), .alternativeStatus(let scaled):
+                job.unknown += Int64(scaled) * Int64(setup.scalingFactor)
+                payout = job
+            default:
+                payout = job
+                try settleDispense(bus, busy: false)
+            }
+            if let job = payout { finish(job, uncertain: true, note: "the changer reset during the payout") }
+        }
+        try readTubes(bus)
+        try applyAcceptance(bus)
+    }
+
+    /// The table's types whose value SETUP confirms; the others are refused, loudly.
+    private func checkedValues(_ setup: ChangerSetup) -> [Int: Money] {
+        if let expected = currencyNumeric, setup.currency.iso4217Numeric != expected {
+            emit(.notice("the coin changer uses \(setup.currency), mdb.currency_code says ISO 4217 \(expected) (\(currency.code)): no coin is accepted", isFault: true))
+            return [:]
+        }
+        var values: [Int: Money] = [:]
+        for coin in settings.coins {
+            let reported = setup.value(ofType: coin.type)
+            guard reported == coin.value.minorUnits else {
+                emit(.notice("\(coin.origin): coin type \(coin.type) is \(coin.value.decimalString) in the table but \(reported.map(String.init) ?? "unused") in the changer's SETUP: that type is refused. Correct the table", isFault: true))
+                continue
+            }
+            values[coin.type] = coin.value
+        }
+        return values
+    }
+
+    // MARK: - Polling
+
+    func tick(_ bus: MDBDeviceBus) throws(MDBFailure) -> Bool {
+        if payout == nil, let request = takePayout() { payout = Payout(request) }
+        try applyAcceptance(bus)
+        if payout != nil { try stepPayout(bus) }
+        let answer = try bus.send(ChangerCommand.poll.block)
+        guard case .data(let bytes) = answer else {
+            lastRepeatingStatus = nil
+            try settleDispense(bus, busy: false)
+            return false
+        }
+        let activities: [ChangerActivity]
+        do { activities = try ChangerActivity.parse(bytes) } catch { throw .badAnswer(ChangerCommand.poll.block, error) }
+        var justReset = false
+        var busy = false
+        for activity in activities {
+            switch activity {
+            case .status(.justReset): justReset = true
+            case .status(.payoutBusy): busy = true
+            default: handle(activity)
+            }
+        }
+        if justReset { return true }
+        if busy { lastRepeatingStatus = .payoutBusy }
+        try settleDispense(bus, busy: busy)
+        return false
+    }
+
+    private func handle(_ activity: ChangerActivity) {
+        switch activity {
+        case .deposited(let type, let routing, let tubeCount):
+            guard routing == .cashBox || routing == .tubes else {
+                emit(.notice("a coin of type \(type) was \(routing == .rejected ? "returned to the customer" : "routed nowhere (routing 10)"): not credited", isFault: routing != .rejected))
+                return
+            }
+            guard let value = values[type] else {
+                emit(.notice("a coin of type \(type) went to the \(routing == .tubes ? "tubes" : "cash box") but is not in mdb.changer.coins (or disagrees with the changer): NOT credited. Map the type or disable it", isFault: true))
+                return
+            }
+            sequence += 1
+            emit(.coinDeposited(AcceptedCoin(channel: type, value: value, event: CoinEventID(source: source, sequence: sequence))))
+            if routing == .tubes { tubes = tubes.map { TubeStatus(full: $0.full, counts: replacing($0.counts, at: type, with: tubeCount)) } }
+        case .manuallyDispensed(let type, let count, let left):
+            emit(.notice("\(count) coin(s) of type \(type) paid out by the changer's own buttons (\(left) left in the tube): not a sale, not change", isFault: false))
+            tubes = tubes.map { TubeStatus(full: $0.full, counts: replacing($0.counts, at: type, with: left)) }
+            reportInventory()
+        case .slugs(let count):
+            emit(.notice("the changer rejected \(count) slug(s)", isFault: false))
+        case .status(let status):
+            guard status != lastRepeatingStatus else { return }
+            if status == .acceptorUnplugged || status == .changerBusy { lastRepeatingStatus = status }
+            emit(.notice("coin changer: \(status.name)", isFault: status.isFault))
+            if status == .tubeJam { payout?.jammed = true }
+        case .unknown(let byte):
+            emit(.notice("coin changer: undefined POLL byte \(byte)", isFault: true))
+        }
+    }
+
+    private func replacing(_ counts: [UInt8], at index: Int, with value: UInt8) -> [UInt8] {
+        var counts = counts
+        counts[index] = value
+        return counts
+    }
+
+    var hasWorkInProgress: Bool { payout != nil }
+
+    func lost() {
+        applied = nil
+        lastRepeatingStatus = nil
+    }
+
+    // MARK: - Acceptance and tubes
+
+    /// Coins are refused while the machine cannot sell and while paying out (a coin going into
+    /// a tube would blur the before/after count).
+    private func applyAcceptance(_ bus: MDBDeviceBus) throws(MDBFailure) {
+        let wanted = wantsAcceptance() && payout == nil
+        guard applied != wanted else { return }
+        let accept = wanted ? settings.coins.filter { $0.enabled && values[$0.type] != nil }.map(\.type) : []
+        // The changer's own payout buttons stay enabled, as after a reset (§5.2 COIN TYPE).
+        _ = try bus.send(ChangerCommand.coinType(accept: accept, manualDispense: Array(0..<16)).block)
+        applied = wanted
+    }
+
+    private func readTubes(_ bus: MDBDeviceBus) throws(MDBFailure) {
+        let status = try bus.request(ChangerCommand.tubeStatus.block, TubeStatus.init)
+        if !status.suspectTubes.isEmpty, status.suspectTubes != tubes?.suspectTubes {
+            emit(.notice("coin changer reports tube(s) \(status.suspectTubes) full with 0 coins: a jam or a bad tube sensor", isFault: true))
+        }
+        tubes = status
+        reportInventory()
+    }
+
+    private func reportInventory() {
+        guard let tubes else { return }
+        var inventory: [Money: Int] = [:]
+        for (type, value) in values where tubes.counts[type] > 0 { inventory[value, default: 0] += Int(tubes.counts[type]) }
+        emit(.changeInventory(inventory))
+    }
+
+    // MARK: - Payout
+
+    private struct Payout {
+        enum Phase {
+            case start
+            /// DISPENSE the next (type, count) of the plan.
+            case dispense
+            /// A DISPENSE was sent; wait for "payout busy" to end. `acknowledged` false: the
+            /// changer did not answer it, so it may or may not be paying.
+            case settling(type: Int, count: Int, acknowledged: Bool)
+            /// ALTERNATIVE PAYOUT sent for `scaled`; PAYOUT VALUE POLL until ACK alone.
+            case alternative(scaled: Int)
+            case alternativeStatus(scaled: Int)
+        }
+
+        let request: MDBPayoutRequest
+        var phase = Phase.start
+        var plan: [(type: Int, count: Int)] = []
+        var paid: [Int: Int] = [:]
+        var started: ContinuousClock.Instant?
+        var jammed = false
+        var uncertain = false
+        /// Minor units that may or may not have been paid.
+        var unknown: Int64 = 0
+
+        init(_ request: MDBPayoutRequest) { self.request = request }
+
+        var isUnderway: Bool { if case .start = phase { false } else { true } }
+    }
+
+    private func stepPayout(_ bus: MDBDeviceBus) throws(MDBFailure) {
+        guard var job = payout, let setup else { return }
+        if job.started == nil { job.started = bus.timekeeper.now }
+        switch job.phase {
+        case .start:
+            try readTubes(bus)
+            if alternativePayout {
+                guard let next = try sendAlternative(bus, remaining: job.request.amount, scaling: Int64(setup.scalingFactor)) else {
+                    return finish(job, uncertain: false, note: nil)
+                }
+                job.phase = next
+            } else {
+                job.plan = plan(job.request.amount)
+                job.phase = .dispense
+            }
+        case .dispense:
+            guard !job.jammed, !payoutStopped(), let next = job.plan.first else { payout = job; return finish(job, uncertain: job.uncertain, note: nil) }
+            job.plan.removeFirst()
+            let answer = try bus.sendOnce(ChangerCommand.dispense(type: next.type, count: next.count).block)
+            job.phase = .settling(type: next.type, count: next.count, acknowledged: answer != .noAnswer)
+        case .alternative(let scaled):
+            // Data is the value paid so far (for a display); ACK alone means the payout ended.
+            if try bus.send(ChangerCommand.payoutValuePoll.block) == .ack { job.phase = .alternativeStatus(scaled: scaled) }
+        case .alternativeStatus:
+            let answer = try bus.send(ChangerCommand.payoutStatus.block)
+            guard case .data(let bytes) = answer else { break }  // ACK alone: still paying
+            let status: PayoutStatus
+            do { status = try PayoutStatus(bytes) } catch { throw .badAnswer(ChangerCommand.payoutStatus.block, error) }
+            var chunk: [Int: Int] = [:]
+            for (type, count) in status.coinsPaid.enumerated() where count > 0 { chunk[type] = Int(count) }
+            job.paid.merge(chunk, uniquingKeysWith: +)
+            let remaining = job.request.amount - paidMoney(job.paid)
+            // The next chunk while each pays something: the tubes may not make a chunk's exact
+            // value, and one that pays nothing means the changer can pay no more.
+            if !paidMoney(chunk).isZero, !job.jammed, !payoutStopped(),
+               let next = try sendAlternative(bus, remaining: remaining, scaling: Int64(setup.scalingFactor)) {
+                job.phase = next
+            } else {
+                payout = job
+                try readTubes(bus)
+                return finish(job, uncertain: job.uncertain, note: nil)
+            }
+        case .settling:
+            break  // advanced by the POLL in `settleDispense`
+        }
+        if let started = job.started, bus.timekeeper.now - started > Self.payoutLimit {
+            job.uncertain = true
+            payout = job
+            try readTubes(bus)
+            return finish(job, uncertain: true, note: "the payout did not end within \(Self.payoutLimit)")
+        }
+        payout = job
+    }
+
+    /// Sends ALTERNATIVE PAYOUT for as much of `remaining` as one command carries (255 scaled
+    /// units). Nil when nothing is left to ask for.
+    private func sendAlternative(_ bus: MDBDeviceBus, remaining: Money, scaling: Int64) throws(MDBFailure) -> Payout.Phase? {
+        let scaled = Int(min(remaining.minorUnits / scaling, 255))
+        guard scaled > 0 else { return nil }
+        // Silence is fine: PAYOUT VALUE POLL and PAYOUT STATUS tell whether it ran.
+        _ = try bus.sendOnce(ChangerCommand.alternativePayout(scaledValue: UInt8(scaled)).block)
+        return .alternative(scaled: scaled)
+    }
+
+    /// After each POLL while a DISPENSE settles: once the changer no longer says "payout busy",
+    /// the tubes say what left them.
+    private func settleDispense(_ bus: MDBDeviceBus, busy: Bool) throws(MDBFailure) {
+        guard var job = payout, case .settling(let type, let count, let acknowledged) = job.phase, !busy else { return }
+        let before = tubes
+        try readTubes(bus)
+        guard let before, let after = tubes else { return }
+        let value = values[type]?.minorUnits ?? 0
+        let left = max(0, Int(before.counts[type]) - Int(after.counts[type]))
+        var paidNow = min(left, count)
+        if after.suspectTubes.contains(type) {
+            // "Full with 0" is a jam or a bad sensor, not an empty tube: the count says nothing.
+            paidNow = 0
+            job.unknown += Int64(count) * value
+        } else if before.counts[type] == 255, left < count {
+            // Capped at 255 before: the tube may have paid more than the count shows.
+            job.unknown += Int64(count - left) * value
+        }
+        if !acknowledged {
+            emit(.notice("the changer did not answer DISPENSE \(count) × type \(type); it was not repeated. The tubes say \(paidNow) left", isFault: true))
+        }
+        if paidNow > 0 { job.paid[type, default: 0] += paidNow }
+        if !acknowledged || paidNow < count {
+            job.plan.removeAll()
+        }
+        job.phase = .dispense
+        payout = job
+    }
+
+    /// Coins for `amount` from what the tubes hold: highest value first; of two types with the
+    /// same value, the higher type first (§5.2 DISPENSE); at most 15 per DISPENSE.
+    private func plan(_ amount: Money) -> [(type: Int, count: Int)] {
+        guard let tubes else { return [] }
+        var left = amount.minorUnits
+        var plan: [(type: Int, count: Int)] = []
+        let order = values.keys.sorted { (values[$0]!, $0) > (values[$1]!, $1) }
+        for type in order where !tubes.suspectTubes.contains(type) {
+            let value = values[type]!.minorUnits
+            var count = min(Int(left / value), Int(tubes.counts[type]))
+            left -= Int64(count) * value
+            while count > 0 {
+                plan.append((type, min(count, 15)))
+                count -= min(count, 15)
+            }
+        }
+        return plan
+    }
+
+    private func paidMoney(_ coins: [Int: Int]) -> Money {
+        coins.reduce(.zero(currency)) { total, entry in
+            guard let value = values[entry.key] ?? setup?.value(ofType: entry.key).map({ Money(minorUnits: $0, currency: currency) }) else { return total }
+            return total + value * entry.value
+        }
+    }
+
+    private func finish(_ job: Payout, uncertain: Bool, note: String?) {
+        payout = nil
+        var coins: [Money: Int] = [:]
+        for (type, count) in job.paid {
+            if let value = values[type] { coins[value, default: 0] += count }
+        }
+        let result = MDBPayoutResult(requested: job.request.amount, paid: paidMoney(job.paid), unknown: Money(minorUnits: job.unknown, currency: currency),
+                                     coins: coins, certain: !uncertain)
+        emit(.notice("coin changer \(result)\(note.map { ": \($0)" } ?? "")", isFault: uncertain || result.paid != result.requested))
+        job.request.completion(result)
+    }
+}

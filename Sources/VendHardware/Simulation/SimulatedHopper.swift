@@ -1,0 +1,143 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Synchronization
+import VendTime
+import VendingCore
+
+/// A hopper for `--simulate`: one coin value, a coin every `coinInterval`, a ccTalk-like event
+/// counter (1…255, counted once per payout) and the last payout's paid and unpaid coins. Like a
+/// real hopper's memory, this survives vendd: it is kept in `memoryFile`, written at each coin,
+/// so a restart after `kill -9` mid-payout finds the counter and what was paid.
+public final class SimulatedHopper: PayoutDevice {
+    private struct Memory: Equatable {
+        var counter: UInt64 = 0
+        var coins: Int
+        var paid: Int = 0
+        var unpaid: Int = 0
+    }
+
+    private struct State {
+        var memory: Memory
+        var completion: (@Sendable (PayoutDeviceResult) -> Void)?
+        var timer: TimerID?
+        /// Coins it will refuse to pay (a jam after this many), for `vendctl sim`.
+        var jamAfter: Int?
+    }
+
+    /// How many coins a simulated hopper holds the first time it is used.
+    public static let initialCoins = 60
+
+    public let coin: Money
+    public let identity: String
+    public var description: String { "simulated hopper (\(coin.decimalString) coins)" }
+    private let coinInterval: Duration
+    private let timekeeper: any Timekeeper
+    private let memoryFile: String?
+    private let state: Mutex<State>
+
+    public init(coin: Money, identity: String, coins: Int, coinInterval: Duration = .milliseconds(200),
+                memoryFile: String?, timekeeper: any Timekeeper) {
+        self.coin = coin
+        self.identity = identity
+        self.coinInterval = coinInterval
+        self.timekeeper = timekeeper
+        self.memoryFile = memoryFile
+        let memory = memoryFile.flatMap(Self.read) ?? Memory(coins: coins)
+        state = Mutex(State(memory: memory))
+    }
+
+    public func inventory() -> [ChangeStock] {
+        [ChangeStock(value: coin, count: state.withLock { $0.memory.coins })]
+    }
+
+    public func pay(_ amount: Money, completion: @escaping @Sendable (PayoutDeviceResult) -> Void) {
+        let memory = state.withLock { state in
+            let wanted = Int(amount.minorUnits / coin.minorUnits)
+            state.memory.counter = state.memory.counter % 255 + 1
+            state.memory.paid = 0
+            state.memory.unpaid = max(0, min(wanted, state.memory.coins))
+            state.completion = completion
+            return state.memory
+        }
+        save(memory)
+        state.withLock { $0.timer = timekeeper.schedule(after: coinInterval) { [self] in nextCoin() } }
+    }
+
+    /// The next coin out, or the end of the payout.
+    private func nextCoin() {
+        let (memory, finished) = state.withLock { state -> (Memory, (@Sendable (PayoutDeviceResult) -> Void)?) in
+            let jammed = state.jamAfter.map { state.memory.paid >= $0 } ?? false
+            if state.memory.unpaid > 0, !jammed {
+                state.memory.unpaid -= 1
+                state.memory.paid += 1
+                state.memory.coins -= 1
+            }
+            guard state.memory.unpaid == 0 || jammed else {
+                state.timer = timekeeper.schedule(after: coinInterval) { [self] in nextCoin() }
+                return (state.memory, nil)
+            }
+            if jammed { state.jamAfter = nil }
+            defer { state.completion = nil }
+            return (state.memory, state.completion)
+        }
+        save(memory)
+        finished?(result(memory))
+    }
+
+    private func result(_ memory: Memory) -> PayoutDeviceResult {
+        PayoutDeviceResult(paid: coin * memory.paid, unknown: .zero(coin.currency), counter: memory.counter)
+    }
+
+    public func lastPayout() -> LastPayoutReport {
+        let memory = state.withLock { $0.memory }
+        return LastPayoutReport(counter: memory.counter, paid: coin * memory.paid, unpaid: coin * memory.unpaid,
+                                isUnknown: memory.counter == 0)
+    }
+
+    public func emergencyStop() {
+        let (memory, finished) = state.withLock { state -> (Memory, (@Sendable (PayoutDeviceResult) -> Void)?) in
+            if let timer = state.timer { timekeeper.cancel(timer) }
+            defer { state.completion = nil }
+            return (state.memory, state.completion)
+        }
+        finished?(result(memory))
+    }
+
+    /// The next payout stops after `coins` coins, as a jammed hopper does.
+    public func jam(after coins: Int) {
+        state.withLock { $0.jamAfter = coins }
+    }
+
+    /// Fills the hopper to `coins`.
+    public func refill(to coins: Int) {
+        let memory = state.withLock { state in
+            state.memory.coins = coins
+            return state.memory
+        }
+        save(memory)
+    }
+
+    // MARK: - The hopper's memory
+
+    private func save(_ memory: Memory) {
+        guard let memoryFile else { return }
+        let text = "\(memory.counter) \(memory.coins) \(memory.paid) \(memory.unpaid)\n"
+        let descriptor = open(memoryFile, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { return }
+        _ = text.utf8CString.withUnsafeBufferPointer { write(descriptor, $0.baseAddress, $0.count - 1) }
+        close(descriptor)
+    }
+
+    private static func read(_ file: String) -> Memory? {
+        let descriptor = open(file, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var buffer = [UInt8](repeating: 0, count: 128)
+        let count = buffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
+        guard count > 0 else { return nil }
+        let fields = String(decoding: buffer[..<count], as: UTF8.self).split(whereSeparator: \.isWhitespace).compactMap { Int($0) }
+        guard fields.count == 4, fields.allSatisfy({ $0 >= 0 }) else { return nil }
+        return Memory(counter: UInt64(fields[0]), coins: fields[1], paid: fields[2], unpaid: fields[3])
+    }
+}

@@ -1,0 +1,60 @@
+import VendingCore
+
+/// One coin or bill type of an MDB device, as the technician's table maps it: the device's type
+/// number (0–15, the position in its SETUP answer) and the value vendd credits for it. The
+/// device's own SETUP must say the same value, or the type is refused (see MDBCoinChanger).
+public struct MDBDenomination: Sendable, Equatable {
+    public let type: Int
+    public let value: Money
+    public let enabled: Bool
+    public let origin: ConfigOrigin
+
+    public init(type: Int, value: Money, enabled: Bool, origin: ConfigOrigin) {
+        self.type = type
+        self.value = value
+        self.enabled = enabled
+        self.origin = origin
+    }
+}
+
+public struct MDBChangerSettings: Sendable {
+    public let coins: [MDBDenomination]
+
+    public init(coins: [MDBDenomination]) { self.coins = coins }
+}
+
+public struct MDBBillValidatorSettings: Sendable {
+    public let bills: [MDBDenomination]
+    /// Hold each bill in escrow and stack it only when the machine can take it (else return it).
+    public let escrow: Bool
+
+    public init(bills: [MDBDenomination], escrow: Bool) {
+        self.bills = bills
+        self.escrow = escrow
+    }
+}
+
+/// The MDB bus behind one master interface (a Qibixx MDB-USB or MDB Pi HAT).
+public struct MDBSettings: Sendable {
+    /// A device path (`/dev/ttyACM0`, `/dev/serial/by-id/…`) or `unix:/path/to/socket`.
+    public let port: String
+    public let currency: Currency
+    /// The ISO 4217 numeric code the devices must report in SETUP (KRW 410); nil: not checked.
+    public let currencyNumeric: Int?
+    /// Between two POLLs of one device: 25–200 ms by the spec (§2.4.3), 125–200 recommended.
+    public let pollInterval: Duration
+    public let changer: MDBChangerSettings?
+    public let billValidator: MDBBillValidatorSettings?
+
+    /// The Qibixx interfaces' serial settings (docs.qibixx.com "API general").
+    public static let interfaceBaudRate = 115_200
+
+    public init(port: String, currency: Currency, currencyNumeric: Int?, pollInterval: Duration, changer: MDBChangerSettings?, billValidator: MDBBillValidatorSettings?) {
+        self.port = port
+        self.currency = currency
+        self.currencyNumeric = currencyNumeric
+        self.pollInterval = pollInterval
+        self.changer = changer
+        self.billValidator = billValidator
+    }
+}

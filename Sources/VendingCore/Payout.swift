@@ -1,0 +1,110 @@
+/// Numbers payouts in the order they start; never reused, also across restarts.
+public struct PayoutID: RawRepresentable, Hashable, Comparable, Sendable, Codable, CustomStringConvertible {
+    public let rawValue: UInt64
+    public init(rawValue: UInt64) { self.rawValue = rawValue }
+    public var description: String { "payout#\(rawValue)" }
+    public static func < (lhs: PayoutID, rhs: PayoutID) -> Bool { lhs.rawValue < rhs.rawValue }
+
+    public init(from decoder: any Decoder) throws {
+        rawValue = try decoder.singleValueContainer().decode(UInt64.self)
+    }
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(rawValue)
+    }
+}
+
+/// How money goes back to a customer.
+public enum PayoutPolicy: String, Hashable, Sendable, Codable, CaseIterable {
+    /// The machine cannot hand money back: credit stays until spent.
+    case none
+    /// An attendant pays refunds by hand; each one is logged for them. No change after a sale.
+    case manual
+    /// Payout devices (hoppers, a coin changer) give change after a sale and pay coin return and
+    /// refunds, two-phase: the intent is durable before a device is told.
+    case change
+}
+
+/// Why money is paid out.
+public enum PayoutReason: String, Hashable, Sendable, Codable {
+    /// What was left of the credit after a sale.
+    case change
+    /// The customer pressed coin return.
+    case coinReturn = "coin-return"
+    /// The price of a vend that did not drop (failed vend policy `pay-out`).
+    case failedVend = "failed-vend"
+}
+
+/// A payout the devices were (or are about to be) told to make. Its amount is held, neither
+/// credit nor paid, until `Input.payoutEnded` says what the devices really paid.
+public struct PendingPayout: Hashable, Sendable, Codable {
+    public let id: PayoutID
+    public let amount: Money
+    public let reason: PayoutReason
+    public let startedAt: Instant
+    /// The devices (by identity) the shell said it is about to tell, in order: a device not in
+    /// here was never asked to pay any of it.
+    public internal(set) var askedDevices: [String] = []
+}
+
+/// Coins of one value that the payout devices can pay now.
+public struct ChangeStock: Hashable, Sendable, Codable {
+    public let value: Money
+    /// Nil when the device cannot count them (a hopper without level sensors): taken as plenty.
+    public let count: Int?
+
+    public init(value: Money, count: Int?) {
+        self.value = value
+        self.count = count
+    }
+}
+
+extension Machine {
+    /// True when the machine gives change but could not pay some change it may owe after selling
+    /// its cheapest available product: the customer should pay the exact price.
+    ///
+    /// The change the machine may owe is any multiple of the money step (the greatest common
+    /// divisor of the prices and the payout coins) up to `maximumCredit − cheapest price`; every
+    /// such amount must be payable from `changeInventory`.
+    public var needsExactChange: Bool {
+        guard setup.payoutPolicy == .change,
+              let cheapest = offers.filter({ $0.available > 0 }).map(\.price).min() else { return false }
+        let largestChange = setup.maximumCredit.minorUnits - cheapest.minorUnits
+        guard largestChange > 0 else { return false }
+        let coins = changeInventory.filter { $0.value.currency == setup.currency && $0.value.minorUnits > 0 && $0.count != 0 }
+        let step = (offers.map(\.price.minorUnits) + coins.map(\.value.minorUnits)).reduce(0, greatestCommonDivisor)
+        guard step > 0, largestChange >= step else { return false }
+        return !ChangeMaker(coins: coins, step: step).canPayEveryStep(upTo: largestChange)
+    }
+}
+
+/// Which amounts a set of coins (some of unknown count) can pay exactly.
+struct ChangeMaker {
+    let coins: [ChangeStock]
+    let step: Int64
+
+    /// Bounded change-making over amounts in steps: `fewest[a]` is the fewest coins of the value
+    /// being added that reach `a`, or nil.
+    func canPayEveryStep(upTo limit: Int64) -> Bool {
+        let size = Int(limit / step)
+        var payable = [Bool](repeating: false, count: size + 1)
+        payable[0] = true
+        for coin in coins {
+            let units = Int(coin.value.minorUnits / step)
+            guard units > 0, units <= size else { continue }
+            var used = [Int](repeating: 0, count: size + 1)
+            for amount in units...size where !payable[amount] && payable[amount - units] {
+                let count = used[amount - units] + 1
+                if coin.count.map({ count <= $0 }) ?? true {
+                    payable[amount] = true
+                    used[amount] = count
+                }
+            }
+        }
+        return !payable.contains(false)
+    }
+}
+
+private func greatestCommonDivisor(_ a: Int64, _ b: Int64) -> Int64 {
+    b == 0 ? abs(a) : greatestCommonDivisor(b, a % b)
+}

@@ -1,0 +1,132 @@
+import Foundation
+import MDBSimulator
+import Testing
+import VendControl
+import VenddTestSupport
+
+/// The real vendd with its MDB master on the Qibixx line API, against the simulated interface
+/// (changer with tubes, bill validator with escrow) on a Unix socket: the sample configuration
+/// with the coin acceptor replaced by an `mdb:` section and `payout: change`.
+@Suite(.oneRealProcessTestAtATime) struct MDBProcessTests {
+    final class Rig: @unchecked Sendable {
+        // @unchecked: used from one test at a time.
+        let socketDirectory: TemporaryDirectory
+        let simulator: MDBSimulator
+        let daemon: DaemonHarness
+
+        init() throws {
+            socketDirectory = try TemporaryDirectory()
+            let socketPath = socketDirectory.path + "/mdb.sock"
+            simulator = try MDBSimulator(socketPath: socketPath)
+            simulator.with { $0.changer.tubes[0...3] = [20, 20, 20, 20] }
+            daemon = try DaemonHarness { sample in
+                let start = sample.range(of: "coin_acceptor:")!.lowerBound
+                let end = sample.range(of: "    - { channel: 4, value: 500 }\n")!.upperBound
+                return sample.replacingCharacters(in: start..<end, with: """
+                    mdb:
+                      port: unix:\(socketPath)
+                      currency_code: 410
+                      changer:
+                        coins:
+                          - { type: 0, value: 10 }
+                          - { type: 1, value: 50 }
+                          - { type: 2, value: 100 }
+                          - { type: 3, value: 500 }
+                      bill_validator:
+                        bills:
+                          - { type: 0, value: 1000 }
+                          - { type: 1, value: 5000 }
+                          - { type: 2, value: 10000 }
+                          - { type: 3, value: 50000 }
+
+                    """).replacingOccurrences(of: "  payout: none ", with: "  payout: change ")
+            }
+        }
+
+        func startSelling() throws {
+            try daemon.start()
+            try daemon.send(.restock(slot: "all", count: nil))
+            guard simulator.wait(until: { $0.changer.acceptMask == [0, 1, 2, 3] && $0.bills.acceptMask == [0, 1, 2, 3] }) else {
+                throw HarnessError("vendd never enabled the MDB devices; log:\n\(daemon.allLogs)")
+            }
+        }
+
+        /// What the simulated devices took, in won: what the books must show, once each.
+        var taken: (coins: Int, bills: Int, paid: Int) {
+            simulator.with { devices in
+                let changer = devices.changer, bills = devices.bills
+                let coins: Int = changer.coinsTaken.map { changer.value(ofType: $0) }.reduce(0, +)
+                let notes: Int = bills.stacked.map { Int(bills.setup.value(ofType: $0) ?? 0) }.reduce(0, +)
+                let paid: Int = changer.coinsPaid.map { changer.value(ofType: $0) }.reduce(0, +)
+                return (coins, notes, paid)
+            }
+        }
+
+        func tearDown() {
+            daemon.tearDown()
+            simulator.unplug()
+            socketDirectory.remove()
+        }
+    }
+
+    @Test func aPurchasePaidWithANoteGetsItsChangeFromTheChanger() throws {
+        let rig = try Rig()
+        defer { rig.tearDown() }
+        try rig.startSelling()
+        // The tubes reported at the changer's initialisation reach the machine: change is possible.
+        _ = try rig.daemon.waitUntil("the changer's tubes known") { $0.exactChangeOnly == false }
+        rig.simulator.with { $0.bills.insert(type: 1) }
+        _ = try rig.daemon.waitUntil("the note credited") { $0.books.billsIn == "5000" && $0.credit == "5000" }
+        try rig.daemon.send(.simPress(slot: "A1"))   // 1,200 won
+        let status = try rig.daemon.waitUntil("the sale and its change") {
+            $0.books.itemsSold == 1 && $0.books.changePaid == "3800" && $0.credit == "0"
+        }
+        #expect(status.books.coinsIn == "0")
+        #expect(rig.taken.paid == 3800)
+        #expect(rig.simulator.with { $0.bills.stacked } == [1])
+        #expect(rig.daemon.log.contains("bill validator (30h) ready"))
+        #expect(try rig.daemon.stop() == 0)
+        #expect(rig.simulator.with { $0.changer.acceptMask.isEmpty && $0.bills.acceptMask.isEmpty }, "stopping refuses coins and bills")
+    }
+
+    @Test func throughFaultsEveryCoinAndBillTakenIsCreditedOnce() throws {
+        let rig = try Rig()
+        defer { rig.tearDown() }
+        try rig.startSelling()
+        rig.simulator.with { $0.changer.insert(type: 3); $0.changer.insert(type: 2); $0.bills.insert(type: 0) }
+        _ = try rig.daemon.waitUntil("first money") { $0.credit == "1600" }
+        // More than the maximum credit (10,000): the note is returned from escrow, not credited.
+        rig.simulator.with { $0.bills.insert(type: 3) }
+        #expect(rig.simulator.wait { $0.bills.returned == [3] })
+        // The changer resets itself mid-session; the validator goes silent for a while.
+        rig.simulator.with { $0.changer.resetItself() }
+        #expect(rig.simulator.wait { $0.changer.acceptMask == [0, 1, 2, 3] })
+        rig.simulator.with { $0.changer.insert(type: 1) }
+        // Reported before the unplug: a bus reset wipes what a changer has not yet reported.
+        _ = try rig.daemon.waitUntil("the coin after the reset") { $0.credit == "1650" }
+        // The interface is unplugged and comes back.
+        rig.simulator.unplug()
+        try rig.daemon.waitForLog("MDB interface on unix:")
+        try rig.simulator.replug()
+        #expect(rig.simulator.wait(timeout: .seconds(15)) { $0.masterMode && $0.changer.acceptMask == [0, 1, 2, 3] })
+        rig.simulator.with { $0.changer.insert(type: 3); $0.bills.insert(type: 1) }
+        let status = try rig.daemon.waitUntil("everything credited") { $0.credit == "7150" }
+        let taken = rig.taken
+        #expect(status.books.coinsIn == "\(taken.coins)")
+        #expect(status.books.billsIn == "\(taken.bills)")
+        #expect(taken.coins + taken.bills == 7150)
+        usleep(500_000)
+        #expect(try rig.daemon.status().credit == "7150", "nothing credited twice")
+        #expect(try rig.daemon.stop() == 0)
+    }
+}
+
+private extension DaemonHarness {
+    func waitForLog(_ text: String, timeout: TimeInterval = 15) throws {
+        let deadline = Date().addingTimeInterval(timeout)
+        while !allLogs.contains(text) {
+            guard Date() < deadline else { throw HarnessError("'\(text)' not logged; log:\n\(allLogs)") }
+            usleep(20_000)
+        }
+    }
+}

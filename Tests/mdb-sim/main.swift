@@ -1,0 +1,115 @@
+import Foundation
+import MDB
+import MDBSimulator
+import VendPOSIX
+
+/// `mdb-sim --socket PATH [--no-changer] [--no-bills] [--level 2|3]`
+/// A simulated Qibixx MDB interface with a coin changer and a bill validator, driven by commands
+/// on stdin (one per line); every action is printed on stdout. `help` lists the commands.
+let usage = """
+    usage: mdb-sim --socket PATH [--no-changer] [--no-bills] [--level 2|3] [--tubes N,N,N,N]
+    commands (stdin, one per line):
+      coin T [N]          insert N coins (default 1) of changer type T (0=10 1=50 2=100 3=500 won)
+      bill T              insert a bill of type T (0=1000 1=5000 2=10000 3=50000 won)
+      manual T N          the changer's payout button: N coins of type T
+      fault NAME on|off   changer-silent | bills-silent | payout-busy | tube-jam | dispense-ack-lost | bill-jam
+      clear-jam           the jammed bill comes back to the customer, the jammed tube reads again
+      stacker-full        the stacker is full (capacity = bills in it)
+      empty-stacker       the technician empties the stacker
+      cashbox out|in      remove / put back the bill validator's cash box
+      reset changer|bills the device resets itself (JUST RESET on its next POLL)
+      unplug | replug     remove / restore the interface (USB cable pulled / plugged)
+      status | help | quit
+    """
+
+func value(after flag: String) -> String? {
+    guard let index = CommandLine.arguments.firstIndex(of: flag), index + 1 < CommandLine.arguments.count else { return nil }
+    return CommandLine.arguments[index + 1]
+}
+
+@Sendable func say(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}
+
+guard let socketPath = value(after: "--socket") else {
+    StandardError.write(usage + "\n")
+    exit(64)
+}
+
+let simulator: MDBSimulator
+do {
+    simulator = try MDBSimulator(socketPath: socketPath, changer: !CommandLine.arguments.contains("--no-changer"),
+                                 billValidator: !CommandLine.arguments.contains("--no-bills"), report: say)
+} catch {
+    StandardError.write("mdb-sim: cannot listen on \(socketPath): \(error)\n")
+    exit(71)
+}
+if let level = value(after: "--level").flatMap(UInt8.init) { simulator.with { $0.changer.level = level } }
+if let tubes = value(after: "--tubes") {
+    let counts = tubes.split(separator: ",").compactMap { Int($0) }
+    simulator.with { devices in for (type, count) in counts.enumerated() { devices.changer.tubes[type] = count } }
+}
+
+func status() -> String {
+    simulator.with { devices in
+        let changer = devices.changer, bills = devices.bills
+        return "changer: tubes \(changer.tubes.prefix(4).map(String.init).joined(separator: ",")), accepting \(changer.acceptMask), taken \(changer.coinsTaken.map { changer.value(ofType: $0) }.reduce(0, +)), paid \(changer.coinsPaid.map { changer.value(ofType: $0) }.reduce(0, +)), faults \(changer.faults); bills: accepting \(bills.acceptMask), escrow \(bills.inEscrow.map(String.init) ?? "empty"), stacked \(bills.stacked.map { Int(bills.setup.value(ofType: $0) ?? 0) }.reduce(0, +)), stacker \(bills.stackerCount)/\(bills.stackerCapacity), returned \(bills.returned.count); master mode \(devices.masterMode)"
+    }
+}
+
+while let line = readLine() {
+    let words = line.split(separator: " ").map(String.init)
+    guard let command = words.first else { continue }
+    let numbers = words.dropFirst().compactMap { Int($0) }
+    let flag = words.count == 3 ? words[2] == "on" : false
+    switch (command, words.count) {
+    case ("coin", 2...3) where numbers.count == words.count - 1 && (0..<16).contains(numbers[0]):
+        for _ in 0..<(numbers.count == 2 ? numbers[1] : 1) {
+            let routing = simulator.with { $0.changer.insert(type: numbers[0]) }
+            say("coin type \(numbers[0]): \(routing)")
+        }
+    case ("bill", 2) where numbers.count == 1 && (0..<16).contains(numbers[0]):
+        simulator.with { $0.bills.insert(type: numbers[0]) }
+        say("bill type \(numbers[0]) inserted")
+    case ("manual", 3) where numbers.count == 2:
+        simulator.with { $0.changer.manualDispense(type: numbers[0], count: numbers[1]) }
+        say("manual dispense \(numbers[1]) × type \(numbers[0])")
+    case ("fault", 3):
+        let known = simulator.with { devices -> Bool in
+            switch words[1] {
+            case "changer-silent": devices.changer.faults.silent = flag
+            case "bills-silent": devices.bills.faults.silent = flag
+            case "payout-busy": devices.changer.faults.payoutBusyPolls = flag ? 20 : 0
+            case "tube-jam": devices.changer.faults.tubeJam = flag
+            case "dispense-ack-lost": devices.changer.faults.dropDispenseAck = flag
+            case "bill-jam": devices.bills.faults.billJam = flag
+            default: return false
+            }
+            return true
+        }
+        say(known ? "fault \(words[1]) \(flag ? "on" : "off")" : "unknown fault '\(words[1])' (see help)")
+    case ("clear-jam", 1):
+        simulator.with { $0.bills.clearJam(); $0.changer.clearJam() }
+        say("jams cleared")
+    case ("stacker-full", 1):
+        simulator.with { $0.bills.stackerCapacity = $0.bills.stackerCount }
+        say("stacker full")
+    case ("empty-stacker", 1):
+        simulator.with { $0.bills.emptyStacker() }
+        say("stacker emptied")
+    case ("cashbox", 2):
+        simulator.with { words[1] == "out" ? $0.bills.removeCashBox() : $0.bills.replaceCashBox() }
+        say("cash box \(words[1])")
+    case ("reset", 2) where words[1] == "changer" || words[1] == "bills":
+        simulator.with { words[1] == "changer" ? $0.changer.resetItself() : $0.bills.resetItself() }
+        say("\(words[1]) reset itself")
+    case ("unplug", 1): simulator.unplug()
+    case ("replug", 1):
+        do { try simulator.replug() } catch { say("replug failed: \(error)") }
+    case ("status", 1): say(status())
+    case ("help", _): say(usage)
+    case ("quit", _): exit(0)
+    default: say("? \(line) (try help)")
+    }
+}
+simulator.unplug()
