@@ -158,12 +158,35 @@ public struct CoinsReport: Codable, Sendable, Equatable {
     public let total: String
     public let totalText: String
     public let denominations: [Denomination]
+    /// Bills in the stacker per denomination. Absent in answers from older v1 daemons, as is
+    /// `position`.
+    public let bills: [Denomination]?
+    /// The cash position: where the money put in went, each line an amount; the lines after
+    /// "money in" add up to it.
+    public let position: [PositionLine]?
 
-    public init(count: Int, total: String, totalText: String, denominations: [Denomination]) {
+    public struct PositionLine: Codable, Sendable, Equatable {
+        /// `coins-in`, `bills-in`, `sales`, `change-paid`, `refunds`, `unknown-payouts`, `credit`,
+        /// `held-by-vend`, `payout-in-flight`.
+        public let item: String
+        public let amount: String
+        public let amountText: String
+
+        public init(item: String, amount: String, amountText: String) {
+            self.item = item
+            self.amount = amount
+            self.amountText = amountText
+        }
+    }
+
+    public init(count: Int, total: String, totalText: String, denominations: [Denomination],
+                bills: [Denomination]? = nil, position: [PositionLine]? = nil) {
         self.count = count
         self.total = total
         self.totalText = totalText
         self.denominations = denominations
+        self.bills = bills
+        self.position = position
     }
 }
 

@@ -75,14 +75,25 @@ struct Reports {
 
     var coins: CoinsReport {
         let counters = machine.cashCounters
+        let ledger = machine.ledger
+        let zero = Money.zero(machine.setup.currency)
+        let position: [(String, Money)] = [
+            ("coins-in", ledger.coinsIn), ("bills-in", ledger.billsIn), ("sales", ledger.sales),
+            ("change-paid", ledger.changePaid), ("refunds", ledger.refunds), ("unknown-payouts", ledger.unknownPayouts),
+            ("credit", machine.credit), ("held-by-vend", machine.pendingVend?.price ?? zero),
+            ("payout-in-flight", machine.pendingPayout?.amount ?? zero),
+        ]
         return CoinsReport(
-            count: counters.reduce(0) { $0 + $1.count }, total: machine.ledger.coinsIn.decimalString,
-            totalText: format.string(for: machine.ledger.coinsIn),
-            denominations: counters.map { coin in
-                CoinsReport.Denomination(value: coin.value.decimalString, valueText: format.string(for: coin.value),
-                                         count: coin.count, amount: (coin.value * coin.count).decimalString,
-                                         amountText: format.string(for: coin.value * coin.count))
-            })
+            count: counters.reduce(0) { $0 + $1.count }, total: ledger.coinsIn.decimalString,
+            totalText: format.string(for: ledger.coinsIn),
+            denominations: counters.map(denomination), bills: ledger.stacker.map(denomination),
+            position: position.map { CoinsReport.PositionLine(item: $0.0, amount: $0.1.decimalString, amountText: format.string(for: $0.1)) })
+    }
+
+    private func denomination(_ coin: CoinCount) -> CoinsReport.Denomination {
+        CoinsReport.Denomination(value: coin.value.decimalString, valueText: format.string(for: coin.value),
+                                 count: coin.count, amount: (coin.value * coin.count).decimalString,
+                                 amountText: format.string(for: coin.value * coin.count))
     }
 
     /// Whole-life totals from the ledger; with `since`, totals over the kept history.

@@ -79,8 +79,8 @@ public struct Machine: Hashable, Sendable, Codable {
         case .payoutDeviceAsked(let payout, let device):
             if pendingPayout?.id != payout {
                 effects.reject(.stalePayoutReport(payout))
-            } else if pendingPayout?.askedDevices.contains(device) == false {
-                pendingPayout?.askedDevices.append(device)
+            } else if pendingPayout?.askedDevices?.contains(device) == false {
+                pendingPayout?.askedDevices?.append(device)
             }
         case .payoutCountersSynchronised(let counters): payoutCounters.merge(counters) { $1 }
         case .changeInventory(let coins): changeInventory = coins

@@ -43,8 +43,26 @@ public struct PendingPayout: Hashable, Sendable, Codable {
     public let reason: PayoutReason
     public let startedAt: Instant
     /// The devices (by identity) the shell said it is about to tell, in order: a device not in
-    /// here was never asked to pay any of it.
-    public internal(set) var askedDevices: [String] = []
+    /// here was never asked to pay any of it. Nil when not recorded (a payout written before
+    /// devices were marked): then any device may have been asked.
+    public internal(set) var askedDevices: [String]? = []
+
+    init(id: PayoutID, amount: Money, reason: PayoutReason, startedAt: Instant) {
+        self.id = id
+        self.amount = amount
+        self.reason = reason
+        self.startedAt = startedAt
+    }
+
+    /// A payout recorded before devices were marked asked reads as "any may have been".
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        id = try container.decode(PayoutID.self, forKey: .id)
+        amount = try container.decode(Money.self, forKey: .amount)
+        reason = try container.decode(PayoutReason.self, forKey: .reason)
+        startedAt = try container.decode(Instant.self, forKey: .startedAt)
+        askedDevices = try container.decodeIfPresent([String].self, forKey: .askedDevices)
+    }
 }
 
 /// Coins of one value that the payout devices can pay now.

@@ -53,6 +53,10 @@ import VenddTestSupport
         let settled = try daemon.waitUntil("the rest to be paid") { $0.payoutInProgress == nil && $0.credit == "0" }
         #expect(try Self.paidByHoppers(settled) == 2_800)
         #expect(Self.won(settled.books.changePaid) + Self.won(settled.books.refunds) == 2_800)
+        let cash = try daemon.vendctl("cash")
+        #expect(cash.status == 0)
+        #expect(cash.output.contains("coins in          4,000원") && cash.output.contains("unknown payouts       0원"), "\(cash.output)")
+        print("vendctl cash:\n" + cash.output)
         #expect(try daemon.stop() == 0)
         print("payout process test, after the restart:\n" + daemon.log.split(separator: "\n").filter {
             $0.contains("payout") || $0.contains("change") || $0.contains("credit")

@@ -68,7 +68,7 @@ import VenddTestSupport
 
     @Test func everyCommandHasHelp() throws {
         let commands = ["status", "stock", "purchasable", "expired", "hot", "products", "restock", "price", "service",
-                        "history", "coins", "report", "watch", "audit", "sim", "sim press", "sim coin", "sim drop", "sim coin-return"]
+                        "history", "coins", "cash", "report", "watch", "audit", "sim", "sim press", "sim coin", "sim drop", "sim coin-return"]
         for command in commands {
             let run = try DaemonHarness.vendctl(command.split(separator: " ").map(String.init) + ["--help"])
             #expect(run.status == 0, "\(command)")

@@ -3,11 +3,13 @@ import CcTalkSimulator
 import Foundation
 import VendPOSIX
 
-/// `cctalk-sim --socket PATH [--serial N] [--crc16] [--echo] [--address N]`
+/// `cctalk-sim --socket PATH [--serial N] [--crc16] [--echo] [--address N] [--hopper ADDRESS:COINS]`
 /// A simulated ccTalk coin acceptor listening on PATH, driven by commands on stdin (one per
 /// line); every action is printed on stdout. `help` lists the commands.
 let usage = """
-    usage: cctalk-sim --socket PATH [--serial N] [--address N] [--crc16] [--echo]
+    usage: cctalk-sim --socket PATH [--serial N] [--address N] [--crc16] [--echo] [--hopper ADDRESS:COINS]
+      --hopper 3:50       a hopper at address 3 with 50 coins on the same bus (8-bit checksums;
+                          its motor pays one coin per status request)
     commands (stdin, one per line):
       coin P [N]          insert N coins (default 1) of position P (1-16)
       burst P N           N coins of position P accepted at once, between two polls
@@ -17,6 +19,8 @@ let usage = """
       reset               power cycle: event counter 0, inhibits on
       serial N            answer with another serial number
       unplug | replug     remove / restore the socket (USB adapter pulled / plugged)
+      hopper-jam N        the hopper's next payout stops after N coins
+      hopper-power-cut    the hopper loses power: event counter 0, last payout forgotten
       status | help | quit
     """
 
@@ -39,10 +43,23 @@ if let serial = value(after: "--serial").flatMap(UInt32.init) { settings.serialN
 if let address = value(after: "--address").flatMap(UInt8.init) { settings.address = address }
 if CommandLine.arguments.contains("--crc16") { settings.checksum = .crc16 }
 
+var hopper: SimulatedHopperDevice.Settings?
+if let spec = value(after: "--hopper") {
+    let parts = spec.split(separator: ":").compactMap { Int($0) }
+    guard parts.count == 2, (2...255).contains(parts[0]), parts[1] >= 0 else {
+        StandardError.write("cctalk-sim: --hopper wants ADDRESS:COINS, e.g. 3:50\n")
+        exit(64)
+    }
+    var settings = SimulatedHopperDevice.Settings()
+    settings.address = UInt8(parts[0])
+    settings.coins = parts[1]
+    hopper = settings
+}
+
 let simulator: CcTalkSimulator
 do {
     simulator = try CcTalkSimulator(socketPath: socketPath, settings: settings,
-                                    echo: CommandLine.arguments.contains("--echo"), report: say)
+                                    echo: CommandLine.arguments.contains("--echo"), hopper: hopper, report: say)
 } catch {
     StandardError.write("cctalk-sim: cannot listen on \(socketPath): \(error)\n")
     exit(71)
@@ -65,7 +82,9 @@ while let line = readLine() {
     case ("unplug", 0): simulator.unplug()
     case ("replug", 0):
         do { try simulator.replug() } catch { say("replug failed: \(error)") }
-    case ("status", 0): say(simulator.status)
+    case ("hopper-jam", 1): simulator.jamHopper(after: numbers[0])
+    case ("hopper-power-cut", 0): simulator.cutHopperPower()
+    case ("status", 0): say(simulator.status + (simulator.hopperCoins.map { ", hopper: \($0) coins" } ?? ""))
     case ("help", _): say(usage)
     case ("quit", _): exit(0)
     default: say("? \(line) (try help)")

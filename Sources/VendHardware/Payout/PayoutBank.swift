@@ -93,18 +93,19 @@ public final class PayoutBank: Sendable {
     }
 
     /// Resolves a payout of `amount` that was in flight when vendd stopped, from what each device
-    /// reports, never by paying again. A device not in `asked` paid nothing of it. An asked device
+    /// reports, never by paying again. A device not in `asked` paid nothing of it (with `asked`
+    /// nil, not recorded, every device may have been asked). An asked device
     /// whose counter moved past the one kept in `counters` made its part, as its report says; one
     /// whose counter did not move was never told. One that cannot tell (counter 0: reset since
     /// its power-up, or no counter kept) makes the part not accounted for unknown.
-    public func resolveInterrupted(_ amount: Money, counters kept: [String: UInt64], asked: [String]) -> PayoutBankResult {
+    public func resolveInterrupted(_ amount: Money, counters kept: [String: UInt64], asked: [String]?) -> PayoutBankResult {
         var paid = Money.zero(amount.currency)
         var cannotTell = false
         var counters: [String: UInt64] = [:]
         for device in devices {
             let report = device.lastPayout()
             if let counter = report.counter { counters[device.identity] = counter }
-            guard asked.contains(device.identity) else { continue }
+            guard asked?.contains(device.identity) ?? true else { continue }
             if report.isUnknown || report.counter == 0 {
                 cannotTell = true
             } else if let counter = report.counter {
