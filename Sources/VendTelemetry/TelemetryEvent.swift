@@ -5,10 +5,14 @@
 public struct TelemetryEvent: Codable, Sendable, Hashable {
     public enum Kind: String, Codable, Sendable, CaseIterable {
         case coinCredited = "coin-credited"
+        case billCredited = "bill-credited"
         case creditChanged = "credit-changed"
         case vendStarted = "vend-started"
         case vendEnded = "vend-ended"
         case refund
+        case payoutStarted = "payout-started"
+        case payoutEnded = "payout-ended"
+        case exactChangeOnly = "exact-change-only"
         case stockChanged = "stock-changed"
         case priceChanged = "price-changed"
         case serviceMode = "service-mode"
@@ -27,12 +31,17 @@ public struct TelemetryEvent: Codable, Sendable, Hashable {
     public var product: String? = nil
     /// The machine's vend number.
     public var vend: UInt64? = nil
+    /// The machine's payout number (payout-started, payout-ended).
+    public var payout: UInt64? = nil
+    /// payout-ended: what may or may not have left the machine (a device that lost its counters).
+    public var unknown: String? = nil
     /// vend-ended: "sold" (confirmed or assumed) or the failure ("not-dropped", "unknown", …).
     public var outcome: String? = nil
     public var stock: Int? = nil
-    /// stock-changed: "restock", "sale", …; fault: what is wrong.
+    /// stock-changed: "restock", "sale", …; payout-started: "change", "coin-return", "failed-vend";
+    /// fault: what is wrong.
     public var reason: String? = nil
-    /// service-mode: on or off.
+    /// service-mode, exact-change-only: on or off.
     public var on: Bool? = nil
 
     public init(id: String, machine: String, at: Int64, type: Kind, currency: String) {

@@ -26,7 +26,7 @@ struct ControllerRig {
         config = try ConfigLoader.load(file: configPath)
         let store = try MachineStore(directory: directory.path)
         let logger = Logger(label: "test")
-        let machine = try Startup.restore(from: store, config: config, logger: logger).get()
+        let machine = try Startup.restore(from: store, config: config, outbox: nil, now: time.wallClockMilliseconds, logger: logger).get()
         controller = MachineController(machine: machine, store: store, config: config, logger: logger, timekeeper: time)
         if existing != nil { controller.resolveInterruptedVend() }
         let notices = controller.notices

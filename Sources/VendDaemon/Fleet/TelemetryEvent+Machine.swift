@@ -14,6 +14,9 @@ extension TelemetryEvent {
         case .coinCredited(let value, _):
             self = make(.coinCredited)
             amount = value.decimalString
+        case .billCredited(let value, _):
+            self = make(.billCredited)
+            amount = value.decimalString
         case .creditChanged(_, let to):
             self = make(.creditChanged)
             credit = to.decimalString
@@ -47,6 +50,20 @@ extension TelemetryEvent {
         case .paidOut(let value):
             self = make(.refund)
             amount = value.decimalString
+        case .payoutStarted(let id, let value, let why):
+            self = make(.payoutStarted)
+            payout = id.rawValue
+            amount = value.decimalString
+            reason = why.rawValue
+        case .payoutEnded(let id, let paid, let returned, let uncertain):
+            self = make(.payoutEnded)
+            payout = id.rawValue
+            amount = paid.decimalString
+            credit = returned.decimalString
+            unknown = uncertain.decimalString
+        case .exactChangeOnlyChanged(let isOn):
+            self = make(.exactChangeOnly)
+            on = isOn
         case .priceChanged(let slot, _, let to):
             self = make(.priceChanged)
             self.slot = slot.rawValue
