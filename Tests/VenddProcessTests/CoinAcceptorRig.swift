@@ -59,13 +59,8 @@ final class CoinAcceptorRig: @unchecked Sendable {
         return status
     }
 
-    /// Waits until `text` appears `count` times across every run's log.
     func waitForLog(_ text: String, count: Int = 1, timeout: TimeInterval = 10) throws {
-        let deadline = Date().addingTimeInterval(timeout)
-        while daemon.allLogs.components(separatedBy: text).count - 1 < count {
-            guard Date() < deadline else { throw HarnessError("'\(text)' not logged \(count)×; log:\n\(daemon.allLogs)") }
-            usleep(20_000)
-        }
+        try daemon.waitForLog(text, count: count, timeout: timeout)
     }
 
     func tearDown() {

@@ -75,6 +75,16 @@ final class DaemonHarness: @unchecked Sendable {
         }
     }
 
+    /// Waits until `text` appears `count` times across every run's log. Notices (hardware,
+    /// links) reach the log on their own thread, after the answer to the request that caused them.
+    func waitForLog(_ text: String, count: Int = 1, timeout: TimeInterval = 10) throws {
+        let deadline = Date().addingTimeInterval(timeout)
+        while allLogs.components(separatedBy: text).count - 1 < count {
+            guard Date() < deadline else { throw HarnessError("'\(text)' not logged \(count)×; log:\n\(allLogs)") }
+            usleep(20_000)
+        }
+    }
+
     func signal(_ number: Int32) {
         if let process { kill(process.processIdentifier, number) }
     }

@@ -74,7 +74,7 @@ import VenddTestSupport
         try original.replacingOccurrences(of: "    price: 1200\n    capacity: 8\n    button: { line: 2,", with: "    prise: 1200\n    capacity: 8\n    button: { line: 2,")
             .write(toFile: daemon.configPath, atomically: true, encoding: .utf8)
         daemon.signal(SIGHUP)
-        try waitForLog(daemon, "configuration NOT reloaded")
+        try daemon.waitForLog("configuration NOT reloaded")
         #expect(daemon.log.contains("unknown key 'prise'; did you mean 'price'?"))
         let status = try daemon.status()
         #expect(status.slot("A1")?.priceText == "1,200원")
@@ -85,7 +85,7 @@ import VenddTestSupport
         try original.replacingOccurrences(of: "    price: 1200\n    capacity: 8\n    button: { line: 2,", with: "    price: 1300\n    capacity: 8\n    button: { line: 2,")
             .write(toFile: daemon.configPath, atomically: true, encoding: .utf8)
         daemon.signal(SIGHUP)
-        try waitForLog(daemon, "configuration reloaded")
+        try daemon.waitForLog("configuration reloaded")
         let reloaded = try daemon.status()
         #expect(reloaded.slot("A1")?.priceText == "1,300원")
         #expect(reloaded.slot("A1")?.stock == 2)
@@ -145,13 +145,6 @@ import VenddTestSupport
         #expect(event.text == "slot A1 (banana-milk): 0 → 1 items (restocked)")
     }
 
-    private func waitForLog(_ daemon: DaemonHarness, _ text: String) throws {
-        let deadline = Date().addingTimeInterval(10)
-        while !daemon.log.contains(text) {
-            guard Date() < deadline else { throw HarnessError("'\(text)' not logged; log:\n\(daemon.log)") }
-            usleep(20_000)
-        }
-    }
 }
 
 /// Reads the machine out of a state directory's snapshot (`state.json`: a header line, then JSON).

@@ -84,7 +84,7 @@ import VenddTestSupport
         #expect(status.books.coinsIn == "0")
         #expect(rig.taken.paid == 3800)
         #expect(rig.simulator.with { $0.bills.stacked } == [1])
-        #expect(rig.daemon.log.contains("bill validator (30h) ready"))
+        try rig.daemon.waitForLog("bill validator (30h) ready")
         #expect(try rig.daemon.stop() == 0)
         #expect(rig.simulator.with { $0.changer.acceptMask.isEmpty && $0.bills.acceptMask.isEmpty }, "stopping refuses coins and bills")
     }
@@ -106,7 +106,7 @@ import VenddTestSupport
         _ = try rig.daemon.waitUntil("the coin after the reset") { $0.credit == "1650" }
         // The interface is unplugged and comes back.
         rig.simulator.unplug()
-        try rig.daemon.waitForLog("MDB interface on unix:")
+        try rig.daemon.waitForLog("MDB interface on unix:", timeout: 15)
         try rig.simulator.replug()
         #expect(rig.simulator.wait(timeout: .seconds(15)) { $0.masterMode && $0.changer.acceptMask == [0, 1, 2, 3] })
         rig.simulator.with { $0.changer.insert(type: 3); $0.bills.insert(type: 1) }
@@ -121,12 +121,3 @@ import VenddTestSupport
     }
 }
 
-private extension DaemonHarness {
-    func waitForLog(_ text: String, timeout: TimeInterval = 15) throws {
-        let deadline = Date().addingTimeInterval(timeout)
-        while !allLogs.contains(text) {
-            guard Date() < deadline else { throw HarnessError("'\(text)' not logged; log:\n\(allLogs)") }
-            usleep(20_000)
-        }
-    }
-}

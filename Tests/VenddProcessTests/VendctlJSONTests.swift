@@ -44,6 +44,11 @@ import VenddTestSupport
             let run = try DaemonHarness.vendctl(["--socket", daemon.socketPath, "--json"] + arguments)
             #expect(run.status == 0, "\(arguments): \(run.errors)")
             #expect(try schemas.violations(of: "done", in: run.output) == [], "\(arguments)")
+            if arguments.starts(with: ["sim", "key"]) {
+                // `sim key` moves the switch; its position counts once debounced, after the answer.
+                let on = arguments[2] == "on"
+                _ = try daemon.waitUntil("the service key \(arguments[2])") { $0.serviceKey == on && ($0.state == "service-mode") == on }
+            }
         }
         let refused = try daemon.vendctl("--json", "restock", "Z9")
         #expect(refused.status == 64)
