@@ -69,7 +69,7 @@ import VendingCore
         let rig = MDBRig(coins: coins)
         try rig.start()
         #expect(rig.changer.acceptMask == [0, 1, 3])
-        #expect(rig.log.faults.contains { $0.contains("coin type 2 is 1000 in the table but 100 in the changer's SETUP") && $0.hasPrefix("mdb (mdb-test.yaml:1:1)") })
+        #expect(rig.log.faults.contains { $0.contains("coin type 2 is 1000 in the table but 100 in the coin changer's SETUP") && $0.hasPrefix("mdb (mdb-test.yaml:1:1)") })
     }
 
     // MARK: - Payout

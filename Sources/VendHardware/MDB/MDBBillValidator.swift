@@ -64,20 +64,11 @@ final class MDBBillValidator: MDBPeripheralDriver {
         try applyAcceptance(bus)
     }
 
+    /// The table's types whose value SETUP confirms; the others are refused, loudly.
     private func checkedValues(_ setup: BillSetup) -> [Int: Money] {
-        if let expected = currencyNumeric, setup.currency.iso4217Numeric != expected {
-            emit(.notice("the bill validator uses \(setup.currency), mdb.currency_code says ISO 4217 \(expected) (\(currency.code)): no bill is accepted", isFault: true))
-            return [:]
-        }
-        var values: [Int: Money] = [:]
-        for bill in settings.bills {
-            let reported = setup.value(ofType: bill.type)
-            guard reported == bill.value.minorUnits else {
-                emit(.notice("\(bill.origin): bill type \(bill.type) is \(bill.value.decimalString) in the table but \(reported.map(String.init) ?? "unused") in the validator's SETUP: that type is refused. Correct the table", isFault: true))
-                continue
-            }
-            values[bill.type] = bill.value
-        }
+        let (values, refusals) = settings.bills.confirmed(by: setup.currency, expectedNumeric: currencyNumeric, machineCurrency: currency,
+                                                 wording: MDBTableWording(device: "bill validator", item: "bill"), reportedValue: setup.value(ofType:))
+        for refusal in refusals { emit(.notice(refusal, isFault: true)) }
         return values
     }
 

@@ -113,19 +113,9 @@ final class MDBCoinChanger: MDBPeripheralDriver {
 
     /// The table's types whose value SETUP confirms; the others are refused, loudly.
     private func checkedValues(_ setup: ChangerSetup) -> [Int: Money] {
-        if let expected = currencyNumeric, setup.currency.iso4217Numeric != expected {
-            emit(.notice("the coin changer uses \(setup.currency), mdb.currency_code says ISO 4217 \(expected) (\(currency.code)): no coin is accepted", isFault: true))
-            return [:]
-        }
-        var values: [Int: Money] = [:]
-        for coin in settings.coins {
-            let reported = setup.value(ofType: coin.type)
-            guard reported == coin.value.minorUnits else {
-                emit(.notice("\(coin.origin): coin type \(coin.type) is \(coin.value.decimalString) in the table but \(reported.map(String.init) ?? "unused") in the changer's SETUP: that type is refused. Correct the table", isFault: true))
-                continue
-            }
-            values[coin.type] = coin.value
-        }
+        let (values, refusals) = settings.coins.confirmed(by: setup.currency, expectedNumeric: currencyNumeric, machineCurrency: currency,
+                                                 wording: MDBTableWording(device: "coin changer", item: "coin"), reportedValue: setup.value(ofType:))
+        for refusal in refusals { emit(.notice(refusal, isFault: true)) }
         return values
     }
 
