@@ -117,11 +117,13 @@ let package = Package(
         .testTarget(name: "MDBTests", dependencies: ["MDB"]),
         // A Qibixx MDB interface with a coin changer and a bill validator written from the spec,
         // on a Unix socket, with faults on demand.
-        .target(name: "MDBSimulator", dependencies: ["MDB", "VendPOSIX"], path: "Tests/MDBSimulator"),
+        .target(name: "MDBSimulator", dependencies: ["MDB", "VendPOSIX", "SocketPlug"], path: "Tests/MDBSimulator"),
         // `mdb-sim --socket PATH`: the simulator driven from stdin, for process tests and by hand.
         .executableTarget(name: "mdb-sim", dependencies: ["MDB", "MDBSimulator", "VendPOSIX"], path: "Tests/mdb-sim"),
         // A ccTalk coin acceptor written from the spec, listening on a Unix socket, with faults on demand.
-        .target(name: "CcTalkSimulator", dependencies: ["CcTalk", "VendPOSIX"], path: "Tests/CcTalkSimulator"),
+        .target(name: "CcTalkSimulator", dependencies: ["CcTalk", "VendPOSIX", "SocketPlug"], path: "Tests/CcTalkSimulator"),
+        // The device end of a simulated serial link on a Unix socket, shared by the simulators.
+        .target(name: "SocketPlug", dependencies: ["VendPOSIX"], path: "Tests/SocketPlug"),
         // `cctalk-sim --socket PATH`: the simulator driven from stdin, for the HIL harness.
         .executableTarget(name: "cctalk-sim", dependencies: ["CcTalk", "CcTalkSimulator", "VendPOSIX"], path: "Tests/cctalk-sim"),
         .testTarget(name: "VendReportsTests", dependencies: ["VendReports"]),

@@ -1,5 +1,6 @@
 import CcTalk
 import Foundation
+import SocketPlug
 import Synchronization
 import VendPOSIX
 
@@ -28,15 +29,14 @@ public final class CcTalkSimulator: Sendable {
     private let device: Mutex<SimulatedAcceptorDevice>
     /// A hopper on the same bus, if any; its motor pays one coin per status request it answers.
     private let hopper: Mutex<SimulatedHopperDevice?>
-    private struct Link {
-        var listener: UnixSocket?
-        var client: UnixSocket?
+    private let plug: SocketPlug
+    /// What the wire does to replies.
+    private struct Wire {
         var fault = WireFault.none
         var replies = 0
-        var connections = 0
         var generator = SystemRandomNumberGenerator()
     }
-    private let link = Mutex(Link())
+    private let wire = Mutex(Wire())
     /// Called with each line of what the simulator did (the CLI prints it).
     private let report: @Sendable (String) -> Void
 
@@ -47,7 +47,8 @@ public final class CcTalkSimulator: Sendable {
         self.report = report
         device = Mutex(SimulatedAcceptorDevice(settings: settings))
         self.hopper = Mutex(hopper.map { SimulatedHopperDevice(settings: $0) })
-        try replug()
+        plug = SocketPlug(socketPath: socketPath, threadName: "cctalk-sim", report: report)
+        try plug.plug { [weak self] client in self?.serve(client) }
     }
 
     deinit { unplug() }
@@ -90,7 +91,7 @@ public final class CcTalkSimulator: Sendable {
     }
 
     public func setFault(_ fault: WireFault) {
-        link.withLock { $0.fault = fault }
+        wire.withLock { $0.fault = fault }
         report("wire fault: \(fault.rawValue)")
     }
 
@@ -117,12 +118,12 @@ public final class CcTalkSimulator: Sendable {
     public var masterInhibitActive: Bool { device.withLock { $0.masterInhibitActive } }
     public var enabledPositions: [Int] { device.withLock { Payload.enabledPositions($0.inhibitMask) } }
     public var pollCount: Int { device.withLock { $0.pollCount } }
-    public var connections: Int { link.withLock { $0.connections } }
-    public var isHostConnected: Bool { link.withLock { $0.client != nil } }
+    public var connections: Int { plug.connections }
+    public var isHostConnected: Bool { plug.isHostConnected }
 
     public var status: String {
         let (counter, accepting, polls, held) = device.withLock { ($0.counter, $0.isAccepting, $0.pollCount, $0.held.count) }
-        let (fault, connected, plugged) = link.withLock { ($0.fault, $0.client != nil, $0.listener != nil) }
+        let (fault, connected, plugged) = (wire.withLock { $0.fault }, plug.isHostConnected, plug.isPlugged)
         return "event counter \(counter), \(accepting ? "accepting" : "inhibited"), \(polls) polls, \(held) held, fault \(fault.rawValue), \(plugged ? (connected ? "host connected" : "waiting for a host") : "unplugged")"
     }
 
@@ -140,43 +141,11 @@ public final class CcTalkSimulator: Sendable {
 
     /// The socket disappears and the host's connection drops, as when a USB adapter is pulled.
     public func unplug() {
-        let (listener, client) = link.withLock { link in
-            defer { link.listener = nil; link.client = nil }
-            return (link.listener, link.client)
-        }
-        guard listener != nil || client != nil else { return }
-        client?.shutDown()
-        listener?.shutDown()
-        unlink(socketPath)
-        report("unplugged")
+        if plug.unplug() { report("unplugged") }
     }
 
-    /// Listens again (at start, and after `unplug`).
-    public func replug() throws {
-        let listener = try UnixSocket.listen(at: socketPath, mode: 0o600)
-        link.withLock { $0.listener = listener }
-        let thread = Thread { [self] in acceptHosts(on: listener) }
-        thread.name = "cctalk-sim"
-        thread.start()
-        report("listening on \(socketPath)")
-    }
-
-    private func acceptHosts(on listener: UnixSocket) {
-        while let client = listener.accept() {
-            let current = link.withLock { link -> Bool in
-                guard link.listener === listener else { return false }
-                link.client?.shutDown()
-                link.client = client
-                link.connections += 1
-                return true
-            }
-            guard current else { client.shutDown(); return }
-            report("host connected")
-            serve(client)
-            link.withLock { if $0.client === client { $0.client = nil } }
-            report("host disconnected")
-        }
-    }
+    /// Listens again (after `unplug`).
+    public func replug() throws { try plug.replug() }
 
     private func serve(_ client: UnixSocket) {
         let address = device.withLock { $0.settings.address }
@@ -200,14 +169,14 @@ public final class CcTalkSimulator: Sendable {
 
     private func answer(_ request: Frame, to client: UnixSocket) {
         // A silent device hears nothing either: its state does not change.
-        guard link.withLock({ $0.fault }) != .silence else { return }
+        guard wire.withLock({ $0.fault }) != .silence else { return }
         let (reply, checksum) = device.withLock { ($0.respond(to: request), $0.settings.checksum) }
         guard let reply else { return }
         var bytes = reply.encoded(checksum)
-        let (fault, odd, noise) = link.withLock { link -> (WireFault, Bool, [UInt8]) in
-            link.replies += 1
-            let noise = (0..<Int.random(in: 1...8, using: &link.generator)).map { _ in UInt8.random(in: 0...255, using: &link.generator) }
-            return (link.fault, link.replies % 2 == 1, noise)
+        let (fault, odd, noise) = wire.withLock { wire -> (WireFault, Bool, [UInt8]) in
+            wire.replies += 1
+            let noise = (0..<Int.random(in: 1...8, using: &wire.generator)).map { _ in UInt8.random(in: 0...255, using: &wire.generator) }
+            return (wire.fault, wire.replies % 2 == 1, noise)
         }
         switch fault {
         case .none: break
@@ -224,7 +193,7 @@ public final class CcTalkSimulator: Sendable {
     }
 
     private func answerAsHopper(_ request: Frame, to client: UnixSocket) {
-        guard link.withLock({ $0.fault }) != .silence else { return }
+        guard wire.withLock({ $0.fault }) != .silence else { return }
         let reply = hopper.withLock { hopper -> Frame? in
             if request.header == Header.requestHopperStatus.rawValue { hopper?.payOneCoin() }
             return hopper?.respond(to: request)

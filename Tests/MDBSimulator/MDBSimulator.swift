@@ -1,5 +1,6 @@
 import Foundation
 import MDB
+import SocketPlug
 import Synchronization
 import VendPOSIX
 
@@ -10,12 +11,7 @@ public final class MDBSimulator: Sendable {
     public let socketPath: String
     /// The devices, used under this lock by the socket thread and by the test or CLI.
     private let state: Mutex<Devices>
-    private struct Link {
-        var listener: UnixSocket?
-        var client: UnixSocket?
-        var connections = 0
-    }
-    private let link = Mutex(Link())
+    private let plug: SocketPlug
     private let report: @Sendable (String) -> Void
 
     public struct Devices: @unchecked Sendable {
@@ -36,7 +32,8 @@ public final class MDBSimulator: Sendable {
         if changer { present.append(changerDevice) }
         if billValidator { present.append(billDevice) }
         state = Mutex(Devices(changer: changerDevice, bills: billDevice, bus: SimulatedBus(present)))
-        try replug()
+        plug = SocketPlug(socketPath: socketPath, threadName: "mdb-sim", report: report)
+        try plug.plug { [weak self] client in self?.serve(client) }
     }
 
     deinit { unplug() }
@@ -45,8 +42,8 @@ public final class MDBSimulator: Sendable {
     @discardableResult
     public func with<T>(_ body: (inout Devices) -> T) -> T { state.withLock { body(&$0) } }
 
-    public var connections: Int { link.withLock { $0.connections } }
-    public var isHostConnected: Bool { link.withLock { $0.client != nil } }
+    public var connections: Int { plug.connections }
+    public var isHostConnected: Bool { plug.isHostConnected }
 
     /// Waits until `condition` holds; false on timeout.
     public func wait(timeout: Duration = .seconds(10), until condition: (inout Devices) -> Bool) -> Bool {
@@ -59,44 +56,13 @@ public final class MDBSimulator: Sendable {
     }
 
     public func unplug() {
-        let (listener, client) = link.withLock { link in
-            defer { link.listener = nil; link.client = nil }
-            return (link.listener, link.client)
-        }
-        guard listener != nil || client != nil else { return }
-        client?.shutDown()
-        listener?.shutDown()
-        unlink(socketPath)
+        guard plug.unplug() else { return }
         // A replugged interface boots again: master mode is volatile (QBX-MM).
         with { $0.masterMode = false }
         report("unplugged")
     }
 
-    public func replug() throws {
-        let listener = try UnixSocket.listen(at: socketPath, mode: 0o600)
-        link.withLock { $0.listener = listener }
-        let thread = Thread { [self] in acceptHosts(on: listener) }
-        thread.name = "mdb-sim"
-        thread.start()
-        report("listening on \(socketPath)")
-    }
-
-    private func acceptHosts(on listener: UnixSocket) {
-        while let client = listener.accept() {
-            let current = link.withLock { link -> Bool in
-                guard link.listener === listener else { return false }
-                link.client?.shutDown()
-                link.client = client
-                link.connections += 1
-                return true
-            }
-            guard current else { client.shutDown(); return }
-            report("host connected")
-            serve(client)
-            link.withLock { if $0.client === client { $0.client = nil } }
-            report("host disconnected")
-        }
-    }
+    public func replug() throws { try plug.replug() }
 
     private func serve(_ client: UnixSocket) {
         var splitter = LineSplitter()
