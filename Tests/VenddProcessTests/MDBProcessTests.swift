@@ -108,9 +108,14 @@ import VenddTestSupport
         rig.simulator.unplug()
         try rig.daemon.waitForLog("MDB interface on unix:", timeout: 15)
         try rig.simulator.replug()
-        #expect(rig.simulator.wait(timeout: .seconds(15)) { $0.masterMode && $0.changer.acceptMask == [0, 1, 2, 3] })
+        // Money only once vendd has reset the bus again (a reset wipes what a device holds) and
+        // initialised both devices after it (the masks the reset cleared are set again).
+        try rig.daemon.waitForLog("MDB interface ready on", count: 2, timeout: 15)
+        #expect(rig.simulator.wait(timeout: .seconds(15)) {
+            $0.masterMode && $0.changer.acceptMask == [0, 1, 2, 3] && $0.bills.acceptMask == [0, 1, 2, 3]
+        })
         rig.simulator.with { $0.changer.insert(type: 3); $0.bills.insert(type: 1) }
-        let status = try rig.daemon.waitUntil("everything credited") { $0.credit == "7150" }
+        let status = try rig.daemon.waitUntil("everything credited", timeout: 20) { $0.credit == "7150" }
         let taken = rig.taken
         #expect(status.books.coinsIn == "\(taken.coins)")
         #expect(status.books.billsIn == "\(taken.bills)")
