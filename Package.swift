@@ -58,11 +58,13 @@ let package = Package(
         // POSIX plumbing in one place: system calls retried on EINTR with one error type, Unix
         // sockets and their addresses, the wake pipe, the monotonic clock, stderr. A leaf.
         .target(name: "VendPOSIX", dependencies: ["CVendSystem"]),
-        // Pure renderings for vendctl: terminal bar chart, SVG pie chart, EVA-DTS DEX file with its
-        // CRC-16, dates as typed. No I/O.
+        // Pure renderings for vendctl: terminal bar chart, SVG pie chart, dates as typed. No I/O.
         .target(name: "VendReports"),
+        // The EVA-DTS DEX audit file with its CRC-16: pure and without Foundation, since vendd
+        // itself sends it to the fleet.
+        .target(name: "VendDEX"),
         // The control socket's protocol, shared by the daemon and vendctl: versioned JSON lines.
-        .target(name: "VendControl", dependencies: ["VendPOSIX", "VendingCore", "VendReports"]),
+        .target(name: "VendControl", dependencies: ["VendPOSIX", "VendingCore", "VendDEX"]),
         // libmosquitto as installed (Debian libmosquitto-dev), and one small MQTT 5 API over it.
         .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
         .target(name: "CMosquittoShim", dependencies: ["CMosquitto"]),
@@ -73,7 +75,7 @@ let package = Package(
         // The shell: config → drivers → core, persistence, control socket, systemd, journald, signals.
         .target(name: "VendDaemon", dependencies: [
             "VendingCore", "VendConfig", "VendSettings", "VendHardware", "VendGPIO", "VendStore", "VendControl", "VendPOSIX", "VendTime",
-            "VendMQTT", "VendTelemetry", "VendReports",
+            "VendMQTT", "VendTelemetry", "VendDEX",
             .product(name: "Logging", package: "swift-log"),
         ]),
         // The daemon's executable: argument parsing and wiring only.
@@ -83,7 +85,7 @@ let package = Package(
         ]),
         // The technician's tool.
         .executableTarget(name: "vendctl", dependencies: [
-            "VendControl", "VendPOSIX", "VendingCore", "VendText", "VendReports",
+            "VendControl", "VendPOSIX", "VendingCore", "VendText", "VendReports", "VendDEX",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         // What the customer sees, without I/O of its own: the machine as followed over the control
@@ -127,6 +129,7 @@ let package = Package(
         // `cctalk-sim --socket PATH`: the simulator driven from stdin, for the HIL harness.
         .executableTarget(name: "cctalk-sim", dependencies: ["CcTalk", "CcTalkSimulator", "VendPOSIX"], path: "Tests/cctalk-sim"),
         .testTarget(name: "VendReportsTests", dependencies: ["VendReports"]),
+        .testTarget(name: "VendDEXTests", dependencies: ["VendDEX"]),
         // libFuzzer harnesses (docs/fuzzing.md): a normal build replays the files it is given;
         // scripts/fuzz builds them with -DFUZZING and the fuzzer and address sanitizers.
         .systemLibrary(name: "CLibFuzzer", path: "Tests/Fuzz/CLibFuzzer"),

@@ -1,4 +1,4 @@
-import VendReports
+import VendDEX
 import VendingCore
 
 /// An amount in a sales report that does not parse in the report's own currency.

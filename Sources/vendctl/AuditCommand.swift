@@ -1,7 +1,7 @@
 import ArgumentParser
 import VendControl
 import VendingCore
-import VendReports
+import VendDEX
 
 struct Audit: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -5,7 +5,7 @@ import Synchronization
 import VendConfig
 import VendControl
 import VendMQTT
-import VendReports
+import VendDEX
 import VendTelemetry
 
 /// The machine's MQTT link. libmosquitto's network thread only hands its reports to one serial

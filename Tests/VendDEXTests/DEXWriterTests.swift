@@ -1,5 +1,6 @@
+import Foundation
 import Testing
-@testable import VendReports
+@testable import VendDEX
 
 @Suite struct DEXWriterTests {
     static let audit = DEXAudit(
@@ -54,18 +55,5 @@ import Testing
         #expect(!DEXAudit.isValidCommunicationID("vdd0000001"))
         #expect(!DEXAudit.isValidCommunicationID("VDD000001"))
         #expect(!DEXAudit.isValidCommunicationID("VD10000001"))
-    }
-}
-
-@Suite struct BarChartTests {
-    @Test func theLargestValueFillsTheWidthAndOthersAreProportional() {
-        #expect(BarChart.bar(10, maximum: 10, width: 4) == "████")
-        #expect(BarChart.bar(5, maximum: 10, width: 4) == "██")
-        #expect(BarChart.bar(1, maximum: 10, width: 4) == "▍")  // 3.2 eighths → 3
-    }
-
-    @Test func anySaleShowsAndNoneIsEmpty() {
-        #expect(BarChart.bar(1, maximum: 1_000, width: 10) == "▏")
-        #expect(BarChart.bar(0, maximum: 10, width: 10) == "")
     }
 }

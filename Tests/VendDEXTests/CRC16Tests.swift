@@ -1,5 +1,5 @@
 import Testing
-@testable import VendReports
+@testable import VendDEX
 
 @Suite struct CRC16Tests {
     @Test func matchesTheCatalogueCheckValueOfCRC16ARC() {
