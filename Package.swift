@@ -66,7 +66,7 @@ let package = Package(
         // The control socket's protocol, shared by the daemon and vendctl: versioned JSON lines.
         .target(name: "VendControl", dependencies: ["VendPOSIX", "VendingCore", "VendDEX"]),
         // libmosquitto as installed (Debian libmosquitto-dev), and one small MQTT 5 API over it.
-        .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
+        .systemLibrary(name: "CMosquitto", providers: [.apt(["libmosquitto-dev"])]),
         .target(name: "CMosquittoShim", dependencies: ["CMosquitto"]),
         // An MQTT client: libmosquitto's network thread, its reports handed to one closure.
         .target(name: "VendMQTT", dependencies: ["CMosquittoShim"]),

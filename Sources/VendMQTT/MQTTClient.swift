@@ -57,6 +57,9 @@ public final class MQTTClient: @unchecked Sendable {
     }
 
     public init(clientID: String, cleanStart: Bool, events: @escaping @Sendable (MQTTEvent) -> Void) throws(MQTTError) {
+        if let error = vmqtt_load_error() {
+            throw MQTTError(description: "cannot load libmosquitto (install the Debian package libmosquitto1): \(String(cString: error))")
+        }
         box = Unmanaged.passRetained(EventBox(events))
         var callbacks = vmqtt_callbacks()
         callbacks.context = box.toOpaque()

@@ -25,6 +25,9 @@ struct vmqtt_callbacks {
 };
 
 // NULL with errno set on failure. `clean_start` 0 keeps the broker-side session.
+/// Loads libmosquitto.so.1 (once); NULL when it is there, else why not.
+const char *vmqtt_load_error(void);
+/// NULL if libmosquitto cannot be loaded (vmqtt_load_error says why) or memory is short.
 vmqtt_client *vmqtt_new(const char *client_id, int clean_start, const struct vmqtt_callbacks *callbacks);
 void vmqtt_destroy(vmqtt_client *client);
 
