@@ -63,16 +63,18 @@ public final class ControlClient {
         }
     }
 
-    /// Subscribes to the event stream and calls `handle` for each event until the daemon hangs up.
-    public func watch(_ handle: (EventLine) -> Void) throws(ConnectionError) {
+    /// Subscribes to the event stream, calls `subscribed` once it is, then `handle` for each
+    /// event until it returns false or the daemon hangs up. `timeout` bounds the wait for each
+    /// event (nil: events come when they come).
+    public func watch(timeout: Duration? = nil, subscribed: () throws -> Void = {}, _ handle: (EventLine) -> Bool) throws {
         let response = try send(.watch)
         guard response.ok else {
             throw ConnectionError(response.error?.message ?? "vendd refused to stream events")
         }
-        // Events come when they come: no timeout while following them.
-        socket.setTimeout(nil)
+        try subscribed()
+        socket.setTimeout(timeout)
         while let line = try readLine() {
-            if let event = try? JSONDecoder().decode(EventLine.self, from: Data(line.utf8)) { handle(event) }
+            if let event = try? JSONDecoder().decode(EventLine.self, from: Data(line.utf8)), !handle(event) { return }
         }
     }
 

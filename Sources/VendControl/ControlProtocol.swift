@@ -50,6 +50,10 @@ public enum ControlCommand: Sendable, Equatable {
     case coins
     /// Sales per product and per slot: since the machine was new, or at or after `since`.
     case sales(since: Int64?)
+    /// Fill mode on or off (service mode): coins put in are float for the change stock.
+    case fill(on: Bool)
+    /// The payout devices pay `amount` from their stock (service mode); not from any credit.
+    case payoutTest(amount: String)
 
     public var op: String {
         switch self {
@@ -73,12 +77,14 @@ public enum ControlCommand: Sendable, Equatable {
         case .history: "history"
         case .coins: "coins"
         case .sales: "sales"
+        case .fill: "fill"
+        case .payoutTest: "payout-test"
         }
     }
 
     public static let knownOps = ["status", "watch", "restock", "sim-press", "sim-coin", "sim-drop", "sim-coin-return",
                                   "sim-key", "select", "coin-return", "stock", "purchasable", "expired", "hot", "products", "price", "service", "history",
-                                  "coins", "sales"]
+                                  "coins", "sales", "fill", "payout-test"]
 
     /// Who may send the command.
     public enum Permission: Sendable {
@@ -97,7 +103,7 @@ public enum ControlCommand: Sendable, Equatable {
         case .status, .watch, .stock, .purchasable, .expired, .hot, .products, .history, .coins, .sales: .anyone
         case .select, .coinReturn: .customer
         case .restock: .serviceKey
-        case .simPress, .simCoin, .simDrop, .simCoinReturn, .simKey, .price, .service: .technician
+        case .simPress, .simCoin, .simDrop, .simCoinReturn, .simKey, .price, .service, .fill, .payoutTest: .technician
         }
     }
 }
@@ -149,6 +155,8 @@ extension ControlRequest: Codable {
                                limit: try container.decodeIfPresent(Int.self, forKey: .limit))
         case "coins": command = .coins
         case "sales": command = .sales(since: try container.decodeIfPresent(Int64.self, forKey: .since))
+        case "fill": command = .fill(on: try container.decode(Bool.self, forKey: .on))
+        case "payout-test": command = .payoutTest(amount: try container.decode(String.self, forKey: .amount))
         default:
             throw DecodingError.dataCorruptedError(
                 forKey: .op, in: container,
@@ -163,8 +171,8 @@ extension ControlRequest: Codable {
         switch command {
         case .status, .watch, .simCoinReturn, .coinReturn, .stock, .purchasable, .hot, .products, .coins: break
         case .simPress(let slot), .select(let slot): try container.encode(slot, forKey: .slot)
-        case .simKey(let on): try container.encode(on, forKey: .on)
-        case .simCoin(let amount): try container.encode(amount, forKey: .amount)
+        case .simKey(let on), .fill(let on): try container.encode(on, forKey: .on)
+        case .simCoin(let amount), .payoutTest(let amount): try container.encode(amount, forKey: .amount)
         case .simDrop(let slot, let succeeds):
             try container.encode(slot, forKey: .slot)
             try container.encode(succeeds, forKey: .succeeds)
@@ -378,6 +386,8 @@ public struct StatusReport: Codable, Sendable, Equatable {
     public let payoutInProgress: String?
     /// Empty unless the payout policy is `change`.
     public let payoutDevices: [PayoutDevice]?
+    /// In service mode, coins put in are float for the change stock, not credit.
+    public let fillMode: Bool?
     /// The MQTT link and its outbox; absent without an `mqtt:` section (and from older daemons).
     public var fleetOutbox: FleetOutbox? = nil
 
@@ -400,7 +410,7 @@ public struct StatusReport: Codable, Sendable, Equatable {
     public init(machine: String, state: String, stateReason: String?, currency: String, credit: String, creditText: String,
                 acceptingCoins: Bool, vendInProgress: String?, simulated: Bool, coinAcceptor: String, gpio: String, slots: [Slot],
                 books: Books, health: Health? = nil, serviceKey: Bool? = nil, exactChangeOnly: Bool? = nil,
-                payoutInProgress: String? = nil, payoutDevices: [PayoutDevice]? = nil) {
+                payoutInProgress: String? = nil, payoutDevices: [PayoutDevice]? = nil, fillMode: Bool? = nil) {
         self.machine = machine
         self.state = state
         self.stateReason = stateReason
@@ -419,6 +429,7 @@ public struct StatusReport: Codable, Sendable, Equatable {
         self.exactChangeOnly = exactChangeOnly
         self.payoutInProgress = payoutInProgress
         self.payoutDevices = payoutDevices
+        self.fillMode = fillMode
     }
 
     /// Whether the hardware works, as far as vendd can tell.

@@ -164,6 +164,10 @@ public struct CoinsReport: Codable, Sendable, Equatable {
     /// The cash position: where the money put in went, each line an amount; the lines after
     /// "money in" add up to it.
     public let position: [PositionLine]?
+    /// Figures beside the position, not in its sum: `coins-to-tubes` (of coins in),
+    /// `dispensed` (of change and refunds, what the devices paid), `float-filled`,
+    /// `test-payouts`, `unknown-test-payouts`, `manually-dispensed`. Absent from older daemons.
+    public let details: [PositionLine]?
 
     public struct PositionLine: Codable, Sendable, Equatable {
         /// `coins-in`, `bills-in`, `sales`, `change-paid`, `refunds`, `unknown-payouts`, `credit`,
@@ -180,13 +184,14 @@ public struct CoinsReport: Codable, Sendable, Equatable {
     }
 
     public init(count: Int, total: String, totalText: String, denominations: [Denomination],
-                bills: [Denomination]? = nil, position: [PositionLine]? = nil) {
+                bills: [Denomination]? = nil, position: [PositionLine]? = nil, details: [PositionLine]? = nil) {
         self.count = count
         self.total = total
         self.totalText = totalText
         self.denominations = denominations
         self.bills = bills
         self.position = position
+        self.details = details
     }
 }
 
@@ -247,12 +252,41 @@ public struct SalesReport: Codable, Sendable, Equatable {
     /// Every configured slot in display order, then any slot that sold before it was removed.
     public let slots: [Slot]
     public let total: SalesFigures
-    /// Coins into the cash box since the machine was new.
+    /// Coins customers put in since the machine was new.
     public let coinsIn: String
     public let coinsInText: String
+    /// Where the cash went since the machine was new, for the DEX audit's CA3, CA4, CA10 and
+    /// CA15. Absent in answers from older daemons.
+    public let cash: CashFigures?
+
+    /// Exact decimal amounts since the machine was new.
+    public struct CashFigures: Codable, Sendable, Equatable {
+        public let billsIn: String
+        /// Of the coins in, those routed to the change tubes.
+        public let coinsToTubes: String
+        /// Change and refunds paid by the payout devices.
+        public let dispensed: String
+        /// Paid out by payout tests and by the changer's own buttons.
+        public let manuallyDispensed: String
+        /// Put in during fill mode.
+        public let filled: String
+        /// What the tubes hold now, when every count is known.
+        public let tubeContents: String?
+
+        public init(billsIn: String, coinsToTubes: String, dispensed: String, manuallyDispensed: String, filled: String,
+                    tubeContents: String?) {
+            self.billsIn = billsIn
+            self.coinsToTubes = coinsToTubes
+            self.dispensed = dispensed
+            self.manuallyDispensed = manuallyDispensed
+            self.filled = filled
+            self.tubeContents = tubeContents
+        }
+    }
 
     public init(machine: String, currency: String, minorDigits: Int, since: Int64?, incomplete: Bool,
-                products: [Product], slots: [Slot], total: SalesFigures, coinsIn: String, coinsInText: String) {
+                products: [Product], slots: [Slot], total: SalesFigures, coinsIn: String, coinsInText: String,
+                cash: CashFigures? = nil) {
         self.machine = machine
         self.currency = currency
         self.minorDigits = minorDigits
@@ -263,5 +297,6 @@ public struct SalesReport: Codable, Sendable, Equatable {
         self.total = total
         self.coinsIn = coinsIn
         self.coinsInText = coinsInText
+        self.cash = cash
     }
 }

@@ -26,18 +26,44 @@ public struct DEXAudit: Sendable, Equatable {
     /// ISO 4217 alphabetic code (ID403).
     public let currencyCode: String
     public let selections: [Selection]
-    /// Every coin that went into the cash box.
-    public let cashIn: Int64
+    public let cash: Cash
+
+    /// Where the cash went (CA3, CA4, CA10, CA15).
+    public struct Cash: Sendable, Equatable {
+        public let coinsIn: Int64
+        /// Of `coinsIn`, the coins routed to the change tubes; the rest went to the cash box.
+        public let coinsToTubes: Int64
+        public let billsIn: Int64
+        /// Change and refunds the payout devices paid.
+        public let dispensed: Int64
+        /// Payout tests and the changer's own buttons.
+        public let manuallyDispensed: Int64
+        /// Put in during fill mode: not customers' money, so not in `coinsIn`.
+        public let filled: Int64
+        /// What the tubes hold now, if known.
+        public let tubeContents: Int64?
+
+        public init(coinsIn: Int64, coinsToTubes: Int64 = 0, billsIn: Int64 = 0, dispensed: Int64 = 0,
+                    manuallyDispensed: Int64 = 0, filled: Int64 = 0, tubeContents: Int64? = nil) {
+            self.coinsIn = coinsIn
+            self.coinsToTubes = coinsToTubes
+            self.billsIn = billsIn
+            self.dispensed = dispensed
+            self.manuallyDispensed = manuallyDispensed
+            self.filled = filled
+            self.tubeContents = tubeContents
+        }
+    }
 
     public init(communicationID: String, assetNumber: String, location: String, decimalPlaces: Int,
-                currencyCode: String, selections: [Selection], cashIn: Int64) {
+                currencyCode: String, selections: [Selection], cash: Cash) {
         self.communicationID = communicationID
         self.assetNumber = assetNumber
         self.location = location
         self.decimalPlaces = decimalPlaces
         self.currencyCode = currencyCode
         self.selections = selections
-        self.cashIn = cashIn
+        self.cash = cash
     }
 
     public var paidVends: Int { selections.reduce(0) { $0 + $1.vends } }

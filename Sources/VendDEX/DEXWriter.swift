@@ -3,12 +3,11 @@
 /// before G85.
 ///
 /// vendd never resets its interim counters, so every "since last reset" element carries the same
-/// value as its "since initialisation" twin. All sales are cash (coins) and all coins go to the
-/// cash box (no change tubes, no bills).
+/// value as its "since initialisation" twin. All sales are cash (coins and bills).
 public enum DEXWriter {
     public static func file(_ audit: DEXAudit) -> String {
         let decimals = String(audit.decimalPlaces)
-        let sales = String(audit.paidValue), vends = String(audit.paidVends), cash = String(audit.cashIn)
+        let sales = String(audit.paidValue), vends = String(audit.paidVends)
         var body = [
             ["ST", "001", "0001"],
             ["ID1", audit.communicationID, "VENDD", "1", audit.location, "", audit.assetNumber],
@@ -16,8 +15,7 @@ public enum DEXWriter {
             ["VA1", sales, vends, sales, vends],
             ["VA3", "0", "0", "0", "0"],
             ["CA2", sales, vends, sales, vends],
-            ["CA3", cash, cash, "0", "0", cash, cash, "0", "0"],
-        ]
+        ] + cashSegments(audit.cash)
         for selection in audit.selections {
             let count = String(selection.vends), value = String(selection.value)
             body.append(["PA1", selection.id] + (selection.price.map { [String($0)] } ?? []))
@@ -35,6 +33,19 @@ public enum DEXWriter {
         ]
         return segment(["DXS", audit.communicationID, "VA", "V0/6", "1"]) + checked + trailer.joined()
             + segment(["DXE", "1", "1"])
+    }
+
+    /// CA3 cash in (to the box, to the tubes, bills), CA4 coins dispensed (by the machine, by
+    /// hand), CA10 cash filled, CA15 tube contents: each "since reset" element twice.
+    static func cashSegments(_ cash: DEXAudit.Cash) -> [[String]] {
+        let cashIn = String(cash.coinsIn + cash.billsIn), toBox = String(cash.coinsIn - cash.coinsToTubes)
+        let toTubes = String(cash.coinsToTubes), bills = String(cash.billsIn)
+        let dispensed = String(cash.dispensed), manual = String(cash.manuallyDispensed), filled = String(cash.filled)
+        return [
+            ["CA3", cashIn, toBox, toTubes, bills, cashIn, toBox, toTubes, bills],
+            ["CA4", dispensed, manual, dispensed, manual],
+            ["CA10", filled, filled],
+        ] + (cash.tubeContents.map { [["CA15", String($0)]] } ?? [])
     }
 
     /// One segment: elements joined by `*`, trailing empty elements dropped, CRLF.

@@ -33,6 +33,10 @@ enum CommandHandler {
         case .sales(let since): return .answer(.sales(controller.reports.sales(since: since.map(Instant.init(millisecondsSinceEpoch:)))))
         case .price(let slot, let amount):
             return setPrice(slot, amount, controller: controller)
+        case .fill(let on):
+            return fill(on, controller: controller)
+        case .payoutTest(let amount):
+            return payoutTest(amount, controller: controller)
         case .service(let on):
             if let stays = controller.setServiceModeByTechnician(on) { return .failure(ControlError(.rejected, stays)) }
             return .success(on ? "service mode on: sales stopped" : "service mode off: back in service")
@@ -140,6 +144,39 @@ enum CommandHandler {
         }
         let current = controller.reports.slots.first { $0.id == slot }?.priceText ?? amount
         return .success("slot \(slot) already costs \(current)")
+    }
+
+    private static func fill(_ on: Bool, controller: MachineController) -> ControlResponse {
+        for event in controller.submit(.setFillMode(on)).events {
+            switch event {
+            case .fillModeChanged(true):
+                return .success("fill mode on: coins put in now are float for the change stock, not credit (bills are returned)")
+            case .fillModeChanged(false): return .success("fill mode off")
+            case .rejected(let reason): return .failure(ControlError(.rejected, reason.description))
+            default: continue
+            }
+        }
+        return .success(on ? "fill mode was already on" : "fill mode was already off")
+    }
+
+    /// Starts the test; the devices report when it ends (`vendctl cash payout-test` waits for that).
+    private static func payoutTest(_ amount: String, controller: MachineController) -> ControlResponse {
+        let format = controller.config.machine.moneyFormat
+        let value: Money
+        do {
+            value = try Money(parsing: amount, currency: controller.config.machine.currency)
+        } catch {
+            return .failure(ControlError(.badRequest, "\(error)"))
+        }
+        for event in controller.submit(.testPayout(value)).events {
+            switch event {
+            case .payoutStarted(let payout, let amount, _):
+                return .success("\(payout): paying \(format.string(for: amount)) (payout test)")
+            case .rejected(let reason): return .failure(ControlError(.rejected, reason.describe(format)))
+            default: continue
+            }
+        }
+        return .failure(ControlError(.rejected, "the payout test did not start"))
     }
 
     private static func restock(_ slot: String, count: Int?, loadedAt: Instant?, controller: MachineController) -> ControlResponse {

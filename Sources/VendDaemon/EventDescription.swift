@@ -49,6 +49,22 @@ struct EventDescription {
                       unknown.isZero ? (rest.isZero ? .info : .warning) : .critical,
                       ["PAYOUT": "\(payout.rawValue)", "AMOUNT": "\(paid.decimalString)",
                        "UNPAID": "\(rest.decimalString)", "UNKNOWN": "\(unknown.decimalString)"])
+        case .testPayoutEnded(let payout, let paid, let unpaid, let unknown):
+            let short = unpaid.isZero ? "" : "; \(money(unpaid)) was not paid (the devices ran short or jammed)"
+            let lost = unknown.isZero ? "" : "; \(money(unknown)) may or may not have been paid: count the payout devices"
+            self.init("payout-test-ended", "payout test \(payout) paid \(money(paid))" + short + lost,
+                      unknown.isZero ? (unpaid.isZero ? .notice : .warning) : .critical,
+                      ["PAYOUT": "\(payout.rawValue)", "AMOUNT": "\(paid.decimalString)", "REASON": "test",
+                       "UNPAID": "\(unpaid.decimalString)", "UNKNOWN": "\(unknown.decimalString)"])
+        case .fillModeChanged(let on):
+            self.init("fill-mode", on ? "fill mode on: coins put in now are float for the change stock, not credit"
+                                      : "fill mode off", .notice, [:])
+        case .floatAdded(let value, let source):
+            self.init("float", "float of \(money(value)) added", .info,
+                      ["AMOUNT": "\(value.decimalString)", "COIN_EVENT": "\(source)"])
+        case .coinsDispensedManually(let amount):
+            self.init("manual-dispense", "\(money(amount)) paid out by the changer's own buttons", .notice,
+                      ["AMOUNT": "\(amount.decimalString)"])
         case .exactChangeOnlyChanged(let exact):
             self.init("exact-change", exact ? "exact change only: the payout devices cannot make change for every sale"
                                             : "change available again", .notice, [:])

@@ -128,7 +128,7 @@ final class MachineController: Sendable {
             // Requests (a selection, a restock) are refused.
             switch input {
             case .coinInserted, .billStacked, .coinSourceSynchronised, .vendEnded, .payoutEnded, .payoutDeviceAsked,
-                 .payoutCountersSynchronised, .changeInventory:
+                 .payoutCountersSynchronised, .changeInventory, .coinsDispensedManually:
                 logger.critical("\(input) applied without being journaled: it is saved once the state can be written again, and lost if vendd stops before")
             default:
                 return []
@@ -315,12 +315,14 @@ final class MachineController: Sendable {
         case .accepted(let coin):
             logger.info("coin accepted on channel \(coin.channel)",
                         metadata: ["COIN_CHANNEL": "\(coin.channel)", "AMOUNT": "\(coin.value.decimalString)"])
-            submit(.coinInserted(value: coin.value, event: coin.event))
+            submit(.coinInserted(value: coin.value, event: coin.event, route: coin.route))
         case .billStacked(let value, let event):
             logger.info("bill stacked", metadata: ["AMOUNT": "\(value.decimalString)"])
             submit(.billStacked(value: value, event: event))
         case .synchronised(let event):
             submit(.coinSourceSynchronised(event))
+        case .dispensedManually(let amount):
+            submit(.coinsDispensedManually(amount))
         case .notice(let text, let isFault):
             notices.post(.coinAcceptor(text, isFault: isFault))
         }

@@ -83,11 +83,20 @@ struct Reports {
             ("credit", machine.credit), ("held-by-vend", machine.pendingVend?.price ?? zero),
             ("payout-in-flight", machine.pendingPayout?.amount ?? zero),
         ]
+        let details: [(String, Money)] = [
+            ("coins-to-tubes", ledger.coinsToTubes), ("dispensed", ledger.dispensed), ("float-filled", ledger.floatFilled),
+            ("test-payouts", ledger.testPayouts), ("unknown-test-payouts", ledger.unknownTestPayouts),
+            ("manually-dispensed", ledger.manuallyDispensed),
+        ]
         return CoinsReport(
             count: counters.reduce(0) { $0 + $1.count }, total: ledger.coinsIn.decimalString,
             totalText: format.string(for: ledger.coinsIn),
             denominations: counters.map(denomination), bills: ledger.stacker.map(denomination),
-            position: position.map { CoinsReport.PositionLine(item: $0.0, amount: $0.1.decimalString, amountText: format.string(for: $0.1)) })
+            position: position.map(positionLine), details: details.map(positionLine))
+    }
+
+    private func positionLine(_ line: (item: String, amount: Money)) -> CoinsReport.PositionLine {
+        CoinsReport.PositionLine(item: line.item, amount: line.amount.decimalString, amountText: format.string(for: line.amount))
     }
 
     private func denomination(_ coin: CoinCount) -> CoinsReport.Denomination {
@@ -115,7 +124,20 @@ struct Reports {
         return SalesReport(machine: machineName, currency: currency.code, minorDigits: currency.minorDigits,
                            since: since?.millisecondsSinceEpoch, incomplete: since.map { !machine.historyCovers(since: $0) } ?? false,
                            products: products, slots: configured + removed, total: figures(totals.total),
-                           coinsIn: machine.ledger.coinsIn.decimalString, coinsInText: format.string(for: machine.ledger.coinsIn))
+                           coinsIn: machine.ledger.coinsIn.decimalString, coinsInText: format.string(for: machine.ledger.coinsIn),
+                           cash: cashFigures)
+    }
+
+    private var cashFigures: SalesReport.CashFigures {
+        let ledger = machine.ledger
+        let tubes = machine.changeInventory
+        let tubeContents = tubes.isEmpty || tubes.contains { $0.count == nil } ? nil
+            : tubes.reduce(Money.zero(machine.setup.currency)) { $0 + $1.value * ($1.count ?? 0) }
+        return SalesReport.CashFigures(
+            billsIn: ledger.billsIn.decimalString, coinsToTubes: ledger.coinsToTubes.decimalString,
+            dispensed: ledger.dispensed.decimalString,
+            manuallyDispensed: (ledger.testPayouts + ledger.manuallyDispensed).decimalString,
+            filled: ledger.floatFilled.decimalString, tubeContents: tubeContents?.decimalString)
     }
 
     private func figures(_ figure: SalesFigure) -> SalesFigures {

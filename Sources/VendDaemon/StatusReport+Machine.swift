@@ -39,6 +39,6 @@ extension StatusReport {
                 StatusReport.PayoutDevice(description: device.description, coins: device.inventory().map {
                     StatusReport.CoinLevel(value: $0.value.decimalString, valueText: format.string(for: $0.value), count: $0.count)
                 })
-            })
+            }, fillMode: machine.isFilling)
     }
 }

@@ -142,6 +142,7 @@ public final class MachineFollower: Sendable {
                 } catch {
                     // The watch connection ends too when vendd goes; the caller notices.
                 }
+                return true
             }
         } catch {
             // Not running, or going away: shown as out of order until it answers again.

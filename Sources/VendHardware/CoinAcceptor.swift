@@ -1,16 +1,19 @@
 import VendSettings
 import VendingCore
 
-/// A coin the acceptor took into the cash box.
+/// A coin the acceptor took in.
 public struct AcceptedCoin: Sendable, Equatable {
     public let channel: Int
     public let value: Money
     public let event: CoinEventID
+    /// Where it went: only an MDB changer routes coins to its tubes.
+    public let route: CoinRoute
 
-    public init(channel: Int, value: Money, event: CoinEventID) {
+    public init(channel: Int, value: Money, event: CoinEventID, route: CoinRoute = .cashBox) {
         self.channel = channel
         self.value = value
         self.event = event
+        self.route = route
     }
 }
 
@@ -18,6 +21,8 @@ public enum CoinAcceptorEvent: Sendable, Equatable {
     case accepted(AcceptedCoin)
     /// A bill went into the stacker (credited now; an escrowed bill is not credited).
     case billStacked(value: Money, event: CoinEventID)
+    /// Coins paid out by a device's own buttons (an MDB changer's manual dispense).
+    case dispensedManually(Money)
     /// The device's event counter stands at `event` with nothing to credit (first contact with a
     /// device, or after its reset): recorded durably so a restart resumes after it.
     case synchronised(CoinEventID)

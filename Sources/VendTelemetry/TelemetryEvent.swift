@@ -16,6 +16,9 @@ public struct TelemetryEvent: Codable, Sendable, Hashable {
         case stockChanged = "stock-changed"
         case priceChanged = "price-changed"
         case serviceMode = "service-mode"
+        case fillMode = "fill-mode"
+        case floatAdded = "float-added"
+        case manualDispense = "manual-dispense"
         case fault
     }
 
@@ -38,10 +41,10 @@ public struct TelemetryEvent: Codable, Sendable, Hashable {
     /// vend-ended: "sold" (confirmed or assumed) or the failure ("not-dropped", "unknown", …).
     public var outcome: String? = nil
     public var stock: Int? = nil
-    /// stock-changed: "restock", "sale", …; payout-started: "change", "coin-return", "failed-vend";
-    /// fault: what is wrong.
+    /// stock-changed: "restock", "sale", …; payout-started: "change", "coin-return", "failed-vend",
+    /// "test" (also on a test's payout-ended); fault: what is wrong.
     public var reason: String? = nil
-    /// service-mode, exact-change-only: on or off.
+    /// service-mode, exact-change-only, fill-mode: on or off.
     public var on: Bool? = nil
 
     public init(id: String, machine: String, at: Int64, type: Kind, currency: String) {

@@ -1,9 +1,10 @@
 /// What the machine can be told. Drivers and the control socket turn hardware and requests into
 /// these; `Machine.apply(_:at:)` decides what they mean.
 public enum Input: Hashable, Sendable, Codable {
-    /// A coin was physically accepted. Always credited (the coin is in the cash box), unless the
-    /// same event was credited before.
-    case coinInserted(value: Money, event: CoinEventID)
+    /// A coin was physically accepted. Always credited (the coin is in the machine), unless the
+    /// same event was credited before; in fill mode it is float instead. `route` nil: the cash
+    /// box (also every coin recorded before routes were kept).
+    case coinInserted(value: Money, event: CoinEventID, route: CoinRoute? = nil)
     /// A coin source's event counter was read with no coin to credit: a device seen for the first
     /// time, or reset. Events up to `event` are not to be credited; later ones continue after it.
     case coinSourceSynchronised(CoinEventID)
@@ -21,6 +22,14 @@ public enum Input: Hashable, Sendable, Codable {
     case payoutCountersSynchronised([String: UInt64])
     /// The coins the payout devices can pay now; decides "exact change only".
     case changeInventory([ChangeStock])
+    /// Coins a payout device paid out by its own buttons (an MDB changer's manual dispense):
+    /// they left the machine outside any payout.
+    case coinsDispensedManually(Money)
+    /// Fill mode (only in service mode): coins put in are float for the change stock, not credit.
+    case setFillMode(Bool)
+    /// The technician's payout test (only in service mode): the devices pay `amount` from their
+    /// stock, two-phase like any payout; it comes out of no credit.
+    case testPayout(Money)
     /// A customer pressed a slot's selection button.
     case slotSelected(SlotID)
     /// The dispensing hardware reports how the vend went.
@@ -38,6 +47,13 @@ public enum Input: Hashable, Sendable, Codable {
     case reconfigure(MachineSetup)
     /// Time passed: lets a vend that never reported an outcome time out.
     case tick
+}
+
+/// Where an accepted coin went.
+public enum CoinRoute: String, Hashable, Sendable, Codable {
+    case cashBox = "cash-box"
+    /// The payout devices' stock (an MDB changer's tubes): it may go out again as change.
+    case tubes
 }
 
 public enum VendOutcome: String, Hashable, Sendable, Codable {

@@ -55,7 +55,9 @@ public struct CoinCount: Hashable, Sendable, Codable {
 
 /// The machine's books. Every accepted coin and stacked bill stays accounted for:
 /// `coinsIn + billsIn == sales + changePaid + refunds + unknownPayouts + credit + the price held
-/// by a vend in flight + the amount held by a payout in flight`.
+/// by a vend in flight + the amount held by a customer's payout in flight`.
+/// The technician's float (fill mode) and what left the devices' stock outside customers'
+/// payouts (payout tests, a changer's own buttons) are kept beside them, not in that sum.
 public struct Ledger: Hashable, Sendable, Codable {
     public private(set) var coinsIn: Money
     public private(set) var sales: Money
@@ -71,6 +73,18 @@ public struct Ledger: Hashable, Sendable, Codable {
     /// Payouts nobody can tell were paid (a device lost its counters mid-payout): neither credit
     /// nor paid; the technician counts the tubes or hoppers to settle them.
     public private(set) var unknownPayouts: Money
+    /// Of `coinsIn`, the coins that went to the payout devices' stock (an MDB changer's tubes).
+    public private(set) var coinsToTubes: Money
+    /// Of `changePaid + refunds`, what the payout devices paid (the rest an attendant paid by hand).
+    public private(set) var dispensed: Money
+    /// Coins and bills put in during fill mode.
+    public private(set) var floatFilled: Money
+    /// Paid by payout tests.
+    public private(set) var testPayouts: Money
+    /// Payout tests nobody can tell were paid (count the devices).
+    public private(set) var unknownTestPayouts: Money
+    /// Paid out by a device's own buttons (an MDB changer's manual dispense).
+    public private(set) var manuallyDispensed: Money
     public private(set) var salesByProduct: [ProductID: SalesFigure] = [:]
     public private(set) var salesBySlot: [SlotID: SalesFigure] = [:]
     /// The most recent sales, oldest first, at most `MachineSetup.historyLimit` of them.
@@ -85,9 +99,15 @@ public struct Ledger: Hashable, Sendable, Codable {
         billsIn = .zero(currency)
         changePaid = .zero(currency)
         unknownPayouts = .zero(currency)
+        coinsToTubes = .zero(currency)
+        dispensed = .zero(currency)
+        floatFilled = .zero(currency)
+        testPayouts = .zero(currency)
+        unknownTestPayouts = .zero(currency)
+        manuallyDispensed = .zero(currency)
     }
 
-    /// Books written before bills and payout devices existed decode with those at zero.
+    /// Books written before bills, payout devices and fill mode existed decode with those at zero.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         coinsIn = try container.decode(Money.self, forKey: .coinsIn)
@@ -104,19 +124,30 @@ public struct Ledger: Hashable, Sendable, Codable {
         stacker = try container.decodeIfPresent([CoinCount].self, forKey: .stacker) ?? []
         changePaid = try container.decodeIfPresent(Money.self, forKey: .changePaid) ?? zero
         unknownPayouts = try container.decodeIfPresent(Money.self, forKey: .unknownPayouts) ?? zero
+        coinsToTubes = try container.decodeIfPresent(Money.self, forKey: .coinsToTubes) ?? zero
+        dispensed = try container.decodeIfPresent(Money.self, forKey: .dispensed) ?? zero
+        floatFilled = try container.decodeIfPresent(Money.self, forKey: .floatFilled) ?? zero
+        testPayouts = try container.decodeIfPresent(Money.self, forKey: .testPayouts) ?? zero
+        unknownTestPayouts = try container.decodeIfPresent(Money.self, forKey: .unknownTestPayouts) ?? zero
+        manuallyDispensed = try container.decodeIfPresent(Money.self, forKey: .manuallyDispensed) ?? zero
     }
 
     var isEmpty: Bool {
         coinsIn.isZero && billsIn.isZero && cashbox.isEmpty && stacker.isEmpty && history.isEmpty && salesByProduct.isEmpty
+            && floatFilled.isZero && testPayouts.isZero && manuallyDispensed.isZero
     }
 
     /// Everything customers put in.
     public var moneyIn: Money { coinsIn + billsIn }
 
-    mutating func recordCoin(_ value: Money) {
+    mutating func recordCoin(_ value: Money, route: CoinRoute) {
         coinsIn += value
+        if route == .tubes { coinsToTubes += value }
         Self.count(value, in: &cashbox)
     }
+
+    mutating func recordFloat(_ value: Money) { floatFilled += value }
+    mutating func recordManualDispense(_ amount: Money) { manuallyDispensed += amount }
 
     mutating func recordBill(_ value: Money) {
         billsIn += value
@@ -132,15 +163,19 @@ public struct Ledger: Hashable, Sendable, Codable {
         }
     }
 
-    /// Money a payout device (or an attendant) handed back for `reason`.
-    mutating func recordPayout(_ amount: Money, for reason: PayoutReason) {
+    /// Money a payout device (or, not `byDevice`, an attendant) handed back for `reason`.
+    mutating func recordPayout(_ amount: Money, for reason: PayoutReason, byDevice: Bool) {
         switch reason {
         case .change: changePaid += amount
         case .coinReturn, .failedVend: refunds += amount
+        case .test: testPayouts += amount
         }
+        if byDevice, reason.isCustomers { dispensed += amount }
     }
 
-    mutating func recordUnknownPayout(_ amount: Money) { unknownPayouts += amount }
+    mutating func recordUnknownPayout(_ amount: Money, for reason: PayoutReason) {
+        if reason.isCustomers { unknownPayouts += amount } else { unknownTestPayouts += amount }
+    }
 
     mutating func recordSale(_ sale: Sale, historyLimit: Int) {
         sales += sale.price

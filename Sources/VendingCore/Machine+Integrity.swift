@@ -10,9 +10,10 @@ extension Machine {
         var problems: [String] = []
         let currency = setup.currency
         let held = pendingVend?.price ?? .zero(currency)
-        let paying = pendingPayout?.amount ?? .zero(currency)
+        let paying = pendingPayout.flatMap { $0.reason.isCustomers ? $0.amount : nil } ?? .zero(currency)
         let amounts = [credit, held, paying, ledger.coinsIn, ledger.billsIn, ledger.sales, ledger.refunds,
-                       ledger.changePaid, ledger.unknownPayouts]
+                       ledger.changePaid, ledger.unknownPayouts, ledger.coinsToTubes, ledger.dispensed, ledger.floatFilled,
+                       ledger.testPayouts, ledger.unknownTestPayouts, ledger.manuallyDispensed]
         if amounts.contains(where: { $0.currency != currency }) {
             problems.append("amounts are not all in \(currency)")
         } else {
@@ -27,6 +28,13 @@ extension Machine {
             if cashboxTotal != ledger.coinsIn {
                 problems.append("cash box counters (\(cashboxTotal)) differ from coins in (\(ledger.coinsIn))")
             }
+            if ledger.coinsToTubes > ledger.coinsIn {
+                problems.append("coins to the tubes (\(ledger.coinsToTubes)) exceed coins in (\(ledger.coinsIn))")
+            }
+            if ledger.dispensed > ledger.changePaid + ledger.refunds {
+                problems.append("paid by the devices (\(ledger.dispensed)) exceeds change and refunds (\(ledger.changePaid + ledger.refunds))")
+            }
+            if isFilling && !isInServiceMode { problems.append("fill mode is on outside service mode") }
             let stackerTotal = ledger.stacker.reduce(Money.zero(currency)) { $0 + $1.value * $1.count }
             if stackerTotal != ledger.billsIn {
                 problems.append("stacker counters (\(stackerTotal)) differ from bills in (\(ledger.billsIn))")

@@ -28,6 +28,8 @@ public struct Machine: Hashable, Sendable, Codable {
     public private(set) var pendingPayout: PendingPayout?
     private var lastPayoutNumber: UInt64 = 0
     public private(set) var isInServiceMode = false
+    /// In service mode: coins put in are float for the change stock, not credit.
+    public private(set) var isFilling = false
     /// The last credited sequence number per coin source.
     public private(set) var coinCursors: [String: UInt64] = [:]
     /// Each payout device's payout counter after the last payout it made (ccTalk hopper event
@@ -57,6 +59,7 @@ public struct Machine: Hashable, Sendable, Codable {
         pendingPayout = try container.decodeIfPresent(PendingPayout.self, forKey: .pendingPayout)
         lastPayoutNumber = try container.decodeIfPresent(UInt64.self, forKey: .lastPayoutNumber) ?? 0
         isInServiceMode = try container.decode(Bool.self, forKey: .isInServiceMode)
+        isFilling = try container.decodeIfPresent(Bool.self, forKey: .isFilling) ?? false
         coinCursors = try container.decode([String: UInt64].self, forKey: .coinCursors)
         payoutCounters = try container.decodeIfPresent([String: UInt64].self, forKey: .payoutCounters) ?? [:]
         changeInventory = try container.decodeIfPresent([ChangeStock].self, forKey: .changeInventory) ?? []
@@ -71,8 +74,8 @@ public struct Machine: Hashable, Sendable, Codable {
         let acceptedCoinsBefore = acceptsCoins
         let neededExactChangeBefore = needsExactChange
         switch input {
-        case .coinInserted(let value, let event): insertCoin(value, event: event, into: &effects)
-        case .billStacked(let value, let event): insertCoin(value, event: event, isBill: true, into: &effects)
+        case .coinInserted(let value, let event, let route): insertCoin(value, event: event, route: route ?? .cashBox, into: &effects)
+        case .billStacked(let value, let event): insertCoin(value, event: event, route: nil, into: &effects)
         case .coinSourceSynchronised(let event): coinCursors[event.source] = max(coinCursors[event.source] ?? 0, event.sequence)
         case .payoutEnded(let payout, let paid, let unknown, let counters):
             endPayout(payout, paid: paid, unknown: unknown, counters: counters, into: &effects)
@@ -84,6 +87,9 @@ public struct Machine: Hashable, Sendable, Codable {
             }
         case .payoutCountersSynchronised(let counters): payoutCounters.merge(counters) { $1 }
         case .changeInventory(let coins): changeInventory = coins
+        case .coinsDispensedManually(let amount): recordManualDispense(amount, into: &effects)
+        case .setFillMode(let on): setFillMode(on, into: &effects)
+        case .testPayout(let amount): startTestPayout(amount, at: now, into: &effects)
         case .slotSelected(let slot): select(slot, at: now, into: &effects)
         case .vendEnded(let vend, let outcome): endVend(vend, outcome: outcome, at: now, into: &effects)
         case .coinReturnPressed: returnCredit(at: now, into: &effects)
@@ -104,17 +110,19 @@ public struct Machine: Hashable, Sendable, Codable {
 
     // MARK: - Derived state
 
-    /// Coins are welcome while a customer can buy something with more credit, and no payout is
-    /// under way (its devices may share the bus, and credit must not change under it).
+    /// Coins are welcome while a customer can buy something with more credit, or in fill mode;
+    /// never while a payout is under way (its devices may share the bus, and neither credit nor
+    /// the devices' stock may change under it).
     public var acceptsCoins: Bool {
-        !isInServiceMode && pendingPayout == nil && credit < setup.maximumCredit
-            && setup.slots.contains { available(in: $0.id) > 0 }
+        pendingPayout == nil && (isFilling || (!isInServiceMode && credit < setup.maximumCredit
+            && setup.slots.contains { available(in: $0.id) > 0 }))
     }
 
     /// The escrow decision: stack a bill of `value` only if the machine can sell now and the
-    /// credit stays within the maximum; otherwise the validator returns it.
+    /// credit stays within the maximum; otherwise the validator returns it. Fill mode is for coins.
     public func acceptsBill(_ value: Money) -> Bool {
-        acceptsCoins && value.currency == setup.currency && value.minorUnits > 0 && credit + value <= setup.maximumCredit
+        !isFilling && acceptsCoins && value.currency == setup.currency && value.minorUnits > 0
+            && credit + value <= setup.maximumCredit
     }
 
     /// The price a customer pays at `slot` now.
@@ -133,8 +141,9 @@ public struct Machine: Hashable, Sendable, Codable {
 
     // MARK: - Coins and credit
 
-    /// A coin in the cash box or a bill in the stacker: credited once per event, whatever else.
-    private mutating func insertCoin(_ value: Money, event: CoinEventID, isBill: Bool = false, into effects: inout Effects) {
+    /// A coin (`route` given) or a bill in the stacker (`route` nil): counted once per event,
+    /// whatever else; credited, or float in fill mode.
+    private mutating func insertCoin(_ value: Money, event: CoinEventID, route: CoinRoute?, into effects: inout Effects) {
         guard value.currency == setup.currency, value.minorUnits > 0 else {
             return effects.reject(.wrongCurrency(value))
         }
@@ -142,12 +151,16 @@ public struct Machine: Hashable, Sendable, Codable {
             return effects.emit(.duplicateCoinIgnored(event))
         }
         coinCursors[event.source] = event.sequence
-        if isBill {
+        if isFilling {
+            ledger.recordFloat(value)
+            return effects.emit(.floatAdded(value: value, event: event))
+        }
+        if let route {
+            ledger.recordCoin(value, route: route)
+            effects.emit(.coinCredited(value: value, event: event))
+        } else {
             ledger.recordBill(value)
             effects.emit(.billCredited(value: value, event: event))
-        } else {
-            ledger.recordCoin(value)
-            effects.emit(.coinCredited(value: value, event: event))
         }
         changeCredit(to: credit + value, into: &effects)
     }
@@ -159,18 +172,18 @@ public struct Machine: Hashable, Sendable, Codable {
         payOut(credit, for: .coinReturn, at: now, into: &effects)
     }
 
-    /// Takes `amount` out of credit and hands it to whoever pays: an attendant (recorded as paid
-    /// at once) or the payout devices (held until they report).
+    /// Takes `amount` out of credit (a test payout takes none) and hands it to whoever pays: an
+    /// attendant (recorded as paid at once) or the payout devices (held until they report).
     private mutating func payOut(_ amount: Money, for reason: PayoutReason, at now: Instant, into effects: inout Effects) {
         lastPayoutNumber += 1
         let id = PayoutID(rawValue: lastPayoutNumber)
-        changeCredit(to: credit - amount, into: &effects)
+        if reason.isCustomers { changeCredit(to: credit - amount, into: &effects) }
         if setup.payoutPolicy == .change {
             pendingPayout = PendingPayout(id: id, amount: amount, reason: reason, startedAt: now)
             effects.command(.payOut(id, amount))
             effects.emit(.payoutStarted(id, amount: amount, reason: reason))
         } else {
-            ledger.recordPayout(amount, for: reason)
+            ledger.recordPayout(amount, for: reason, byDevice: false)
             effects.command(.payOut(id, amount))
             effects.emit(.paidOut(amount))
         }
@@ -189,8 +202,11 @@ public struct Machine: Hashable, Sendable, Codable {
         let rest = payout.amount - paid - unknown
         pendingPayout = nil
         payoutCounters.merge(counters) { $1 }
-        ledger.recordPayout(paid, for: payout.reason)
-        ledger.recordUnknownPayout(unknown)
+        ledger.recordPayout(paid, for: payout.reason, byDevice: true)
+        ledger.recordUnknownPayout(unknown, for: payout.reason)
+        guard payout.reason.isCustomers else {
+            return effects.emit(.testPayoutEnded(id, paid: paid, unpaid: rest, unknown: unknown))
+        }
         changeCredit(to: credit + rest, into: &effects)
         effects.emit(.payoutEnded(id, paid: paid, returnedToCredit: rest, unknown: unknown))
     }
@@ -326,6 +342,36 @@ public struct Machine: Hashable, Sendable, Codable {
         guard on != isInServiceMode else { return }
         isInServiceMode = on
         effects.emit(.serviceModeChanged(on))
+        if !on { setFillMode(false, into: &effects) }
+    }
+
+    // MARK: - Change stock (service mode)
+
+    private mutating func setFillMode(_ on: Bool, into effects: inout Effects) {
+        guard on != isFilling else { return }
+        if on {
+            guard isInServiceMode else { return effects.reject(.notInServiceMode) }
+            guard setup.payoutPolicy == .change else { return effects.reject(.noPayoutDevices) }
+        }
+        isFilling = on
+        effects.emit(.fillModeChanged(on))
+    }
+
+    private mutating func startTestPayout(_ amount: Money, at now: Instant, into effects: inout Effects) {
+        guard isInServiceMode else { return effects.reject(.notInServiceMode) }
+        guard setup.payoutPolicy == .change else { return effects.reject(.noPayoutDevices) }
+        guard amount.currency == setup.currency, amount.minorUnits > 0, amount.minorUnits <= Money.largestAmount else {
+            return effects.reject(.invalidAmount(amount))
+        }
+        if let pendingPayout { return effects.reject(.payoutInProgress(pendingPayout.id)) }
+        if let pendingVend { return effects.reject(.vendInProgress(pendingVend.id)) }
+        payOut(amount, for: .test, at: now, into: &effects)
+    }
+
+    private mutating func recordManualDispense(_ amount: Money, into effects: inout Effects) {
+        guard amount.currency == setup.currency, amount.minorUnits > 0 else { return effects.reject(.invalidAmount(amount)) }
+        ledger.recordManualDispense(amount)
+        effects.emit(.coinsDispensedManually(amount))
     }
 
     // MARK: - Reconfiguration
@@ -346,6 +392,7 @@ public struct Machine: Hashable, Sendable, Codable {
         }
         let oldSetup = setup
         setup = newSetup
+        if newSetup.payoutPolicy != .change { setFillMode(false, into: &effects) }
         var removed: [SlotID] = []
         for old in oldSetup.slots {
             let new = newSetup.slot(old.id)

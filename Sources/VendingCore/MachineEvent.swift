@@ -16,8 +16,16 @@ public enum MachineEvent: Hashable, Sendable, Codable {
     case payoutStarted(PayoutID, amount: Money, reason: PayoutReason)
     /// What the devices paid; `returnedToCredit` could not be paid, `unknown` is for the technician.
     case payoutEnded(PayoutID, paid: Money, returnedToCredit: Money, unknown: Money)
+    /// A payout test ended: `unpaid` stays in the devices, `unknown` is for the technician.
+    case testPayoutEnded(PayoutID, paid: Money, unpaid: Money, unknown: Money)
     /// The payout devices can (false) or cannot (true) make change for the cheapest product.
     case exactChangeOnlyChanged(Bool)
+    /// Fill mode turned on or off: while on, coins put in are float, not credit.
+    case fillModeChanged(Bool)
+    /// A coin (or bill) put in during fill mode: float for the change stock.
+    case floatAdded(value: Money, event: CoinEventID)
+    /// A payout device paid this out by its own buttons, outside any payout.
+    case coinsDispensedManually(Money)
     case priceChanged(slot: SlotID, from: Money, to: Money)
     case serviceModeChanged(Bool)
     case coinAcceptanceChanged(Bool)
@@ -50,6 +58,11 @@ public enum Rejection: Hashable, Sendable, Codable, CustomStringConvertible {
     case staleVendOutcome(VendID)
     case wrongCurrency(Money)
     case currencyChange(from: Currency, to: Currency)
+    /// Fill mode and payout tests are for the technician, in service mode.
+    case notInServiceMode
+    /// Fill mode and payout tests need payout devices (payout policy `change`).
+    case noPayoutDevices
+    case invalidAmount(Money)
 
     public var description: String {
         switch self {
@@ -71,6 +84,9 @@ public enum Rejection: Hashable, Sendable, Codable, CustomStringConvertible {
         case .wrongCurrency(let money): "\(money) is not in the machine's currency"
         case .currencyChange(let from, let to):
             "the books are kept in \(from); they must be settled before switching to \(to)"
+        case .notInServiceMode: "only in service mode: turn the service key, or vendctl service on"
+        case .noPayoutDevices: "this machine has no payout devices (machine.payout is not 'change')"
+        case .invalidAmount(let amount): "\(amount) is not a valid amount"
         }
     }
 }

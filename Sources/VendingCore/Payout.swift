@@ -33,6 +33,11 @@ public enum PayoutReason: String, Hashable, Sendable, Codable {
     case coinReturn = "coin-return"
     /// The price of a vend that did not drop (failed vend policy `pay-out`).
     case failedVend = "failed-vend"
+    /// The technician's payout test: from the devices' stock, not from any credit.
+    case test
+
+    /// Whether the amount came out of a customer's credit (and what is not paid goes back to it).
+    public var isCustomers: Bool { self != .test }
 }
 
 /// A payout the devices were (or are about to be) told to make. Its amount is held, neither

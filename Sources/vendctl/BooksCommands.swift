@@ -44,31 +44,3 @@ struct Coins: ParsableCommand {
         }
     }
 }
-
-struct Cash: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        abstract: "The cash position: money put in (coins, bills) and where it went.",
-        discussion: "Sales, change paid, refunds, unknown payouts (to count in the payout devices), credit, and what a vend or payout in flight holds add up to the money put in. Bills in the stacker are listed per denomination.")
-
-    @OptionGroup var connection: Connection
-
-    static let labels = [
-        "coins-in": "coins in", "bills-in": "bills in", "sales": "sales", "change-paid": "change paid", "refunds": "refunds",
-        "unknown-payouts": "unknown payouts", "credit": "credit", "held-by-vend": "held by a vend", "payout-in-flight": "payout in flight",
-    ]
-
-    func run() throws {
-        try reporting {
-            try connection.show(.coins, { $0.coins }) { report in
-                guard let position = report.position else { return "this vendd does not report its cash position (upgrade it)" }
-                var text = table([.left, .right], header: ["", "amount"],
-                                 rows: position.map { [Self.labels[$0.item] ?? $0.item, $0.amountText] })
-                if let bills = report.bills, !bills.isEmpty {
-                    text += "\n\n" + table([.left, .right, .right], header: ["bill", "count", "amount"],
-                                           rows: bills.map { [$0.valueText, "\($0.count)", $0.amountText] })
-                }
-                return text
-            }
-        }
-    }
-}

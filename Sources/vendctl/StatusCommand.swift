@@ -34,6 +34,7 @@ struct Status: ParsableCommand {
             let levels = device.coins.map { "\($0.count.map(String.init) ?? "?") × \($0.valueText)" }.joined(separator: ", ")
             lines.append("payout   \(device.description): \(levels.isEmpty ? "empty" : levels)")
         }
+        if status.fillMode == true { lines.append("fill     FILL MODE: coins put in are float, not credit (vendctl cash fill off)") }
         if status.exactChangeOnly == true { lines.append("change   EXACT CHANGE ONLY: refill the payout devices") }
         if let outbox = status.fleetOutbox {
             let oldest = outbox.oldest.map { ", oldest \(dateText($0))" } ?? ""

@@ -22,6 +22,7 @@ struct Watch: ParsableCommand {
                         : "\(DateText.format(event.at, seconds: true))  \(event.text)"
                     // Written straight away, unbuffered, so a pipe or `tee` sees each event as it happens.
                     FileHandle.standardOutput.write(Data((line + "\n").utf8))
+                    return true
                 }
             } catch {
                 throw Failure("\(error)", code: ExitStatus.unavailable)

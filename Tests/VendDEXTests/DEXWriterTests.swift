@@ -6,7 +6,7 @@ import Testing
     static let audit = DEXAudit(
         communicationID: "VDD0000001", assetNumber: "VM-7", location: "Hall*2", decimalPlaces: 2, currencyCode: "EUR",
         selections: [.init(id: "A1", price: 150, vends: 1, value: 150), .init(id: "A2", price: 200, vends: 1, value: 200)],
-        cashIn: 400)
+        cash: .init(coinsIn: 400))
 
     @Test func writesTheEnvelopeAndSegmentsWithCRLF() {
         let file = DEXWriter.file(Self.audit)
@@ -22,23 +22,38 @@ import Testing
             "VA3*0*0*0*0",
             "CA2*350*2*350*2",
             "CA3*400*400*0*0*400*400*0*0",
+            "CA4*0*0*0*0",
+            "CA10*0*0",
             "PA1*A1*150", "PA2*1*150*1*150", "PA4*0",
             "PA1*A2*200", "PA2*1*200*1*200", "PA4*0",
-            "G85*\(String(CRC16ARC.checksum(Array(segments[1...13].map { $0 + "\r\n" }.joined().utf8)), radix: 16, uppercase: true))",
-            "SE*15*0001",
+            "G85*\(String(CRC16ARC.checksum(Array(segments[1...15].map { $0 + "\r\n" }.joined().utf8)), radix: 16, uppercase: true))",
+            "SE*17*0001",
             "DXE*1*1",
         ])
     }
 
     @Test func theChecksumIsFourDigitsMostSignificantFirst() {
         let audit = DEXAudit(communicationID: "VDD0000001", assetNumber: "1", location: "", decimalPlaces: 0,
-                             currencyCode: "KRW", selections: [], cashIn: 0)
+                             currencyCode: "KRW", selections: [], cash: .init(coinsIn: 0))
         let file = DEXWriter.file(audit)
         let g85 = file.components(separatedBy: "\r\n").first { $0.hasPrefix("G85*") }
         let checked = file[file.range(of: "ST*")!.lowerBound..<file.range(of: "G85*")!.lowerBound]
         let expected = CRC16ARC.checksum(Array(checked.utf8))
         #expect(g85?.count == 8)
         #expect(UInt16(g85?.dropFirst(4) ?? "", radix: 16) == expected)
+    }
+
+    /// A changer machine: coins split between box and tubes, a bill, change and a payout test
+    /// paid, float filled, tubes counted.
+    @Test func cashSegmentsSplitTheCashByWhereItWent() {
+        let cash = DEXAudit.Cash(coinsIn: 1_500, coinsToTubes: 1_000, billsIn: 1_000, dispensed: 800,
+                                 manuallyDispensed: 300, filled: 5_000, tubeContents: 4_900)
+        #expect(DEXWriter.cashSegments(cash).map(DEXWriter.segment) == [
+            "CA3*2500*500*1000*1000*2500*500*1000*1000\r\n",
+            "CA4*800*300*800*300\r\n",
+            "CA10*5000*5000\r\n",
+            "CA15*4900\r\n",
+        ])
     }
 
     @Test func aSelectionWithoutPriceOmitsIt() {

@@ -24,7 +24,7 @@ struct InputGenerator {
             // Bills share the coins' event source here, so replays cover both.
             return Int.random(in: 0..<4, using: &random) == 0
                 ? .billStacked(value: Fixtures.won(Int64(value) * 2), event: event)
-                : .coinInserted(value: Fixtures.won(Int64(value)), event: event)
+                : .coinInserted(value: Fixtures.won(Int64(value)), event: event, route: [nil, .cashBox, .tubes].randomElement(using: &random)!)
         case 30..<50:
             return .slotSelected(slots.randomElement(using: &random)!)
         case 50..<65:
@@ -43,10 +43,16 @@ struct InputGenerator {
         case 84..<88:
             let price = Bool.random(using: &random) ? nil : Fixtures.won(Int64.random(in: -100...3_000, using: &random))
             return .setPrice(slots.randomElement(using: &random)!, price)
-        case 88..<92:
+        case 88..<91:
             return .setServiceMode(Bool.random(using: &random))
-        case 92..<95:
+        case 91..<92:
+            return .setFillMode(Bool.random(using: &random))
+        case 92..<93:
             return .tick
+        case 93..<94:
+            return .testPayout(Fixtures.won(Int64.random(in: -100...2_000, using: &random)))
+        case 94..<95:
+            return .coinsDispensedManually(Fixtures.won(Int64.random(in: -100...1_000, using: &random)))
         case 95..<98:
             let coins = [100, 500].map { ChangeStock(value: Fixtures.won($0), count: Int.random(in: 0...5, using: &random)) }
             return .changeInventory(coins)
@@ -64,6 +70,10 @@ struct InputGenerator {
         let unknown = Bool.random(using: &random) ? 0 : Int64.random(in: 0...amount, using: &random)
         return .payoutEnded(id, paid: Fixtures.won(paid), unknown: Fixtures.won(unknown), counters: ["hopper": UInt64(paid)])
     }
+}
+
+extension Input {
+    var isTestPayout: Bool { if case .testPayout = self { true } else { false } }
 }
 
 @Suite struct PropertyTests {
@@ -90,7 +100,8 @@ struct InputGenerator {
 
     /// Over many random sequences: the books always balance (coins + bills in = sales + change +
     /// refunds + unknown payouts + credit + held vend + held payout), stock is never negative,
-    /// every started vend and payout ends exactly once, and a replayed coin event never adds credit.
+    /// every started vend and payout ends exactly once, a replayed coin event never adds credit,
+    /// fill mode's float never becomes credit, and a payout test never takes credit.
     @Test func moneyIsConservedAndStockNeverGoesNegative() {
         var failures: [String] = []
         for seed in 0..<UInt64(Self.sequences) where failures.count < 5 {
@@ -106,6 +117,7 @@ struct InputGenerator {
         var machine = Machine(setup: setups[0])
         var now = Fixtures.start
         var started = 0, ended = 0, relayPulses = 0, payoutsStarted = 0, payoutsEnded = 0
+        var floatAdded = Fixtures.won(0)
         for step in 0..<stepsPerSequence {
             let input = generator.next(for: machine)
             let before = machine
@@ -119,18 +131,29 @@ struct InputGenerator {
             if !events.isEmpty, events.allSatisfy({ if case .rejected = $0 { true } else { false } }), machine != before {
                 return "\(context): a rejected input changed the machine"
             }
-            if case .coinInserted(_, let event) = input, let last = before.lastCoinSequence(from: event.source),
+            if case .coinInserted(_, let event, _) = input, let last = before.lastCoinSequence(from: event.source),
                event.sequence <= last, machine.credit != before.credit {
                 return "\(context): a replayed coin event changed the credit"
+            }
+            switch input {
+            case .coinInserted, .billStacked, .testPayout:
+                if before.isFilling || input.isTestPayout, machine.credit != before.credit {
+                    return "\(context): float or a payout test changed the credit"
+                }
+            default: break
             }
             for event in events {
                 switch event {
                 case .vendStarted: started += 1
                 case .vendCompleted, .vendFailed: ended += 1
                 case .payoutStarted: payoutsStarted += 1
-                case .payoutEnded: payoutsEnded += 1
+                case .payoutEnded, .testPayoutEnded: payoutsEnded += 1
+                case .floatAdded(let value, _): floatAdded += value
                 default: break
                 }
+            }
+            if floatAdded != machine.ledger.floatFilled {
+                return "\(context): float added \(floatAdded), books say \(machine.ledger.floatFilled)"
             }
             let payoutInFlight = machine.pendingPayout == nil ? 0 : 1
             if payoutsStarted != payoutsEnded + payoutInFlight {

@@ -61,6 +61,21 @@ extension TelemetryEvent {
             amount = paid.decimalString
             credit = returned.decimalString
             unknown = uncertain.decimalString
+        case .testPayoutEnded(let id, let paid, _, let uncertain):
+            self = make(.payoutEnded)
+            payout = id.rawValue
+            amount = paid.decimalString
+            unknown = uncertain.decimalString
+            reason = PayoutReason.test.rawValue
+        case .fillModeChanged(let isOn):
+            self = make(.fillMode)
+            on = isOn
+        case .floatAdded(let value, _):
+            self = make(.floatAdded)
+            amount = value.decimalString
+        case .coinsDispensedManually(let value):
+            self = make(.manualDispense)
+            amount = value.decimalString
         case .exactChangeOnlyChanged(let isOn):
             self = make(.exactChangeOnly)
             on = isOn

@@ -39,6 +39,7 @@ public final class MDBCashDevices: CoinAcceptor {
             case .billStacked(let value, let id): deliver(.billStacked(value: value, event: id))
             case .notice(let text, let isFault): deliver(.notice(text, isFault: isFault))
             case .changeInventory: self.inventoryChanged.withLock { $0 }?()
+            case .dispensedManually(let amount): deliver(.dispensedManually(amount))
             }
         }, shouldStack: { [self] value in escrowDecision.withLock { $0 }?(value) ?? false })
     }

@@ -11,6 +11,8 @@ public enum MDBEvent: Sendable, Equatable {
     case billStacked(value: Money, event: CoinEventID)
     /// What the changer's tubes hold, by coin value, after SETUP/TUBE STATUS or a payout.
     case changeInventory([Money: Int])
+    /// Coins paid out by the changer's own buttons.
+    case dispensedManually(Money)
     case notice(String, isFault: Bool)
 }
 

@@ -1,0 +1,98 @@
+import ArgumentParser
+import VendControl
+
+struct Cash: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "The cash position, the change stock's fill mode, and the payout test.",
+        subcommands: [Position.self, Fill.self, PayoutTest.self], defaultSubcommand: Position.self)
+
+    struct Position: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Money put in (coins, bills) and where it went; what the payout devices hold.",
+            discussion: "Sales, change paid, refunds, unknown payouts (to count in the payout devices), credit, and what a vend or payout in flight holds add up to the money put in. Below: bills in the stacker, the figures beside that sum (coins to the tubes, paid by the devices, float filled, payout tests, manual dispenses), and the tubes and hoppers.")
+
+        @OptionGroup var connection: Connection
+
+        static let labels = [
+            "coins-in": "coins in", "bills-in": "bills in", "sales": "sales", "change-paid": "change paid", "refunds": "refunds",
+            "unknown-payouts": "unknown payouts", "credit": "credit", "held-by-vend": "held by a vend", "payout-in-flight": "payout in flight",
+            "coins-to-tubes": "of coins in: to the tubes", "dispensed": "of change and refunds: paid by the devices",
+            "float-filled": "float filled (fill mode)", "test-payouts": "payout tests", "unknown-test-payouts": "payout tests unknown",
+            "manually-dispensed": "paid by the changer's buttons",
+        ]
+
+        func run() throws {
+            try reporting {
+                try connection.show(.coins, { $0.coins }) { report in
+                    guard let position = report.position else { return "this vendd does not report its cash position (upgrade it)" }
+                    var text = lines(position)
+                    if let bills = report.bills, !bills.isEmpty {
+                        text += "\n\n" + table([.left, .right, .right], header: ["bill", "count", "amount"],
+                                               rows: bills.map { [$0.valueText, "\($0.count)", $0.amountText] })
+                    }
+                    if let details = report.details { text += "\n\n" + lines(details) }
+                    if let devices = try connection.client().send(.status).status?.payoutDevices, !devices.isEmpty {
+                        text += "\n\n" + table([.left, .left], header: ["payout device", "holds"], rows: devices.map { device in
+                            [device.description, device.coins.map { "\($0.count.map(String.init) ?? "?") × \($0.valueText)" }.joined(separator: ", ")]
+                        })
+                    }
+                    return text
+                }
+            }
+        }
+
+        private func lines(_ lines: [CoinsReport.PositionLine]) -> String {
+            table([.left, .right], header: ["", "amount"], rows: lines.map { [Self.labels[$0.item] ?? $0.item, $0.amountText] })
+        }
+    }
+
+    struct Fill: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Fill mode on or off (service mode): coins put in are float for the change tubes, not credit.",
+            discussion: "Turn the service key (or vendctl service on), then `vendctl cash fill on`, put the coins in, and `vendctl cash fill off`. Bills are returned meanwhile. Leaving service mode ends fill mode.")
+
+        @OptionGroup var connection: Connection
+        @Argument(help: "on or off.") var state: Sim.KeyPosition
+
+        func run() throws { try send(.fill(on: state == .on), connection) }
+    }
+
+    struct PayoutTest: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "payout-test",
+            abstract: "Have the payout devices pay an amount from their stock (service mode), and say what they paid.",
+            discussion: "Two-phase like any payout: the intent is saved before a device is told, and an interrupted test is settled at the next start from what the devices report. The amount comes out of no credit; it is booked as a payout test.")
+
+        @OptionGroup var connection: Connection
+        @Argument(help: "The amount to pay, in the machine's currency (e.g. 500 or 1.50).") var amount: String
+        @Option(help: ArgumentHelp("Seconds to wait for the devices to finish.", valueName: "seconds")) var wait: Int = 120
+
+        func validate() throws {
+            guard wait > 0 else { throw ValidationError("--wait must be at least 1 second") }
+        }
+
+        /// Subscribes to the events first, so the test's end cannot be missed; a test cannot
+        /// overlap another payout, so the first test that ends is this one.
+        func run() throws {
+            try reporting {
+                let watcher = try connection.client()
+                do {
+                    try watcher.watch(timeout: .seconds(wait), subscribed: {
+                        let started = try connection.send(.payoutTest(amount: amount))
+                        if !connection.json, let message = started.message { print(message) }
+                    }) { event in
+                        guard event.kind == "payout-test-ended" else { return true }
+                        print(connection.json ? jsonLine(event) : event.text)
+                        return false
+                    }
+                } catch let failure as Failure {
+                    throw failure
+                } catch let error as ControlClient.ConnectionError where error.kind == .notAnswering {
+                    throw Failure("the payout test did not end within \(wait) s: see vendctl status and journalctl -u vendd", code: ExitStatus.temporaryFailure)
+                } catch {
+                    throw Failure("\(error)", code: ExitStatus.unavailable)
+                }
+            }
+        }
+    }
+}
