@@ -89,6 +89,49 @@ import VenddTestSupport
         #expect(rig.simulator.with { $0.changer.acceptMask.isEmpty && $0.bills.acceptMask.isEmpty }, "stopping refuses coins and bills")
     }
 
+    /// The technician's day at the changer: fill the tubes (float, not credit), test a payout
+    /// through the real vendctl, pay a coin with the changer's own button; the books and the DEX
+    /// audit keep each apart from the customers' money.
+    @Test func fillModeAndAPayoutTestKeepTheTechniciansCoinsApart() throws {
+        let rig = try Rig()
+        defer { rig.tearDown() }
+        try rig.startSelling()
+        _ = try rig.daemon.waitUntil("the changer's tubes known") { $0.exactChangeOnly == false }
+        let refused = try rig.daemon.vendctl("cash", "fill", "on")
+        #expect(refused.status == 1 && refused.errors.contains("only in service mode"), "\(refused.errors)")
+
+        try rig.daemon.send(.service(on: true))
+        #expect(rig.simulator.wait { $0.changer.acceptMask.isEmpty }, "service mode takes no coins")
+        try rig.daemon.requireSuccess(rig.daemon.vendctl("cash", "fill", "on"))
+        #expect(rig.simulator.wait { $0.changer.acceptMask == [0, 1, 2, 3] }, "fill mode takes coins")
+        rig.simulator.with { $0.changer.insert(type: 3); $0.changer.insert(type: 3); $0.changer.insert(type: 2) }
+        let filled = try rig.daemon.waitUntil("the float booked") { $0.payoutDevices?.first?.coins.last?.count == 22 }
+        #expect(filled.fillMode == true)
+        #expect(filled.credit == "0" && filled.books.coinsIn == "0")
+        try rig.daemon.requireSuccess(rig.daemon.vendctl("cash", "fill", "off"))
+        #expect(rig.simulator.wait { $0.changer.acceptMask.isEmpty })
+
+        let test = try rig.daemon.vendctl("cash", "payout-test", "600")
+        try rig.daemon.requireSuccess(test)
+        #expect(test.output.contains("(payout test)") && test.output.contains("paid 600원"), "\(test.output)")
+        #expect(rig.taken.paid == 600)
+        rig.simulator.with { $0.changer.manualDispense(type: 2, count: 1) }
+        try rig.daemon.waitForLog("paid out by the changer's own buttons")
+
+        let details = try #require(try rig.daemon.send(.coins).coins?.details)
+        let figures = Dictionary(uniqueKeysWithValues: details.map { ($0.item, $0.amount) })
+        #expect(figures["float-filled"] == "1100")
+        #expect(figures["test-payouts"] == "600")
+        #expect(figures["manually-dispensed"] == "100")
+        let status = try rig.daemon.status()
+        #expect(status.credit == "0" && status.books.coinsIn == "0" && status.books.changePaid == "0")
+        let audit = try rig.daemon.vendctl("audit", "--dex", rig.daemon.directory.path + "/audit.dex")
+        try rig.daemon.requireSuccess(audit)
+        let dex = try String(contentsOfFile: rig.daemon.directory.path + "/audit.dex", encoding: .utf8)
+        #expect(dex.contains("\r\nCA4*0*700*0*700\r\n") && dex.contains("\r\nCA10*1100*1100\r\n"), "\(dex)")
+        #expect(try rig.daemon.stop() == 0)
+    }
+
     @Test func throughFaultsEveryCoinAndBillTakenIsCreditedOnce() throws {
         let rig = try Rig()
         defer { rig.tearDown() }

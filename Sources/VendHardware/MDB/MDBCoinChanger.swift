@@ -162,7 +162,10 @@ final class MDBCoinChanger: MDBPeripheralDriver {
             sequence += 1
             emit(.coinDeposited(AcceptedCoin(channel: type, value: value, event: CoinEventID(source: source, sequence: sequence),
                                              route: routing == .tubes ? .tubes : .cashBox)))
-            if routing == .tubes { tubes = tubes.map { TubeStatus(full: $0.full, counts: replacing($0.counts, at: type, with: tubeCount)) } }
+            if routing == .tubes {
+                tubes = tubes.map { TubeStatus(full: $0.full, counts: replacing($0.counts, at: type, with: tubeCount)) }
+                reportInventory()
+            }
         case .manuallyDispensed(let type, let count, let left):
             emit(.notice("\(count) coin(s) of type \(type) paid out by the changer's own buttons (\(left) left in the tube): not a sale, not change", isFault: false))
             if let value = values[type], count > 0 { emit(.dispensedManually(value * count)) }
