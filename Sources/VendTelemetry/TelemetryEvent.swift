@@ -120,6 +120,24 @@ public struct CashMessage: Codable, Sendable, Equatable {
     public let coinsIn: String
     public let sales: String
     public let refunds: String
+    public var billsIn: String? = nil
+    public var changePaid: String? = nil
+    /// Payouts nobody can tell were paid: the technician counts the devices.
+    public var unknownPayouts: String? = nil
+    /// What the payout devices hold, one entry per coin value.
+    public var changeStock: [ChangeLevel]? = nil
+    public var exactChangeOnly: Bool? = nil
+
+    public struct ChangeLevel: Codable, Sendable, Equatable {
+        public let value: String
+        /// Absent when a device holding this coin cannot count (a hopper without level sensors).
+        public let count: Int?
+
+        public init(value: String, count: Int?) {
+            self.value = value
+            self.count = count
+        }
+    }
 
     public init(machine: String, currency: String, coinsIn: String, sales: String, refunds: String) {
         self.machine = machine

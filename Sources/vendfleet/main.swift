@@ -88,7 +88,8 @@ struct VendFleet: ParsableCommand {
         table.add(["machine", "state", "last seen", "credit", "coins in", "stock alerts", "faults"])
         for machine in view.machines.values.sorted(by: { $0.id < $1.id }) {
             let state = machine.state
-            let fault = state?.state == "out-of-order" ? (state?.reason ?? "out of order") : (machine.lastFault ?? "")
+            var fault = state?.state == "out-of-order" ? (state?.reason ?? "out of order") : (machine.lastFault ?? "")
+            if machine.cash?.exactChangeOnly == true { fault += (fault.isEmpty ? "" : "; ") + "exact change only" }
             let alerts = machine.stockAlerts(now: now)
             table.add([
                 machine.id, state?.state ?? "?", machine.lastSeen == 0 ? "-" : "\(max(0, (now - machine.lastSeen) / 1000)) s ago",

@@ -177,8 +177,25 @@ final class FleetLink: Sendable {
             messages.append((topics.stock(machine), stock, stock))
         }
         if settings.publish.contains(.cash) {
-            let cash = Self.json(CashMessage(machine: machine, currency: status.currency, coinsIn: status.books.coinsIn,
-                                             sales: status.books.sales, refunds: status.books.refunds))
+            var message = CashMessage(machine: machine, currency: status.currency, coinsIn: status.books.coinsIn,
+                                      sales: status.books.sales, refunds: status.books.refunds)
+            message.billsIn = status.books.billsIn
+            message.changePaid = status.books.changePaid
+            message.unknownPayouts = status.books.unknownPayouts
+            if let devices = status.payoutDevices, !devices.isEmpty {
+                // A value may be in several devices (two hoppers of one coin): their counts add up.
+                var levels: [CashMessage.ChangeLevel] = []
+                for coin in devices.flatMap(\.coins) {
+                    if let index = levels.firstIndex(where: { $0.value == coin.value }) {
+                        levels[index] = .init(value: coin.value, count: levels[index].count.flatMap { known in coin.count.map { known + $0 } })
+                    } else {
+                        levels.append(.init(value: coin.value, count: coin.count))
+                    }
+                }
+                message.changeStock = levels
+                message.exactChangeOnly = status.exactChangeOnly
+            }
+            let cash = Self.json(message)
             messages.append((topics.cash(machine), cash, cash))
         }
         for (topic, content, payload) in messages where link.withLock({ $0.retained[topic] != content }) {

@@ -12,7 +12,8 @@ import VenddTestSupport
         try rig.broker.start()
         let everything = try FleetSubscriber(broker: rig.broker, topic: "vendd/m1/#", clientID: "schema-everything")
         defer { everything.stop() }
-        let daemon = try rig.machine("m1", commands: ["report"])
+        // A machine that gives change, so that payouts, fill mode and its float are published too.
+        let daemon = try rig.machine("m1", commands: ["report"], edit: PayoutProcessTests.changeGiving)
         try daemon.start()
         _ = try daemon.waitUntil("connected") { $0.fleetOutbox?.connected == true }
         try daemon.send(.restock(slot: "all", count: nil))
@@ -23,7 +24,15 @@ import VenddTestSupport
         try daemon.send(.select(slot: "A4"))
         _ = try daemon.waitUntil("the sale") { $0.books.itemsSold == 1 && $0.vendInProgress == nil }
         try daemon.send(.price(slot: "A1", amount: "1300"))
+        for _ in 0..<3 { try daemon.send(.simCoin(amount: "500")) }
+        try daemon.send(.select(slot: "A1"))
+        _ = try daemon.waitUntil("the change paid") { $0.books.itemsSold == 2 && $0.payoutInProgress == nil && $0.vendInProgress == nil }
         try daemon.send(.service(on: true))
+        try daemon.send(.fill(on: true))
+        try daemon.send(.simCoin(amount: "100"))
+        try daemon.send(.fill(on: false))
+        try daemon.send(.payoutTest(amount: "600"))
+        _ = try daemon.waitUntil("the payout test") { $0.payoutInProgress == nil }
         try daemon.send(.service(on: false))
         try rig.publish(as: "operator", "vendd/m1/cmd/report", #"{"sender":"schema test"}"#)
         _ = try daemon.waitUntil("the outbox empty") { $0.fleetOutbox?.pending == 0 }
@@ -52,7 +61,8 @@ import VenddTestSupport
             #expect(try schemas.violations(of: schema, in: payload) == [], "\(topic): \(payload)")
         }
         for expected in ["coin-credited", "credit-changed", "vend-started", "vend-ended", "stock-changed", "price-changed",
-                         "service-mode", "state", "stock", "cash", "command", "reply"] {
+                         "payout-started", "payout-ended", "fill-mode", "float-added", "service-mode", "state", "stock",
+                         "cash", "command", "reply"] {
             #expect(seen.contains(expected), "nothing was published for \(expected): \(seen.sorted())")
         }
         #expect(everything.lines.last { $0.topic == "vendd/m1/state" }?.payload.contains(#""online":false"#) == true,

@@ -184,7 +184,8 @@ final class FleetRig: @unchecked Sendable {
     }
 
     /// A simulated vendd whose configuration has an `mqtt:` section for this broker.
-    func machine(_ id: String, caFile: String? = nil, commands: [String] = []) throws -> DaemonHarness {
+    func machine(_ id: String, caFile: String? = nil, commands: [String] = [],
+                 edit: @escaping (String) -> String = { $0 }) throws -> DaemonHarness {
         let credentials = try broker.credentialsFile(for: id)
         let section = """
 
@@ -196,7 +197,7 @@ final class FleetRig: @unchecked Sendable {
               commands: [\(commands.joined(separator: ", "))]
 
             """
-        let daemon = try DaemonHarness { $0 + section }
+        let daemon = try DaemonHarness { edit($0) + section }
         daemons.append(daemon)
         return daemon
     }
