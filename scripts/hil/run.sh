@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Hardware-in-the-loop: the real vendd, built with the static Swift stdlib against libgpiod v1
 # (Debian 12's) or v2 (bookworm-backports), booted in a qemu guest whose kernel has gpio-sim.
-# The guest runs scripts/hil/guest/scenarios.sh and prints "HIL <scenario>: PASS|FAIL ..." lines.
+# The guest runs scripts/hil/guest/scenarios.sh and prints "HIL <scenario>: PASS|FAIL ..." lines;
+# cctalk-sim and mdb-sim run here, behind the guest's /dev/ttyS1 and /dev/ttyS2.
 #
 # Usage: scripts/hil/run.sh [--libgpiod v1|v2] [--bench] [--scenarios "a b ..."] [--powercut N]
 #   --bench        instead of the scenarios, measure button edge -> relay active latency for
@@ -241,11 +242,19 @@ echo "HIL summary (libgpiod $api, $mode):"
 grep -E '^(HIL [A-Za-z0-9_]+: |BENCH )' "$console" || true
 grep -q '^HIL done' "$console" || hil_die "the guest did not finish (qemu exit $qemu_status); console above"
 # mdb-sim's own count of the money it took and paid must agree with the books vendd showed the
-# guest (its PASS line): its last `status`, asked for by the guest at the end of the scenario.
-if [[ "$(grep '^HIL mdb_over_ttyS2: PASS' "$console")" =~ books:\ coins\ in\ ([0-9]+),\ bills\ in\ ([0-9]+),\ change\ ([0-9]+) ]]; then
+# guest (the PASS lines, summed: each run starts from fresh books): the simulator's last
+# `status`, asked for by the guest at the end of the scenario.
+mdb_runs=0 coins=0 bills=0 change=0
+while IFS= read -r line; do
+    [[ "$line" =~ books:\ coins\ in\ ([0-9]+),\ bills\ in\ ([0-9]+),\ change\ ([0-9]+) ]] ||
+        hil_die "no books in the scenario's PASS line: $line"
+    mdb_runs=$((mdb_runs + 1)) coins=$((coins + BASH_REMATCH[1]))
+    bills=$((bills + BASH_REMATCH[2])) change=$((change + BASH_REMATCH[3]))
+done < <(grep '^HIL mdb_over_ttyS2: PASS' "$console")
+if ((mdb_runs > 0)); then
     simulator_books="$(grep '^changer: tubes' "$work/mdb.out" | tail -n 1)"
-    [[ "$simulator_books" == *"taken ${BASH_REMATCH[1]}, paid ${BASH_REMATCH[3]},"*"stacked ${BASH_REMATCH[2]},"* ]] ||
-        hil_die "mdb-sim's own count disagrees with vendd's books in the guest (${BASH_REMATCH[0]}): ${simulator_books:-no status line in $work/mdb.out}"
+    [[ "$simulator_books" == *"taken $coins, paid $change,"*"stacked $bills,"* ]] ||
+        hil_die "mdb-sim's own count disagrees with vendd's books in the guest (coins in $coins, bills in $bills, change $change): ${simulator_books:-no status line in $work/mdb.out}"
     echo "mdb-sim agrees: ${simulator_books%%; master mode*}"
 fi
 if grep -q '^HIL [A-Za-z0-9_]*: FAIL' "$console"; then
