@@ -19,6 +19,9 @@ let usage = """
       cashbox out|in      remove / put back the bill validator's cash box
       reset changer|bills the device resets itself (JUST RESET on its next POLL)
       unplug | replug     remove / restore the interface (USB cable pulled / plugged)
+      wait-enabled [S]    wait up to S seconds (default 30) until the master has put the interface
+                          in master mode and enabled every present device, as a customer waits for
+                          the acceptors to light up; commands after it wait too
       status | help | quit
     """
 
@@ -31,6 +34,9 @@ func value(after flag: String) -> String? {
     FileHandle.standardOutput.write(Data((line + "\n").utf8))
 }
 
+let hasChanger = !CommandLine.arguments.contains("--no-changer")
+let hasBills = !CommandLine.arguments.contains("--no-bills")
+
 guard let socketPath = value(after: "--socket") else {
     StandardError.write(usage + "\n")
     exit(64)
@@ -38,8 +44,7 @@ guard let socketPath = value(after: "--socket") else {
 
 let simulator: MDBSimulator
 do {
-    simulator = try MDBSimulator(socketPath: socketPath, changer: !CommandLine.arguments.contains("--no-changer"),
-                                 billValidator: !CommandLine.arguments.contains("--no-bills"), report: say)
+    simulator = try MDBSimulator(socketPath: socketPath, changer: hasChanger, billValidator: hasBills, report: say)
 } catch {
     StandardError.write("mdb-sim: cannot listen on \(socketPath): \(error)\n")
     exit(71)
@@ -106,6 +111,11 @@ while let line = readLine() {
     case ("unplug", 1): simulator.unplug()
     case ("replug", 1):
         do { try simulator.replug() } catch { say("replug failed: \(error)") }
+    case ("wait-enabled", 1...2) where numbers.count == words.count - 1:
+        let enabled = simulator.wait(timeout: .seconds(numbers.first ?? 30)) { devices in
+            devices.masterMode && (!hasChanger || !devices.changer.acceptMask.isEmpty) && (!hasBills || !devices.bills.acceptMask.isEmpty)
+        }
+        say(enabled ? "enabled: \(status())" : "NOT enabled after \(numbers.first ?? 30) s: \(status())")
     case ("status", 1): say(status())
     case ("help", _): say(usage)
     case ("quit", _): exit(0)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Hardware-in-the-loop: the real vendd, built with the static Swift stdlib against libgpiod v1
 # (Debian 12's) or v2 (bookworm-backports), booted in a qemu guest whose kernel has gpio-sim.
-# The guest runs scripts/hil/guest/scenarios.sh and prints "HIL <scenario>: PASS|FAIL ..." lines.
+# The guest runs scripts/hil/guest/scenarios.sh and prints "HIL <scenario>: PASS|FAIL ..." lines;
+# cctalk-sim and mdb-sim run here, behind the guest's /dev/ttyS1 and /dev/ttyS2.
 #
 # Usage: scripts/hil/run.sh [--libgpiod v1|v2] [--bench] [--scenarios "a b ..."] [--powercut N]
 #   --bench        instead of the scenarios, measure button edge -> relay active latency for
@@ -51,7 +52,7 @@ scratch="$ROOT/.build-hil-$api"
 configuration=debug
 [[ "$mode" == bench ]] && configuration=release
 hil_log "building vendd and vendctl ($configuration, static Swift stdlib, libgpiod $api) in $scratch"
-for product in vendd vendctl cctalk-sim; do
+for product in vendd vendctl cctalk-sim mdb-sim; do
     (cd "$ROOT" && swift build -c "$configuration" --static-swift-stdlib --scratch-path "$scratch" --product "$product" >&2)
 done
 bin="$scratch/$configuration"
@@ -121,6 +122,28 @@ coin_acceptor:
     - { channel: 3, value: "100" }
     - { channel: 4, value: "500" }
 COINS
+# The same machine with an MDB interface on the third UART (mdb-sim on the host), its changer
+# paying change; coin and bill types as mdb-sim's.
+{
+    sed 's/^machine:$/machine:\n  payout: change/' "$SCRIPT_DIR/hil.yaml"
+    cat <<'MDB'
+mdb:
+  port: /dev/ttyS2
+  currency_code: 410
+  changer:
+    coins:
+      - { type: 0, value: 10 }
+      - { type: 1, value: 50 }
+      - { type: 2, value: 100 }
+      - { type: 3, value: 500 }
+  bill_validator:
+    bills:
+      - { type: 0, value: 1000 }
+      - { type: 1, value: 5000 }
+      - { type: 2, value: 10000 }
+      - { type: 3, value: 50000 }
+MDB
+} >"$root/etc/vendd/hil-mdb.yaml"
 cp "$SCRIPT_DIR/guest/scenarios.sh" "$SCRIPT_DIR/guest/powercut.sh" "$root/"
 cat >"$root/init" <<INIT
 #!/bin/busybox sh
@@ -154,24 +177,37 @@ if [[ "$mode" == powercut ]]; then
     exit "$status"
 fi
 
-# The ccTalk simulator listens where qemu connects ttyS1; its commands come through a fifo.
-mkfifo "$work/coin.in"
-"$bin/cctalk-sim" --socket "$work/coin.sock" <"$work/coin.in" >"$work/coin.out" 2>&1 &
-simulator_pid=$!
-exec 7>"$work/coin.in"
-for _ in $(seq 100); do [[ -S "$work/coin.sock" ]] && break; sleep 0.1; done
-[[ -S "$work/coin.sock" ]] || hil_die "cctalk-sim did not listen on $work/coin.sock: $(cat "$work/coin.out")"
+# start_simulator NAME FD PROGRAM [ARG...]: PROGRAM listening on $work/NAME.sock, where qemu
+# connects a guest UART, printing to $work/NAME.out; its commands go to file descriptor FD (a
+# fifo to its stdin). Closing FD ends it.
+simulator_pids=()
+start_simulator() {
+    local name="$1" fd="$2"
+    shift 2
+    mkfifo "$work/$name.in"
+    "$@" --socket "$work/$name.sock" <"$work/$name.in" >"$work/$name.out" 2>&1 &
+    simulator_pids+=("$!")
+    eval "exec $fd>\"\$work/\$name.in\""
+    for _ in $(seq 100); do [[ -S "$work/$name.sock" ]] && break; sleep 0.1; done
+    [[ -S "$work/$name.sock" ]] || hil_die "${1##*/} did not listen on $work/$name.sock: $(cat "$work/$name.out")"
+}
+# The ccTalk acceptor on ttyS1; the MDB interface on ttyS2, with coins in every tube to pay change.
+start_simulator coin 7 "$bin/cctalk-sim"
+start_simulator mdb 8 "$bin/mdb-sim" --tubes 10,10,10,10
 
 # forward_host_requests CONSOLE: the guest's console, line by line as it comes (no buffering
 # filter in between: the guest waits for its requests), to CONSOLE and stderr; "HIL-HOST:
-# <command>" lines also to the simulator.
+# <command>" lines also to cctalk-sim, "HIL-MDB: <command>" lines to mdb-sim.
 forward_host_requests() {
     local line
     while IFS= read -r line; do
         line="${line//$'\r'/}"
         printf '%s\n' "$line" >>"$1"
         printf '%s\n' "$line" >&2
-        [[ "$line" == "HIL-HOST: "* ]] && printf '%s\n' "${line#HIL-HOST: }" >&7
+        case "$line" in
+        "HIL-HOST: "*) printf '%s\n' "${line#HIL-HOST: }" >&7 ;;
+        "HIL-MDB: "*) printf '%s\n' "${line#HIL-MDB: }" >&8 ;;
+        esac
     done
     return 0
 }
@@ -179,22 +215,48 @@ forward_host_requests() {
 console="$work/console.log"
 set +e
 # Two vCPUs: the test hand spins on a sysfs file, and must not take the daemon's CPU away.
+# The MDB UART is the legacy COM3 (ttyS2) on IRQ 5 of its own (the guest tells its kernel so):
+# COM3's usual IRQ 4 is the console's, and qemu does not OR two devices' levels on one ISA
+# line, so one UART's interrupt could hide the other's. qemu connects it to mdb-sim again
+# (reconnect=1) after the simulator's `unplug`/`replug`.
 timeout "${VENDD_HIL_BOOT_TIMEOUT:-600}" qemu-system-x86_64 -accel tcg -m 1024 -smp 2 \
     -kernel "$kernel" -initrd "$work/initramfs.cpio" -append "console=ttyS0 quiet panic=-1" \
-    -nographic -no-reboot -serial mon:stdio -serial "unix:$work/coin.sock" </dev/null 2>&1 \
-    | forward_host_requests "$console"
+    -nographic -no-reboot -serial mon:stdio -serial "unix:$work/coin.sock" \
+    -chardev "socket,id=mdb,path=$work/mdb.sock,reconnect=1" -device isa-serial,chardev=mdb,index=2,irq=5 \
+    </dev/null 2>&1 | forward_host_requests "$console"
 qemu_status=${PIPESTATUS[0]}
 set -e
-exec 7>&-
-kill "$simulator_pid" 2>/dev/null || true
+# End of their input: the simulators finish the commands they were sent, then exit.
+exec 7>&- 8>&-
+wait "${simulator_pids[@]}" || true
 if grep -q '^HIL coin_over_ttyS1: FAIL' "$console"; then
     echo "--- cctalk-sim output ---" >&2
     tail -n 20 "$work/coin.out" >&2
+fi
+if grep -q '^HIL mdb_over_ttyS2: FAIL' "$console"; then
+    echo "--- mdb-sim output ---" >&2
+    tail -n 20 "$work/mdb.out" >&2
 fi
 
 echo "HIL summary (libgpiod $api, $mode):"
 grep -E '^(HIL [A-Za-z0-9_]+: |BENCH )' "$console" || true
 grep -q '^HIL done' "$console" || hil_die "the guest did not finish (qemu exit $qemu_status); console above"
+# mdb-sim's own count of the money it took and paid must agree with the books vendd showed the
+# guest (the PASS lines, summed: each run starts from fresh books): the simulator's last
+# `status`, asked for by the guest at the end of the scenario.
+mdb_runs=0 coins=0 bills=0 change=0
+while IFS= read -r line; do
+    [[ "$line" =~ books:\ coins\ in\ ([0-9]+),\ bills\ in\ ([0-9]+),\ change\ ([0-9]+) ]] ||
+        hil_die "no books in the scenario's PASS line: $line"
+    mdb_runs=$((mdb_runs + 1)) coins=$((coins + BASH_REMATCH[1]))
+    bills=$((bills + BASH_REMATCH[2])) change=$((change + BASH_REMATCH[3]))
+done < <(grep '^HIL mdb_over_ttyS2: PASS' "$console")
+if ((mdb_runs > 0)); then
+    simulator_books="$(grep '^changer: tubes' "$work/mdb.out" | tail -n 1)"
+    [[ "$simulator_books" == *"taken $coins, paid $change,"*"stacked $bills,"* ]] ||
+        hil_die "mdb-sim's own count disagrees with vendd's books in the guest (coins in $coins, bills in $bills, change $change): ${simulator_books:-no status line in $work/mdb.out}"
+    echo "mdb-sim agrees: ${simulator_books%%; master mode*}"
+fi
 if grep -q '^HIL [A-Za-z0-9_]*: FAIL' "$console"; then
     hil_die "$(grep -c '^HIL [A-Za-z0-9_]*: FAIL' "$console") scenario(s) failed"
 fi

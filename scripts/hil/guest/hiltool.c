@@ -10,12 +10,16 @@
 //                                           press → output active, PRESSES times; prints p50/p99 µs
 //   hiltool monitor NAME=VALUE...           until killed, prints "OBS relay-on NAME T_US" and
 //                                           "OBS relay-off NAME T_US ON_MS" on every change of an output
+//   hiltool uart-irq TTY IRQ                tells the 8250 driver the UART's interrupt line (what
+//                                           setserial does; busybox has no setserial)
 // Built static on the host (gcc -static), so the guest needs no C library for it.
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <linux/serial.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -150,6 +154,15 @@ int main(int argc, char **argv) {
             }
             usleep(1000);
         }
+    } else if (argc >= 4 && strcmp(argv[1], "uart-irq") == 0) {
+        // The kernel's legacy table puts COM3 on COM1's IRQ 4; qemu wires the MDB UART to its own.
+        struct serial_struct serial;
+        int fd = open(argv[2], O_RDWR | O_NOCTTY | O_NONBLOCK);
+        if (fd < 0) { perror(argv[2]); return 2; }
+        if (ioctl(fd, TIOCGSERIAL, &serial) < 0) { perror("TIOCGSERIAL"); return 2; }
+        serial.irq = atoi(argv[3]);
+        if (ioctl(fd, TIOCSSERIAL, &serial) < 0) { perror("TIOCSSERIAL"); return 2; }
+        close(fd);
     } else {
         fprintf(stderr, "usage: see the comment at the top of hiltool.c\n");
         return 64;

@@ -54,8 +54,29 @@ stop_vendd() {  # sets STOP_STATUS
     VPID=
 }
 
+# within TRIES COMMAND...: true once COMMAND succeeds, tried every 0.1 s, at most TRIES times.
+within() {
+    tries=$1
+    shift
+    until "$@"; do
+        tries=$((tries - 1))
+        [ $tries -gt 0 ] || return 1
+        sleep 0.1
+    done
+}
+
+# logged TEXT COUNT: vendd's log has at least COUNT lines holding TEXT.
+logged() { [ "$(grep -cF "$1" /tmp/vendd.log)" -ge "$2" ]; }
+
 # books FIELD: a number or amount from `vendctl --json status` (itemsSold, failedVends, credit…).
 books() { vendctl --json status | tr ',{}' '\n\n\n' | sed -n "s/^\"$1\":\"\{0,1\}\([^\"]*\)\"\{0,1\}$/\1/p" | head -n 1; }
+
+books_are() { [ "$(books "$1")" = "$2" ]; }
+
+# payout_line: what `vendctl status` shows of the payout devices' coins ("N × VALUE" each).
+payout_line() { vendctl status | grep '^payout '; }
+# tubes_hold "N × VALUE": one of the payout line's entries.
+tubes_hold() { payout_line | grep -qE "[:,] $1(,|\$)"; }
 
 pass() { echo "HIL $SCENARIO: PASS $*"; }
 fail() {
@@ -209,10 +230,55 @@ scenario_coin_over_ttyS1() {
     pass "a 500원 coin inserted into cctalk-sim on the host, polled over /dev/ttyS1: credited once"
 }
 
+# The MDB interface: vendd is the bus master through a Qibixx interface over /dev/ttyS2, as on a
+# board with an MDB Pi HAT on /dev/ttyAMA0 (libserialport, 115200 8N1). qemu's third UART is
+# connected to mdb-sim on the host (changer with 10 coins in each tube, bill validator); ttyS1
+# stays the ccTalk acceptor's, so every device has a UART of its own as on a board. "HIL-MDB:
+# <command>" lines go to mdb-sim's stdin; its `wait-enabled` holds the next command until vendd
+# has enabled both devices, as a customer waits for the acceptors to light up. run.sh checks
+# mdb-sim's own count (the `status` asked for at the end) against the books in the PASS line.
+scenario_mdb_over_ttyS2() {
+    # qemu wires this UART to IRQ 5 (see run.sh); the kernel's legacy table says 4.
+    hiltool uart-irq /dev/ttyS2 5 || { fail "cannot set the IRQ of /dev/ttyS2"; return; }
+    start_vendd nocredit /etc/vendd/hil-mdb.yaml || { fail "vendd did not start"; return; }
+    within 300 logged "MDB interface ready on /dev/ttyS2" 1 || { fail "the MDB interface on /dev/ttyS2 never answered"; return; }
+    echo "HIL-MDB: wait-enabled"
+    echo "HIL-MDB: coin 3"
+    echo "HIL-MDB: bill 0"
+    within 300 books_are credit 1500 || { fail "credit $(books credit) after a 500 coin and a 1000 bill, want 1500"; return; }
+    # The interface unplugged: vendd hears silence, reopens the UART until it answers, resets the bus.
+    lost=$(grep -cF "MDB interface on /dev/ttyS2" /tmp/vendd.log)
+    echo "HIL-MDB: unplug"
+    within 300 logged "MDB interface on /dev/ttyS2" $((lost + 1)) || { fail "the unplugged interface was not noticed"; return; }
+    echo "HIL-MDB: replug"
+    within 300 logged "MDB interface ready on /dev/ttyS2" 2 || { fail "the replugged interface was not taken back"; return; }
+    # Read again at the changer's initialisation: the 500 coin went into its tube.
+    within 100 tubes_hold "11 × 500원" || { fail "tubes after the replug: $(payout_line), want 11 × 500원"; return; }
+    echo "HIL-MDB: wait-enabled"
+    echo "HIL-MDB: coin 2"
+    within 300 books_are credit 1600 || { fail "credit $(books credit) after a 100 coin, want 1600"; return; }
+    hiltool press "$(pull 2)"
+    pulse_of 3; result=$?
+    hiltool release "$(pull 2)"
+    [ $result = 0 ] || { fail "relay A2 (line 3) did not pulse"; return; }
+    within 300 books_are changePaid 600 || { fail "change paid $(books changePaid) after a sale at 1000, want 600"; return; }
+    expect_books 1 0 0 || { fail "$BOOKS"; return; }
+    coins=$(books coinsIn) bills=$(books billsIn) change=$(books changePaid)
+    money="$coins/$bills/$(books sales)/$(books refunds)"
+    [ "$money" = 600/1000/1000/0 ] || { fail "coins in/bills in/sales/refunds $money, want 600/1000/1000/0"; return; }
+    # The changer's TUBE STATUS after the payout: the change left its tubes.
+    tubes_hold "10 × 500원" && tubes_hold "10 × 100원" || { fail "tubes after the change: $(payout_line), want 10 × 500원 and 10 × 100원"; return; }
+    stop_vendd
+    [ "$STOP_STATUS" = 0 ] || { fail "vendd exited with $STOP_STATUS after SIGTERM"; return; }
+    echo "HIL-MDB: status"
+    pass "a 500 coin and a 1000 bill, unplug and replug, a 100 coin, a sale at 1000, change 600 from the tubes; books: coins in $coins, bills in $bills, change $change"
+}
+
 run_scenarios() {
     make_chip
     planned=${HIL_SCENARIOS:-press_with_credit bouncing_press drop_confirms_vend no_drop_aborts_vend \
-             two_buttons_at_once press_without_credit sigterm_mid_vend busy_line coin_over_ttyS1}
+             two_buttons_at_once press_without_credit sigterm_mid_vend busy_line coin_over_ttyS1 \
+             mdb_over_ttyS2}
     echo "HIL planned: $(echo $planned | wc -w)"
     for SCENARIO in $planned; do
         "scenario_$SCENARIO"
