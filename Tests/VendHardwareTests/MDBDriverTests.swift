@@ -286,3 +286,27 @@ import VendingCore
         #expect(rig.log.faults.contains("bill validator: cash box out of position (open or removed)"))
     }
 }
+
+extension MDBDriverTests {
+    @Test func billsMarkedHighSecurityAreSentWithSecurityAfterSetup() throws {
+        let bills = MDBRig.bills.map {
+            MDBDenomination(type: $0.type, value: $0.value, enabled: true, highSecurity: $0.type == 2 || $0.type == 3, origin: MDBRig.origin)
+        }
+        let rig = MDBRig(bills: bills)
+        try rig.start()
+        #expect(rig.sent(to: .billValidator).prefix(3) == ["33", "31", "32"])
+        #expect(rig.validator.highSecurity == [2, 3])
+        #expect(rig.log.notices.contains { $0.contains("high security for types 2 3") })
+        // Sent again after the validator resets itself (its settings are gone).
+        rig.validator.resetItself()
+        try rig.run(for: .milliseconds(300))
+        #expect(rig.validator.highSecurity == [2, 3])
+    }
+
+    @Test func withNoBillMarkedSecurityIsNotSent() throws {
+        let rig = MDBRig()
+        try rig.start()
+        #expect(rig.bus.count(0x32) == 0)
+        #expect(rig.validator.highSecurity == nil)
+    }
+}
