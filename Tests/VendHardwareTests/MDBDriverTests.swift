@@ -310,3 +310,21 @@ extension MDBDriverTests {
         #expect(rig.validator.highSecurity == nil)
     }
 }
+
+extension MDBDriverTests {
+    /// POLL's deposit and manual-dispense reports carry the tube's new count (§5.3): the levels
+    /// `vendctl status` shows follow them without another TUBE STATUS.
+    @Test func theTubeLevelsFollowDepositsAndManualDispenses() throws {
+        let rig = MDBRig()
+        rig.changer.tubes[0...3] = [5, 5, 5, 5]
+        try rig.start()
+        let tubeReads = rig.bus.count(0x0A)
+        rig.changer.insert(type: 3)
+        try rig.run(for: .milliseconds(300))
+        #expect(rig.log.inventories.last == [won(10): 5, won(50): 5, won(100): 5, won(500): 6])
+        rig.changer.manualDispense(type: 1, count: 2)
+        try rig.run(for: .milliseconds(300))
+        #expect(rig.log.inventories.last == [won(10): 5, won(50): 3, won(100): 5, won(500): 6])
+        #expect(rig.bus.count(0x0A) == tubeReads)
+    }
+}

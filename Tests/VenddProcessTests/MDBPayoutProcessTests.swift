@@ -46,7 +46,9 @@ import VenddTestSupport
         #expect(Self.won(status.credit) == 3_800 - paid)
         Self.expectBalanced(status)
         try rig.daemon.waitForLog("was in flight when vendd stopped; the payout devices report")
-        #expect(rig.daemon.log.contains("PAYOUT=1") && rig.daemon.log.contains("UNKNOWN=0"), "\(rig.daemon.log)")
+        let resolution = rig.daemon.log.split(separator: "\n").filter { $0.contains("was in flight when vendd stopped") }
+        #expect(resolution.contains { $0.contains("PAYOUT=1") && $0.contains("PAID=\(paid)") && $0.contains("UNKNOWN=0") }, "\(resolution)")
+        print("MDB payout resolved at the restart:\n" + resolution.joined(separator: "\n"))
         // Nothing more leaves by itself.
         usleep(1_000_000)
         #expect(rig.simulator.with { $0.bus.count(0x0D) } == dispenses, "no DISPENSE after the restart")
