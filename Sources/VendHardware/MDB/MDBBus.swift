@@ -74,15 +74,17 @@ public final class MDBBus: Sendable {
         let once: @Sendable ([ChangeStock]?) -> Void = { levels in
             if claimed.withLock({ claimed in defer { claimed = true }; return !claimed }) { action(levels) }
         }
-        let timer = control.timekeeper.schedule(after: limit) { once(nil) }
+        let timekeeper = control.timekeeper
+        let timer = timekeeper.schedule(after: limit) { once(nil) }
+        let read: @Sendable ([ChangeStock]?) -> Void = { levels in
+            timekeeper.cancel(timer)
+            once(levels)
+        }
         let known = tubeWatch.withLock { watch -> [ChangeStock]? in
-            if watch.levels == nil { watch.waiters.append(once) }
+            if watch.levels == nil { watch.waiters.append(read) }
             return watch.levels
         }
-        if let known {
-            control.timekeeper.cancel(timer)
-            once(known)
-        }
+        if let known { read(known) }
     }
 
     /// The changer read its tubes: the evidence is kept, and those waiting for it get it.

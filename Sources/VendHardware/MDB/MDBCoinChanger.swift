@@ -294,8 +294,9 @@ final class MDBCoinChanger: MDBPeripheralDriver {
             try readTubes(bus)
             if let tubes {
                 // Durable before the first coin is asked for (the payout bank's `asking`).
-                job.holding = TubeHolding(tubes)
-                job.request.holding(TubeHolding(tubes).byValue(values))
+                let holding = TubeHolding(tubes)
+                job.holding = holding
+                job.request.holding(holding.byValue(values))
             }
             if alternativePayout {
                 guard let next = try sendAlternative(bus, remaining: job.request.amount, scaling: Int64(setup.scalingFactor)) else {
