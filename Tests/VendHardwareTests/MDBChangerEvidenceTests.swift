@@ -47,7 +47,7 @@ import VendingCore
         #expect(rig.holdings.all.map(\.holding) == [tubes([10, 10, 10, 10]), tubes([10, 8, 10, 10])])
         // What the tubes would hold had it paid nothing, against what they hold: the payout.
         let now = try #require(rig.tubeReadings.last)
-        #expect(TubeHolding.paid(before: tubes([10, 8, 10, 10]), now: now, currency: MDBRig.krw) == InterruptedPayoutPart(paid: won(1000), cannotTell: nil))
+        #expect(TubeHolding.paid(before: tubes([10, 8, 10, 10]), now: now, of: won(1000)) == InterruptedPayoutPart(paid: won(1000), cannotTell: nil))
     }
 
     @Test func aTubeFullWithZeroOrAt255IsNotCounted() {
@@ -65,9 +65,11 @@ import VendingCore
         ([20, 20, 20, nil], [20, 20, 17, 13], 300, false),
         ([20, 20, 20, 20], [20, 20, 17, nil], 300, false),
         ([20, 20, 20, 20], [20, 25, 17, 13], 3_800, false),
+        // More left than 3,800 could take: the counts say nothing.
+        ([20, 20, 20, 20], [0, 0, 0, 0], 0, false),
     ] as [([Int?], [Int?], Int64, Bool)])
     func anInterruptedPayoutIsWhatLeftTheTubes(before: [Int?], now: [Int?], paid: Int64, canTell: Bool) {
-        let part = TubeHolding.paid(before: tubes(before), now: tubes(now), currency: MDBRig.krw)
+        let part = TubeHolding.paid(before: tubes(before), now: tubes(now), of: won(3_800))
         #expect(part.paid == won(paid))
         #expect((part.cannotTell == nil) == canTell, "\(part)")
     }
@@ -78,14 +80,14 @@ import VendingCore
                                    changer: MDBChangerSettings(coins: MDBRig.coins), billValidator: nil)
         let changer = MDBChangerPayout(bus: MDBBus(settings: settings, timekeeper: clock))
         let parts = Mutex<[InterruptedPayoutPart]>([])
-        changer.resolveInterrupted(InterruptedPayoutRecord(keptCounter: nil, holding: tubes([20, 20, 20, 20]))) { part in parts.withLock { $0.append(part) } }
+        changer.resolveInterrupted(InterruptedPayoutRecord(amount: won(3_800), keptCounter: nil, holding: tubes([20, 20, 20, 20]))) { part in parts.withLock { $0.append(part) } }
         clock.advance(by: MDBChangerPayout.tubesWait - .seconds(1))
         #expect(parts.withLock { $0 }.isEmpty, "waits for the changer to come up")
         clock.advance(by: .seconds(1))
         #expect(parts.withLock { $0 } == [InterruptedPayoutPart(paid: won(0), cannotTell: "it did not report its tubes within 30.0 seconds of the start")])
 
         // A payout recorded before the changer said what it held: nothing to judge by.
-        changer.resolveInterrupted(InterruptedPayoutRecord(keptCounter: nil, holding: nil)) { part in parts.withLock { $0.append(part) } }
+        changer.resolveInterrupted(InterruptedPayoutRecord(amount: won(3_800), keptCounter: nil, holding: nil)) { part in parts.withLock { $0.append(part) } }
         #expect(parts.withLock { $0.last?.cannotTell }?.hasPrefix("its tubes were not counted when it was asked") == true)
     }
 }

@@ -46,10 +46,10 @@ private func won(_ amount: Int64) -> Money { Money(minorUnits: amount, currency:
         let answers = Answers()
         let tubes = [ChangeStock(value: won(500), count: 20)]
         bank.resolveInterrupted(won(3_800), counters: ["hopper": 7], asked: ["hopper", "changer"], holdings: ["changer": tubes], completion: answers.record)
-        #expect(hopper.records == [InterruptedPayoutRecord(keptCounter: 7, holding: nil)])
+        #expect(hopper.records == [InterruptedPayoutRecord(amount: won(3_800), keptCounter: 7, holding: nil)])
         hopper.judge(InterruptedPayoutPart(paid: won(1_000), cannotTell: nil))
         #expect(answers.results.isEmpty, "the changer has not judged yet")
-        #expect(changer.records == [InterruptedPayoutRecord(keptCounter: nil, holding: tubes)])
+        #expect(changer.records == [InterruptedPayoutRecord(amount: won(3_800), keptCounter: nil, holding: tubes)])
         #expect(never.records.isEmpty, "a device never asked paid nothing and is not asked")
         changer.judge(InterruptedPayoutPart(paid: won(1_500), cannotTell: nil))
         #expect(answers.results == [PayoutBankResult(paid: won(2_500), unknown: won(0), counters: [:])])

@@ -52,7 +52,7 @@ public final class MDBChangerPayout: PayoutDevice {
             guard let now else {
                 return completion(InterruptedPayoutPart(paid: .zero(currency), cannotTell: "it did not report its tubes within \(Self.tubesWait) of the start"))
             }
-            completion(TubeHolding.paid(before: before, now: now, currency: currency))
+            completion(TubeHolding.paid(before: before, now: now, of: record.amount))
         }
     }
 

@@ -291,6 +291,8 @@ final class MDBCoinChanger: MDBPeripheralDriver {
         case .start:
             job.phase = .counting
         case .counting:
+            // Stopped before any coin was asked for: nothing to count, nothing paid.
+            guard !payoutStopped() else { return finish(job, uncertain: false, note: nil) }
             try readTubes(bus)
             if let tubes {
                 // Durable before the first coin is asked for (the payout bank's `asking`).

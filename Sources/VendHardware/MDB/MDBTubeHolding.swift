@@ -29,12 +29,13 @@ struct TubeHolding: Equatable {
         return byValue.map { ChangeStock(value: $0.key, count: $0.value) }.sorted { $0.value < $1.value }
     }
 
-    /// What a payout cut short by a restart paid, from the tubes by value when it was asked
-    /// (`before`, revised for coins that went in or out other than by paying) and now: what left
-    /// them. It cannot tell for a value not counted then or now, or whose tube holds more now
-    /// than then (coins put in by hand while vendd was not running).
-    static func paid(before: [ChangeStock], now: [ChangeStock], currency: Currency) -> InterruptedPayoutPart {
-        var paid = Money.zero(currency)
+    /// What a payout of `amount` cut short by a restart paid, from the tubes by value when it was
+    /// asked (`before`, revised for coins that went in or out other than by paying) and now: what
+    /// left them. It cannot tell for a value not counted then or now, or whose tube holds more
+    /// now than then (coins put in by hand while vendd was not running); nor at all when more
+    /// left than the payout could take (counts lost in a reset, tubes emptied by hand).
+    static func paid(before: [ChangeStock], now: [ChangeStock], of amount: Money) -> InterruptedPayoutPart {
+        var paid = Money.zero(amount.currency)
         var cannotTell: [String] = []
         let nowByValue = Dictionary(now.map { ($0.value, $0.count) }, uniquingKeysWith: { $1 })
         for tube in before {
@@ -47,6 +48,9 @@ struct TubeHolding: Equatable {
             } else {
                 paid += tube.value * (then - left)
             }
+        }
+        guard paid <= amount else {
+            return InterruptedPayoutPart(paid: .zero(amount.currency), cannotTell: "its tubes hold \(paid.decimalString) less than when the payout of \(amount.decimalString) began: more than it could have paid (counts lost, or coins taken out by hand)")
         }
         return InterruptedPayoutPart(paid: paid, cannotTell: cannotTell.isEmpty ? nil : cannotTell.joined(separator: "; "))
     }

@@ -114,7 +114,7 @@ public final class PayoutBank: Sendable {
         let gone = (asked ?? []).filter { identity in !devices.contains { $0.identity == identity } }
         let zero = Money.zero(amount.currency)
         let findings = gone.map { (device: $0, part: InterruptedPayoutPart(paid: zero, cannotTell: "it was asked and is no longer configured")) }
-        judge(askedDevices[...], kept: kept, holdings: holdings,
+        judge(askedDevices[...], amount: amount, kept: kept, holdings: holdings,
               sofar: InterruptedPayoutPart(paid: zero, cannotTell: findings.first?.part.cannotTell), findings: findings) { [self] total, findings in
             let paid = min(total.paid, amount)
             let unknown = total.cannotTell == nil ? Money.zero(amount.currency) : amount - paid
@@ -123,13 +123,13 @@ public final class PayoutBank: Sendable {
     }
 
     /// Asks each device in turn (one may answer later), adding up what they say.
-    private func judge(_ devices: ArraySlice<any PayoutDevice>, kept: [String: UInt64], holdings: [String: [ChangeStock]], sofar: InterruptedPayoutPart,
+    private func judge(_ devices: ArraySlice<any PayoutDevice>, amount: Money, kept: [String: UInt64], holdings: [String: [ChangeStock]], sofar: InterruptedPayoutPart,
                        findings: [(device: String, part: InterruptedPayoutPart)],
                        completion: @escaping @Sendable (InterruptedPayoutPart, [(device: String, part: InterruptedPayoutPart)]) -> Void) {
         guard let device = devices.first else { return completion(sofar, findings) }
-        let record = InterruptedPayoutRecord(keptCounter: kept[device.identity], holding: holdings[device.identity])
+        let record = InterruptedPayoutRecord(amount: amount, keptCounter: kept[device.identity], holding: holdings[device.identity])
         device.resolveInterrupted(record) { [self] part in
-            judge(devices.dropFirst(), kept: kept, holdings: holdings,
+            judge(devices.dropFirst(), amount: amount, kept: kept, holdings: holdings,
                   sofar: InterruptedPayoutPart(paid: sofar.paid + part.paid, cannotTell: sofar.cannotTell ?? part.cannotTell),
                   findings: findings + [(device.description, part)], completion: completion)
         }

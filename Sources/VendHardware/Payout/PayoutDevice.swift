@@ -41,12 +41,15 @@ public struct LastPayoutReport: Sendable, Hashable {
 /// What the machine kept about one asked device's part of a payout that was in flight when
 /// vendd stopped: the evidence the device judges it by.
 public struct InterruptedPayoutRecord: Sendable, Hashable {
+    /// The whole payout: no device paid more of it.
+    public let amount: Money
     /// The device's payout counter after its last payout before this one, if it keeps one.
     public let keptCounter: UInt64?
     /// What it said it held just before it was told (a device without a counter), if it did.
     public let holding: [ChangeStock]?
 
-    public init(keptCounter: UInt64?, holding: [ChangeStock]?) {
+    public init(amount: Money, keptCounter: UInt64?, holding: [ChangeStock]?) {
+        self.amount = amount
         self.keptCounter = keptCounter
         self.holding = holding
     }
