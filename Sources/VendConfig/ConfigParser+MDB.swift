@@ -48,6 +48,8 @@ extension ConfigParser {
             let type = row.int("type", in: 0...15)
             let value = row.money("value", currency: currency)
             let enabled = row.bool("enabled", default: true)
+            // Only a bill validator has security levels; on a coin the key is unknown.
+            let highSecurity = key == "bills" ? row.bool("high_security", default: false) : false
             row.finish()
             if let type, let first = seen[type] {
                 sink.report("type \(type) is already mapped at line \(first.mark.line); map each type once",
@@ -55,12 +57,12 @@ extension ConfigParser {
                 continue
             }
             if let type { seen[type] = node }
-            guard let type, let value, let enabled, let typeNode = row.value("type") else { continue }
+            guard let type, let value, let enabled, let highSecurity, let typeNode = row.value("type") else { continue }
             if value.minorUnits <= 0 {
                 sink.report("a \(key == "coins" ? "coin" : "bill") is worth more than nothing", at: row.value("value"), path: row.path.key("value"))
                 continue
             }
-            rows.append(MDBDenomination(type: type, value: value, enabled: enabled, origin: origin(of: typeNode, path: row.path)))
+            rows.append(MDBDenomination(type: type, value: value, enabled: enabled, highSecurity: highSecurity, origin: origin(of: typeNode, path: row.path)))
         }
         return rows
     }

@@ -100,7 +100,10 @@ extension VenddConfig {
                 if let bills = mdb.billValidator {
                     out.section("bill_validator") { out in
                         out.field("escrow", bills.escrow)
-                        out.list("bills", bills.bills, rows)
+                        out.list("bills", bills.bills) { out, row in
+                            rows(&out, row)
+                            out.field("high_security", row.highSecurity)
+                        }
                     }
                 }
             }

@@ -157,8 +157,8 @@ final class MachineController: Sendable {
                 let zero = Money.zero(amount.currency)
                 return .payoutEnded(payout, paid: zero, unknown: zero, counters: [:])
             }
-            bank.pay(amount, asking: { [self] device in
-                submit(.payoutDeviceAsked(payout, device: device))
+            bank.pay(amount, asking: { [self] device, holding in
+                submit(.payoutDeviceAsked(payout, device: device, holding: holding))
             }) { [self] result in
                 submit(.payoutEnded(payout, paid: result.paid, unknown: result.unknown, counters: result.counters))
                 submit(.changeInventory(bank.inventory()))
@@ -266,19 +266,41 @@ final class MachineController: Sendable {
     }
 
     /// Resolves a payout that was in flight when vendd stopped from what the devices report
-    /// (never by paying again), or records their counters; then what they can pay.
+    /// (never by paying again), or records their counters; then what they can pay. Until the
+    /// devices have judged (an MDB changer once it has read its tubes), the payout stays pending:
+    /// no coins, no sales, no other payout.
     private func takeOver(_ bank: PayoutBank) {
         let (pending, counters) = state.withLock { ($0.machine.pendingPayout, $0.machine.payoutCounters) }
-        if let pending {
-            let result = bank.resolveInterrupted(pending.amount, counters: counters, asked: pending.askedDevices)
-            let format = config.machine.moneyFormat
-            logger.warning("\(pending.id) of \(format.string(for: pending.amount)) was in flight when vendd stopped; the payout devices report \(format.string(for: result.paid)) paid\(result.unknown.isZero ? "" : ", \(format.string(for: result.unknown)) unknown"); it is not paid again",
-                           metadata: ["PAYOUT": "\(pending.id.rawValue)"])
-            submit(.payoutEnded(pending.id, paid: result.paid, unknown: result.unknown, counters: result.counters))
-        } else {
+        guard let pending else {
             submit(.payoutCountersSynchronised(bank.counters()))
+            submit(.changeInventory(bank.inventory()))
+            return
         }
-        submit(.changeInventory(bank.inventory()))
+        logger.notice("\(pending.id) was in flight when vendd stopped: asking the payout devices what they paid of it",
+                      metadata: ["PAYOUT": "\(pending.id.rawValue)"])
+        bank.resolveInterrupted(pending.amount, counters: counters, asked: pending.askedDevices, holdings: pending.holdings) { [self] resolution in
+            // Hardware replaced meanwhile (a reload): the new bank resolves it.
+            guard state.withLock({ $0.hardware?.payouts === bank }) else { return }
+            logResolution(of: pending, resolution)
+            let result = resolution.result
+            submit(.payoutEnded(pending.id, paid: result.paid, unknown: result.unknown, counters: result.counters))
+            submit(.changeInventory(bank.inventory()))
+        }
+    }
+
+    private func logResolution(of pending: PendingPayout, _ resolution: PayoutBank.Resolution) {
+        let format = config.machine.moneyFormat
+        let result = resolution.result
+        let rest = pending.amount - result.paid - result.unknown
+        let devices = resolution.findings.map { finding in
+            "\(finding.device): \(format.string(for: finding.part.paid)) paid\(finding.part.cannotTell.map { ", cannot tell the rest: \($0)" } ?? "")"
+        }
+        let text = "\(pending.id) of \(format.string(for: pending.amount)) was in flight when vendd stopped; the payout devices report \(format.string(for: result.paid)) paid\(result.unknown.isZero ? "" : ", \(format.string(for: result.unknown)) unknown"), \(format.string(for: rest)) back to credit; it is not paid again"
+            + (devices.isEmpty ? " (no device was asked)" : " (\(devices.joined(separator: "; ")))")
+        // The payout-ended event that follows says it again, at `crit` when some is unknown.
+        logger.warning("\(text)", metadata: ["PAYOUT": "\(pending.id.rawValue)", "AMOUNT": "\(pending.amount.decimalString)",
+                                             "PAID": "\(result.paid.decimalString)", "UNKNOWN": "\(result.unknown.decimalString)",
+                                             "UNPAID": "\(rest.decimalString)"])
     }
 
     /// Stops the hardware: coins inhibited, every relay off, lines released.

@@ -7,12 +7,16 @@ public struct MDBDenomination: Sendable, Equatable {
     public let type: Int
     public let value: Money
     public let enabled: Bool
+    /// A bill type the validator checks at its high security level (SECURITY, §6.2); never set
+    /// for coins.
+    public let highSecurity: Bool
     public let origin: ConfigOrigin
 
-    public init(type: Int, value: Money, enabled: Bool, origin: ConfigOrigin) {
+    public init(type: Int, value: Money, enabled: Bool, highSecurity: Bool = false, origin: ConfigOrigin) {
         self.type = type
         self.value = value
         self.enabled = enabled
+        self.highSecurity = highSecurity
         self.origin = origin
     }
 }

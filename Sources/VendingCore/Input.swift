@@ -17,7 +17,10 @@ public enum Input: Hashable, Sendable, Codable {
     case payoutEnded(PayoutID, paid: Money, unknown: Money, counters: [String: UInt64])
     /// The shell is about to tell this payout device (by identity) to pay part of the payout:
     /// durable before the device is told, so a restart knows which devices may have paid.
-    case payoutDeviceAsked(PayoutID, device: String)
+    /// `holding`: what the device held then, for one that keeps no payout counter (an MDB
+    /// changer's tubes): at a restart, what left it since is what it paid. Sent again while the
+    /// payout runs, it replaces the last one (coins that went in or out other than by paying).
+    case payoutDeviceAsked(PayoutID, device: String, holding: [ChangeStock]? = nil)
     /// The payout devices' counters as read at start, when no payout was in flight.
     case payoutCountersSynchronised([String: UInt64])
     /// The coins the payout devices can pay now; decides "exact change only".

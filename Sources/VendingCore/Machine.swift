@@ -79,11 +79,12 @@ public struct Machine: Hashable, Sendable, Codable {
         case .coinSourceSynchronised(let event): coinCursors[event.source] = max(coinCursors[event.source] ?? 0, event.sequence)
         case .payoutEnded(let payout, let paid, let unknown, let counters):
             endPayout(payout, paid: paid, unknown: unknown, counters: counters, into: &effects)
-        case .payoutDeviceAsked(let payout, let device):
+        case .payoutDeviceAsked(let payout, let device, let holding):
             if pendingPayout?.id != payout {
                 effects.reject(.stalePayoutReport(payout))
-            } else if pendingPayout?.askedDevices?.contains(device) == false {
-                pendingPayout?.askedDevices?.append(device)
+            } else {
+                if pendingPayout?.askedDevices?.contains(device) == false { pendingPayout?.askedDevices?.append(device) }
+                if let holding { pendingPayout?.holdings[device] = holding }
             }
         case .payoutCountersSynchronised(let counters): payoutCounters.merge(counters) { $1 }
         case .changeInventory(let coins): changeInventory = coins

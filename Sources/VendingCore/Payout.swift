@@ -51,6 +51,9 @@ public struct PendingPayout: Hashable, Sendable, Codable {
     /// here was never asked to pay any of it. Nil when not recorded (a payout written before
     /// devices were marked): then any device may have been asked.
     public internal(set) var askedDevices: [String]? = []
+    /// What each asked device that keeps no payout counter held just before it was told (see
+    /// `Input.payoutDeviceAsked`), by identity; empty when none said.
+    public internal(set) var holdings: [String: [ChangeStock]] = [:]
 
     init(id: PayoutID, amount: Money, reason: PayoutReason, startedAt: Instant) {
         self.id = id
@@ -67,6 +70,7 @@ public struct PendingPayout: Hashable, Sendable, Codable {
         reason = try container.decode(PayoutReason.self, forKey: .reason)
         startedAt = try container.decode(Instant.self, forKey: .startedAt)
         askedDevices = try container.decodeIfPresent([String].self, forKey: .askedDevices)
+        holdings = try container.decodeIfPresent([String: [ChangeStock]].self, forKey: .holdings) ?? [:]
     }
 }
 

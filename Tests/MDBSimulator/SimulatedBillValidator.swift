@@ -23,6 +23,8 @@ public final class SimulatedBillValidator: SimulatedPeripheral {
     public private(set) var returned: [Int] = []
     public private(set) var acceptMask: [Int] = []
     public private(set) var escrowMask: [Int] = []
+    /// The bill types SECURITY (32h) last set to high security; nil when not sent since a reset.
+    public private(set) var highSecurity: [Int]?
     public private(set) var inEscrow: Int?
     public private(set) var jammed: Int?
     public private(set) var cashBoxRemoved = false
@@ -85,6 +87,7 @@ public final class SimulatedBillValidator: SimulatedPeripheral {
         queue.append(.status(.justReset))
         acceptMask = []
         escrowMask = []
+        highSecurity = nil
     }
 
     public func respond(to block: MDBBlock) -> MDBAnswer {
@@ -94,7 +97,9 @@ public final class SimulatedBillValidator: SimulatedPeripheral {
             busReset()
             return .ack
         case 1: return .data(setup.bytes)
-        case 2 where block.data.count == 2: return .ack
+        case 2 where block.data.count == 2:
+            highSecurity = (0..<16).filter { word(block.data, 0) & 1 << $0 != 0 }
+            return .ack
         case 3:
             var activities = queue.take { _ in 1 }
             if acceptMask.isEmpty, activities.count < 16 { activities.append(.status(.validatorDisabled)) }

@@ -14,6 +14,9 @@ public final class SimulatedChanger: SimulatedPeripheral {
         public var tubeJam = false
         /// DISPENSE is carried out but its ACK is lost.
         public var dropDispenseAck = false
+        /// DISPENSE pays as a motor does: one coin leaves the tubes per POLL, "payout busy"
+        /// until the last; a reset stops it with the rest still in the tubes.
+        public var slowPayout = false
         public init() {}
     }
 
@@ -33,6 +36,8 @@ public final class SimulatedChanger: SimulatedPeripheral {
 
     private var queue = ActivityQueue<ChangerActivity>()
     private var busyPolls = 0
+    /// Coin types still to leave the tubes, one per POLL (`slowPayout`).
+    private var paying: [Int] = []
     private var jammedTube: Int?
     private var lastPayout: [UInt8]?
     private var valuePolls: [UInt8] = []
@@ -75,6 +80,7 @@ public final class SimulatedChanger: SimulatedPeripheral {
         featuresEnabled = []
         busyPolls = 0
         valuePolls = []
+        paying = []
     }
 
     public func respond(to block: MDBBlock) -> MDBAnswer {
@@ -97,6 +103,12 @@ public final class SimulatedChanger: SimulatedPeripheral {
             return .data(TubeStatus(full: full, counts: counts).bytes)
         case (3, _):
             pollCount += 1
+            if !paying.isEmpty {
+                let type = paying.removeFirst()
+                tubes[type] -= 1
+                coinsPaid.append(type)
+                return .data([ChangerStatus.payoutBusy.rawValue])
+            }
             if busyPolls > 0 {
                 busyPolls -= 1
                 return .data([ChangerStatus.payoutBusy.rawValue])
@@ -108,7 +120,11 @@ public final class SimulatedChanger: SimulatedPeripheral {
             return .ack
         case (5, _) where block.data.count == 1:
             let type = Int(block.data[0] & 0x0F), count = Int(block.data[0] >> 4)
-            _ = pay([type: count])
+            if faults.slowPayout {
+                paying += [Int](repeating: type, count: min(count, tubes[type]))
+            } else {
+                _ = pay([type: count])
+            }
             return faults.dropDispenseAck ? .noAnswer : .ack
         case (7, 0x00) where level >= 3:
             return .data(PeripheralIdentification(manufacturer: "VSM", serialNumber: "000000000808", model: "SIM-CHANGER",
@@ -176,6 +192,9 @@ public final class SimulatedChanger: SimulatedPeripheral {
 
     /// Clears a jam: the tube reads true again.
     public func clearJam() { jammedTube = nil }
+
+    /// A tube's sensor fails: TUBE STATUS reports it full with 0 coins until `clearJam`.
+    public func breakTubeSensor(type: Int) { jammedTube = type }
 }
 
 func word(_ bytes: [UInt8], _ index: Int) -> UInt16 { UInt16(bytes[index]) << 8 | UInt16(bytes[index + 1]) }

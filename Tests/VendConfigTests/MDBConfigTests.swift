@@ -37,6 +37,15 @@ import VendSettings
         #expect(mdb.changer?.coins.last?.origin.description == "mdb.changer.coins[3] (test.yaml:49:17)")
         #expect(mdb.billValidator?.escrow == false)
         #expect(mdb.billValidator?.bills.map(\.value.minorUnits) == [5000])
+        #expect(mdb.billValidator?.bills.map(\.highSecurity) == [false])
+    }
+
+    @Test func aBillMayBeCheckedAtHighSecurity() throws {
+        let text = Self.base.replacingOccurrences(of: "{ type: 1, value: 5000 }", with: "{ type: 1, value: 5000, high_security: true }")
+        let config = try ConfigLoader.parse(text, file: "test.yaml")
+        #expect(config.mdb?.billValidator?.bills.map(\.highSecurity) == [true])
+        let again = try ConfigLoader.parse(config.resolvedYAML, file: "printed.yaml")
+        #expect(again.mdb?.billValidator?.bills.map(\.highSecurity) == [true])
     }
 
     @Test func thePrintedConfigurationReadsBackTheSame() throws {
@@ -54,6 +63,8 @@ import VendSettings
         ("{ type: 3, value: 500, enabled: false }", "{ type: 0, value: 500 }", "test.yaml:49:17: mdb.changer.coins[0].type: type 0 is already mapped at line 48; map each type once"),
         ("{ type: 1, value: 5000 }", "{ type: 16, value: 5000 }", "test.yaml:53:17: mdb.bill_validator.bills[16].type: 16 is out of range (allowed: 0 to 15)"),
         ("poll_interval_ms", "poll_interval_ms", ""),
+        ("{ type: 1, value: 5000 }", "{ type: 1, value: 5000, high_security: yes }", "test.yaml:53:48: mdb.bill_validator.bills[1].high_security: 'yes' is not a yes/no value (write true or false)"),
+        ("{ type: 0, value: 10 }", "{ type: 0, value: 10, high_security: true }", "test.yaml:48:31: mdb.changer.coins[0]: unknown key 'high_security' (allowed here: type, value, enabled)"),
         ("currency_code: 410", "currency_code: 410\n  pol_interval_ms: 150", "test.yaml:46:3: mdb: unknown key 'pol_interval_ms'; did you mean 'poll_interval_ms'? (allowed here: port, currency_code, poll_interval_ms, changer, bill_validator)"),
     ])
     func mistakesAreNamedWithTheirPlace(edit: (String, String, String)) {

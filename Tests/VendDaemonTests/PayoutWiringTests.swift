@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 import VendConfig
 import VendHardware
@@ -91,6 +92,16 @@ enum ChangeGivingSample {
         #expect(ChangeGivingSample.hopperCoins(second) == [58, 60])
         #expect(second.controller.currentMachine.ledger.changePaid == ChangeGivingSample.won(1_000))
         await second.tearDown()
+    }
+
+    /// A journal record written before devices said what they held reads back with no holding,
+    /// and a device with a counter still writes exactly that form.
+    @Test func aJournalRecordFromBeforeHoldingsStillReads() throws {
+        let old = #"{"at":1700000000000,"input":{"payoutDeviceAsked":{"_0":4,"device":"simulated-hopper@3"}}}"#
+        let entry = try JSONDecoder().decode(JournalEntry.self, from: Data(old.utf8))
+        #expect(entry.input == .payoutDeviceAsked(PayoutID(rawValue: 4), device: "simulated-hopper@3", holding: nil))
+        let written = String(decoding: try JSONEncoder().encode(entry.input), as: UTF8.self)
+        #expect(!written.contains("holding"), "\(written)")
     }
 
     @Test func aHopperThatLostItsMemoryMakesThePayoutUnknownNotPaidAgain() async throws {

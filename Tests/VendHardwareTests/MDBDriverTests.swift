@@ -286,3 +286,45 @@ import VendingCore
         #expect(rig.log.faults.contains("bill validator: cash box out of position (open or removed)"))
     }
 }
+
+extension MDBDriverTests {
+    @Test func billsMarkedHighSecurityAreSentWithSecurityAfterSetup() throws {
+        let bills = MDBRig.bills.map {
+            MDBDenomination(type: $0.type, value: $0.value, enabled: true, highSecurity: $0.type == 2 || $0.type == 3, origin: MDBRig.origin)
+        }
+        let rig = MDBRig(bills: bills)
+        try rig.start()
+        #expect(rig.sent(to: .billValidator).prefix(3) == ["33", "31", "32"])
+        #expect(rig.validator.highSecurity == [2, 3])
+        #expect(rig.log.notices.contains { $0.contains("high security for types 2 3") })
+        // Sent again after the validator resets itself (its settings are gone).
+        rig.validator.resetItself()
+        try rig.run(for: .milliseconds(300))
+        #expect(rig.validator.highSecurity == [2, 3])
+    }
+
+    @Test func withNoBillMarkedSecurityIsNotSent() throws {
+        let rig = MDBRig()
+        try rig.start()
+        #expect(rig.bus.count(0x32) == 0)
+        #expect(rig.validator.highSecurity == nil)
+    }
+}
+
+extension MDBDriverTests {
+    /// POLL's deposit and manual-dispense reports carry the tube's new count (§5.3): the levels
+    /// `vendctl status` shows follow them without another TUBE STATUS.
+    @Test func theTubeLevelsFollowDepositsAndManualDispenses() throws {
+        let rig = MDBRig()
+        rig.changer.tubes[0...3] = [5, 5, 5, 5]
+        try rig.start()
+        let tubeReads = rig.bus.count(0x0A)
+        rig.changer.insert(type: 3)
+        try rig.run(for: .milliseconds(300))
+        #expect(rig.log.inventories.last == [won(10): 5, won(50): 5, won(100): 5, won(500): 6])
+        rig.changer.manualDispense(type: 1, count: 2)
+        try rig.run(for: .milliseconds(300))
+        #expect(rig.log.inventories.last == [won(10): 5, won(50): 3, won(100): 5, won(500): 6])
+        #expect(rig.bus.count(0x0A) == tubeReads)
+    }
+}

@@ -45,6 +45,20 @@ final class MDBEventLog: Sendable {
     var inventories: [[Money: Int]] { events.compactMap { if case .changeInventory(let inventory) = $0 { inventory } else { nil } } }
 }
 
+/// The tubes a payout said it started from, each time, with how many money commands (DISPENSE,
+/// ALTERNATIVE PAYOUT) had gone out by then.
+final class HoldingLog: Sendable {
+    private let storage = Mutex<[(holding: [ChangeStock], moneyCommandsBefore: Int)]>([])
+    func record(_ holding: [ChangeStock], moneyCommandsBefore: Int) { storage.withLock { $0.append((holding, moneyCommandsBefore)) } }
+    var all: [(holding: [ChangeStock], moneyCommandsBefore: Int)] { storage.withLock { $0 } }
+}
+
+final class TubeReadings: Sendable {
+    private let storage = Mutex<[[ChangeStock]]>([])
+    func record(_ levels: [ChangeStock]) { storage.withLock { $0.append(levels) } }
+    var last: [ChangeStock]? { storage.withLock { $0.last } }
+}
+
 final class PayoutResults: Sendable {
     private let storage = Mutex<[MDBPayoutResult]>([])
     func record(_ result: MDBPayoutResult) { storage.withLock { $0.append(result) } }
@@ -72,9 +86,12 @@ final class MDBRig: @unchecked Sendable {
     var payouts: [MDBPayoutRequest] = []
     private let resultLog = PayoutResults()
     var results: [MDBPayoutResult] { resultLog.all }
+    let holdings = HoldingLog()
+    /// Tube levels by value as the changer driver read them, each time.
+    let tubeReadings = TubeReadings()
     var master: MDBMaster!
 
-    init(changerLevel: UInt8 = 3, coins: [MDBDenomination] = MDBRig.coins, lastCoin: UInt64? = nil, escrow: Bool = true) {
+    init(changerLevel: UInt8 = 3, coins: [MDBDenomination] = MDBRig.coins, bills: [MDBDenomination] = MDBRig.bills, lastCoin: UInt64? = nil, escrow: Bool = true) {
         changer.level = changerLevel
         bus = SimulatedBus([changer, validator])
         transport = LoopbackTransport(bus: bus)
@@ -82,8 +99,9 @@ final class MDBRig: @unchecked Sendable {
         let changerDriver = MDBCoinChanger(settings: MDBChangerSettings(coins: coins), currency: Self.krw, currencyNumeric: 410,
                                            source: "mdb:test:changer", lastSequence: lastCoin, emit: log.record,
                                            wantsAcceptance: { [unowned self] in accepting },
-                                           takePayout: { [unowned self] in payouts.isEmpty ? nil : payouts.removeFirst() })
-        let billDriver = MDBBillValidator(settings: MDBBillValidatorSettings(bills: Self.bills, escrow: escrow), currency: Self.krw, currencyNumeric: 410,
+                                           takePayout: { [unowned self] in payouts.isEmpty ? nil : payouts.removeFirst() },
+                                           tubesRead: tubeReadings.record)
+        let billDriver = MDBBillValidator(settings: MDBBillValidatorSettings(bills: bills, escrow: escrow), currency: Self.krw, currencyNumeric: 410,
                                           source: "mdb:test:bills", lastSequence: nil, emit: log.record,
                                           wantsAcceptance: { [unowned self] in accepting },
                                           shouldStack: { [unowned self] in stackAllowed($0) })
@@ -106,7 +124,9 @@ final class MDBRig: @unchecked Sendable {
     }
 
     func pay(_ amount: Int64) {
-        payouts.append(MDBPayoutRequest(amount: Self.won(amount)) { [resultLog] in resultLog.record($0) })
+        payouts.append(MDBPayoutRequest(amount: Self.won(amount), holding: { [unowned self] holding in
+            holdings.record(holding, moneyCommandsBefore: bus.count(0x0D) + bus.count(0x0F, sub: 0x02))
+        }) { [resultLog] in resultLog.record($0) })
     }
 
     /// Blocks sent to one device, as "0B" / "0F00" strings.

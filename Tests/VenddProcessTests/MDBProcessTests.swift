@@ -37,7 +37,7 @@ import VenddTestSupport
                           - { type: 0, value: 1000 }
                           - { type: 1, value: 5000 }
                           - { type: 2, value: 10000 }
-                          - { type: 3, value: 50000 }
+                          - { type: 3, value: 50000, high_security: true }
 
                     """).replacingOccurrences(of: "  payout: none ", with: "  payout: change ")
             }
@@ -84,6 +84,7 @@ import VenddTestSupport
         #expect(status.books.coinsIn == "0")
         #expect(rig.taken.paid == 3800)
         #expect(rig.simulator.with { $0.bills.stacked } == [1])
+        #expect(rig.simulator.with { $0.bills.highSecurity } == [3], "SECURITY sent from the table's high_security")
         try rig.daemon.waitForLog("bill validator (30h) ready")
         #expect(try rig.daemon.stop() == 0)
         #expect(rig.simulator.with { $0.changer.acceptMask.isEmpty && $0.bills.acceptMask.isEmpty }, "stopping refuses coins and bills")

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 import VendingCore
 
@@ -88,6 +89,37 @@ import VendingCore
         #expect(rig.machine.pendingPayout?.askedDevices == ["hopper-500", "hopper-100"])
         #expect(rig.apply(.payoutDeviceAsked(PayoutID(rawValue: 9), device: "hopper-100")).rejections
             == [.stalePayoutReport(PayoutID(rawValue: 9))])
+    }
+
+    @Test func whatADeviceHeldWhenAskedIsKeptAndALaterReportReplacesIt() throws {
+        var rig = Self.changeRig()
+        _ = try Self.buyWithChange(&rig)
+        let payout = PayoutID(rawValue: 1)
+        let tubes = [ChangeStock(value: Fixtures.won(100), count: 20), ChangeStock(value: Fixtures.won(500), count: nil)]
+        rig.apply(.payoutDeviceAsked(payout, device: "changer", holding: tubes))
+        #expect(rig.machine.pendingPayout?.askedDevices == ["changer"])
+        #expect(rig.machine.pendingPayout?.holdings == ["changer": tubes])
+        // A coin went into a tube while paying: the changer says what it holds apart from paying.
+        let revised = [ChangeStock(value: Fixtures.won(100), count: 21), ChangeStock(value: Fixtures.won(500), count: nil)]
+        rig.apply(.payoutDeviceAsked(payout, device: "changer", holding: revised))
+        #expect(rig.machine.pendingPayout?.askedDevices == ["changer"])
+        #expect(rig.machine.pendingPayout?.holdings == ["changer": revised])
+        // A device that says nothing keeps what it said.
+        rig.apply(.payoutDeviceAsked(payout, device: "changer"))
+        #expect(rig.machine.pendingPayout?.holdings == ["changer": revised])
+        let copy = try JSON.roundTrip(MachineSnapshot(rig.machine)).machine
+        #expect(copy == rig.machine)
+    }
+
+    /// A journal written before devices said what they held still reads: the input has no
+    /// holding, and a payout in flight in a snapshot has none.
+    @Test func inputsAndPayoutsFromBeforeHoldingsStillDecode() throws {
+        let old = #"{"payoutDeviceAsked":{"_0":1,"device":"mdb:/dev/ttyACM0:changer"}}"#
+        let input = try JSONDecoder().decode(Input.self, from: Data(old.utf8))
+        #expect(input == .payoutDeviceAsked(PayoutID(rawValue: 1), device: "mdb:/dev/ttyACM0:changer", holding: nil))
+        let pending = #"{"id":1,"amount":"800 KRW","reason":"change","startedAt":0,"askedDevices":["hopper"]}"#
+        let payout = try JSONDecoder().decode(PendingPayout.self, from: Data(pending.utf8))
+        #expect(payout.askedDevices == ["hopper"] && payout.holdings.isEmpty)
     }
 
     @Test func anUnknownPartIsNeitherCreditNorPaidButKeptForTheTechnician() throws {

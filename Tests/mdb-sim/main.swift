@@ -12,7 +12,7 @@ let usage = """
       coin T [N]          insert N coins (default 1) of changer type T (0=10 1=50 2=100 3=500 won)
       bill T              insert a bill of type T (0=1000 1=5000 2=10000 3=50000 won)
       manual T N          the changer's payout button: N coins of type T
-      fault NAME on|off   changer-silent | bills-silent | payout-busy | tube-jam | dispense-ack-lost | bill-jam
+      fault NAME on|off   changer-silent | bills-silent | payout-busy | slow-payout | tube-jam | dispense-ack-lost | bill-jam
       clear-jam           the jammed bill comes back to the customer, the jammed tube reads again
       stacker-full        the stacker is full (capacity = bills in it)
       empty-stacker       the technician empties the stacker
@@ -58,7 +58,7 @@ if let tubes = value(after: "--tubes") {
 func status() -> String {
     simulator.with { devices in
         let changer = devices.changer, bills = devices.bills
-        return "changer: tubes \(changer.tubes.prefix(4).map(String.init).joined(separator: ",")), accepting \(changer.acceptMask), taken \(changer.coinsTaken.map { changer.value(ofType: $0) }.reduce(0, +)), paid \(changer.coinsPaid.map { changer.value(ofType: $0) }.reduce(0, +)), faults \(changer.faults); bills: accepting \(bills.acceptMask), escrow \(bills.inEscrow.map(String.init) ?? "empty"), stacked \(bills.stacked.map { Int(bills.setup.value(ofType: $0) ?? 0) }.reduce(0, +)), stacker \(bills.stackerCount)/\(bills.stackerCapacity), returned \(bills.returned.count); master mode \(devices.masterMode)"
+        return "changer: tubes \(changer.tubes.prefix(4).map(String.init).joined(separator: ",")), accepting \(changer.acceptMask), taken \(changer.coinsTaken.map { changer.value(ofType: $0) }.reduce(0, +)), paid \(changer.coinsPaid.map { changer.value(ofType: $0) }.reduce(0, +)), faults \(changer.faults); bills: accepting \(bills.acceptMask), escrow \(bills.inEscrow.map(String.init) ?? "empty"), high security \(bills.highSecurity.map { "\($0)" } ?? "not set"), stacked \(bills.stacked.map { Int(bills.setup.value(ofType: $0) ?? 0) }.reduce(0, +)), stacker \(bills.stackerCount)/\(bills.stackerCapacity), returned \(bills.returned.count); master mode \(devices.masterMode)"
     }
 }
 
@@ -85,6 +85,7 @@ while let line = readLine() {
             case "changer-silent": devices.changer.faults.silent = flag
             case "bills-silent": devices.bills.faults.silent = flag
             case "payout-busy": devices.changer.faults.payoutBusyPolls = flag ? 20 : 0
+            case "slow-payout": devices.changer.faults.slowPayout = flag
             case "tube-jam": devices.changer.faults.tubeJam = flag
             case "dispense-ack-lost": devices.changer.faults.dropDispenseAck = flag
             case "bill-jam": devices.bills.faults.billJam = flag

@@ -54,10 +54,13 @@ final class MDBBillValidator: MDBPeripheralDriver {
         let setup = try bus.request(BillCommand.setup.block, BillSetup.init)
         escrowCapable = setup.escrowCapable
         values = checkedValues(setup)
+        // Only when the table asks for it: SECURITY sets every other type to the normal level.
+        let highSecurity = settings.bills.filter { $0.highSecurity && values[$0.type] != nil }.map(\.type)
+        if !highSecurity.isEmpty { _ = try bus.send(BillCommand.security(highSecurity: highSecurity).block) }
         let id = try? bus.request(BillCommand.identification.block) { (bytes) throws(MDBDecodeError) in try PeripheralIdentification(bytes, withFeatures: false) }
         let stacker = try bus.request(BillCommand.stacker.block, StackerStatus.init)
         stackerFull = stacker.full
-        emit(.notice("bill validator: \(id.map { $0.summary + ", " } ?? "")level \(setup.level), \(setup.currency), scaling \(setup.scalingFactor), bills \(values.keys.sorted().map { "\($0)=\(values[$0]!.decimalString)" }.joined(separator: " ")), escrow \(escrowCapable && settings.escrow ? "on" : "off"), stacker \(stacker.bills)/\(setup.stackerCapacity)\(stacker.full ? " FULL" : "")", isFault: stacker.full))
+        emit(.notice("bill validator: \(id.map { $0.summary + ", " } ?? "")level \(setup.level), \(setup.currency), scaling \(setup.scalingFactor), bills \(values.keys.sorted().map { "\($0)=\(values[$0]!.decimalString)" }.joined(separator: " ")), escrow \(escrowCapable && settings.escrow ? "on" : "off"), \(highSecurity.isEmpty ? "security levels as the validator keeps them" : "high security for types \(highSecurity.sorted().map(String.init).joined(separator: " "))"), stacker \(stacker.bills)/\(setup.stackerCapacity)\(stacker.full ? " FULL" : "")", isFault: stacker.full))
         if settings.escrow, !escrowCapable {
             emit(.notice("the bill validator cannot hold bills in escrow: bills are stacked and credited even when the machine cannot sell", isFault: true))
         }

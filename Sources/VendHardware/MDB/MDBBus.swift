@@ -15,6 +15,8 @@ public final class MDBBus: Sendable {
     private let payoutStopped = Mutex(false)
     /// The changer's tubes as last reported, for `inventory()` without asking the bus thread.
     private let inventory = Mutex<[Money: Int]>([:])
+    /// The changer's tubes as evidence (see `whenTubesRead`), and who waits for the first count.
+    private let tubeWatch = Mutex(TubeWatch())
     private let started = Mutex(false)
 
     public init(settings: MDBSettings, timekeeper: any Timekeeper) {
@@ -52,13 +54,47 @@ public final class MDBBus: Sendable {
 
     public func setAcceptance(_ enabled: Bool) { control.setAcceptance(enabled) }
 
-    /// Queues a payout for the changer; `completion` runs once, with what was really paid.
-    public func pay(_ amount: Money, completion: @escaping @Sendable (MDBPayoutResult) -> Void) {
+    /// Queues a payout for the changer; `completion` runs once, with what was really paid. On the
+    /// bus thread, `holding` gets the tubes by value just before the first coin is asked for (and
+    /// again when coins go in or out other than by paying); the payout waits until it returns.
+    public func pay(_ amount: Money, holding: @escaping @Sendable ([ChangeStock]) -> Void = { _ in },
+                    completion: @escaping @Sendable (MDBPayoutResult) -> Void) {
         guard settings.changer != nil else {
             return completion(MDBPayoutResult(requested: amount, paid: .zero(amount.currency), unknown: .zero(amount.currency), coins: [:], certain: true))
         }
-        payouts.append(MDBPayoutRequest(amount: amount, completion: completion))
+        payouts.append(MDBPayoutRequest(amount: amount, holding: holding, completion: completion))
         control.waiter.wake()
+    }
+
+    /// Calls `action` with the changer's tubes by value (a nil count: full with 0 or 255 and
+    /// more, so uncounted) once it has read TUBE STATUS since this bus was made — at once if it
+    /// has — or with nil if it has not within `limit` (absent, silent, not configured).
+    public func whenTubesRead(within limit: Duration, _ action: @escaping @Sendable ([ChangeStock]?) -> Void) {
+        let claimed = Mutex(false)
+        let once: @Sendable ([ChangeStock]?) -> Void = { levels in
+            if claimed.withLock({ claimed in defer { claimed = true }; return !claimed }) { action(levels) }
+        }
+        let timekeeper = control.timekeeper
+        let timer = timekeeper.schedule(after: limit) { once(nil) }
+        let read: @Sendable ([ChangeStock]?) -> Void = { levels in
+            timekeeper.cancel(timer)
+            once(levels)
+        }
+        let known = tubeWatch.withLock { watch -> [ChangeStock]? in
+            if watch.levels == nil { watch.waiters.append(read) }
+            return watch.levels
+        }
+        if let known { read(known) }
+    }
+
+    /// The changer read its tubes: the evidence is kept, and those waiting for it get it.
+    private func tubesRead(_ levels: [ChangeStock]) {
+        let waiters = tubeWatch.withLock { watch in
+            defer { watch.waiters.removeAll() }
+            watch.levels = levels
+            return watch.waiters
+        }
+        for waiter in waiters { waiter(levels) }
     }
 
     /// What the changer's tubes held at its last report.
@@ -85,7 +121,8 @@ public final class MDBBus: Sendable {
             drivers.append(MDBCoinChanger(settings: changer, currency: settings.currency, currencyNumeric: settings.currencyNumeric,
                                           source: source, lastSequence: lastSequence(source), emit: deliver,
                                           wantsAcceptance: { control.wantsAcceptance && !control.isStopping },
-                                          takePayout: payouts.takeFirst, payoutStopped: { [self] in payoutStopped.withLock { $0 } }))
+                                          takePayout: payouts.takeFirst, payoutStopped: { [self] in payoutStopped.withLock { $0 } },
+                                          tubesRead: { [self] in tubesRead($0) }))
         }
         if let bills = settings.billValidator {
             let source = source("bills")
@@ -149,6 +186,11 @@ public final class MDBBus: Sendable {
             }
         }
     }
+}
+
+private struct TubeWatch {
+    var levels: [ChangeStock]?
+    var waiters: [@Sendable ([ChangeStock]?) -> Void] = []
 }
 
 /// Payouts asked for and not yet taken by the changer driver.

@@ -20,9 +20,12 @@ public struct MDBPayoutResult: Sendable, Equatable, CustomStringConvertible {
     }
 }
 
-/// A payout asked of the changer; `completion` runs exactly once, on the bus thread.
+/// A payout asked of the changer; `completion` runs exactly once, on the bus thread. `holding`
+/// gets the tubes before the first coin is asked for, and again when they change other than by
+/// paying: at a restart, what left them since is what was paid.
 struct MDBPayoutRequest: Sendable {
     let amount: Money
+    var holding: @Sendable ([ChangeStock]) -> Void = { _ in }
     let completion: @Sendable (MDBPayoutResult) -> Void
 }
 
@@ -45,6 +48,8 @@ final class MDBCoinChanger: MDBPeripheralDriver {
     private let takePayout: () -> MDBPayoutRequest?
     /// Emergency stop: no further DISPENSE or chunk; what was paid is read back as usual.
     private let payoutStopped: () -> Bool
+    /// Each TUBE STATUS read, by value: evidence for a payout cut short by a restart.
+    private let tubesRead: ([ChangeStock]) -> Void
     private var sequence: UInt64
 
     private var setup: ChangerSetup?
@@ -59,7 +64,8 @@ final class MDBCoinChanger: MDBPeripheralDriver {
     private var lastRepeatingStatus: ChangerStatus?
 
     init(settings: MDBChangerSettings, currency: Currency, currencyNumeric: Int?, source: String, lastSequence: UInt64?, emit: @escaping MDBEventHandler,
-         wantsAcceptance: @escaping () -> Bool, takePayout: @escaping () -> MDBPayoutRequest?, payoutStopped: @escaping () -> Bool = { false }) {
+         wantsAcceptance: @escaping () -> Bool, takePayout: @escaping () -> MDBPayoutRequest?, payoutStopped: @escaping () -> Bool = { false },
+         tubesRead: @escaping ([ChangeStock]) -> Void = { _ in }) {
         self.settings = settings
         self.currency = currency
         self.currencyNumeric = currencyNumeric
@@ -68,6 +74,7 @@ final class MDBCoinChanger: MDBPeripheralDriver {
         self.wantsAcceptance = wantsAcceptance
         self.takePayout = takePayout
         self.payoutStopped = payoutStopped
+        self.tubesRead = tubesRead
         sequence = lastSequence ?? 0
     }
 
@@ -165,12 +172,14 @@ final class MDBCoinChanger: MDBPeripheralDriver {
             if routing == .tubes {
                 tubes = tubes.map { TubeStatus(full: $0.full, counts: replacing($0.counts, at: type, with: tubeCount)) }
                 reportInventory()
+                reviseHolding(type, by: 1)
             }
         case .manuallyDispensed(let type, let count, let left):
             emit(.notice("\(count) coin(s) of type \(type) paid out by the changer's own buttons (\(left) left in the tube): not a sale, not change", isFault: false))
             if let value = values[type], count > 0 { emit(.dispensedManually(value * count)) }
             tubes = tubes.map { TubeStatus(full: $0.full, counts: replacing($0.counts, at: type, with: left)) }
             reportInventory()
+            reviseHolding(type, by: -count)
         case .slugs(let count):
             emit(.notice("the changer rejected \(count) slug(s)", isFault: false))
         case .status(let status):
@@ -181,6 +190,16 @@ final class MDBCoinChanger: MDBPeripheralDriver {
         case .unknown(let byte):
             emit(.notice("coin changer: undefined POLL byte \(byte)", isFault: true))
         }
+    }
+
+    /// Coins went in or out of a tube other than by paying while a payout runs: what the tubes
+    /// would hold had it paid nothing changes with them, and is said again.
+    private func reviseHolding(_ type: Int, by change: Int) {
+        guard var job = payout, var holding = job.holding else { return }
+        holding.counts[type] = max(0, holding.counts[type] + change)
+        job.holding = holding
+        payout = job
+        job.request.holding(holding.byValue(values))
     }
 
     private func replacing(_ counts: [UInt8], at index: Int, with value: UInt8) -> [UInt8] {
@@ -216,6 +235,7 @@ final class MDBCoinChanger: MDBPeripheralDriver {
         }
         tubes = status
         reportInventory()
+        tubesRead(TubeHolding(status).byValue(values))
     }
 
     private func reportInventory() {
@@ -230,6 +250,9 @@ final class MDBCoinChanger: MDBPeripheralDriver {
     private struct Payout {
         enum Phase {
             case start
+            /// Coins were refused (COIN TYPE) as the payout was taken, and the POLL after it
+            /// reported those already in: the tubes now count what the payout starts from.
+            case counting
             /// DISPENSE the next (type, count) of the plan.
             case dispense
             /// A DISPENSE was sent; wait for "payout busy" to end. `acknowledged` false: the
@@ -242,6 +265,9 @@ final class MDBCoinChanger: MDBPeripheralDriver {
 
         let request: MDBPayoutRequest
         var phase = Phase.start
+        /// The tubes when the payout began, plus coins that went in and minus those paid by hand
+        /// since: what the tubes would hold had it paid nothing. Nil until told to `holding`.
+        var holding: TubeHolding?
         var plan: [(type: Int, count: Int)] = []
         var paid: [Int: Int] = [:]
         var started: ContinuousClock.Instant?
@@ -252,7 +278,12 @@ final class MDBCoinChanger: MDBPeripheralDriver {
 
         init(_ request: MDBPayoutRequest) { self.request = request }
 
-        var isUnderway: Bool { if case .start = phase { false } else { true } }
+        var isUnderway: Bool {
+            switch phase {
+            case .start, .counting: false
+            default: true
+            }
+        }
     }
 
     private func stepPayout(_ bus: MDBDeviceBus) throws(MDBFailure) {
@@ -260,7 +291,17 @@ final class MDBCoinChanger: MDBPeripheralDriver {
         if job.started == nil { job.started = bus.timekeeper.now }
         switch job.phase {
         case .start:
+            job.phase = .counting
+        case .counting:
+            // Stopped before any coin was asked for: nothing to count, nothing paid.
+            guard !payoutStopped() else { return finish(job, uncertain: false, note: nil) }
             try readTubes(bus)
+            if let tubes {
+                // Durable before the first coin is asked for (the payout bank's `asking`).
+                let holding = TubeHolding(tubes)
+                job.holding = holding
+                job.request.holding(holding.byValue(values))
+            }
             if alternativePayout {
                 guard let next = try sendAlternative(bus, remaining: job.request.amount, scaling: Int64(setup.scalingFactor)) else {
                     return finish(job, uncertain: false, note: nil)

@@ -16,9 +16,12 @@ public struct PayoutBankResult: Sendable, Hashable {
 public final class PayoutBank: Sendable {
     public typealias Completion = @Sendable (PayoutBankResult) -> Void
 
+    /// Gets a device's identity, and what it holds when it says (see `PayoutDevice.pay`).
+    public typealias Asking = @Sendable (String, [ChangeStock]?) -> Void
+
     private struct Request {
         let amount: Money
-        let asking: @Sendable (String) -> Void
+        let asking: Asking
         let completion: Completion
     }
 
@@ -45,9 +48,9 @@ public final class PayoutBank: Sendable {
     }
 
     /// Pays `amount` through the devices. Before each device is told, `asking` gets its identity
-    /// (the caller makes that durable); `completion` gets the total, exactly once. Both run on
-    /// the timekeeper or a device's thread, never from within this call.
-    public func pay(_ amount: Money, asking: @escaping @Sendable (String) -> Void, completion: @escaping Completion) {
+    /// and what it holds (the caller makes that durable); `completion` gets the total, exactly
+    /// once. Both run on the timekeeper or a device's thread, never from within this call.
+    public func pay(_ amount: Money, asking: @escaping Asking, completion: @escaping Completion) {
         let startNow = queue.withLock { queue in
             queue.waiting.append(Request(amount: amount, asking: asking, completion: completion))
             guard !queue.busy else { return false }
@@ -76,8 +79,7 @@ public final class PayoutBank: Sendable {
             return startNext()
         }
         let device = devices[index]
-        request.asking(device.identity)
-        device.pay(rest) { [self] result in
+        device.pay(rest, asked: { holding in request.asking(device.identity, holding) }) { [self] result in
             var counters = sofar.counters
             if let counter = result.counter { counters[device.identity] = counter }
             pay(request, from: index + 1, sofar: PayoutBankResult(
@@ -92,34 +94,45 @@ public final class PayoutBank: Sendable {
         }
     }
 
-    /// Resolves a payout of `amount` that was in flight when vendd stopped, from what each device
-    /// reports, never by paying again. A device not in `asked` paid nothing of it (with `asked`
-    /// nil, not recorded, every device may have been asked). An asked device
-    /// whose counter moved past the one kept in `counters` made its part, as its report says; one
-    /// whose counter did not move was never told. One that cannot tell (counter 0: reset since
-    /// its power-up, or no counter kept) makes the part not accounted for unknown.
-    public func resolveInterrupted(_ amount: Money, counters kept: [String: UInt64], asked: [String]?) -> PayoutBankResult {
-        var paid = Money.zero(amount.currency)
-        var cannotTell = false
-        var counters: [String: UInt64] = [:]
-        for device in devices {
-            let report = device.lastPayout()
-            if let counter = report.counter { counters[device.identity] = counter }
-            guard asked?.contains(device.identity) ?? true else { continue }
-            if report.isUnknown || report.counter == 0 {
-                cannotTell = true
-            } else if let counter = report.counter {
-                guard let before = kept[device.identity] else {
-                    cannotTell = true
-                    continue
-                }
-                if counter != before { paid += report.paid }
-            } else {
-                paid += report.paid
-            }
+    /// How a payout in flight when vendd stopped was resolved: the total, and what each device
+    /// that was asked said of its part, for the log.
+    public struct Resolution: Sendable {
+        public let result: PayoutBankResult
+        public let findings: [(device: String, part: InterruptedPayoutPart)]
+    }
+
+    /// Resolves a payout of `amount` that was in flight when vendd stopped, never by paying
+    /// again: a device not in `asked` paid nothing of it (with `asked` nil, not recorded, every
+    /// device may have been asked); each asked device judges its part from its own evidence (its
+    /// counter against the one `kept`, or what it held when asked, in `holdings`). If one cannot
+    /// tell, or an asked device is no longer configured, the part not accounted for is unknown.
+    /// `completion` runs once, when every asked device has judged (a changer only once it has
+    /// reported its tubes).
+    public func resolveInterrupted(_ amount: Money, counters kept: [String: UInt64], asked: [String]?, holdings: [String: [ChangeStock]],
+                                   completion: @escaping @Sendable (Resolution) -> Void) {
+        let askedDevices = devices.filter { asked?.contains($0.identity) ?? true }
+        let gone = (asked ?? []).filter { identity in !devices.contains { $0.identity == identity } }
+        let zero = Money.zero(amount.currency)
+        let findings = gone.map { (device: $0, part: InterruptedPayoutPart(paid: zero, cannotTell: "it was asked and is no longer configured")) }
+        judge(askedDevices[...], amount: amount, kept: kept, holdings: holdings,
+              sofar: InterruptedPayoutPart(paid: zero, cannotTell: findings.first?.part.cannotTell), findings: findings) { [self] total, findings in
+            let paid = min(total.paid, amount)
+            let unknown = total.cannotTell == nil ? Money.zero(amount.currency) : amount - paid
+            completion(Resolution(result: PayoutBankResult(paid: paid, unknown: unknown, counters: counters()), findings: findings))
         }
-        paid = min(paid, amount)
-        return PayoutBankResult(paid: paid, unknown: cannotTell ? amount - paid : .zero(amount.currency), counters: counters)
+    }
+
+    /// Asks each device in turn (one may answer later), adding up what they say.
+    private func judge(_ devices: ArraySlice<any PayoutDevice>, amount: Money, kept: [String: UInt64], holdings: [String: [ChangeStock]], sofar: InterruptedPayoutPart,
+                       findings: [(device: String, part: InterruptedPayoutPart)],
+                       completion: @escaping @Sendable (InterruptedPayoutPart, [(device: String, part: InterruptedPayoutPart)]) -> Void) {
+        guard let device = devices.first else { return completion(sofar, findings) }
+        let record = InterruptedPayoutRecord(amount: amount, keptCounter: kept[device.identity], holding: holdings[device.identity])
+        device.resolveInterrupted(record) { [self] part in
+            judge(devices.dropFirst(), amount: amount, kept: kept, holdings: holdings,
+                  sofar: InterruptedPayoutPart(paid: sofar.paid + part.paid, cannotTell: sofar.cannotTell ?? part.cannotTell),
+                  findings: findings + [(device.description, part)], completion: completion)
+        }
     }
 
     /// Stops every device at once (shutdown): a payout in flight reports what was paid.

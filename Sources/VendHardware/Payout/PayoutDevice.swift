@@ -38,6 +38,36 @@ public struct LastPayoutReport: Sendable, Hashable {
     }
 }
 
+/// What the machine kept about one asked device's part of a payout that was in flight when
+/// vendd stopped: the evidence the device judges it by.
+public struct InterruptedPayoutRecord: Sendable, Hashable {
+    /// The whole payout: no device paid more of it.
+    public let amount: Money
+    /// The device's payout counter after its last payout before this one, if it keeps one.
+    public let keptCounter: UInt64?
+    /// What it said it held just before it was told (a device without a counter), if it did.
+    public let holding: [ChangeStock]?
+
+    public init(amount: Money, keptCounter: UInt64?, holding: [ChangeStock]?) {
+        self.amount = amount
+        self.keptCounter = keptCounter
+        self.holding = holding
+    }
+}
+
+/// A device's judgement of its part of an interrupted payout.
+public struct InterruptedPayoutPart: Sendable, Hashable {
+    /// What it paid of it for certain.
+    public let paid: Money
+    /// Why it cannot tell the rest, if it cannot: then the part not accounted for is unknown.
+    public let cannotTell: String?
+
+    public init(paid: Money, cannotTell: String?) {
+        self.paid = paid
+        self.cannotTell = cannotTell
+    }
+}
+
 /// A device that hands coins back: a ccTalk hopper (one coin value), an MDB coin changer (tubes
 /// of several values), or a simulated one. Drivers pay and report; they never decide amounts.
 public protocol PayoutDevice: AnyObject, Sendable {
@@ -52,9 +82,44 @@ public protocol PayoutDevice: AnyObject, Sendable {
     /// exactly once, with what was really paid, from the device's own thread or timer — never
     /// from within this call.
     func pay(_ amount: Money, completion: @escaping @Sendable (PayoutDeviceResult) -> Void)
+    /// Pays like `pay(_:completion:)`, calling `asked` before it tells the hardware (the caller
+    /// makes that durable) with what it holds then, or nil if it keeps a counter instead. A device
+    /// that reads what it holds while paying (an MDB changer's tubes) calls `asked` from its own
+    /// thread, and again whenever coins go in or out of it other than by paying.
+    func pay(_ amount: Money, asked: @escaping @Sendable ([ChangeStock]?) -> Void,
+             completion: @escaping @Sendable (PayoutDeviceResult) -> Void)
     /// Reads, without paying, what the device reports about its last payout.
     func lastPayout() -> LastPayoutReport
+    /// Judges, never by paying, what it paid of a payout in flight when vendd stopped, from its
+    /// own evidence. `completion` runs once, perhaps later (a device read only once it is up).
+    func resolveInterrupted(_ record: InterruptedPayoutRecord, completion: @escaping @Sendable (InterruptedPayoutPart) -> Void)
     /// Stops any payout at once (shutdown, fault); the payout's completion still reports what
     /// was paid up to then.
     func emergencyStop()
+}
+
+extension PayoutDevice {
+    /// A device with a payout counter is asked just before it is told, with nothing held.
+    public func pay(_ amount: Money, asked: @escaping @Sendable ([ChangeStock]?) -> Void,
+                    completion: @escaping @Sendable (PayoutDeviceResult) -> Void) {
+        asked(nil)
+        pay(amount, completion: completion)
+    }
+
+    /// By the payout counter (a ccTalk hopper's event counter): one that moved past the counter
+    /// kept shows the device made its part, as its report says; one that did not move was never
+    /// told. One that cannot tell (counter 0: reset since its power-up; no counter kept) leaves
+    /// its part unknown. A device with no counter reports its last payout as it knows it.
+    public func resolveInterrupted(_ record: InterruptedPayoutRecord, completion: @escaping @Sendable (InterruptedPayoutPart) -> Void) {
+        let report = lastPayout()
+        let nothing = Money.zero(report.paid.currency)
+        if report.isUnknown || report.counter == 0 {
+            return completion(InterruptedPayoutPart(paid: nothing, cannotTell: "it was reset and no longer knows its last payout"))
+        }
+        guard let counter = report.counter else { return completion(InterruptedPayoutPart(paid: report.paid, cannotTell: nil)) }
+        guard let before = record.keptCounter else {
+            return completion(InterruptedPayoutPart(paid: nothing, cannotTell: "no payout counter of it was kept"))
+        }
+        completion(InterruptedPayoutPart(paid: counter != before ? report.paid : nothing, cannotTell: nil))
+    }
 }
