@@ -388,6 +388,20 @@ public struct StatusReport: Codable, Sendable, Equatable {
     public let payoutDevices: [PayoutDevice]?
     /// In service mode, coins put in are float for the change stock, not credit.
     public let fillMode: Bool?
+    /// The MDB bill validator's stacker, once read.
+    public var billStacker: Stacker? = nil
+
+    public struct Stacker: Codable, Sendable, Equatable {
+        public let bills: Int
+        public let capacity: Int
+        public let full: Bool
+
+        public init(bills: Int, capacity: Int, full: Bool) {
+            self.bills = bills
+            self.capacity = capacity
+            self.full = full
+        }
+    }
     /// The MQTT link and its outbox; absent without an `mqtt:` section (and from older daemons).
     public var fleetOutbox: FleetOutbox? = nil
 

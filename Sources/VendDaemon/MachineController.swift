@@ -426,6 +426,9 @@ final class MachineController: Sendable {
                 hardware: hardware.map { ($0.gpioDescription, $0.coinAcceptorDescription, $0.world != nil) },
                 payoutDevices: hardware?.payouts?.devices ?? [],
                 health: notices.report(gpio: hardware?.gpioDescription, coinAcceptor: hardware?.coinAcceptorDescription))
+            if let stacker = hardware?.mdb?.bus.stacker {
+                report.billStacker = StatusReport.Stacker(bills: stacker.bills, capacity: stacker.capacity, full: stacker.full)
+            }
             if let outbox, let broker = state.config.mqtt?.broker {
                 let (pending, oldest) = outbox.summary
                 report.fleetOutbox = StatusReport.FleetOutbox(broker: broker.url, connected: outbox.isConnected, pending: pending, oldest: oldest)

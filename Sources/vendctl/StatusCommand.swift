@@ -34,6 +34,9 @@ struct Status: ParsableCommand {
             let levels = device.coins.map { "\($0.count.map(String.init) ?? "?") × \($0.valueText)" }.joined(separator: ", ")
             lines.append("payout   \(device.description): \(levels.isEmpty ? "empty" : levels)")
         }
+        if let stacker = status.billStacker {
+            lines.append("bills    stacker \(stacker.bills)/\(stacker.capacity)\(stacker.full ? " FULL: empty it, bills are refused meanwhile" : "")")
+        }
         if status.fillMode == true { lines.append("fill     FILL MODE: coins put in are float, not credit (vendctl cash fill off)") }
         if status.exactChangeOnly == true { lines.append("change   EXACT CHANGE ONLY: refill the payout devices") }
         if let outbox = status.fleetOutbox {

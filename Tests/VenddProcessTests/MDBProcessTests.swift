@@ -82,6 +82,8 @@ import VenddTestSupport
             $0.books.itemsSold == 1 && $0.books.changePaid == "3800" && $0.credit == "0"
         }
         #expect(status.books.coinsIn == "0")
+        #expect(status.billStacker == StatusReport.Stacker(bills: 1, capacity: 400, full: false))
+        #expect(try rig.daemon.vendctl("status").output.contains("bills    stacker 1/400\n"))
         #expect(rig.taken.paid == 3800)
         #expect(rig.simulator.with { $0.bills.stacked } == [1])
         #expect(rig.simulator.with { $0.bills.highSecurity } == [3], "SECURITY sent from the table's high_security")

@@ -23,6 +23,7 @@ final class MDBBillValidator: MDBPeripheralDriver {
     private var values: [Int: Money] = [:]
     private var escrowCapable = false
     private var stackerFull = false
+    private var stackerCapacity = 0
     private var applied: Bool?
     /// The bill told to stack or return, and since when: its outcome is awaited.
     private var decided: (type: Int, stack: Bool, at: ContinuousClock.Instant)?
@@ -58,8 +59,10 @@ final class MDBBillValidator: MDBPeripheralDriver {
         let highSecurity = settings.bills.filter { $0.highSecurity && values[$0.type] != nil }.map(\.type)
         if !highSecurity.isEmpty { _ = try bus.send(BillCommand.security(highSecurity: highSecurity).block) }
         let id = try? bus.request(BillCommand.identification.block) { (bytes) throws(MDBDecodeError) in try PeripheralIdentification(bytes, withFeatures: false) }
+        stackerCapacity = Int(setup.stackerCapacity)
         let stacker = try bus.request(BillCommand.stacker.block, StackerStatus.init)
         stackerFull = stacker.full
+        emit(.stacker(StackerLevel(bills: stacker.bills, capacity: stackerCapacity, full: stacker.full)))
         emit(.notice("bill validator: \(id.map { $0.summary + ", " } ?? "")level \(setup.level), \(setup.currency), scaling \(setup.scalingFactor), bills \(values.keys.sorted().map { "\($0)=\(values[$0]!.decimalString)" }.joined(separator: " ")), escrow \(escrowCapable && settings.escrow ? "on" : "off"), \(highSecurity.isEmpty ? "security levels as the validator keeps them" : "high security for types \(highSecurity.sorted().map(String.init).joined(separator: " "))"), stacker \(stacker.bills)/\(setup.stackerCapacity)\(stacker.full ? " FULL" : "")", isFault: stacker.full))
         if settings.escrow, !escrowCapable {
             emit(.notice("the bill validator cannot hold bills in escrow: bills are stacked and credited even when the machine cannot sell", isFault: true))
@@ -132,6 +135,7 @@ final class MDBBillValidator: MDBPeripheralDriver {
 
     private func checkStacker(_ bus: MDBDeviceBus) throws(MDBFailure) {
         let stacker = try bus.request(BillCommand.stacker.block, StackerStatus.init)
+        emit(.stacker(StackerLevel(bills: stacker.bills, capacity: stackerCapacity, full: stacker.full)))
         guard stacker.full != stackerFull else { return }
         stackerFull = stacker.full
         emit(.notice(stacker.full ? "bill stacker FULL (\(stacker.bills) bills): bills refused until it is emptied" : "bill stacker emptied", isFault: stacker.full))

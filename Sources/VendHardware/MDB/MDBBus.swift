@@ -15,6 +15,7 @@ public final class MDBBus: Sendable {
     private let payoutStopped = Mutex(false)
     /// The changer's tubes as last reported, for `inventory()` without asking the bus thread.
     private let inventory = Mutex<[Money: Int]>([:])
+    private let stackerLevel = Mutex<StackerLevel?>(nil)
     /// The changer's tubes as evidence (see `whenTubesRead`), and who waits for the first count.
     private let tubeWatch = Mutex(TubeWatch())
     private let started = Mutex(false)
@@ -26,6 +27,9 @@ public final class MDBBus: Sendable {
 
     public var currency: Currency { settings.currency }
 
+    /// The bill validator's stacker as last read; nil before its initialisation.
+    public var stacker: StackerLevel? { stackerLevel.withLock { $0 } }
+
     public var port: PortAddress { PortAddress(settings.port, baudRate: MDBSettings.interfaceBaudRate) }
 
     /// Event sources: one per device kind and port, numbered on from `lastSequence`.
@@ -34,7 +38,11 @@ public final class MDBBus: Sendable {
     public func start(lastSequence: @escaping @Sendable (String) -> UInt64?, deliver outside: @escaping MDBEventHandler,
                       shouldStack: @escaping @Sendable (Money) -> Bool) {
         let deliver: MDBEventHandler = { [self] event in
-            if case .changeInventory(let tubes) = event { inventory.withLock { $0 = tubes } }
+            switch event {
+            case .changeInventory(let tubes): inventory.withLock { $0 = tubes }
+            case .stacker(let level): stackerLevel.withLock { $0 = level }
+            default: break
+            }
             outside(event)
         }
         let alreadyStarted = started.withLock { started in

@@ -40,6 +40,7 @@ public final class MDBCashDevices: CoinAcceptor {
             case .notice(let text, let isFault): deliver(.notice(text, isFault: isFault))
             case .changeInventory: self.inventoryChanged.withLock { $0 }?()
             case .dispensedManually(let amount): deliver(.dispensedManually(amount))
+            case .stacker: break  // kept by the bus for `vendctl status`
             }
         }, shouldStack: { [self] value in escrowDecision.withLock { $0 }?(value) ?? false })
     }

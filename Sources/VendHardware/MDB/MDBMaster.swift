@@ -13,7 +13,17 @@ public enum MDBEvent: Sendable, Equatable {
     case changeInventory([Money: Int])
     /// Coins paid out by the changer's own buttons.
     case dispensedManually(Money)
+    /// The bill validator's stacker, after its initialisation and after each bill stacked.
+    case stacker(StackerLevel)
     case notice(String, isFault: Bool)
+}
+
+/// How full the bill validator's stacker is.
+public struct StackerLevel: Sendable, Equatable {
+    public let bills: Int
+    /// From the validator's SETUP.
+    public let capacity: Int
+    public let full: Bool
 }
 
 public typealias MDBEventHandler = @Sendable (MDBEvent) -> Void
