@@ -103,6 +103,7 @@ public final class CcTalkSimulator: Sendable {
     /// Coins left in the hopper, dispense commands it took, and its status bytes.
     public var hopperCoins: Int? { hopper.withLock { $0?.coins } }
     public var hopperDispenseCommands: Int? { hopper.withLock { $0?.dispenseCommands } }
+    public var hopperEmergencyStops: Int? { hopper.withLock { $0?.emergencyStops } }
 
     /// The hopper's next payout stops after `coins` coins.
     public func jamHopper(after coins: Int) {

@@ -28,6 +28,7 @@ public struct SimulatedHopperDevice: Sendable {
     /// The next payout stops (a jam) after this many coins.
     public var jamAfter: Int?
     public private(set) var dispenseCommands = 0
+    public private(set) var emergencyStops = 0
     private var turns = 0
 
     public init(settings: Settings = Settings()) {
@@ -98,6 +99,7 @@ public struct SimulatedHopperDevice: Sendable {
             unpaid = data[3]
             return [counter]
         case .emergencyStop:
+            emergencyStops += 1
             let left = remaining
             unpaid = remaining
             remaining = 0
