@@ -23,13 +23,14 @@ final class HopperRig: @unchecked Sendable {
     let simulator: CcTalkSimulator
     let daemon: DaemonHarness
 
-    init(_ bus: HopperBus, coins: Int = 60, turnsPerCoin: Int = 1) throws {
+    init(_ bus: HopperBus, coins: Int = 60, turnsPerCoin: Int = 1, encrypted: Bool = false) throws {
         self.bus = bus
         sockets = try TemporaryDirectory()
         let socketPath = sockets.path + "/cctalk.sock"
         var hopper = SimulatedHopperDevice.Settings()
         hopper.coins = coins
         hopper.turnsPerCoin = turnsPerCoin
+        hopper.encrypted = encrypted
         simulator = try CcTalkSimulator(socketPath: socketPath, hopper: hopper)
         daemon = try DaemonHarness { sample in
             let selling = sample.replacingOccurrences(of: "  payout: none ", with: "  payout: change ")
@@ -163,6 +164,19 @@ final class HopperRig: @unchecked Sendable {
 
         #expect(try daemon.stop() == 0)
         #expect(simulator.hopperEmergencyStops == 1, "the hopper is stopped at shutdown, on the acceptor's link")
+    }
+
+    /// The hopper on the acceptor's bus is identified at start: one that wants encrypted
+    /// dispense commands stops vendd, naming the entry and what to do.
+    @Test func anEncryptedHopperOnTheAcceptorsBusStopsTheStart() throws {
+        let rig = try HopperRig(.acceptorsBus, encrypted: true)
+        defer { rig.tearDown() }
+        try rig.daemon.start()
+        #expect(try rig.daemon.waitForExit() != 0)
+        let log = rig.daemon.log
+        #expect(log.contains("payout_devices") && log.contains("the ccTalk hopper at address 3 on unix:")
+                && log.contains("wants encrypted dispense commands"), "\(log)")
+        #expect(rig.simulator.hopperDispenseCommands == 0)
     }
 
     /// SIGKILL while the real driver's hopper pays 2 800원 (a coin every 300 ms): after the
