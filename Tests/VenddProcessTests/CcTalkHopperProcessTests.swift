@@ -146,6 +146,7 @@ final class HopperRig: @unchecked Sendable {
         let expected = Int(elapsed / .milliseconds(200))  // the sample's poll_interval_ms
         #expect(polls * 2 >= expected && expected >= 5, "\(polls) acceptor polls in \(elapsed) of payout (\(expected) at the interval)")
         #expect(paid.credit == "0" && rig.paidByHopper == 300)
+        print("hopper on the acceptor's bus: \(polls) acceptor polls during \(elapsed) of payout (\(expected) at 200 ms)")
 
         try rig.waitUntilAcceptorAccepts()
         try rig.insert500(1)  // credited after the payout, once
@@ -201,6 +202,7 @@ final class HopperRig: @unchecked Sendable {
         let restarted = try daemon.waitUntil("the interrupted payout to be resolved") { $0.payoutInProgress == nil }
         let paid = rig.paidByHopper
         #expect(paid >= 300 && paid < 2_800, "\(paid)원 paid")
+        print("hopper (\(bus.rawValue)): killed mid-payout, \(paid)원 of 2,800원 paid, \(restarted.credit)원 back in credit")
         #expect(simulator.hopperDispenseCommands == 1)
         #expect(won(restarted.books.changePaid) == paid, "the books say \(restarted.books.changePaid ?? "-"), the hopper paid \(paid)")
         #expect(won(restarted.books.unknownPayouts) == 0)
