@@ -46,7 +46,8 @@ extension ConfigParser {
                             at: device.origin.location, path: device.origin.path)
                 continue
             }
-            if device.port == nil, coinAcceptor?.protocol != .cctalk {
+            // No `port`, or the acceptor's: a bus only a ccTalk acceptor can share.
+            if port == coinAcceptor?.port, coinAcceptor?.protocol != .cctalk {
                 sink.report("the coin acceptor speaks '\(coinAcceptor?.protocol.rawValue ?? "")', not ccTalk: give the hopper a 'port' of its own",
                             at: device.origin.location, path: device.origin.path)
                 continue

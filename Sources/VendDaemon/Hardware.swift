@@ -20,10 +20,14 @@ final class Hardware: Sendable {
     let coinAcceptorDescription: String
     /// The MDB bus, when configured (its coins and bills arrive through `coinAcceptor`).
     let mdb: MDBCashDevices?
+    /// The ports only hoppers are on (the coin acceptor's driver closes its own bus).
+    private let hopperLinks: [CcTalkLink]
 
     private init(panel: InputPanel, dispenser: Dispenser, coinAcceptor: any CoinAcceptor, payouts: PayoutBank?,
-                 world: SimulatedWorld?, gpioDescription: String, coinAcceptorDescription: String, mdb: MDBCashDevices?) {
+                 world: SimulatedWorld?, gpioDescription: String, coinAcceptorDescription: String, mdb: MDBCashDevices?,
+                 hopperLinks: [CcTalkLink]) {
         self.mdb = mdb
+        self.hopperLinks = hopperLinks
         self.panel = panel
         self.dispenser = dispenser
         self.coinAcceptor = coinAcceptor
@@ -45,19 +49,15 @@ final class Hardware: Sendable {
         } catch {
             throw .gpio(error)
         }
-        let (acceptor, coins) = coinAcceptor(config, real: false, timekeeper: timekeeper) ?? (world.coinAcceptor,
+        let acceptorLink = ccTalkLink(config, real: false)
+        let (acceptor, coins) = coinAcceptor(config, link: acceptorLink, real: false, timekeeper: timekeeper) ?? (world.coinAcceptor,
             config.coinAcceptor.map { "simulated \($0.protocol.rawValue) acceptor (\($0.channels.count) channels)" } ?? "none configured")
-        // A hopper with a `unix:` port of its own gets its real driver, as the coin acceptor does.
-        let hoppers: [(PayoutDeviceConfig, any PayoutDevice)]
+        // A hopper on a `unix:` port, its own or the real coin acceptor's, gets its real driver.
+        let hoppers: PayoutHoppers
         do {
-            hoppers = try config.payoutDevices.map { device throws(HardwareError) in
-                if let port = device.port, port.hasPrefix("unix:") {
-                    return (device, try ccTalkHopper(device, port: port, timekeeper: timekeeper))
-                }
-                return (device, SimulatedHopper(coin: device.coin, identity: "simulated-hopper@\(device.address)",
-                                                coins: SimulatedHopper.initialCoins,
-                                                memoryFile: "\(stateDirectory)/simulated-hopper-\(device.address).txt",
-                                                timekeeper: timekeeper))
+            hoppers = try payoutHoppers(config, acceptorLink: acceptorLink, timekeeper: timekeeper) { device in
+                SimulatedHopper(coin: device.coin, identity: "simulated-hopper@\(device.address)", coins: SimulatedHopper.initialCoins,
+                                memoryFile: "\(stateDirectory)/simulated-hopper-\(device.address).txt", timekeeper: timekeeper)
             }
         } catch {
             dispenser.releaseAll()
@@ -67,48 +67,99 @@ final class Hardware: Sendable {
         // MDB has no in-memory simulation: only a `unix:` port (mdb-sim, a bridge) is used here.
         let mdb = config.mdb.flatMap { $0.port.hasPrefix("unix:") ? MDBCashDevices(settings: $0, timekeeper: timekeeper) : nil }
         return Hardware(panel: panel, dispenser: dispenser, coinAcceptor: joined(acceptor, mdb),
-                        payouts: payoutBank(config, hoppers, then: changerPayout(config, mdb), timekeeper: timekeeper), world: world,
+                        payouts: payoutBank(config, hoppers.devices, then: changerPayout(config, mdb), timekeeper: timekeeper), world: world,
                         gpioDescription: "simulated (\(Set(config.lines.map(\.line)).count) lines)",
-                        coinAcceptorDescription: describe(coins, config, mdb), mdb: mdb)
+                        coinAcceptorDescription: describe(coins, config, mdb), mdb: mdb, hopperLinks: Array(hoppers.ownLinks.values))
     }
 
     /// The machine's own GPIO chip through libgpiod, and the configured coin acceptor's driver.
     static func real(_ config: VenddConfig, timekeeper: any Timekeeper,
                      notify: @escaping HardwareNoticeHandler) throws(HardwareError) -> Hardware {
-        var hoppers: [(PayoutDeviceConfig, any PayoutDevice)] = []
-        for device in config.payoutDevices {
-            guard let port = device.port else {
-                throw .unsupported("\(device.origin.path) (\(device.origin.location)): a hopper on the coin acceptor's bus is not supported by this version of vendd; give it a port of its own")
-            }
-            hoppers.append((device, try ccTalkHopper(device, port: port, timekeeper: timekeeper)))
+        let acceptorLink = ccTalkLink(config, real: true)
+        let hoppers = try payoutHoppers(config, acceptorLink: acceptorLink, timekeeper: timekeeper, simulated: nil)
+        // Until the acceptor's driver starts, the links are this function's to close.
+        func closeLinks() {
+            acceptorLink?.close()
+            for link in hoppers.ownLinks.values { link.close() }
         }
         let chip: LibgpiodChip
         do {
             chip = try LibgpiodChip(config.gpio.chip)
             try chip.checkDistinct(config.lines)
         } catch {
+            closeLinks()
             throw .gpio(error)
         }
         let dispenser: Dispenser, panel: InputPanel
         do {
             (dispenser, panel) = try requestLines(on: chip, config: config, timekeeper: timekeeper, notify: notify)
         } catch {
+            closeLinks()
             throw .gpio(error)
         }
         let debounce = panel.isDebouncedByBackend ? "kernel debounce" : "software debounce"
-        let (acceptor, coins) = coinAcceptor(config, real: true, timekeeper: timekeeper) ?? (NoCoinAcceptor(), "none configured")
+        let (acceptor, coins) = coinAcceptor(config, link: acceptorLink, real: true, timekeeper: timekeeper) ?? (NoCoinAcceptor(), "none configured")
         let mdb = config.mdb.map { MDBCashDevices(settings: $0, timekeeper: timekeeper) }
         return Hardware(panel: panel, dispenser: dispenser, coinAcceptor: joined(config.coinAcceptor == nil ? nil : acceptor, mdb),
-                        payouts: payoutBank(config, hoppers, then: changerPayout(config, mdb), timekeeper: timekeeper), world: nil,
+                        payouts: payoutBank(config, hoppers.devices, then: changerPayout(config, mdb), timekeeper: timekeeper), world: nil,
                         gpioDescription: "\(chip.name) [\(chip.label)] via \(LibgpiodChip.libraryDescription), \(debounce)",
-                        coinAcceptorDescription: describe(coins, config, mdb), mdb: mdb)
+                        coinAcceptorDescription: describe(coins, config, mdb), mdb: mdb, hopperLinks: Array(hoppers.ownLinks.values))
     }
 
     /// The configured acceptor's real driver when wanted. A `unix:` port is always real, even in
     /// simulation: a ccTalk simulator or a serial bridge listens there.
-    static func coinAcceptor(_ config: VenddConfig, real: Bool, timekeeper: any Timekeeper) -> (any CoinAcceptor, String)? {
+    static func coinAcceptor(_ config: VenddConfig, link: CcTalkLink?, real: Bool,
+                             timekeeper: any Timekeeper) -> (any CoinAcceptor, String)? {
         guard let coins = config.coinAcceptor, real || coins.port.hasPrefix("unix:") else { return nil }
-        return (CoinAcceptorFactory.make(coins, timekeeper: timekeeper), CoinAcceptorFactory.describe(coins))
+        return (CoinAcceptorFactory.make(coins, link: link, timekeeper: timekeeper), CoinAcceptorFactory.describe(coins))
+    }
+
+    /// The bus of a ccTalk acceptor that gets its real driver, for hoppers to share.
+    private static func ccTalkLink(_ config: VenddConfig, real: Bool) -> CcTalkLink? {
+        guard let coins = config.coinAcceptor, real || coins.port.hasPrefix("unix:") else { return nil }
+        return CoinAcceptorFactory.ccTalkLink(coins)
+    }
+
+    /// The hoppers as payout devices, and the links of the ports only hoppers are on.
+    private struct PayoutHoppers {
+        var devices: [(PayoutDeviceConfig, any PayoutDevice)] = []
+        var ownLinks: [String: CcTalkLink] = [:]
+    }
+
+    /// Each configured hopper, identified now: one that cannot be used stops start-up. A hopper
+    /// on the coin acceptor's port (no `port`, or the same one) shares the acceptor's link; the
+    /// hoppers on another port share one link of their own. With `simulated`, a hopper whose bus
+    /// is no `unix:` port (nor a real acceptor's) is the simulated one it returns.
+    private static func payoutHoppers(_ config: VenddConfig, acceptorLink: CcTalkLink?, timekeeper: any Timekeeper,
+                                      simulated: ((PayoutDeviceConfig) -> any PayoutDevice)?) throws(HardwareError) -> PayoutHoppers {
+        var hoppers = PayoutHoppers()
+        let acceptor = config.coinAcceptor
+        do throws(HardwareError) {
+            for device in config.payoutDevices {
+                guard let port = device.port(sharing: acceptor) else {
+                    throw HardwareError.unsupported("\(device.origin.path) (\(device.origin.location)): this hopper has no port and there is no coin acceptor whose bus it could share; give it a port")
+                }
+                let link: CcTalkLink
+                if let acceptorLink, port == acceptor?.port {
+                    link = acceptorLink
+                } else if let simulated, !port.hasPrefix("unix:") {
+                    hoppers.devices.append((device, simulated(device)))
+                    continue
+                } else {
+                    link = hoppers.ownLinks[port] ?? CcTalkLink(port: port, baudRate: 9_600, echo: false)
+                    hoppers.ownLinks[port] = link
+                }
+                let hostAddress = link === acceptorLink ? acceptor?.cctalk?.hostAddress ?? 1 : 1
+                hoppers.devices.append((device, try ccTalkHopper(device, port: port, hostAddress: hostAddress, link: link,
+                                                                 timekeeper: timekeeper)))
+            }
+        } catch {
+            // Nothing has started on the links yet: they are still this function's to close.
+            acceptorLink?.close()
+            for link in hoppers.ownLinks.values { link.close() }
+            throw error
+        }
+        return hoppers
     }
 
     /// The payout devices as one queue: the hoppers, the largest coin asked first, then the MDB
@@ -120,14 +171,13 @@ final class Hardware: Sendable {
         return PayoutBank(devices: devices, timekeeper: timekeeper)
     }
 
-    /// A ccTalk hopper on its own port, identified now: one that cannot be used stops start-up.
-    private static func ccTalkHopper(_ device: PayoutDeviceConfig, port: String,
+    private static func ccTalkHopper(_ device: PayoutDeviceConfig, port: String, hostAddress: Int, link: CcTalkLink,
                                      timekeeper: any Timekeeper) throws(HardwareError) -> CcTalkHopper {
         do {
-            return try CcTalkHopper.connect(coin: device.coin, address: device.address, port: port, baudRate: 9_600,
-                                            timekeeper: timekeeper).0
+            return try CcTalkHopper.connect(coin: device.coin, address: device.address, hostAddress: hostAddress, port: port,
+                                            on: link, timekeeper: timekeeper).0
         } catch {
-            throw .unsupported("\(device.origin.path) (\(device.origin.location)): the ccTalk hopper at address \(device.address) on \(port) cannot be used: \(error)")
+            throw .unsupported("\(device.origin.path) (\(device.origin.location)): the ccTalk hopper at address \(device.address) on \(link.name) cannot be used: \(error)")
         }
     }
 
@@ -184,9 +234,10 @@ final class Hardware: Sendable {
         })
     }
 
-    /// Coins inhibited, every relay off, lines released.
+    /// Hoppers stopped, coins inhibited, every relay off, lines and ports released.
     func shutDown() async {
         payouts?.emergencyStop()
+        for link in hopperLinks { link.close() }
         coinAcceptor.setAcceptance(false)
         await coinAcceptor.stop()
         dispenser.releaseAll()

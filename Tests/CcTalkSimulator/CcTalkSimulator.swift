@@ -27,7 +27,8 @@ public final class CcTalkSimulator: Sendable {
     /// With `echo`, every byte the host sends comes back first, as on a single-wire bus.
     public let echo: Bool
     private let device: Mutex<SimulatedAcceptorDevice>
-    /// A hopper on the same bus, if any; its motor pays one coin per status request it answers.
+    /// A hopper on the same bus, if any; its motor turns once per status request it answers
+    /// (a coin per turn unless `turnsPerCoin` says it is slower).
     private let hopper: Mutex<SimulatedHopperDevice?>
     private let plug: SocketPlug
     /// What the wire does to replies.
@@ -102,6 +103,7 @@ public final class CcTalkSimulator: Sendable {
     /// Coins left in the hopper, dispense commands it took, and its status bytes.
     public var hopperCoins: Int? { hopper.withLock { $0?.coins } }
     public var hopperDispenseCommands: Int? { hopper.withLock { $0?.dispenseCommands } }
+    public var hopperEmergencyStops: Int? { hopper.withLock { $0?.emergencyStops } }
 
     /// The hopper's next payout stops after `coins` coins.
     public func jamHopper(after coins: Int) {
@@ -195,7 +197,7 @@ public final class CcTalkSimulator: Sendable {
     private func answerAsHopper(_ request: Frame, to client: UnixSocket) {
         guard wire.withLock({ $0.fault }) != .silence else { return }
         let reply = hopper.withLock { hopper -> Frame? in
-            if request.header == Header.requestHopperStatus.rawValue { hopper?.payOneCoin() }
+            if request.header == Header.requestHopperStatus.rawValue { hopper?.turnMotor() }
             return hopper?.respond(to: request)
         }
         if let reply { send(reply.encoded(FrameChecksum.simple8), to: client) }

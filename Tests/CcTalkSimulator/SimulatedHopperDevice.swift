@@ -1,7 +1,8 @@
 import CcTalk
 
 /// A ccTalk hopper (SCH3-like) as Part 2 §3.81–3.90 describes it, without I/O: a packet in, a
-/// packet (or silence) out. It pays one coin per `payOneCoin()` (the test's clock drives it),
+/// packet (or silence) out. It pays one coin per `payOneCoin()` (the test's clock drives it, or
+/// `turnMotor()` at a slower pace),
 /// can jam after some coins, and can lose power mid-payout (counter back to 0, last payout
 /// forgotten). Dispense needs the enable code and its serial number as the security bytes.
 public struct SimulatedHopperDevice: Sendable {
@@ -11,6 +12,8 @@ public struct SimulatedHopperDevice: Sendable {
         public var coins = 50
         /// Wants encrypted dispense commands (test hopper register 3 bit 4).
         public var encrypted = false
+        /// How many turns of the motor (`turnMotor()`) one coin takes: more is a slower hopper.
+        public var turnsPerCoin = 1
 
         public init() {}
     }
@@ -25,13 +28,24 @@ public struct SimulatedHopperDevice: Sendable {
     /// The next payout stops (a jam) after this many coins.
     public var jamAfter: Int?
     public private(set) var dispenseCommands = 0
+    public private(set) var emergencyStops = 0
+    private var turns = 0
 
     public init(settings: Settings = Settings()) {
         self.settings = settings
         coins = settings.coins
     }
 
-    /// The motor turns once: one coin out, or the payout ends (done, empty or jammed).
+    /// The motor turns once: every `turnsPerCoin` turns, `payOneCoin()`.
+    public mutating func turnMotor() {
+        guard remaining > 0 else { return }
+        turns += 1
+        guard turns >= settings.turnsPerCoin else { return }
+        turns = 0
+        payOneCoin()
+    }
+
+    /// One coin out, or the payout ends (done, empty or jammed).
     public mutating func payOneCoin() {
         guard remaining > 0 else { return }
         if coins == 0 || jamAfter.map({ Int(paid) >= $0 }) == true {
@@ -85,6 +99,7 @@ public struct SimulatedHopperDevice: Sendable {
             unpaid = data[3]
             return [counter]
         case .emergencyStop:
+            emergencyStops += 1
             let left = remaining
             unpaid = remaining
             remaining = 0

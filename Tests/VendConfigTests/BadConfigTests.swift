@@ -158,6 +158,13 @@ import VendConfig
         ], expected: [
             "test.yaml:46:5: payout_devices[#2].address: address 2 on /dev/ttyUSB0 is already coin_acceptor; give each device on a ccTalk bus its own address",
         ]),
+        Case(name: "hopper naming a bytecode acceptor's port", edits: [
+            ("  vend_timeout_ms: 30000\n", "  vend_timeout_ms: 30000\n  payout: change\n"),
+            ("protocol: cctalk", "protocol: bytecode"),
+            ("    - { channel: 2, value: 500 }\n", "    - { channel: 2, value: 500 }\npayout_devices:\n  - { type: cctalk-hopper, coin: 500, port: /dev/ttyUSB0 }\n"),
+        ], expected: [
+            "test.yaml:45:5: payout_devices[#1]: the coin acceptor speaks 'bytecode', not ccTalk: give the hopper a 'port' of its own",
+        ]),
         Case(name: "misspelt hopper type", edits: [
             ("  vend_timeout_ms: 30000\n", "  vend_timeout_ms: 30000\n  payout: change\n"),
             ("    - { channel: 2, value: 500 }\n", "    - { channel: 2, value: 500 }\npayout_devices:\n  - { type: cctalk-hoper, coin: 500 }\n"),

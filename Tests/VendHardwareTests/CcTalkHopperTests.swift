@@ -119,8 +119,7 @@ final class HopperLoopbackBus: CcTalkBus {
         let session = CcTalkHopperSession(bus: bus)
         _ = try session.identify()
         let hopper = CcTalkHopper(coin: coin, identity: "hopper", description: "test hopper",
-                                  link: CcTalkHopper.Link(stream: nil, session: CcTalkHopperSession(bus: HopperLoopbackBus())),
-                                  timekeeper: time)
+                                  session: CcTalkHopperSession(bus: HopperLoopbackBus()), timekeeper: time)
         return (hopper, session)
     }
 

@@ -213,7 +213,7 @@ final class Recorder {
     @Test func theDevicesPollingPriorityShortensALongerInterval() throws {
         let config = try ConfigLoader.parse(Self.yaml.replacingOccurrences(of: "protocol: cctalk", with: "protocol: cctalk\n  cctalk: { poll_interval_ms: 500 }"), file: "t.yaml")
         let coins = try #require(config.coinAcceptor)
-        let driver = CcTalkDriver(port: .unixSocket(path: "/x"), settings: try #require(coins.cctalk), channels: coins.channels)
+        let driver = CcTalkDriver(link: CcTalkLink(port: "unix:/x", baudRate: 9_600, echo: false), settings: try #require(coins.cctalk), channels: coins.channels)
         #expect(driver.pollInterval(deviceMaximum: .milliseconds(200)) == .milliseconds(200))
         #expect(driver.pollInterval(deviceMaximum: .seconds(2)) == .milliseconds(500))
         #expect(driver.pollInterval(deviceMaximum: nil) == .milliseconds(500))

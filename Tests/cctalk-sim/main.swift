@@ -3,13 +3,13 @@ import CcTalkSimulator
 import Foundation
 import VendPOSIX
 
-/// `cctalk-sim --socket PATH [--serial N] [--crc16] [--echo] [--address N] [--hopper ADDRESS:COINS]`
+/// `cctalk-sim --socket PATH [--serial N] [--crc16] [--echo] [--address N] [--hopper ADDRESS:COINS[:TURNS]]`
 /// A simulated ccTalk coin acceptor listening on PATH, driven by commands on stdin (one per
 /// line); every action is printed on stdout. `help` lists the commands.
 let usage = """
-    usage: cctalk-sim --socket PATH [--serial N] [--address N] [--crc16] [--echo] [--hopper ADDRESS:COINS]
+    usage: cctalk-sim --socket PATH [--serial N] [--address N] [--crc16] [--echo] [--hopper ADDRESS:COINS[:TURNS]]
       --hopper 3:50       a hopper at address 3 with 50 coins on the same bus (8-bit checksums;
-                          its motor pays one coin per status request)
+                          its motor turns once per status request, a coin every TURNS turns, default 1)
     commands (stdin, one per line):
       coin P [N]          insert N coins (default 1) of position P (1-16)
       burst P N           N coins of position P accepted at once, between two polls
@@ -46,13 +46,14 @@ if CommandLine.arguments.contains("--crc16") { settings.checksum = .crc16 }
 var hopper: SimulatedHopperDevice.Settings?
 if let spec = value(after: "--hopper") {
     let parts = spec.split(separator: ":").compactMap { Int($0) }
-    guard parts.count == 2, (2...255).contains(parts[0]), parts[1] >= 0 else {
-        StandardError.write("cctalk-sim: --hopper wants ADDRESS:COINS, e.g. 3:50\n")
+    guard (2...3).contains(parts.count), (2...255).contains(parts[0]), parts[1] >= 0, parts.count == 2 || parts[2] >= 1 else {
+        StandardError.write("cctalk-sim: --hopper wants ADDRESS:COINS[:TURNS], e.g. 3:50 or 3:50:5\n")
         exit(64)
     }
     var settings = SimulatedHopperDevice.Settings()
     settings.address = UInt8(parts[0])
     settings.coins = parts[1]
+    if parts.count == 3 { settings.turnsPerCoin = parts[2] }
     hopper = settings
 }
 

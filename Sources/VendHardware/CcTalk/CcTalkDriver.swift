@@ -4,11 +4,13 @@ import VendSettings
 import VendingCore
 
 /// The ccTalk coin acceptor's thread: connect (and reconnect with backoff), initialise, poll at
-/// the interval, apply the wanted acceptance, and say every change of state.
+/// the interval, apply the wanted acceptance, and say every change of state. It owns its link,
+/// which hoppers on the same bus may share: their commands go between its polls.
 struct CcTalkDriver: Sendable {
-    let port: PortAddress
+    let link: CcTalkLink
     let settings: CcTalkSettings
     let channels: [CoinChannel]
+    private var port: String { link.name }
 
     /// How many polls in a row may fail before the acceptor counts as not answering.
     static let failuresBeforeDown = 3
@@ -20,19 +22,18 @@ struct CcTalkDriver: Sendable {
 
     func run(_ context: DriverContext) {
         var state = DriverState()
+        let bus = link.bus(addressing)
         while !context.control.isStopping {
-            let stream: ByteStream
             do {
-                stream = try port.open()
+                try link.connect()
             } catch {
                 state.health.down("\(error)", context.emit)
                 context.control.sleep(state.backoff.next())
                 continue
             }
-            let bus = StreamBus(stream: stream, addressing: addressing, echo: settings.echo)
             talk(over: bus, state: &state, context)
-            stream.close()
         }
+        link.close()
     }
 
     /// What outlives one connection: the serial number vendd pinned, and where each device's

@@ -1,25 +1,19 @@
 import CcTalk
 import Synchronization
 import VendPOSIX
-import VendSerial
 import VendTime
 import VendingCore
 
-/// A ccTalk hopper on a port of its own, as a payout device. A payout runs on a thread of its own
-/// (serial I/O blocks): one dispense command, then the hopper's status read every 100 ms until
-/// its coins are out; what it reports paid is what the payout paid. The link is held under a lock,
-/// so `lastPayout` (read at start) never talks over a payout.
+/// A ccTalk hopper as a payout device, on a port of its own or on the coin acceptor's bus (a
+/// `CcTalkLink` either way: its commands go between the acceptor's polls). A payout runs on a
+/// thread of its own (serial I/O blocks): one dispense command, then the hopper's status read
+/// every 100 ms until its coins are out; what it reports paid is what the payout paid. The
+/// session is held under a lock, so `lastPayout` (read at start) never talks over a payout.
 public final class CcTalkHopper: PayoutDevice {
-    /// The port (nil in tests) and the protocol session over it.
-    struct Link {
-        var stream: ByteStream?
-        var session: CcTalkHopperSession
-    }
-
     public let coin: Money
     public let identity: String
     public let description: String
-    private let link: Mutex<Link>
+    private let session: Mutex<CcTalkHopperSession>
     private let stopping = Atomic(false)
     private let timekeeper: any Timekeeper
     private let waiter: Waiter
@@ -28,36 +22,30 @@ public final class CcTalkHopper: PayoutDevice {
     static let statusInterval: Duration = .milliseconds(100)
     static let timePerCoin: Duration = .seconds(1)
 
-    /// Opens `port` and identifies the hopper at `address`: a hopper that does not answer or
-    /// wants encrypted dispense commands stops vendd here, with what to do.
-    public static func connect(coin: Money, address: Int, port: String, baudRate: Int,
+    /// Identifies the hopper at `address` on `link` (`port` as configured, for its identity): a
+    /// hopper that does not answer or wants encrypted dispense commands stops vendd here, with
+    /// what to do. `hostAddress` is the one the bus's other devices answer to.
+    public static func connect(coin: Money, address: Int, hostAddress: Int = 1, port: String, on link: CcTalkLink,
                                timekeeper: any Timekeeper) throws(HopperError) -> (CcTalkHopper, [String]) {
-        let stream: ByteStream
         do {
-            stream = try PortAddress(port, baudRate: baudRate).open()
+            try link.connect()
         } catch {
             throw .bus(.disconnected(error))
         }
-        let bus = StreamBus(stream: stream, addressing: CcTalkAddressing(device: UInt8(address), host: 1, checksum: .simple8),
-                            echo: false)
+        let bus = link.bus(CcTalkAddressing(device: UInt8(address), host: UInt8(hostAddress), checksum: .simple8))
         let hopper = CcTalkHopper(coin: coin, identity: "cctalk-hopper@\(port)#\(address)",
-                                  description: "ccTalk hopper at address \(address) on \(port) (\(coin.decimalString) coins)",
-                                  link: Link(stream: stream, session: CcTalkHopperSession(bus: bus)), timekeeper: timekeeper)
-        do {
-            let flags = try hopper.link.withLock { link throws(HopperError) in try link.session.identify() }
-            return (hopper, flags)
-        } catch {
-            hopper.link.withLock { $0.stream?.close() }
-            throw error
-        }
+                                  description: "ccTalk hopper at address \(address) on \(link.name) (\(coin.decimalString) coins)",
+                                  session: CcTalkHopperSession(bus: bus), timekeeper: timekeeper)
+        let flags = try hopper.session.withLock { session throws(HopperError) in try session.identify() }
+        return (hopper, flags)
     }
 
-    init(coin: Money, identity: String, description: String, link: sending Link, timekeeper: any Timekeeper) {
+    init(coin: Money, identity: String, description: String, session: sending CcTalkHopperSession, timekeeper: any Timekeeper) {
         self.coin = coin
         self.identity = identity
         self.description = description
         self.timekeeper = timekeeper
-        self.link = Mutex(link)
+        self.session = Mutex(session)
         do {
             waiter = try Waiter()
         } catch {
@@ -72,7 +60,7 @@ public final class CcTalkHopper: PayoutDevice {
     public func pay(_ amount: Money, completion: @escaping @Sendable (PayoutDeviceResult) -> Void) {
         let coins = Int(min(amount.minorUnits / coin.minorUnits, 255))
         PosixThread.start(name: "vendd-hopper") { [self] in
-            let result = link.withLock { link in payout(coins, on: link.session) { sleep(Self.statusInterval) } }
+            let result = session.withLock { session in payout(coins, on: session) { sleep(Self.statusInterval) } }
             completion(result)
         }
     }
@@ -105,22 +93,26 @@ public final class CcTalkHopper: PayoutDevice {
         return PayoutDeviceResult(paid: coin * Int(status.lastPaid), unknown: zero, counter: UInt64(counter))
     }
 
+    /// A hopper still paying (vendd was killed mid-payout; its motor ran on) is stopped first, so
+    /// what it reports is final: the coins it did not pay go back to the customer's credit.
     public func lastPayout() -> LastPayoutReport {
-        let status = link.withLock { try? $0.session.status() }
+        let status = session.withLock { session -> HopperStatus? in
+            guard let status = try? session.status() else { return nil }
+            guard status.isPaying else { return status }
+            _ = try? session.emergencyStop()
+            return try? session.status()
+        }
         guard let status else { return LastPayoutReport(counter: nil, paid: .zero(coin.currency), unpaid: .zero(coin.currency), isUnknown: true) }
         return LastPayoutReport(counter: UInt64(status.eventCounter), paid: coin * Int(status.lastPaid),
                                 unpaid: coin * Int(status.lastUnpaid), isUnknown: status.wasReset)
     }
 
-    /// Stops a payout within one status interval, and the hopper itself; then releases the port.
+    /// Stops a payout within one status interval, and the hopper itself. The link stays open:
+    /// its owner closes it (the acceptor may still have to refuse coins on it).
     public func emergencyStop() {
         stopping.store(true, ordering: .releasing)
         waiter.wake()
-        link.withLock { link in
-            _ = try? link.session.emergencyStop()
-            link.stream?.close()
-            link.stream = nil
-        }
+        session.withLock { session in _ = try? session.emergencyStop() }
     }
 
     private func sleep(_ duration: Duration) {
