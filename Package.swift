@@ -137,6 +137,7 @@ let package = Package(
         .executableTarget(name: "fuzz-config", dependencies: ["FuzzSupport", "VendConfig"], path: "Tests/Fuzz/fuzz-config"),
         .executableTarget(name: "fuzz-cctalk", dependencies: ["FuzzSupport", "CcTalk"], path: "Tests/Fuzz/fuzz-cctalk"),
         .executableTarget(name: "fuzz-control", dependencies: ["FuzzSupport", "VendControl"], path: "Tests/Fuzz/fuzz-control"),
+        .executableTarget(name: "fuzz-mdb", dependencies: ["FuzzSupport", "MDB"], path: "Tests/Fuzz/fuzz-mdb"),
         .testTarget(name: "VendDaemonTests", dependencies: [
             "VendTelemetry", "VendStore",
             "VendDaemon", "VendControl", "VendConfig", "VendHardware", "VendPOSIX", "VendTime", "VendingCore", "VenddTestSupport",
