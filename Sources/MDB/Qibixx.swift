@@ -51,28 +51,36 @@ public enum QibixxReply: Sendable, Equatable {
     /// a coin the interface already ACKed on the bus — the caller must say so.
     public static func parse<S: StringProtocol>(_ line: S) throws(QibixxLineError) -> QibixxReply {
         let text = String(line)
-        guard text.count >= 2, text.dropFirst().first == "," else { return .other(text) }
-        let body = text.dropFirst(2)
-        switch text.first {
-        case "m":
-            switch body.uppercased() {
+        // Bytes, not Characters: a combining mark after the comma (noise) makes `,` and the mark
+        // one Character, which must not turn a garbled answer into chatter.
+        let bytes = Array(text.utf8)
+        guard bytes.count >= 2, bytes[1] == UInt8(ascii: ",") else { return .other(text) }
+        let body = bytes[2...]
+        switch bytes[0] {
+        case UInt8(ascii: "m"):
+            switch asciiUppercased(body) {
             case "ACK": return .masterMode(accepted: true)
             case "NACK": return .masterMode(accepted: false)
             default: throw QibixxLineError(line: text, reason: "m, is followed by neither ACK nor NACK")
             }
-        case "p":
-            switch body.uppercased() {
+        case UInt8(ascii: "p"):
+            switch asciiUppercased(body) {
             case "ACK": return .peripheral(.ack)
             case "NACK": return .peripheral(.noAnswer)
             case "": throw QibixxLineError(line: text, reason: "p, without data")
             default:
-                guard let bytes = Hex.decode(body) else { throw QibixxLineError(line: text, reason: "p, data is not whole hex bytes") }
-                guard bytes.count <= 36 else { throw QibixxLineError(line: text, reason: "p, data longer than an MDB block (36 bytes)") }
-                return .peripheral(.data(bytes))
+                guard let data = Hex.decode(String(decoding: body, as: UTF8.self)) else { throw QibixxLineError(line: text, reason: "p, data is not whole hex bytes") }
+                guard data.count <= 36 else { throw QibixxLineError(line: text, reason: "p, data longer than an MDB block (36 bytes)") }
+                return .peripheral(.data(data))
             }
         default:
             return .other(text)
         }
+    }
+
+    /// Only ASCII letters change case: no other character may pass for `ACK`.
+    private static func asciiUppercased(_ bytes: ArraySlice<UInt8>) -> String {
+        String(decoding: bytes.map { (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0) ? $0 - 0x20 : $0 }, as: UTF8.self)
     }
 
     /// The interface's side of the codec (for the simulator).

@@ -63,6 +63,17 @@ import Testing
         }
     }
 
+    /// Found by fuzz-mdb's property that a line starting `p,` or `m,` is never chatter: a
+    /// combining mark (or zero-width joiner) after the comma joins it into one Character, and the
+    /// garbled answer to a POLL was logged as the interface's talk, without the lost-coin warning.
+    @Test func aMarkAfterTheCommaIsAGarbledAnswerNotChatter() throws {
+        for bad in ["p,\u{301}ACK", "p,\u{301}531F", "m,\u{200D}ACK", "p,ACK\u{301}", "p,\u{FFFD}0B"] {
+            #expect(throws: QibixxLineError.self, "\(bad.unicodeScalars.map { String($0.value, radix: 16) })") { try QibixxReply.parse(bad) }
+        }
+        #expect(try QibixxReply.parse("p\u{301},ACK") == .other("p\u{301},ACK"), "not a p, line: the p itself is garbled")
+        #expect(try QibixxReply.parse("p,nAcK") == .peripheral(.noAnswer))
+    }
+
     @Test func linesSplitOnNewlineWithOrWithoutCarriageReturn() {
         var splitter = LineSplitter()
         #expect(splitter.receive(Array("p,A".utf8)).isEmpty)
