@@ -259,7 +259,8 @@ final class MachineController: Sendable {
     }
 
     /// A payout device's coins changed outside a payout (an MDB changer reporting its tubes after
-    /// its initialisation or a manual payout): the machine's exact-change judgement follows.
+    /// its initialisation or a manual payout, a hopper's level sensor after a refill): the
+    /// machine's exact-change judgement follows.
     func changeInventoryChanged() {
         guard let bank = state.withLock({ $0.hardware?.payouts }) else { return }
         submit(.changeInventory(bank.inventory()))

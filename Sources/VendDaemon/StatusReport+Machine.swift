@@ -36,8 +36,12 @@ extension StatusReport {
             health: health, serviceKey: switches.serviceKeyOn, exactChangeOnly: machine.needsExactChange,
             payoutInProgress: machine.pendingPayout.map { "\($0.id) of \(format.string(for: $0.amount)) (\($0.reason.rawValue))" },
             payoutDevices: payoutDevices.map { device in
-                StatusReport.PayoutDevice(description: device.description, coins: device.inventory().map {
-                    StatusReport.CoinLevel(value: $0.value.decimalString, valueText: format.string(for: $0.value), count: $0.count)
+                // A level sensor is no count: a hopper below its low mark counts as empty for
+                // exact change, yet holds some coins.
+                let level = device.levelReading()
+                return StatusReport.PayoutDevice(description: device.description, coins: device.inventory().map {
+                    StatusReport.CoinLevel(value: $0.value.decimalString, valueText: format.string(for: $0.value),
+                                           count: level == nil ? $0.count : nil, level: level?.rawValue)
                 })
             }, fillMode: machine.isFilling)
     }
