@@ -416,7 +416,10 @@ final class MachineController: Sendable {
 
     /// The machine's queries as they stand now.
     var reports: Reports {
-        state.withLock { Reports(machine: $0.machine, format: $0.config.machine.moneyFormat, machineName: $0.config.machine.name) }
+        state.withLock {
+            Reports(machine: $0.machine, format: $0.config.machine.moneyFormat, machineName: $0.config.machine.name,
+                    levelSensedCoins: $0.hardware?.payouts?.hasLevelSensedCoins ?? false)
+        }
     }
 
     func status() -> StatusReport {

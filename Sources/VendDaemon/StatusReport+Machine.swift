@@ -18,7 +18,8 @@ extension StatusReport {
         } else {
             state = ("in-service", nil)
         }
-        let reports = Reports(machine: machine, format: format, machineName: config.machine.name)
+        let reports = Reports(machine: machine, format: format, machineName: config.machine.name,
+                              levelSensedCoins: payoutDevices.contains { $0.levelReading() != nil })
         self.init(
             machine: config.machine.name, state: state.0, stateReason: state.1,
             currency: config.machine.currency.code, credit: machine.credit.decimalString,

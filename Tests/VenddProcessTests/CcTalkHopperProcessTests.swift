@@ -250,6 +250,8 @@ final class HopperRig: @unchecked Sendable {
         let json = try daemon.vendctl("--json", "status").output
         #expect(json.contains(#""level":"low""#), "\(json)")
         #expect(try DocumentedSchemas().violations(of: "status", in: json) == [])
+        let report = try daemon.vendctl("--json", "report").output
+        #expect(report.contains(#""cash":{"#) && !report.contains("tubeContents"), "a level is no count: \(report)")
 
         simulator.refillHopper(20)
         let refilled = try daemon.waitUntil("the refill to be seen", timeout: 20) { $0.exactChangeOnly == false }

@@ -47,6 +47,9 @@ public final class PayoutBank: Sendable {
         devices.flatMap { $0.inventory() }
     }
 
+    /// True when a device knows its coins only by a level sensor (a ccTalk hopper).
+    public var hasLevelSensedCoins: Bool { devices.contains { $0.levelReading() != nil } }
+
     /// Calls `changed` whenever a device's coins change other than by its payouts.
     public func watchInventory(_ changed: @escaping @Sendable () -> Void) {
         for device in devices { device.watchInventory(changed) }
