@@ -89,7 +89,7 @@ public final class CcTalkHopper: PayoutDevice {
     /// waits for the session), calling `changed` when what they say changes. A hopper that has no
     /// sensor or did not answer 217 at start is not asked again.
     public func watchInventory(_ changed: @escaping @Sendable () -> Void) {
-        guard levelReading() != nil, !watching.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        guard hasLevelSensors, !watching.exchange(true, ordering: .acquiringAndReleasing) else { return }
         PosixThread.start(name: "vendd-hopper-level") { [self] in
             while !stopping.load(ordering: .acquiring) {
                 sleep(Self.levelInterval, on: levelWaiter)
@@ -98,6 +98,10 @@ public final class CcTalkHopper: PayoutDevice {
             }
         }
     }
+
+    /// As read at start: a hopper without sensors, or one that does not answer 217, is not asked
+    /// again (each question would cost a shared bus up to three reply timeouts).
+    private var hasLevelSensors: Bool { levelReading() != nil }
 
     /// Reads the level sensors into `level`; true when what they say changed. A hopper that does
     /// not answer keeps what it said last.
@@ -109,14 +113,14 @@ public final class CcTalkHopper: PayoutDevice {
         }
     }
 
-    /// The level is read after the payout, before the machine is told it ended: the machine then
-    /// judges exact change from what is left.
+    /// The level sensors, if it has any, are read after the payout, before the machine is told it
+    /// ended: the machine then judges exact change from what is left.
     public func pay(_ amount: Money, completion: @escaping @Sendable (PayoutDeviceResult) -> Void) {
         let coins = Int(min(amount.minorUnits / coin.minorUnits, 255))
         PosixThread.start(name: "vendd-hopper") { [self] in
             let result = session.withLock { session in
                 let result = payout(coins, on: session) { sleep(Self.statusInterval, on: waiter) }
-                _ = readLevel(on: session)
+                if hasLevelSensors { _ = readLevel(on: session) }
                 return result
             }
             completion(result)
