@@ -13,6 +13,7 @@ public enum Header: UInt8, Sendable, CaseIterable {
     case emergencyStop = 172
     case requestCoinID = 184
     case requestBuildCode = 192
+    case requestPayoutHighLowStatus = 217
     case requestMasterInhibitStatus = 227
     case modifyMasterInhibitStatus = 228
     case readBufferedCredit = 229

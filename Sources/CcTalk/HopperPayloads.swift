@@ -83,3 +83,35 @@ extension Payload {
         return (0..<3).map { UInt8(truncatingIfNeeded: serialNumber >> (8 * $0)) } + [UInt8(coins)]
     }
 }
+
+/// Reply of `request payout high / low status` (header 217, Part 2 §3.39): the level sensors of a
+/// payout system. Bits 0 and 1 say a sensor is triggered, bits 4 and 5 that it is fitted; the
+/// trigger levels are set mechanically, so a hopper says "below the low mark", never a count.
+public struct HopperLevel: Sendable, Equatable {
+    public let status: UInt8
+
+    public init(status: UInt8) { self.status = status }
+
+    /// Nil unless exactly the one byte the spec gives.
+    public init?(_ data: [UInt8]) {
+        guard data.count == 1 else { return nil }
+        status = data[0]
+    }
+
+    public var encoded: [UInt8] { [status] }
+
+    /// Bit 4: a low level sensor is supported and fitted.
+    public var hasLowSensor: Bool { status & 0x10 != 0 }
+    /// Bit 5: a high level sensor is supported and fitted.
+    public var hasHighSensor: Bool { status & 0x20 != 0 }
+    /// Bit 0 of a fitted low sensor: fewer coins than its trigger level.
+    public var isBelowLow: Bool { hasLowSensor && status & 0x01 != 0 }
+    /// Bit 1 of a fitted high sensor: as many coins as its trigger level or more.
+    public var isAtOrAboveHigh: Bool { hasHighSensor && status & 0x02 != 0 }
+
+    /// The status byte a hopper with the given sensors sends (a simulator's side).
+    public init(lowSensor: Bool, belowLow: Bool, highSensor: Bool, atOrAboveHigh: Bool) {
+        status = (lowSensor ? 0x10 : 0) | (highSensor ? 0x20 : 0) | (lowSensor && belowLow ? 0x01 : 0)
+            | (highSensor && atOrAboveHigh ? 0x02 : 0)
+    }
+}

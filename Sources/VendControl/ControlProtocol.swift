@@ -353,11 +353,15 @@ public struct StatusReport: Codable, Sendable, Equatable {
         public let valueText: String
         /// Absent when the device cannot count them.
         public let count: Int?
+        /// What the device's level sensors say ("low", "ok", "high"), when it has them instead
+        /// of a count (a ccTalk hopper); absent otherwise.
+        public let level: String?
 
-        public init(value: String, valueText: String, count: Int?) {
+        public init(value: String, valueText: String, count: Int?, level: String? = nil) {
             self.value = value
             self.valueText = valueText
             self.count = count
+            self.level = level
         }
     }
 

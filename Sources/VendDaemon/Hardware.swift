@@ -222,6 +222,7 @@ final class Hardware: Sendable {
         let dispenser = dispenser
         mdb?.decideEscrow { controller.acceptsBill($0) }
         mdb?.onInventoryChange { controller.changeInventoryChanged() }
+        payouts?.watchInventory { controller.changeInventoryChanged() }
         coinAcceptor.start(lastSequence: lastSequence, deliver: { controller.handle($0) })
         panel.start({ event in
             if case .dropSensed(let line, let instant) = event {

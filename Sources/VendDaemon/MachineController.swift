@@ -259,7 +259,8 @@ final class MachineController: Sendable {
     }
 
     /// A payout device's coins changed outside a payout (an MDB changer reporting its tubes after
-    /// its initialisation or a manual payout): the machine's exact-change judgement follows.
+    /// its initialisation or a manual payout, a hopper's level sensor after a refill): the
+    /// machine's exact-change judgement follows.
     func changeInventoryChanged() {
         guard let bank = state.withLock({ $0.hardware?.payouts }) else { return }
         submit(.changeInventory(bank.inventory()))
@@ -415,7 +416,10 @@ final class MachineController: Sendable {
 
     /// The machine's queries as they stand now.
     var reports: Reports {
-        state.withLock { Reports(machine: $0.machine, format: $0.config.machine.moneyFormat, machineName: $0.config.machine.name) }
+        state.withLock {
+            Reports(machine: $0.machine, format: $0.config.machine.moneyFormat, machineName: $0.config.machine.name,
+                    levelSensedCoins: $0.hardware?.payouts?.hasLevelSensedCoins ?? false)
+        }
     }
 
     func status() -> StatusReport {

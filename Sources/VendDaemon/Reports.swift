@@ -7,6 +7,9 @@ struct Reports {
     let machine: Machine
     let format: MoneyFormat
     let machineName: String
+    /// A payout device knows its coins only by a level sensor (a ccTalk hopper): its count of 0
+    /// below the low mark means few, not none, so what the devices hold cannot be totalled.
+    let levelSensedCoins: Bool
 
     private var catalog: Catalog { machine.setup.catalog }
 
@@ -131,7 +134,7 @@ struct Reports {
     private var cashFigures: SalesReport.CashFigures {
         let ledger = machine.ledger
         let tubes = machine.changeInventory
-        let tubeContents = tubes.isEmpty || tubes.contains { $0.count == nil } ? nil
+        let tubeContents = tubes.isEmpty || levelSensedCoins || tubes.contains { $0.count == nil } ? nil
             : tubes.reduce(Money.zero(machine.setup.currency)) { $0 + $1.value * ($1.count ?? 0) }
         return SalesReport.CashFigures(
             billsIn: ledger.billsIn.decimalString, coinsToTubes: ledger.coinsToTubes.decimalString,

@@ -18,7 +18,8 @@ extension StatusReport {
         } else {
             state = ("in-service", nil)
         }
-        let reports = Reports(machine: machine, format: format, machineName: config.machine.name)
+        let reports = Reports(machine: machine, format: format, machineName: config.machine.name,
+                              levelSensedCoins: payoutDevices.contains { $0.levelReading() != nil })
         self.init(
             machine: config.machine.name, state: state.0, stateReason: state.1,
             currency: config.machine.currency.code, credit: machine.credit.decimalString,
@@ -36,8 +37,12 @@ extension StatusReport {
             health: health, serviceKey: switches.serviceKeyOn, exactChangeOnly: machine.needsExactChange,
             payoutInProgress: machine.pendingPayout.map { "\($0.id) of \(format.string(for: $0.amount)) (\($0.reason.rawValue))" },
             payoutDevices: payoutDevices.map { device in
-                StatusReport.PayoutDevice(description: device.description, coins: device.inventory().map {
-                    StatusReport.CoinLevel(value: $0.value.decimalString, valueText: format.string(for: $0.value), count: $0.count)
+                // A level sensor is no count: a hopper below its low mark counts as empty for
+                // exact change, yet holds some coins.
+                let level = device.levelReading()
+                return StatusReport.PayoutDevice(description: device.description, coins: device.inventory().map {
+                    StatusReport.CoinLevel(value: $0.value.decimalString, valueText: format.string(for: $0.value),
+                                           count: level == nil ? $0.count : nil, level: level?.rawValue)
                 })
             }, fillMode: machine.isFilling)
     }

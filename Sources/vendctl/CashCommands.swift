@@ -33,7 +33,7 @@ struct Cash: ParsableCommand {
                     if let details = report.details { text += "\n\n" + lines(details) }
                     if let devices = try connection.client().send(.status).status?.payoutDevices, !devices.isEmpty {
                         text += "\n\n" + table([.left, .left], header: ["payout device", "holds"], rows: devices.map { device in
-                            [device.description, device.coins.map { "\($0.count.map(String.init) ?? "?") × \($0.valueText)" }.joined(separator: ", ")]
+                            [device.description, device.coins.map(\.text).joined(separator: ", ")]
                         })
                     }
                     return text

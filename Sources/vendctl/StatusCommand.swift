@@ -31,7 +31,7 @@ struct Status: ParsableCommand {
         ]
         if let payout = status.payoutInProgress { lines.append("payout   \(payout) in progress") }
         for device in status.payoutDevices ?? [] {
-            let levels = device.coins.map { "\($0.count.map(String.init) ?? "?") × \($0.valueText)" }.joined(separator: ", ")
+            let levels = device.coins.map(\.text).joined(separator: ", ")
             lines.append("payout   \(device.description): \(levels.isEmpty ? "empty" : levels)")
         }
         if let stacker = status.billStacker {
@@ -60,4 +60,10 @@ struct Status: ParsableCommand {
         guard !component.ok else { return "ok: " + component.description }
         return "FAULT: \(component.description)" + (component.notice.map { ": \($0) (\(dateText(component.noticeAt)))" } ?? "")
     }
+}
+
+extension StatusReport.CoinLevel {
+    /// "22 × 500원"; "? × 100원" for a hopper that cannot count, with its level sensors if it has
+    /// them: "? × 100원 (level low)".
+    var text: String { "\(count.map(String.init) ?? "?") × \(valueText)\(level.map { " (level \($0))" } ?? "")" }
 }

@@ -111,6 +111,12 @@ public final class CcTalkSimulator: Sendable {
         report("hopper jams after \(coins) coin(s)")
     }
 
+    /// `coins` coins put into the hopper by hand.
+    public func refillHopper(_ coins: Int) {
+        hopper.withLock { $0?.refill(coins) }
+        report("hopper refilled with \(coins) coin(s)")
+    }
+
     /// The hopper loses power: counter 0, last payout forgotten.
     public func cutHopperPower() {
         hopper.withLock { $0?.powerCut() }

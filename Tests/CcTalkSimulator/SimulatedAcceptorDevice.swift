@@ -133,7 +133,8 @@ public struct SimulatedAcceptorDevice: Sendable {
             reset()
             return []
         // An acceptor ignores what only a hopper answers.
-        case .reply, .nak, .busy, .testHopper, .enableHopper, .requestHopperStatus, .dispenseHopperCoins, .emergencyStop:
+        case .reply, .nak, .busy, .testHopper, .enableHopper, .requestHopperStatus, .dispenseHopperCoins, .emergencyStop,
+             .requestPayoutHighLowStatus:
             return nil
         }
     }

@@ -4,7 +4,8 @@ import CcTalk
 /// packet (or silence) out. It pays one coin per `payOneCoin()` (the test's clock drives it, or
 /// `turnMotor()` at a slower pace),
 /// can jam after some coins, and can lose power mid-payout (counter back to 0, last payout
-/// forgotten). Dispense needs the enable code and its serial number as the security bytes.
+/// forgotten). Dispense needs the enable code and its serial number as the security bytes. A low
+/// level sensor, if fitted, is triggered below a set number of coins (Part 2 §3.39).
 public struct SimulatedHopperDevice: Sendable {
     public struct Settings: Sendable {
         public var address: UInt8 = 3
@@ -14,6 +15,8 @@ public struct SimulatedHopperDevice: Sendable {
         public var encrypted = false
         /// How many turns of the motor (`turnMotor()`) one coin takes: more is a slower hopper.
         public var turnsPerCoin = 1
+        /// A low level sensor is fitted and triggered below this many coins; nil: none fitted.
+        public var lowLevelTrigger: Int?
 
         public init() {}
     }
@@ -60,6 +63,17 @@ public struct SimulatedHopperDevice: Sendable {
         unpaid = remaining
     }
 
+    /// Coins put in by hand (a technician refilling it).
+    public mutating func refill(_ added: Int) {
+        coins += added
+    }
+
+    /// What its level sensors say now.
+    public var level: HopperLevel {
+        HopperLevel(lowSensor: settings.lowLevelTrigger != nil, belowLow: coins < settings.lowLevelTrigger ?? 0,
+                    highSensor: false, atOrAboveHigh: false)
+    }
+
     /// Power cut: the motor stops, the counter and the last payout are forgotten.
     public mutating func powerCut() {
         counter = 0
@@ -87,6 +101,7 @@ public struct SimulatedHopperDevice: Sendable {
             enabled = data[0] == 0xA5
             return []
         case .requestHopperStatus: return [counter, remaining, paid, unpaid]
+        case .requestPayoutHighLowStatus: return level.encoded
         case .dispenseHopperCoins:
             // NAK (no reply data here: silence) unless enabled, idle and with the right security bytes.
             guard enabled, remaining == 0, !settings.encrypted, data.count == 4,

@@ -51,4 +51,23 @@ import Testing
         let frame = Frame(destination: 3, source: 1, header: Header.requestHopperStatus.rawValue, data: [])
         #expect(frame.encoded(.simple8) == [0x03, 0x00, 0x01, 0xA6, 0x56])
     }
+
+    /// Part 2 §3.39: bit 0 low triggered, bit 1 high triggered, bit 4 low fitted, bit 5 high
+    /// fitted; a trigger bit of a sensor that is not fitted means nothing.
+    @Test func levelStatusBitsAreTheSpecsLayout() throws {
+        let low = try #require(HopperLevel([0b0001_0001]))
+        #expect(low.hasLowSensor && low.isBelowLow)
+        #expect(!low.hasHighSensor && !low.isAtOrAboveHigh)
+        let full = try #require(HopperLevel([0b0011_0010]))
+        #expect(full.hasLowSensor && !full.isBelowLow)
+        #expect(full.hasHighSensor && full.isAtOrAboveHigh)
+        let noSensors = try #require(HopperLevel([0b0000_0011]))
+        #expect(!noSensors.hasLowSensor && !noSensors.isBelowLow && !noSensors.isAtOrAboveHigh)
+        #expect(HopperLevel(lowSensor: true, belowLow: true, highSensor: true, atOrAboveHigh: false).encoded == [0b0011_0001])
+        #expect(HopperLevel(lowSensor: false, belowLow: true, highSensor: false, atOrAboveHigh: true).encoded == [0])
+        #expect(HopperLevel([]) == nil)
+        #expect(HopperLevel([0x10, 0]) == nil)
+        #expect(Header.requestPayoutHighLowStatus.rawValue == 217)
+        #expect(Header.requestPayoutHighLowStatus.isIdempotent)
+    }
 }

@@ -156,4 +156,43 @@ final class HopperLoopbackBus: CcTalkBus {
         #expect(result == PayoutDeviceResult(paid: .zero(coin.currency), unknown: .zero(coin.currency), counter: nil))
         #expect(bus.device.dispenseCommands == 0)
     }
+
+    /// Low sensor fitted and triggered below 10 coins: above it the hopper is plenty (nil),
+    /// below it empty for exact change (0) though coins are left; a refill clears it.
+    @Test func belowItsLowSensorTheHopperCountsAsEmpty() throws {
+        bus.device.settings.lowLevelTrigger = 10
+        bus.device.refill(12 - bus.device.coins)
+        let (hopper, session) = try hopper()
+        #expect(hopper.readLevel(on: session))
+        #expect(hopper.inventory() == [ChangeStock(value: coin, count: nil)])
+        #expect(hopper.levelReading() == .ok)
+        _ = hopper.payout(2, on: session) { bus.device.payOneCoin() }
+        #expect(!hopper.readLevel(on: session), "12 → 10 coins: still at the mark")
+        _ = hopper.payout(1, on: session) { bus.device.payOneCoin() }
+        #expect(hopper.readLevel(on: session))
+        #expect(hopper.inventory() == [ChangeStock(value: coin, count: 0)])
+        #expect(hopper.levelReading() == .low)
+        bus.device.refill(20)
+        #expect(hopper.readLevel(on: session))
+        #expect(hopper.inventory() == [ChangeStock(value: coin, count: nil)])
+        #expect(hopper.levelReading() == .ok)
+    }
+
+    /// No sensor fitted (status 0): as before, plenty and no level; a hopper that stops answering
+    /// 217 keeps what it said last.
+    @Test func aHopperWithoutLevelSensorsIsTakenAsPlenty() throws {
+        let (hopper, session) = try hopper()
+        #expect(hopper.readLevel(on: session))
+        #expect(hopper.levelReading() == nil)
+        _ = hopper.payout(3, on: session) { bus.device.payOneCoin() }
+        #expect(hopper.inventory() == [ChangeStock(value: coin, count: nil)])
+
+        bus.device.settings.lowLevelTrigger = 100
+        #expect(hopper.readLevel(on: session))
+        #expect(hopper.levelReading() == .low)
+        bus.device.settings.lowLevelTrigger = nil
+        bus.device.settings.address = 9  // silent at address 3
+        #expect(!hopper.readLevel(on: session))
+        #expect(hopper.levelReading() == .low)
+    }
 }

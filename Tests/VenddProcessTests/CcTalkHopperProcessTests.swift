@@ -23,7 +23,7 @@ final class HopperRig: @unchecked Sendable {
     let simulator: CcTalkSimulator
     let daemon: DaemonHarness
 
-    init(_ bus: HopperBus, coins: Int = 60, turnsPerCoin: Int = 1, encrypted: Bool = false) throws {
+    init(_ bus: HopperBus, coins: Int = 60, turnsPerCoin: Int = 1, encrypted: Bool = false, lowLevelTrigger: Int? = nil) throws {
         self.bus = bus
         sockets = try TemporaryDirectory()
         let socketPath = sockets.path + "/cctalk.sock"
@@ -31,6 +31,7 @@ final class HopperRig: @unchecked Sendable {
         hopper.coins = coins
         hopper.turnsPerCoin = turnsPerCoin
         hopper.encrypted = encrypted
+        hopper.lowLevelTrigger = lowLevelTrigger
         simulator = try CcTalkSimulator(socketPath: socketPath, hopper: hopper)
         daemon = try DaemonHarness { sample in
             let selling = sample.replacingOccurrences(of: "  payout: none ", with: "  payout: change ")
@@ -221,6 +222,41 @@ final class HopperRig: @unchecked Sendable {
         #expect(booksBalance(settled))
         let cash = try daemon.vendctl("cash")
         #expect(cash.status == 0 && cash.output.contains("unknown payouts       0원"), "\(cash.output)")
+        #expect(try daemon.stop() == 0)
+    }
+
+    /// The hopper's low level sensor (header 217), triggered below 10 coins: the change of one
+    /// sale takes it from 12 to 9 coins, and the machine says EXACT CHANGE ONLY as the payout
+    /// ends; coins put in by hand clear it at the driver's next idle level read (every 5 s).
+    @Test(arguments: HopperBus.allCases)
+    func belowItsLowLevelSensorTheHopperMakesItExactChangeOnlyUntilRefilled(_ bus: HopperBus) throws {
+        let rig = try HopperRig(bus, coins: 12, lowLevelTrigger: 10)
+        defer { rig.tearDown() }
+        let (daemon, simulator) = (rig.daemon, rig.simulator)
+        try rig.startSelling()
+        let start = try daemon.status()
+        #expect(start.exactChangeOnly == false)
+        #expect(start.payoutDevices?.first?.coins.first?.level == "ok" && start.payoutDevices?.first?.coins.first?.count == nil)
+
+        try rig.insert500(3)
+        _ = try daemon.send(.select(slot: "A1"))  // 1 500원 for 1 200원: three 100원 coins
+        let low = try daemon.waitUntil("exact change only after the change is paid") {
+            $0.exactChangeOnly == true && $0.payoutInProgress == nil
+        }
+        #expect(simulator.hopperCoins == 9 && low.books.changePaid == "300")
+        #expect(low.payoutDevices?.first?.coins.first?.level == "low")
+        let text = try daemon.vendctl("status")
+        #expect(text.output.contains("EXACT CHANGE ONLY") && text.output.contains("? × 100원 (level low)"), "\(text.output)")
+        let json = try daemon.vendctl("--json", "status").output
+        #expect(json.contains(#""level":"low""#), "\(json)")
+        #expect(try DocumentedSchemas().violations(of: "status", in: json) == [])
+        let report = try daemon.vendctl("--json", "report").output
+        #expect(report.contains(#""cash":{"#) && !report.contains("tubeContents"), "a level is no count: \(report)")
+
+        simulator.refillHopper(20)
+        let refilled = try daemon.waitUntil("the refill to be seen", timeout: 20) { $0.exactChangeOnly == false }
+        #expect(refilled.payoutDevices?.first?.coins.first?.level == "ok")
+        #expect(!(try daemon.vendctl("status").output.contains("EXACT CHANGE ONLY")))
         #expect(try daemon.stop() == 0)
     }
 }

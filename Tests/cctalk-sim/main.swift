@@ -3,13 +3,14 @@ import CcTalkSimulator
 import Foundation
 import VendPOSIX
 
-/// `cctalk-sim --socket PATH [--serial N] [--crc16] [--echo] [--address N] [--hopper ADDRESS:COINS[:TURNS]]`
+/// `cctalk-sim --socket PATH [--serial N] [--crc16] [--echo] [--address N] [--hopper ADDRESS:COINS[:TURNS]] [--hopper-low N]`
 /// A simulated ccTalk coin acceptor listening on PATH, driven by commands on stdin (one per
 /// line); every action is printed on stdout. `help` lists the commands.
 let usage = """
-    usage: cctalk-sim --socket PATH [--serial N] [--address N] [--crc16] [--echo] [--hopper ADDRESS:COINS[:TURNS]]
+    usage: cctalk-sim --socket PATH [--serial N] [--address N] [--crc16] [--echo] [--hopper ADDRESS:COINS[:TURNS]] [--hopper-low N]
       --hopper 3:50       a hopper at address 3 with 50 coins on the same bus (8-bit checksums;
                           its motor turns once per status request, a coin every TURNS turns, default 1)
+      --hopper-low 10     the hopper has a low level sensor, triggered below 10 coins (header 217)
     commands (stdin, one per line):
       coin P [N]          insert N coins (default 1) of position P (1-16)
       burst P N           N coins of position P accepted at once, between two polls
@@ -21,6 +22,7 @@ let usage = """
       unplug | replug     remove / restore the socket (USB adapter pulled / plugged)
       hopper-jam N        the hopper's next payout stops after N coins
       hopper-power-cut    the hopper loses power: event counter 0, last payout forgotten
+      hopper-refill N     N coins put into the hopper by hand
       status | help | quit
     """
 
@@ -56,6 +58,13 @@ if let spec = value(after: "--hopper") {
     if parts.count == 3 { settings.turnsPerCoin = parts[2] }
     hopper = settings
 }
+if let low = value(after: "--hopper-low") {
+    guard hopper != nil, let trigger = Int(low), trigger >= 1 else {
+        StandardError.write("cctalk-sim: --hopper-low wants a number of coins (1 or more) and a --hopper\n")
+        exit(64)
+    }
+    hopper?.lowLevelTrigger = trigger
+}
 
 let simulator: CcTalkSimulator
 do {
@@ -85,6 +94,7 @@ while let line = readLine() {
         do { try simulator.replug() } catch { say("replug failed: \(error)") }
     case ("hopper-jam", 1): simulator.jamHopper(after: numbers[0])
     case ("hopper-power-cut", 0): simulator.cutHopperPower()
+    case ("hopper-refill", 1) where numbers[0] >= 1: simulator.refillHopper(numbers[0])
     case ("status", 0): say(simulator.status + (simulator.hopperCoins.map { ", hopper: \($0) coins" } ?? ""))
     case ("help", _): say(usage)
     case ("quit", _): exit(0)

@@ -9,6 +9,10 @@ import VendingCore
 /// thread of its own (serial I/O blocks): one dispense command, then the hopper's status read
 /// every 100 ms until its coins are out; what it reports paid is what the payout paid. The
 /// session is held under a lock, so `lastPayout` (read at start) never talks over a payout.
+///
+/// A hopper cannot count its coins, but it may have level sensors (header 217), read at start,
+/// after each payout, and every `levelInterval` while watched: below its low sensor's mark it
+/// counts as empty (see `inventory()`).
 public final class CcTalkHopper: PayoutDevice {
     public let coin: Money
     public let identity: String
@@ -17,10 +21,18 @@ public final class CcTalkHopper: PayoutDevice {
     private let stopping = Atomic(false)
     private let timekeeper: any Timekeeper
     private let waiter: Waiter
+    /// What the level sensors said last; nil when the hopper has none or never answered 217.
+    private let level = Mutex<HopperLevel?>(nil)
+    private let levelWaiter: Waiter
+    private let watching = Atomic(false)
 
     /// How often the hopper's status is read during a payout, and how long a coin may take.
     static let statusInterval: Duration = .milliseconds(100)
     static let timePerCoin: Duration = .seconds(1)
+    /// How often the level sensors are read while the hopper is idle: rarely, because a hopper on
+    /// the coin acceptor's bus takes its turns between the acceptor's polls, and a refill (the
+    /// only change while idle) is not urgent.
+    static let levelInterval: Duration = .seconds(5)
 
     /// Identifies the hopper at `address` on `link` (`port` as configured, for its identity): a
     /// hopper that does not answer or wants encrypted dispense commands stops vendd here, with
@@ -36,7 +48,11 @@ public final class CcTalkHopper: PayoutDevice {
         let hopper = CcTalkHopper(coin: coin, identity: "cctalk-hopper@\(port)#\(address)",
                                   description: "ccTalk hopper at address \(address) on \(link.name) (\(coin.decimalString) coins)",
                                   session: CcTalkHopperSession(bus: bus), timekeeper: timekeeper)
-        let flags = try hopper.session.withLock { session throws(HopperError) in try session.identify() }
+        let flags = try hopper.session.withLock { session throws(HopperError) in
+            let flags = try session.identify()
+            _ = hopper.readLevel(on: session)
+            return flags
+        }
         return (hopper, flags)
     }
 
@@ -48,19 +64,65 @@ public final class CcTalkHopper: PayoutDevice {
         self.session = Mutex(session)
         do {
             waiter = try Waiter()
+            levelWaiter = try Waiter()
         } catch {
             // pipe(2) fails only when the process is out of descriptors: no driver can run then.
             preconditionFailure("\(error)")
         }
     }
 
-    /// ccTalk hoppers do not count their coins.
-    public func inventory() -> [ChangeStock] { [ChangeStock(value: coin, count: nil)] }
+    /// ccTalk hoppers do not count their coins: one without a low level sensor, or above its mark,
+    /// is taken as plenty (nil). Below the low sensor's mark it counts as empty (0), though some
+    /// coins are left: a conservative choice, so the machine asks customers for exact money while
+    /// the hopper can still pay the change already owed, rather than run dry in the middle of a
+    /// payout. A refill clears it at the next level read.
+    public func inventory() -> [ChangeStock] {
+        [ChangeStock(value: coin, count: level.withLock { $0 }?.isBelowLow == true ? 0 : nil)]
+    }
 
+    public func levelReading() -> CoinLevelReading? {
+        guard let level = level.withLock({ $0 }), level.hasLowSensor || level.hasHighSensor else { return nil }
+        return level.isBelowLow ? .low : level.isAtOrAboveHigh ? .high : .ok
+    }
+
+    /// Reads the level sensors every `levelInterval` on a thread of its own (between payouts: it
+    /// waits for the session), calling `changed` when what they say changes. A hopper that has no
+    /// sensor or did not answer 217 at start is not asked again.
+    public func watchInventory(_ changed: @escaping @Sendable () -> Void) {
+        guard hasLevelSensors, !watching.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        PosixThread.start(name: "vendd-hopper-level") { [self] in
+            while !stopping.load(ordering: .acquiring) {
+                sleep(Self.levelInterval, on: levelWaiter)
+                guard !stopping.load(ordering: .acquiring) else { return }
+                if session.withLock({ session in readLevel(on: session) }) { changed() }
+            }
+        }
+    }
+
+    /// As read at start: a hopper without sensors, or one that does not answer 217, is not asked
+    /// again (each question would cost a shared bus up to three reply timeouts).
+    private var hasLevelSensors: Bool { levelReading() != nil }
+
+    /// Reads the level sensors into `level`; true when what they say changed. A hopper that does
+    /// not answer keeps what it said last.
+    func readLevel(on session: CcTalkHopperSession) -> Bool {
+        guard let now = try? session.level() else { return false }
+        return level.withLock { level in
+            defer { level = now }
+            return level != now
+        }
+    }
+
+    /// The level sensors, if it has any, are read after the payout, before the machine is told it
+    /// ended: the machine then judges exact change from what is left.
     public func pay(_ amount: Money, completion: @escaping @Sendable (PayoutDeviceResult) -> Void) {
         let coins = Int(min(amount.minorUnits / coin.minorUnits, 255))
         PosixThread.start(name: "vendd-hopper") { [self] in
-            let result = session.withLock { session in payout(coins, on: session) { sleep(Self.statusInterval) } }
+            let result = session.withLock { session in
+                let result = payout(coins, on: session) { sleep(Self.statusInterval, on: waiter) }
+                if hasLevelSensors { _ = readLevel(on: session) }
+                return result
+            }
             completion(result)
         }
     }
@@ -107,16 +169,17 @@ public final class CcTalkHopper: PayoutDevice {
                                 unpaid: coin * Int(status.lastUnpaid), isUnknown: status.wasReset)
     }
 
-    /// Stops a payout within one status interval, and the hopper itself. The link stays open:
+    /// Stops a payout within one status interval, the hopper itself, and the level watch. The link stays open:
     /// its owner closes it (the acceptor may still have to refuse coins on it).
     public func emergencyStop() {
         stopping.store(true, ordering: .releasing)
         waiter.wake()
+        levelWaiter.wake()
         session.withLock { session in _ = try? session.emergencyStop() }
     }
 
-    private func sleep(_ duration: Duration) {
-        let alarm = timekeeper.schedule(after: duration) { [waiter] in waiter.wake() }
+    private func sleep(_ duration: Duration, on waiter: Waiter) {
+        let alarm = timekeeper.schedule(after: duration) { waiter.wake() }
         _ = waiter.wait(for: nil, timeout: .seconds(3_600))
         timekeeper.cancel(alarm)
     }

@@ -60,6 +60,12 @@ final class CcTalkHopperSession {
         return status
     }
 
+    /// What its level sensors say (header 217).
+    func level() throws(HopperError) -> HopperLevel {
+        guard let level = HopperLevel(try request(.requestPayoutHighLowStatus)) else { throw .badReply(.requestPayoutHighLowStatus) }
+        return level
+    }
+
     /// Enables the hopper and tells it once to pay `coins` (1…255). Returns the event counter
     /// after the command, or nil when the hopper did not take it. A lost reply is settled by
     /// reading the counter: it moved if and only if the hopper took the command.

@@ -47,6 +47,14 @@ public final class PayoutBank: Sendable {
         devices.flatMap { $0.inventory() }
     }
 
+    /// True when a device knows its coins only by a level sensor (a ccTalk hopper).
+    public var hasLevelSensedCoins: Bool { devices.contains { $0.levelReading() != nil } }
+
+    /// Calls `changed` whenever a device's coins change other than by its payouts.
+    public func watchInventory(_ changed: @escaping @Sendable () -> Void) {
+        for device in devices { device.watchInventory(changed) }
+    }
+
     /// Pays `amount` through the devices. Before each device is told, `asking` gets its identity
     /// and what it holds (the caller makes that durable); `completion` gets the total, exactly
     /// once. Both run on the timekeeper or a device's thread, never from within this call.

@@ -68,6 +68,17 @@ public struct InterruptedPayoutPart: Sendable, Hashable {
     }
 }
 
+/// What a payout device's level sensors say about its coins, when it has sensors instead of a
+/// count (a ccTalk hopper's low and high level sensors, Part 2 §3.39).
+public enum CoinLevelReading: String, Sendable {
+    /// Below the low level sensor's mark.
+    case low
+    /// Between the marks, or above the low mark when no high sensor is fitted.
+    case ok
+    /// At or above the high level sensor's mark.
+    case high
+}
+
 /// A device that hands coins back: a ccTalk hopper (one coin value), an MDB coin changer (tubes
 /// of several values), or a simulated one. Drivers pay and report; they never decide amounts.
 public protocol PayoutDevice: AnyObject, Sendable {
@@ -78,6 +89,11 @@ public protocol PayoutDevice: AnyObject, Sendable {
     var identity: String { get }
     /// The coins it can pay now, smallest value first; a nil count when it cannot count them.
     func inventory() -> [ChangeStock]
+    /// What its level sensors say, if it has any; nil for a device that counts, or has none.
+    func levelReading() -> CoinLevelReading?
+    /// From now on, calls `changed` (from the device's own thread) whenever what it holds changes
+    /// other than by its payouts, e.g. a hopper refilled by hand: read `inventory()` then.
+    func watchInventory(_ changed: @escaping @Sendable () -> Void)
     /// Pays as much of `amount` as it can in its coins (never more). `completion` is called
     /// exactly once, with what was really paid, from the device's own thread or timer — never
     /// from within this call.
@@ -99,6 +115,13 @@ public protocol PayoutDevice: AnyObject, Sendable {
 }
 
 extension PayoutDevice {
+    /// No level sensors.
+    public func levelReading() -> CoinLevelReading? { nil }
+
+    /// A device that holds only what its payouts leave (a simulated hopper, refilled through vendd)
+    /// or reports its coins another way (an MDB changer, through its bus) has nothing to watch.
+    public func watchInventory(_ changed: @escaping @Sendable () -> Void) {}
+
     /// A device with a payout counter is asked just before it is told, with nothing held.
     public func pay(_ amount: Money, asked: @escaping @Sendable ([ChangeStock]?) -> Void,
                     completion: @escaping @Sendable (PayoutDeviceResult) -> Void) {
