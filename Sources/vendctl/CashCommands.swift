@@ -31,7 +31,8 @@ struct Cash: ParsableCommand {
                                                rows: bills.map { [$0.valueText, "\($0.count)", $0.amountText] })
                     }
                     if let details = report.details { text += "\n\n" + lines(details) }
-                    if let devices = try connection.client().send(.status).status?.payoutDevices, !devices.isEmpty {
+                    // The devices come from `status`; without it the position above still stands.
+                    if let devices = try? connection.client().send(.status).status?.payoutDevices, !devices.isEmpty {
                         text += "\n\n" + table([.left, .left], header: ["payout device", "holds"], rows: devices.map { device in
                             [device.description, device.coins.map(\.text).joined(separator: ", ")]
                         })
