@@ -428,7 +428,7 @@ final class MachineController: Sendable {
             var report = StatusReport(
                 machine: state.machine, config: state.config, fault: state.fault?.reason, switches: state.switches,
                 hardware: hardware.map { ($0.gpioDescription, $0.coinAcceptorDescription, $0.world != nil) },
-                payoutDevices: hardware?.payouts?.devices ?? [],
+                payouts: hardware?.payouts,
                 health: notices.report(gpio: hardware?.gpioDescription, coinAcceptor: hardware?.coinAcceptorDescription))
             if let stacker = hardware?.mdb?.bus.stacker {
                 report.billStacker = StatusReport.Stacker(bills: stacker.bills, capacity: stacker.capacity, full: stacker.full)

@@ -84,7 +84,7 @@ struct Reports {
             ("coins-in", ledger.coinsIn), ("bills-in", ledger.billsIn), ("sales", ledger.sales),
             ("change-paid", ledger.changePaid), ("refunds", ledger.refunds), ("unknown-payouts", ledger.unknownPayouts),
             ("credit", machine.credit), ("held-by-vend", machine.pendingVend?.price ?? zero),
-            ("payout-in-flight", machine.pendingPayout?.amount ?? zero),
+            ("payout-in-flight", machine.heldByPayout),
         ]
         let details: [(String, Money)] = [
             ("coins-to-tubes", ledger.coinsToTubes), ("dispensed", ledger.dispensed), ("float-filled", ledger.floatFilled),

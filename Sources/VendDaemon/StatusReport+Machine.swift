@@ -7,7 +7,7 @@ extension StatusReport {
     /// `vendctl status`: the state and why, the credit, the hardware and its health, the books.
     /// `hardware` is nil while none is attached (between a failed reload and a restart).
     init(machine: Machine, config: VenddConfig, fault: String?, switches: ServiceModeSwitches,
-         hardware: (gpio: String, coinAcceptor: String, simulated: Bool)?, payoutDevices: [any VendHardware.PayoutDevice],
+         hardware: (gpio: String, coinAcceptor: String, simulated: Bool)?, payouts: PayoutBank?,
          health: StatusReport.Health) {
         let format = config.machine.moneyFormat
         let state: (String, String?)
@@ -19,7 +19,7 @@ extension StatusReport {
             state = ("in-service", nil)
         }
         let reports = Reports(machine: machine, format: format, machineName: config.machine.name,
-                              levelSensedCoins: payoutDevices.contains { $0.levelReading() != nil })
+                              levelSensedCoins: payouts?.hasLevelSensedCoins ?? false)
         self.init(
             machine: config.machine.name, state: state.0, stateReason: state.1,
             currency: config.machine.currency.code, credit: machine.credit.decimalString,
@@ -36,7 +36,7 @@ extension StatusReport {
                 unknownPayouts: machine.ledger.unknownPayouts.decimalString),
             health: health, serviceKey: switches.serviceKeyOn, exactChangeOnly: machine.needsExactChange,
             payoutInProgress: machine.pendingPayout.map { "\($0.id) of \(format.string(for: $0.amount)) (\($0.reason.rawValue))" },
-            payoutDevices: payoutDevices.map { device in
+            payoutDevices: (payouts?.devices ?? []).map { device in
                 // A level sensor is no count: a hopper below its low mark counts as empty for
                 // exact change, yet holds some coins.
                 let level = device.levelReading()

@@ -10,7 +10,7 @@ extension Machine {
         var problems: [String] = []
         let currency = setup.currency
         let held = pendingVend?.price ?? .zero(currency)
-        let paying = pendingPayout.flatMap { $0.reason.isCustomers ? $0.amount : nil } ?? .zero(currency)
+        let paying = heldByPayout
         let amounts = [credit, held, paying, ledger.coinsIn, ledger.billsIn, ledger.sales, ledger.refunds,
                        ledger.changePaid, ledger.unknownPayouts, ledger.coinsToTubes, ledger.dispensed, ledger.floatFilled,
                        ledger.testPayouts, ledger.unknownTestPayouts, ledger.manuallyDispensed]

@@ -119,6 +119,12 @@ public struct Machine: Hashable, Sendable, Codable {
             && setup.slots.contains { available(in: $0.id) > 0 }))
     }
 
+    /// What a customer's payout in flight holds: neither credit nor paid until the devices report.
+    /// A payout test holds no customer's money.
+    public var heldByPayout: Money {
+        pendingPayout.flatMap { $0.reason.isCustomers ? $0.amount : nil } ?? .zero(setup.currency)
+    }
+
     /// The escrow decision: stack a bill of `value` only if the machine can sell now and the
     /// credit stays within the maximum; otherwise the validator returns it. Fill mode is for coins.
     public func acceptsBill(_ value: Money) -> Bool {
