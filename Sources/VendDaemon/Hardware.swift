@@ -77,24 +77,19 @@ final class Hardware: Sendable {
                      notify: @escaping HardwareNoticeHandler) throws(HardwareError) -> Hardware {
         let acceptorLink = ccTalkLink(config, real: true)
         let hoppers = try payoutHoppers(config, acceptorLink: acceptorLink, timekeeper: timekeeper, simulated: nil)
-        // Until the acceptor's driver starts, the links are this function's to close.
-        func closeLinks() {
-            acceptorLink?.close()
-            for link in hoppers.ownLinks.values { link.close() }
-        }
         let chip: LibgpiodChip
         do {
             chip = try LibgpiodChip(config.gpio.chip)
             try chip.checkDistinct(config.lines)
         } catch {
-            closeLinks()
+            hoppers.closeLinks(acceptorLink)
             throw .gpio(error)
         }
         let dispenser: Dispenser, panel: InputPanel
         do {
             (dispenser, panel) = try requestLines(on: chip, config: config, timekeeper: timekeeper, notify: notify)
         } catch {
-            closeLinks()
+            hoppers.closeLinks(acceptorLink)
             throw .gpio(error)
         }
         let debounce = panel.isDebouncedByBackend ? "kernel debounce" : "software debounce"
@@ -124,6 +119,12 @@ final class Hardware: Sendable {
     private struct PayoutHoppers {
         var devices: [(PayoutDeviceConfig, any PayoutDevice)] = []
         var ownLinks: [String: CcTalkLink] = [:]
+
+        /// Until the acceptor's driver starts, the links are start-up's to close.
+        func closeLinks(_ acceptorLink: CcTalkLink?) {
+            acceptorLink?.close()
+            for link in ownLinks.values { link.close() }
+        }
     }
 
     /// Each configured hopper, identified now: one that cannot be used stops start-up. A hopper
@@ -154,9 +155,7 @@ final class Hardware: Sendable {
                                                                  timekeeper: timekeeper)))
             }
         } catch {
-            // Nothing has started on the links yet: they are still this function's to close.
-            acceptorLink?.close()
-            for link in hoppers.ownLinks.values { link.close() }
+            hoppers.closeLinks(acceptorLink)
             throw error
         }
         return hoppers
@@ -221,7 +220,6 @@ final class Hardware: Sendable {
     func start(routingTo controller: MachineController, lastSequence: @escaping @Sendable (String) -> UInt64?) {
         let dispenser = dispenser
         mdb?.decideEscrow { controller.acceptsBill($0) }
-        mdb?.onInventoryChange { controller.changeInventoryChanged() }
         payouts?.watchInventory { controller.changeInventoryChanged() }
         coinAcceptor.start(lastSequence: lastSequence, deliver: { controller.handle($0) })
         panel.start({ event in

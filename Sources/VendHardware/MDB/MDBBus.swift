@@ -16,6 +16,8 @@ public final class MDBBus: Sendable {
     /// The changer's tubes as last reported, for `inventory()` without asking the bus thread.
     private let inventory = Mutex<[Money: Int]>([:])
     private let stackerLevel = Mutex<StackerLevel?>(nil)
+    /// Called on the bus thread after each tube report (see `watchInventory`).
+    private let inventoryWatchers = Mutex<[@Sendable () -> Void]>([])
     /// The changer's tubes as evidence (see `whenTubesRead`), and who waits for the first count.
     private let tubeWatch = Mutex(TubeWatch())
     private let started = Mutex(false)
@@ -26,6 +28,12 @@ public final class MDBBus: Sendable {
     }
 
     public var currency: Currency { settings.currency }
+
+    /// From now on, calls `changed` (on the bus thread) whenever the changer reports its tubes:
+    /// after its initialisation, a deposit into a tube, a manual dispense or a payout.
+    public func watchInventory(_ changed: @escaping @Sendable () -> Void) {
+        inventoryWatchers.withLock { $0.append(changed) }
+    }
 
     /// The bill validator's stacker as last read; nil before its initialisation.
     public var stacker: StackerLevel? { stackerLevel.withLock { $0 } }
@@ -39,7 +47,9 @@ public final class MDBBus: Sendable {
                       shouldStack: @escaping @Sendable (Money) -> Bool) {
         let deliver: MDBEventHandler = { [self] event in
             switch event {
-            case .changeInventory(let tubes): inventory.withLock { $0 = tubes }
+            case .changeInventory(let tubes):
+                inventory.withLock { $0 = tubes }
+                for changed in inventoryWatchers.withLock({ $0 }) { changed() }
             case .stacker(let level): stackerLevel.withLock { $0 = level }
             default: break
             }

@@ -11,7 +11,6 @@ import VendingCore
 public final class MDBCashDevices: CoinAcceptor {
     public let bus: MDBBus
     private let escrowDecision = Mutex<(@Sendable (Money) -> Bool)?>(nil)
-    private let inventoryChanged = Mutex<(@Sendable () -> Void)?>(nil)
 
     public init(settings: MDBSettings, timekeeper: any Timekeeper) {
         bus = MDBBus(settings: settings, timekeeper: timekeeper)
@@ -26,21 +25,14 @@ public final class MDBCashDevices: CoinAcceptor {
         escrowDecision.withLock { $0 = decide }
     }
 
-    /// Called (on the bus thread) when the changer reports its tubes: read them through
-    /// `MDBChangerPayout.inventory()`.
-    public func onInventoryChange(_ action: @escaping @Sendable () -> Void) {
-        inventoryChanged.withLock { $0 = action }
-    }
-
     public func start(lastSequence: @escaping @Sendable (String) -> UInt64?, deliver: @escaping CoinAcceptorEventHandler) {
-        bus.start(lastSequence: lastSequence, deliver: { [self] event in
+        bus.start(lastSequence: lastSequence, deliver: { event in
             switch event {
             case .coinDeposited(let coin): deliver(.accepted(coin))
             case .billStacked(let value, let id): deliver(.billStacked(value: value, event: id))
             case .notice(let text, let isFault): deliver(.notice(text, isFault: isFault))
-            case .changeInventory: self.inventoryChanged.withLock { $0 }?()
             case .dispensedManually(let amount): deliver(.dispensedManually(amount))
-            case .stacker: break  // kept by the bus for `vendctl status`
+            case .changeInventory, .stacker: break  // kept by the bus (`MDBChangerPayout`, `vendctl status`)
             }
         }, shouldStack: { [self] value in escrowDecision.withLock { $0 }?(value) ?? false })
     }

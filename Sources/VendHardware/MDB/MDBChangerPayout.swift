@@ -23,6 +23,8 @@ public final class MDBChangerPayout: PayoutDevice {
         bus.changeInventory.map { ChangeStock(value: $0.key, count: $0.value) }.sorted { $0.value < $1.value }
     }
 
+    public func watchInventory(_ changed: @escaping @Sendable () -> Void) { bus.watchInventory(changed) }
+
     public func pay(_ amount: Money, completion: @escaping @Sendable (PayoutDeviceResult) -> Void) {
         pay(amount, asked: { _ in }, completion: completion)
     }
