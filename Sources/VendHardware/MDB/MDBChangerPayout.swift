@@ -1,4 +1,3 @@
-import Synchronization
 import VendingCore
 
 /// The MDB coin changer as one of the machine's payout devices. It keeps no payout counter: what
@@ -12,7 +11,6 @@ public final class MDBChangerPayout: PayoutDevice {
     public static let tubesWait: Duration = .seconds(30)
 
     private let bus: MDBBus
-    private let last = Mutex<LastPayoutReport?>(nil)
 
     public init(bus: MDBBus) { self.bus = bus }
 
@@ -32,15 +30,15 @@ public final class MDBChangerPayout: PayoutDevice {
     /// `asked` gets the tubes just before the first coin is asked for, from the bus thread.
     public func pay(_ amount: Money, asked: @escaping @Sendable ([ChangeStock]?) -> Void,
                     completion: @escaping @Sendable (PayoutDeviceResult) -> Void) {
-        bus.pay(amount, holding: { asked($0) }) { [self] result in
-            self.last.withLock { $0 = LastPayoutReport(counter: nil, paid: result.paid, unpaid: result.requested - result.paid - result.unknown,
-                                                   isUnknown: !result.unknown.isZero) }
+        bus.pay(amount, holding: { asked($0) }) { result in
             completion(PayoutDeviceResult(paid: result.paid, unknown: result.unknown, counter: nil))
         }
     }
 
+    /// It keeps no record of its payouts: an interrupted one is judged from the tubes instead
+    /// (`resolveInterrupted`).
     public func lastPayout() -> LastPayoutReport {
-        last.withLock { $0 } ?? LastPayoutReport(counter: nil, paid: .zero(bus.currency), unpaid: .zero(bus.currency), isUnknown: true)
+        LastPayoutReport(counter: nil, paid: .zero(bus.currency), unpaid: .zero(bus.currency), isUnknown: true)
     }
 
     /// What left the tubes between the count recorded when it was asked and the first count
