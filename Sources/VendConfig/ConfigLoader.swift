@@ -141,6 +141,7 @@ enum Defaults {
     static let pollIntervalMilliseconds = 200
     /// Within the 125–200 ms the MDB spec recommends (§A3).
     static let mdbPollIntervalMilliseconds = 150
+    static let mdbPayoutStallMilliseconds = Int(MDBChangerSettings.defaultPayoutStallLimit / .milliseconds(1))
     static let mqttTopicPrefix = "vendd"
     static let mqttOutboxDays = 30
 }

@@ -12,8 +12,10 @@ extension ConfigParser {
         let changerSection = section.nested("changer", required: false)
         let changer = changerSection.flatMap { changer -> MDBChangerSettings? in
             let coins = changer.list("coins").map { parseDenominations($0, key: "coins", currency: currency, path: changer.path.key("coins")) }
+            let stall = changer.milliseconds("payout_stall_ms", in: 5_000...600_000, default: Defaults.mdbPayoutStallMilliseconds)
             changer.finish()
-            return coins.map(MDBChangerSettings.init)
+            guard let coins, let stall else { return nil }
+            return MDBChangerSettings(coins: coins, payoutStallLimit: stall)
         }
         let billSection = section.nested("bill_validator", required: false)
         let bills = billSection.flatMap { bills -> MDBBillValidatorSettings? in

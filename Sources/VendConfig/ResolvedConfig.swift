@@ -95,7 +95,10 @@ extension VenddConfig {
                     out.field("enabled", row.enabled)
                 }
                 if let changer = mdb.changer {
-                    out.section("changer") { out in out.list("coins", changer.coins, rows) }
+                    out.section("changer") { out in
+                        out.field("payout_stall_ms", changer.payoutStallLimit.wholeMilliseconds)
+                        out.list("coins", changer.coins, rows)
+                    }
                 }
                 if let bills = mdb.billValidator {
                     out.section("bill_validator") { out in

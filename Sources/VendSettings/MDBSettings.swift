@@ -23,8 +23,18 @@ public struct MDBDenomination: Sendable, Equatable {
 
 public struct MDBChangerSettings: Sendable {
     public let coins: [MDBDenomination]
+    /// How long a payout may go without any sign of progress (a coin counted out, a tube count
+    /// going down, a payout command ending) before vendd stops waiting and books what the tubes
+    /// say paid, the rest unknown. A payout that keeps moving is never cut.
+    public let payoutStallLimit: Duration
 
-    public init(coins: [MDBDenomination]) { self.coins = coins }
+    /// MDB asks a VMC to wait at least 30 s for data belonging to a command (§A3).
+    public static let defaultPayoutStallLimit: Duration = .seconds(30)
+
+    public init(coins: [MDBDenomination], payoutStallLimit: Duration = defaultPayoutStallLimit) {
+        self.coins = coins
+        self.payoutStallLimit = payoutStallLimit
+    }
 }
 
 public struct MDBBillValidatorSettings: Sendable {

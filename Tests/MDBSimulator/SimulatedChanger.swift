@@ -17,8 +17,18 @@ public final class SimulatedChanger: SimulatedPeripheral {
         /// DISPENSE pays as a motor does: one coin leaves the tubes per POLL, "payout busy"
         /// until the last; a reset stops it with the rest still in the tubes.
         public var slowPayout = false
+        /// With `clock` set: each coin of a payout (DISPENSE or ALTERNATIVE PAYOUT) takes this
+        /// long to leave its tube, as a motor pays coin by coin. "Payout busy" lasts until the
+        /// last coin; a reset stops the payout with the rest still in the tubes.
+        public var coinInterval: Duration?
+        /// With `coinInterval`: PAYOUT VALUE POLL says `00` until the payout ends (a changer
+        /// that counts its coins only at the end of a cycle), instead of the value paid so far.
+        public var valueOnlyAtEnd = false
         public init() {}
     }
+
+    /// The time, for a payout paced by `faults.coinInterval`.
+    public var clock: (() -> ContinuousClock.Instant)?
 
     public var faults = Faults()
     public var level: UInt8 = 3
@@ -41,6 +51,17 @@ public final class SimulatedChanger: SimulatedPeripheral {
     private var jammedTube: Int?
     private var lastPayout: [UInt8]?
     private var valuePolls: [UInt8] = []
+    /// A payout paced by the clock: coin types still to leave, when the next one does, and
+    /// (for ALTERNATIVE PAYOUT) what it paid so far and since the last value poll.
+    private var timed: TimedPayout?
+
+    private struct TimedPayout {
+        var coins: [Int]
+        var nextCoinAt: ContinuousClock.Instant
+        var alternative: Bool
+        var status = [UInt8](repeating: 0, count: 16)
+        var valueSincePoll = 0
+    }
 
     public init() { busReset() }
 
@@ -81,9 +102,35 @@ public final class SimulatedChanger: SimulatedPeripheral {
         busyPolls = 0
         valuePolls = []
         paying = []
+        timed = nil
     }
 
+    /// Coins whose time has come leave the tubes (a paced payout). Called before every answer,
+    /// and by a test between two exchanges (the motor runs while the bus is quiet).
+    public func advance() {
+        guard var payout = timed, !payout.coins.isEmpty, let now = clock?(), let interval = faults.coinInterval else { return }
+        while !payout.coins.isEmpty, payout.nextCoinAt <= now {
+            let type = payout.coins.removeFirst()
+            guard tubes[type] > 0 else {
+                // Emptied by hand meanwhile: the payout ends short.
+                payout.coins.removeAll()
+                break
+            }
+            tubes[type] -= 1
+            coinsPaid.append(type)
+            payout.status[type] += 1
+            payout.valueSincePoll += value(ofType: type)
+            payout.nextCoinAt += interval
+        }
+        timed = payout
+        if payout.coins.isEmpty, payout.alternative { lastPayout = payout.status }
+    }
+
+    /// Whether a paced payout still has coins to pay.
+    public var isPaying: Bool { !(timed?.coins.isEmpty ?? true) || !paying.isEmpty }
+
     public func respond(to block: MDBBlock) -> MDBAnswer {
+        advance()
         guard !faults.silent else { return .noAnswer }
         switch (block.command, block.data.first) {
         case (0, _):
@@ -109,9 +156,10 @@ public final class SimulatedChanger: SimulatedPeripheral {
                 coinsPaid.append(type)
                 return .data([ChangerStatus.payoutBusy.rawValue])
             }
-            if busyPolls > 0 {
-                busyPolls -= 1
-                return .data([ChangerStatus.payoutBusy.rawValue])
+            if busyPolls > 0 || timed?.coins.isEmpty == false {
+                // Busy, with whatever else happened since (a coin paid by hand, a jam).
+                busyPolls = max(0, busyPolls - 1)
+                return .data([ChangerStatus.payoutBusy.rawValue] + queue.take(maxBytes: 15) { $0.bytes.count }.flatMap(\.bytes))
             }
             let activities = queue.take { $0.bytes.count }
             return activities.isEmpty ? .ack : .data(activities.flatMap(\.bytes))
@@ -120,7 +168,9 @@ public final class SimulatedChanger: SimulatedPeripheral {
             return .ack
         case (5, _) where block.data.count == 1:
             let type = Int(block.data[0] & 0x0F), count = Int(block.data[0] >> 4)
-            if faults.slowPayout {
+            if startTimed([type: min(count, tubes[type])], alternative: false) {
+                // paced by the clock
+            } else if faults.slowPayout {
                 paying += [Int](repeating: type, count: min(count, tubes[type]))
             } else {
                 _ = pay([type: count])
@@ -136,10 +186,17 @@ public final class SimulatedChanger: SimulatedPeripheral {
             payAlternative(scaled: Int(block.data[1]))
             return .ack
         case (7, 0x03) where featuresEnabled.contains(.alternativePayout):
-            if busyPolls > 0 { return .ack }
+            if busyPolls > 0 || isPaying { return .ack }
             defer { lastPayout = nil }
             return .data(lastPayout ?? [0x00])
         case (7, 0x04) where featuresEnabled.contains(.alternativePayout):
+            if var payout = timed {
+                // The value paid since the last value poll; ACK alone once the payout is over.
+                if payout.coins.isEmpty, payout.valueSincePoll == 0 { return .ack }
+                if faults.valueOnlyAtEnd, !payout.coins.isEmpty { return .data([0]) }
+                defer { payout.valueSincePoll = 0; timed = payout }
+                return .data([UInt8(payout.valueSincePoll / Int(setup.scalingFactor))])
+            }
             if busyPolls > 0 {
                 busyPolls -= 1
                 return .data([valuePolls.isEmpty ? 0 : valuePolls.removeFirst()])
@@ -171,6 +228,22 @@ public final class SimulatedChanger: SimulatedPeripheral {
         return paid
     }
 
+    /// Starts a payout paced by the clock, if one is set: true when it did.
+    private func startTimed(_ wanted: [Int: Int], alternative: Bool) -> Bool {
+        guard let now = clock?(), let interval = faults.coinInterval else { return false }
+        var coins: [Int] = []
+        for (type, count) in wanted.sorted(by: { $0.key > $1.key }) { coins += [Int](repeating: type, count: count) }
+        if faults.tubeJam, let first = coins.first {
+            faults.tubeJam = false
+            jammedTube = first
+            coins = [first]
+            queue.append(.status(.tubeJam))
+        }
+        timed = TimedPayout(coins: coins, nextCoinAt: now + interval, alternative: alternative)
+        lastPayout = coins.isEmpty && alternative ? [0x00] : nil
+        return true
+    }
+
     private func payAlternative(scaled: Int) {
         var left = scaled * Int(setup.scalingFactor)
         var wanted: [Int: Int] = [:]
@@ -179,6 +252,7 @@ public final class SimulatedChanger: SimulatedPeripheral {
             if count > 0 { wanted[type] = count }
             left -= count * value(ofType: type)
         }
+        if startTimed(wanted, alternative: true) { return }
         let paid = pay(wanted)
         var status = [UInt8](repeating: 0, count: 16)
         var total = 0

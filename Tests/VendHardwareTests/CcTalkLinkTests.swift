@@ -73,7 +73,7 @@ import VendingCore
             #expect((try? acceptor.poll()) == .ok)
             polls += 1
         }
-        #expect(result == PayoutDeviceResult(paid: coin * 3, unknown: .zero(coin.currency), counter: 1))
+        #expect(result == PayoutDeviceResult(.ended(coin * 3, paid: coin * 3), counter: 1))
         #expect(polls >= 6, "two turns a coin: at least six status reads, each after an acceptor poll")
         #expect(recorder.coins.map(\.value) == [Money(minorUnits: 500, currency: coin.currency)])
         #expect(simulator.hopperDispenseCommands == 1)

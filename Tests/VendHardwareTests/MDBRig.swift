@@ -57,6 +57,7 @@ final class TubeReadings: Sendable {
     private let storage = Mutex<[[ChangeStock]]>([])
     func record(_ levels: [ChangeStock]) { storage.withLock { $0.append(levels) } }
     var last: [ChangeStock]? { storage.withLock { $0.last } }
+    var count: Int { storage.withLock { $0.count } }
 }
 
 final class PayoutResults: Sendable {
@@ -91,21 +92,40 @@ final class MDBRig: @unchecked Sendable {
     let tubeReadings = TubeReadings()
     var master: MDBMaster!
 
-    init(changerLevel: UInt8 = 3, coins: [MDBDenomination] = MDBRig.coins, bills: [MDBDenomination] = MDBRig.bills, lastCoin: UInt64? = nil, escrow: Bool = true) {
+    /// Set: the changer is told to stop paying (vendd stopping).
+    var payoutStopped = false
+    private let coinTable: [MDBDenomination]
+    private let billTable: [MDBDenomination]
+    private let escrow: Bool
+    private let stallLimit: Duration
+
+    init(changerLevel: UInt8 = 3, coins: [MDBDenomination] = MDBRig.coins, bills: [MDBDenomination] = MDBRig.bills, lastCoin: UInt64? = nil, escrow: Bool = true,
+         payoutStallLimit: Duration = MDBChangerSettings.defaultPayoutStallLimit) {
         changer.level = changerLevel
         bus = SimulatedBus([changer, validator])
         transport = LoopbackTransport(bus: bus)
+        coinTable = coins
+        billTable = bills
+        self.escrow = escrow
+        stallLimit = payoutStallLimit
+        master = makeMaster(lastCoin: lastCoin)
+    }
+
+    /// The drivers and the master as vendd makes them at start (a restart makes new ones; the
+    /// devices and their state stay).
+    func makeMaster(lastCoin: UInt64?) -> MDBMaster {
         let log = log
-        let changerDriver = MDBCoinChanger(settings: MDBChangerSettings(coins: coins), currency: Self.krw, currencyNumeric: 410,
+        let changerDriver = MDBCoinChanger(settings: MDBChangerSettings(coins: coinTable, payoutStallLimit: stallLimit), currency: Self.krw, currencyNumeric: 410,
                                            source: "mdb:test:changer", lastSequence: lastCoin, emit: log.record,
                                            wantsAcceptance: { [unowned self] in accepting },
                                            takePayout: { [unowned self] in payouts.isEmpty ? nil : payouts.removeFirst() },
+                                           payoutStopped: { [unowned self] in payoutStopped },
                                            tubesRead: tubeReadings.record)
-        let billDriver = MDBBillValidator(settings: MDBBillValidatorSettings(bills: bills, escrow: escrow), currency: Self.krw, currencyNumeric: 410,
+        let billDriver = MDBBillValidator(settings: MDBBillValidatorSettings(bills: billTable, escrow: escrow), currency: Self.krw, currencyNumeric: 410,
                                           source: "mdb:test:bills", lastSequence: nil, emit: log.record,
                                           wantsAcceptance: { [unowned self] in accepting },
                                           shouldStack: { [unowned self] in stackAllowed($0) })
-        master = MDBMaster(transport: transport, drivers: [changerDriver, billDriver], timekeeper: clock, pollInterval: Self.pollInterval, emit: log.record)
+        return MDBMaster(transport: transport, drivers: [changerDriver, billDriver], timekeeper: clock, pollInterval: Self.pollInterval, emit: log.record)
     }
 
     /// Bus reset and the handshake: both devices ready.

@@ -26,9 +26,11 @@ public final class CcTalkHopper: PayoutDevice {
     private let levelWaiter: Waiter
     private let watching = Atomic(false)
 
-    /// How often the hopper's status is read during a payout, and how long a coin may take.
+    /// How often the hopper's status is read during a payout, and how long it may go without a
+    /// coin out (its status unchanged) before it is stopped: real hoppers pay several coins a
+    /// second.
     static let statusInterval: Duration = .milliseconds(100)
-    static let timePerCoin: Duration = .seconds(1)
+    static let stallLimit: Duration = .seconds(5)
     /// How often the level sensors are read while the hopper is idle: rarely, because a hopper on
     /// the coin acceptor's bus takes its turns between the acceptor's polls, and a refill (the
     /// only change while idle) is not urgent.
@@ -127,32 +129,51 @@ public final class CcTalkHopper: PayoutDevice {
         }
     }
 
-    /// One payout of `coins`, `wait` between two status reads. Never sends the dispense twice: a
-    /// hopper that cannot say what it did makes its whole part unknown.
+    /// One payout of `coins`, `wait` between two status reads. Never sends the dispense twice.
+    /// Patience comes from progress: it waits while the hopper's status moves (a coin out), and
+    /// only after `stallLimit` without a change — or when vendd stops — sends an emergency stop,
+    /// after which the hopper's own counters say what was paid and what was not. A hopper that
+    /// cannot say (silent, reset) leaves every coin not reported paid unknown.
     func payout(_ coins: Int, on session: CcTalkHopperSession, wait: () -> Void) -> PayoutDeviceResult {
-        let zero = Money.zero(coin.currency)
-        guard coins > 0, !stopping.load(ordering: .acquiring) else { return PayoutDeviceResult(paid: zero, unknown: zero, counter: nil) }
+        let asked = coin * coins
+        guard coins > 0, !stopping.load(ordering: .acquiring) else { return PayoutDeviceResult(.neverStarted(asked), counter: nil) }
         let counter: UInt8
         do {
-            guard let taken = try session.dispense(coins) else { return PayoutDeviceResult(paid: zero, unknown: zero, counter: nil) }
+            guard let taken = try session.dispense(coins) else { return PayoutDeviceResult(.neverStarted(asked), counter: nil) }
             counter = taken
         } catch {
-            return PayoutDeviceResult(paid: zero, unknown: coin * coins, counter: nil)
+            // The command may have reached it: what it paid can no longer be told.
+            return PayoutDeviceResult(.cannotTell(asked, paid: .zero(coin.currency)), counter: nil)
         }
-        let deadline = timekeeper.now + Self.timePerCoin * coins + .seconds(5)
-        var status: HopperStatus?
-        while true {
+        var lastChange = timekeeper.now
+        var lastSeen: HopperStatus?
+        var stopSent = false
+        var final: HopperStatus?
+        while final == nil {
             wait()
-            if stopping.load(ordering: .acquiring) || timekeeper.now >= deadline { _ = try? session.emergencyStop() }
-            status = try? session.status()
-            if let status, !status.isPaying { break }
-            if status == nil, timekeeper.now >= deadline { break }
+            let status = try? session.status()
+            if let status, status != lastSeen {
+                lastSeen = status
+                lastChange = timekeeper.now
+            }
+            if let status, !status.isPaying || status.eventCounter != counter {
+                final = status
+                break
+            }
+            let stalled = timekeeper.now - lastChange >= Self.stallLimit
+            if !stopSent, stalled || stopping.load(ordering: .acquiring) {
+                _ = try? session.emergencyStop()
+                stopSent = true
+                lastChange = timekeeper.now  // one more stretch for it to answer
+            } else if stopSent, stalled {
+                break  // silent, or still paying after an emergency stop: it cannot say
+            }
         }
-        guard let status, status.eventCounter == counter else {
+        guard let final, final.eventCounter == counter else {
             // Reset (power) or silent: what it paid of this payout can no longer be told.
-            return PayoutDeviceResult(paid: zero, unknown: coin * coins, counter: status.map { UInt64($0.eventCounter) })
+            return PayoutDeviceResult(.cannotTell(asked, paid: .zero(coin.currency)), counter: (final ?? lastSeen).map { UInt64($0.eventCounter) })
         }
-        return PayoutDeviceResult(paid: coin * Int(status.lastPaid), unknown: zero, counter: UInt64(counter))
+        return PayoutDeviceResult(.ended(asked, paid: coin * Int(final.lastPaid)), counter: UInt64(counter))
     }
 
     /// A hopper still paying (vendd was killed mid-payout; its motor ran on) is stopped first, so

@@ -64,7 +64,7 @@ public final class MDBBus: Sendable {
             run(lastSequence: lastSequence, deliver: deliver, shouldStack: shouldStack)
             // Never told to the changer: nothing of these was paid.
             for request in payouts.takeAll() {
-                request.completion(MDBPayoutResult(requested: request.amount, paid: .zero(request.amount.currency), unknown: .zero(request.amount.currency), coins: [:], certain: true))
+                request.completion(.neverStarted(request.amount))
             }
             control.markFinished()
         }
@@ -78,7 +78,7 @@ public final class MDBBus: Sendable {
     public func pay(_ amount: Money, holding: @escaping @Sendable ([ChangeStock]) -> Void = { _ in },
                     completion: @escaping @Sendable (MDBPayoutResult) -> Void) {
         guard settings.changer != nil else {
-            return completion(MDBPayoutResult(requested: amount, paid: .zero(amount.currency), unknown: .zero(amount.currency), coins: [:], certain: true))
+            return completion(.neverStarted(amount))
         }
         payouts.append(MDBPayoutRequest(amount: amount, holding: holding, completion: completion))
         control.waiter.wake()

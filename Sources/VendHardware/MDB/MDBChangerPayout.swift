@@ -31,7 +31,7 @@ public final class MDBChangerPayout: PayoutDevice {
     public func pay(_ amount: Money, asked: @escaping @Sendable ([ChangeStock]?) -> Void,
                     completion: @escaping @Sendable (PayoutDeviceResult) -> Void) {
         bus.pay(amount, holding: { asked($0) }) { result in
-            completion(PayoutDeviceResult(paid: result.paid, unknown: result.unknown, counter: nil))
+            completion(PayoutDeviceResult(result.tally, counter: nil))
         }
     }
 

@@ -4,15 +4,23 @@ import VendingCore
 
 /// What a payout really paid, read back from the changer.
 public struct MDBPayoutResult: Sendable, Equatable, CustomStringConvertible {
-    public let requested: Money
-    public let paid: Money
-    /// What may or may not have left: a DISPENSE whose tube then read "full with 0" (jam or bad
-    /// sensor), or one from a tube whose count was capped at 255.
-    public let unknown: Money
+    /// Asked, paid and provably not paid; what may or may not have left is unknown: a payout
+    /// command whose end the changer never reported, a DISPENSE whose tube then read "full
+    /// with 0" (jam or bad sensor), one from a tube whose count was capped at 255.
+    public let tally: PayoutTally
     /// Coins paid for certain, by value.
     public let coins: [Money: Int]
-    /// False when the changer reset or was lost mid-payout: `paid` is what its tubes say.
+    /// False when the changer reset, was lost or stopped making progress mid-payout: `paid` is
+    /// what its tubes say.
     public let certain: Bool
+
+    public var requested: Money { tally.asked }
+    public var paid: Money { tally.paid }
+    public var unknown: Money { tally.unknown }
+
+    static func neverStarted(_ amount: Money) -> MDBPayoutResult {
+        MDBPayoutResult(tally: .neverStarted(amount), coins: [:], certain: true)
+    }
 
     public var description: String {
         let list = coins.sorted { $0.key > $1.key }.map { "\($0.value) × \($0.key.decimalString)" }.joined(separator: ", ")
@@ -36,8 +44,9 @@ struct MDBPayoutRequest: Sendable {
 final class MDBCoinChanger: MDBPeripheralDriver {
     let peripheral = MDBPeripheral.coinChanger
     let nonResponseTime: Duration = .seconds(2)
-    /// Longest wait for a payout to end before it is read back as it stands.
-    static let payoutLimit: Duration = .seconds(30)
+    /// Without other news of a payout for this long, its tubes are read to see whether coins
+    /// still leave them.
+    static let tubeCheckInterval: Duration = .seconds(2)
 
     private let settings: MDBChangerSettings
     private let currency: Currency
@@ -100,21 +109,13 @@ final class MDBCoinChanger: MDBPeripheralDriver {
             summary = "\(id.summary), " + summary
         }
         emit(.notice("coin changer: \(summary), coins \(values.keys.sorted().map { "\($0)=\(values[$0]!.decimalString)" }.joined(separator: " ")), pays by \(alternativePayout ? "alternative payout" : "DISPENSE")", isFault: false))
-        if var job = payout, job.isUnderway {
-            // Reset mid-payout: what it paid is what left the tubes; nothing more is sent.
-            job.plan.removeAll()
-            job.uncertain = true
-            switch job.phase {
-            case .alternative(let scaled), .alternativeStatus(let scaled):
-                job.unknown += Int64(scaled) * Int64(setup.scalingFactor)
-                payout = job
-            default:
-                payout = job
-                try settleDispense(bus, busy: false)
-            }
-            if let job = payout { finish(job, uncertain: true, note: "the changer reset during the payout") }
-        }
         try readTubes(bus)
+        if var job = payout, job.isUnderway {
+            // Reset mid-payout: it pays no more, and what it paid is what left the tubes.
+            job.plan.removeAll()
+            settleFromTubes(&job, changerStopped: true)
+            finish(job, uncertain: true, note: "the changer reset during the payout; what left its tubes is paid")
+        }
         try applyAcceptance(bus)
     }
 
@@ -128,30 +129,31 @@ final class MDBCoinChanger: MDBPeripheralDriver {
 
     // MARK: - Polling
 
+    /// POLL comes first, so that a changer that reset itself mid-payout is noticed at once (its
+    /// POLL says JUST RESET; the payout commands go unanswered after a reset).
     func tick(_ bus: MDBDeviceBus) throws(MDBFailure) -> Bool {
+        let answer = try bus.send(ChangerCommand.poll.block)
+        var busy = false
+        if case .data(let bytes) = answer {
+            let activities: [ChangerActivity]
+            do { activities = try ChangerActivity.parse(bytes) } catch { throw .badAnswer(ChangerCommand.poll.block, error) }
+            var justReset = false
+            for activity in activities {
+                switch activity {
+                case .status(.justReset): justReset = true
+                case .status(.payoutBusy): busy = true
+                default: handle(activity)
+                }
+            }
+            if justReset { return true }
+            if busy { lastRepeatingStatus = .payoutBusy }
+        } else {
+            lastRepeatingStatus = nil
+        }
+        try settleDispense(bus, busy: busy)
         if payout == nil, let request = takePayout() { payout = Payout(request) }
         try applyAcceptance(bus)
         if payout != nil { try stepPayout(bus) }
-        let answer = try bus.send(ChangerCommand.poll.block)
-        guard case .data(let bytes) = answer else {
-            lastRepeatingStatus = nil
-            try settleDispense(bus, busy: false)
-            return false
-        }
-        let activities: [ChangerActivity]
-        do { activities = try ChangerActivity.parse(bytes) } catch { throw .badAnswer(ChangerCommand.poll.block, error) }
-        var justReset = false
-        var busy = false
-        for activity in activities {
-            switch activity {
-            case .status(.justReset): justReset = true
-            case .status(.payoutBusy): busy = true
-            default: handle(activity)
-            }
-        }
-        if justReset { return true }
-        if busy { lastRepeatingStatus = .payoutBusy }
-        try settleDispense(bus, busy: busy)
         return false
     }
 
@@ -194,10 +196,14 @@ final class MDBCoinChanger: MDBPeripheralDriver {
 
     /// Coins went in or out of a tube other than by paying while a payout runs: what the tubes
     /// would hold had it paid nothing changes with them, and is said again.
+    /// So does the count a DISPENSE of that type is settled against.
     private func reviseHolding(_ type: Int, by change: Int) {
         guard var job = payout, var holding = job.holding else { return }
         holding.counts[type] = max(0, holding.counts[type] + change)
         job.holding = holding
+        if case .settling(type, let count, let acknowledged, let before) = job.phase {
+            job.phase = .settling(type: type, count: count, acknowledged: acknowledged, before: UInt8(clamping: Int(before) + change))
+        }
         payout = job
         job.request.holding(holding.byValue(values))
     }
@@ -255,9 +261,9 @@ final class MDBCoinChanger: MDBPeripheralDriver {
             case counting
             /// DISPENSE the next (type, count) of the plan.
             case dispense
-            /// A DISPENSE was sent; wait for "payout busy" to end. `acknowledged` false: the
-            /// changer did not answer it, so it may or may not be paying.
-            case settling(type: Int, count: Int, acknowledged: Bool)
+            /// A DISPENSE was sent when the tube held `before`; wait for "payout busy" to end.
+            /// `acknowledged` false: the changer did not answer it, so it may or may not be paying.
+            case settling(type: Int, count: Int, acknowledged: Bool, before: UInt8)
             /// ALTERNATIVE PAYOUT sent for `scaled`; PAYOUT VALUE POLL until ACK alone.
             case alternative(scaled: Int)
             case alternativeStatus(scaled: Int)
@@ -269,12 +275,18 @@ final class MDBCoinChanger: MDBPeripheralDriver {
         /// since: what the tubes would hold had it paid nothing. Nil until told to `holding`.
         var holding: TubeHolding?
         var plan: [(type: Int, count: Int)] = []
+        /// Coins the changer reported paid (PAYOUT STATUS, or a DISPENSE read back).
         var paid: [Int: Int] = [:]
-        var started: ContinuousClock.Instant?
+        /// Minor units the tubes say left for a command whose own report never came.
+        var paidByTubes: Int64 = 0
+        /// Minor units asked of the changer whose end it has not reported: paid or unknown,
+        /// never credit, until the changer or its tubes say otherwise.
+        var open: Int64 = 0
+        /// The last sign that the payout moves (a command sent or ended, coins counted out).
+        var lastProgress: ContinuousClock.Instant?
+        var lastTubeCheck: ContinuousClock.Instant?
         var jammed = false
         var uncertain = false
-        /// Minor units that may or may not have been paid.
-        var unknown: Int64 = 0
 
         init(_ request: MDBPayoutRequest) { self.request = request }
 
@@ -288,7 +300,7 @@ final class MDBCoinChanger: MDBPeripheralDriver {
 
     private func stepPayout(_ bus: MDBDeviceBus) throws(MDBFailure) {
         guard var job = payout, let setup else { return }
-        if job.started == nil { job.started = bus.timekeeper.now }
+        let now = bus.timekeeper.now
         switch job.phase {
         case .start:
             job.phase = .counting
@@ -302,8 +314,9 @@ final class MDBCoinChanger: MDBPeripheralDriver {
                 job.holding = holding
                 job.request.holding(holding.byValue(values))
             }
+            job.lastProgress = now
             if alternativePayout {
-                guard let next = try sendAlternative(bus, remaining: job.request.amount, scaling: Int64(setup.scalingFactor)) else {
+                guard let next = try sendAlternative(bus, job: &job, scaling: Int64(setup.scalingFactor)) else {
                     return finish(job, uncertain: false, note: nil)
                 }
                 job.phase = next
@@ -312,14 +325,21 @@ final class MDBCoinChanger: MDBPeripheralDriver {
                 job.phase = .dispense
             }
         case .dispense:
-            guard !job.jammed, !payoutStopped(), let next = job.plan.first else { payout = job; return finish(job, uncertain: job.uncertain, note: nil) }
+            guard !job.jammed, !payoutStopped(), let next = job.plan.first, let tubes else { payout = job; return finish(job, uncertain: job.uncertain, note: nil) }
             job.plan.removeFirst()
+            // Open before it goes out: an unanswered DISPENSE may still be paying.
+            job.open += Int64(next.count) * (values[next.type]?.minorUnits ?? 0)
             let answer = try bus.sendOnce(ChangerCommand.dispense(type: next.type, count: next.count).block)
-            job.phase = .settling(type: next.type, count: next.count, acknowledged: answer != .noAnswer)
+            job.phase = .settling(type: next.type, count: next.count, acknowledged: answer != .noAnswer, before: tubes.counts[next.type])
+            job.lastProgress = now
         case .alternative(let scaled):
-            // Data is the value paid so far (for a display); ACK alone means the payout ended.
-            if try bus.send(ChangerCommand.payoutValuePoll.block) == .ack { job.phase = .alternativeStatus(scaled: scaled) }
-        case .alternativeStatus:
+            // Data is the value paid since the last value poll; ACK alone means the payout ended.
+            switch try bus.send(ChangerCommand.payoutValuePoll.block) {
+            case .ack: job.phase = .alternativeStatus(scaled: scaled)
+            case .data(let bytes) where bytes.contains { $0 != 0 }: job.lastProgress = now
+            default: break
+            }
+        case .alternativeStatus(let scaled):
             let answer = try bus.send(ChangerCommand.payoutStatus.block)
             guard case .data(let bytes) = answer else { break }  // ACK alone: still paying
             let status: PayoutStatus
@@ -327,11 +347,13 @@ final class MDBCoinChanger: MDBPeripheralDriver {
             var chunk: [Int: Int] = [:]
             for (type, count) in status.coinsPaid.enumerated() where count > 0 { chunk[type] = Int(count) }
             job.paid.merge(chunk, uniquingKeysWith: +)
-            let remaining = job.request.amount - paidMoney(job.paid)
+            // The changer says this command ended: what it did not pay of it, it never will.
+            job.open = max(0, job.open - Int64(scaled) * Int64(setup.scalingFactor))
+            job.lastProgress = now
             // The next chunk while each pays something: the tubes may not make a chunk's exact
             // value, and one that pays nothing means the changer can pay no more.
             if !paidMoney(chunk).isZero, !job.jammed, !payoutStopped(),
-               let next = try sendAlternative(bus, remaining: remaining, scaling: Int64(setup.scalingFactor)) {
+               let next = try sendAlternative(bus, job: &job, scaling: Int64(setup.scalingFactor)) {
                 job.phase = next
             } else {
                 payout = job
@@ -341,42 +363,65 @@ final class MDBCoinChanger: MDBPeripheralDriver {
         case .settling:
             break  // advanced by the POLL in `settleDispense`
         }
-        if let started = job.started, bus.timekeeper.now - started > Self.payoutLimit {
-            job.uncertain = true
-            payout = job
-            try readTubes(bus)
-            return finish(job, uncertain: true, note: "the payout did not end within \(Self.payoutLimit)")
+        if job.isUnderway, let last = job.lastProgress {
+            if now - last >= settings.payoutStallLimit {
+                payout = job
+                try readTubes(bus)
+                settleFromTubes(&job, changerStopped: false)
+                return finish(job, uncertain: true, note: "no sign of progress for \(settings.payoutStallLimit) (mdb.changer.payout_stall_ms): what left the tubes is paid; what it was still asked to pay is unknown — count the tubes")
+            }
+            if now - last >= Self.tubeCheckInterval, now - (job.lastTubeCheck ?? last) >= Self.tubeCheckInterval {
+                job.lastTubeCheck = now
+                if try tubesMoved(bus) { job.lastProgress = now }
+            }
         }
         payout = job
     }
 
-    /// Sends ALTERNATIVE PAYOUT for as much of `remaining` as one command carries (255 scaled
-    /// units). Nil when nothing is left to ask for.
-    private func sendAlternative(_ bus: MDBDeviceBus, remaining: Money, scaling: Int64) throws(MDBFailure) -> Payout.Phase? {
-        let scaled = Int(min(remaining.minorUnits / scaling, 255))
+    /// Sends ALTERNATIVE PAYOUT for as much of what is left as one command carries (255 scaled
+    /// units), counting it open first. Nil when nothing is left to ask for.
+    private func sendAlternative(_ bus: MDBDeviceBus, job: inout Payout, scaling: Int64) throws(MDBFailure) -> Payout.Phase? {
+        let remaining = job.request.amount.minorUnits - paidMoney(job.paid).minorUnits - job.paidByTubes - job.open
+        let scaled = Int(min(remaining / scaling, 255))
         guard scaled > 0 else { return nil }
+        job.open += Int64(scaled) * scaling
         // Silence is fine: PAYOUT VALUE POLL and PAYOUT STATUS tell whether it ran.
         _ = try bus.sendOnce(ChangerCommand.alternativePayout(scaledValue: UInt8(scaled)).block)
         return .alternative(scaled: scaled)
     }
 
+    /// Reads the tubes for a payout with no other news: true when a count went down (coins
+    /// leaving). A changer that does not answer TUBE STATUS while it pays says nothing.
+    private func tubesMoved(_ bus: MDBDeviceBus) throws(MDBFailure) -> Bool {
+        let before = tubes
+        do {
+            try readTubes(bus)
+        } catch {
+            if case .link = error { throw error }
+            return false
+        }
+        guard let before, let after = tubes else { return false }
+        return zip(before.counts, after.counts).contains { $1 < $0 }
+    }
+
     /// After each POLL while a DISPENSE settles: once the changer no longer says "payout busy",
     /// the tubes say what left them.
     private func settleDispense(_ bus: MDBDeviceBus, busy: Bool) throws(MDBFailure) {
-        guard var job = payout, case .settling(let type, let count, let acknowledged) = job.phase, !busy else { return }
-        let before = tubes
+        guard var job = payout, case .settling(let type, let count, let acknowledged, let before) = job.phase, !busy else { return }
         try readTubes(bus)
-        guard let before, let after = tubes else { return }
+        guard let after = tubes else { return }
         let value = values[type]?.minorUnits ?? 0
-        let left = max(0, Int(before.counts[type]) - Int(after.counts[type]))
+        let left = max(0, Int(before) - Int(after.counts[type]))
         var paidNow = min(left, count)
+        // The changer says this DISPENSE ended: what did not leave the tube, it never will.
+        job.open = max(0, job.open - Int64(count) * value)
         if after.suspectTubes.contains(type) {
             // "Full with 0" is a jam or a bad sensor, not an empty tube: the count says nothing.
             paidNow = 0
-            job.unknown += Int64(count) * value
-        } else if before.counts[type] == 255, left < count {
+            job.open += Int64(count) * value
+        } else if before == 255, left < count {
             // Capped at 255 before: the tube may have paid more than the count shows.
-            job.unknown += Int64(count - left) * value
+            job.open += Int64(count - left) * value
         }
         if !acknowledged {
             emit(.notice("the changer did not answer DISPENSE \(count) × type \(type); it was not repeated. The tubes say \(paidNow) left", isFault: true))
@@ -386,7 +431,29 @@ final class MDBCoinChanger: MDBPeripheralDriver {
             job.plan.removeAll()
         }
         job.phase = .dispense
+        job.lastProgress = bus.timekeeper.now
         payout = job
+    }
+
+    /// What the tubes say left since the payout began, beyond the coins the changer reported,
+    /// is paid from the command still open. When the changer has stopped (it reset), the rest
+    /// of that command never left: not paid. When the tubes cannot tell (a tube not counted,
+    /// coins put in by hand, more gone than asked), the open command stays unknown.
+    private func settleFromTubes(_ job: inout Payout, changerStopped: Bool) {
+        guard job.open > 0, let holding = job.holding, let tubes else { return }
+        let evidence = TubeHolding.paid(before: holding.byValue(values), now: TubeHolding(tubes).byValue(values), of: job.request.amount)
+        guard evidence.cannotTell == nil else {
+            emit(.notice("coin changer: its tubes cannot say what the payout paid (\(evidence.cannotTell!)): the part still open is unknown", isFault: true))
+            return
+        }
+        let fromOpen = evidence.paid.minorUnits - paidMoney(job.paid).minorUnits - job.paidByTubes
+        guard fromOpen >= 0, fromOpen <= job.open else {
+            emit(.notice("coin changer: its tubes say \(evidence.paid) left, which the payout's own reports cannot explain: the part still open is unknown", isFault: true))
+            return
+        }
+        job.paidByTubes += fromOpen
+        job.open = changerStopped ? 0 : job.open - fromOpen
+        job.uncertain = true
     }
 
     /// Coins for `amount` from what the tubes hold: highest value first; of two types with the
@@ -415,15 +482,20 @@ final class MDBCoinChanger: MDBPeripheralDriver {
         }
     }
 
+    /// Ends the payout: paid is what the changer reported and what the tubes showed; whatever
+    /// is still open stays unknown (see `PayoutTally`).
     private func finish(_ job: Payout, uncertain: Bool, note: String?) {
         payout = nil
         var coins: [Money: Int] = [:]
         for (type, count) in job.paid {
             if let value = values[type] { coins[value, default: 0] += count }
         }
-        let result = MDBPayoutResult(requested: job.request.amount, paid: paidMoney(job.paid), unknown: Money(minorUnits: job.unknown, currency: currency),
-                                     coins: coins, certain: !uncertain)
-        emit(.notice("coin changer \(result)\(note.map { ": \($0)" } ?? "")", isFault: uncertain || result.paid != result.requested))
+        let amount = job.request.amount
+        let paid = paidMoney(job.paid) + Money(minorUnits: job.paidByTubes, currency: currency)
+        let open = Money(minorUnits: job.open, currency: currency)
+        let result = MDBPayoutResult(tally: PayoutTally(asked: amount, paid: paid, provablyUnpaid: amount - paid - open), coins: coins,
+                                     certain: !uncertain && !job.uncertain)
+        emit(.notice("coin changer \(result)\(note.map { ": \($0)" } ?? "")", isFault: !result.certain || result.paid != result.requested))
         job.request.completion(result)
     }
 }

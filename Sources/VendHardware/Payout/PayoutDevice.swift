@@ -2,19 +2,21 @@ import VendingCore
 
 /// How one device's part of a payout ended, read back from the device.
 public struct PayoutDeviceResult: Sendable, Hashable {
-    /// What left the machine.
-    public let paid: Money
-    /// What may or may not have left it (the device lost track, e.g. it was reset mid-payout).
-    public let unknown: Money
+    /// What was asked, paid, provably not paid, and so unknown (see `PayoutTally`).
+    public let tally: PayoutTally
     /// The device's payout counter after this payout, if it keeps one (ccTalk hopper event
     /// counter); recorded durably with the payout's end.
     public let counter: UInt64?
 
-    public init(paid: Money, unknown: Money, counter: UInt64?) {
-        self.paid = paid
-        self.unknown = unknown
+    public init(_ tally: PayoutTally, counter: UInt64?) {
+        self.tally = tally
         self.counter = counter
     }
+
+    /// What left the machine.
+    public var paid: Money { tally.paid }
+    /// What may or may not have left it (the device lost track, or may still be paying).
+    public var unknown: Money { tally.unknown }
 }
 
 /// What a device says, without paying, about the last payout it made: read at start to resolve a

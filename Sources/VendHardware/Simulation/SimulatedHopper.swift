@@ -20,6 +20,8 @@ public final class SimulatedHopper: PayoutDevice {
     private struct State {
         var memory: Memory
         var completion: (@Sendable (PayoutDeviceResult) -> Void)?
+        /// What the payout under way was asked to pay.
+        var asked: Money?
         var timer: TimerID?
         /// Coins it will refuse to pay (a jam after this many), for `vendctl sim`.
         var jamAfter: Int?
@@ -58,6 +60,7 @@ public final class SimulatedHopper: PayoutDevice {
             state.memory.paid = 0
             state.memory.unpaid = max(0, min(wanted, state.memory.coins))
             state.completion = completion
+            state.asked = amount
             return state.memory
         }
         save(memory)
@@ -66,7 +69,7 @@ public final class SimulatedHopper: PayoutDevice {
 
     /// The next coin out, or the end of the payout.
     private func nextCoin() {
-        let (memory, finished) = state.withLock { state -> (Memory, (@Sendable (PayoutDeviceResult) -> Void)?) in
+        let (memory, asked, finished) = state.withLock { state -> (Memory, Money?, (@Sendable (PayoutDeviceResult) -> Void)?) in
             let jammed = state.jamAfter.map { state.memory.paid >= $0 } ?? false
             if state.memory.unpaid > 0, !jammed {
                 state.memory.unpaid -= 1
@@ -75,18 +78,19 @@ public final class SimulatedHopper: PayoutDevice {
             }
             guard state.memory.unpaid == 0 || jammed else {
                 state.timer = timekeeper.schedule(after: coinInterval) { [self] in nextCoin() }
-                return (state.memory, nil)
+                return (state.memory, nil, nil)
             }
             if jammed { state.jamAfter = nil }
             defer { state.completion = nil }
-            return (state.memory, state.completion)
+            return (state.memory, state.asked, state.completion)
         }
         save(memory)
-        finished?(result(memory))
+        finished?(result(memory: memory, asked: asked))
     }
 
-    private func result(_ memory: Memory) -> PayoutDeviceResult {
-        PayoutDeviceResult(paid: coin * memory.paid, unknown: .zero(coin.currency), counter: memory.counter)
+    /// Its memory says exactly what it paid: the rest of what it was asked is not paid.
+    private func result(memory: Memory, asked: Money?) -> PayoutDeviceResult {
+        PayoutDeviceResult(.ended(asked ?? coin * (memory.paid + memory.unpaid), paid: coin * memory.paid), counter: memory.counter)
     }
 
     public func lastPayout() -> LastPayoutReport {
@@ -96,12 +100,12 @@ public final class SimulatedHopper: PayoutDevice {
     }
 
     public func emergencyStop() {
-        let (memory, finished) = state.withLock { state -> (Memory, (@Sendable (PayoutDeviceResult) -> Void)?) in
+        let (memory, asked, finished) = state.withLock { state -> (Memory, Money?, (@Sendable (PayoutDeviceResult) -> Void)?) in
             if let timer = state.timer { timekeeper.cancel(timer) }
             defer { state.completion = nil }
-            return (state.memory, state.completion)
+            return (state.memory, state.asked, state.completion)
         }
-        finished?(result(memory))
+        finished?(result(memory: memory, asked: asked))
     }
 
     /// The next payout stops after `coins` coins, as a jammed hopper does.
