@@ -79,9 +79,11 @@ enum CommandHandler {
                 return .failure(ControlError(.badRequest, "\(error)"))
             }
             guard let world = controller.simulatedWorld else { return notSimulated }
-            // The simulated acceptor delivers on this thread: when it returns, the coin has been
-            // journaled and credited, so an answer means the money is safe.
-            switch world.coinAcceptor.insert(value) {
+            // The simulated acceptor delivers on this thread, into the machine's inbox; once the
+            // inbox has settled the coin is journaled and credited, so an answer means it is safe.
+            let outcome = world.coinAcceptor.insert(value)
+            controller.settle()
+            switch outcome {
             case .accepted(let coin):
                 return .success("coin of \(config.machine.moneyFormat.string(for: value)) accepted on channel \(coin.channel)")
             case .returned(let reason):
@@ -94,7 +96,7 @@ enum CommandHandler {
     /// refund, or why not (the same sentence `vendctl watch` shows).
     private static func customerInput(_ input: Input, controller: MachineController) -> ControlResponse {
         let format = controller.config.machine.moneyFormat
-        let events = controller.submit(input).events
+        let events = controller.sendAndWait(input).events
         for event in events {
             switch event {
             case .vendStarted(let vend, let slot, let product, let price):
@@ -132,7 +134,7 @@ enum CommandHandler {
                 return .failure(ControlError(.badRequest, "\(error) (or say default for the configured price)"))
             }
         }
-        let events = controller.submit(.setPrice(SlotID(slot), price)).events
+        let events = controller.sendAndWait(.setPrice(SlotID(slot), price)).events
         for event in events {
             switch event {
             case .priceChanged(_, let from, let to):
@@ -147,7 +149,7 @@ enum CommandHandler {
     }
 
     private static func fill(_ on: Bool, controller: MachineController) -> ControlResponse {
-        for event in controller.submit(.setFillMode(on)).events {
+        for event in controller.sendAndWait(.setFillMode(on)).events {
             switch event {
             case .fillModeChanged(true):
                 return .success("fill mode on: coins put in now are float for the change stock, not credit (bills are returned)")
@@ -168,7 +170,7 @@ enum CommandHandler {
         } catch {
             return .failure(ControlError(.badRequest, "\(error)"))
         }
-        for event in controller.submit(.testPayout(value)).events {
+        for event in controller.sendAndWait(.testPayout(value)).events {
             switch event {
             case .payoutStarted(let payout, let amount, _):
                 return .success("\(payout): paying \(format.string(for: amount)) (payout test)")
@@ -186,7 +188,7 @@ enum CommandHandler {
         var done: [String] = []
         var refused: [String] = []
         for id in slots {
-            let effects = controller.submit(.restock(id, count: count, loadedAt: loadedAt))
+            let effects = controller.sendAndWait(.restock(id, count: count, loadedAt: loadedAt))
             for event in effects.events {
                 switch event {
                 case .stockChanged(let slot, _, let from, let to, _): done.append("\(slot) \(from)→\(to)")

@@ -41,7 +41,8 @@ public enum ExitStatus {
 /// The daemon's life: start-up, the signal loop (SIGHUP reloads, SIGTERM/SIGINT stop), shutdown.
 public enum Daemon {
     public static func run(_ options: DaemonOptions) async -> Int32 {
-        VenddLogHandler.bootstrap(level: .info)
+        let logWriter = VenddLogHandler.bootstrap(level: .info)
+        defer { logWriter.flush() }
         let logger = Logger(label: "vendd")
         let notifier = SystemdNotifier()
         let signals = SignalSource([SIGTERM, SIGINT, SIGHUP])
@@ -49,7 +50,7 @@ public enum Daemon {
 
         let timekeeper = SystemTimekeeper()
         let startup: Startup
-        switch await Startup.begin(options, timekeeper: timekeeper, logger: logger) {
+        switch await Startup.begin(options, timekeeper: timekeeper, relayLane: SystemTimekeeper(threadName: "vendd-relays"), logger: logger) {
         case .success(let ready): startup = ready
         case .failure(let failure):
             logger.critical("\(failure.message)")

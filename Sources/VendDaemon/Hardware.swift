@@ -23,7 +23,8 @@ final class Hardware: Sendable {
     /// The ports only hoppers are on (the coin acceptor's driver closes its own bus).
     private let hopperLinks: [CcTalkLink]
 
-    private init(panel: InputPanel, dispenser: Dispenser, coinAcceptor: any CoinAcceptor, payouts: PayoutBank?,
+    /// The parts as `simulated` and `real` assemble them (a test may swap a device).
+    init(panel: InputPanel, dispenser: Dispenser, coinAcceptor: any CoinAcceptor, payouts: PayoutBank?,
                  world: SimulatedWorld?, gpioDescription: String, coinAcceptorDescription: String, mdb: MDBCashDevices?,
                  hopperLinks: [CcTalkLink]) {
         self.mdb = mdb
@@ -39,13 +40,13 @@ final class Hardware: Sendable {
 
     /// Simulated hardware: the same panel, dispenser and debounce code over an in-memory chip.
     /// A coin acceptor on a `unix:` port still gets its real driver (see `coinAcceptor`).
-    static func simulated(_ config: VenddConfig, stateDirectory: String, timekeeper: any Timekeeper,
+    static func simulated(_ config: VenddConfig, stateDirectory: String, timekeeper: any Timekeeper, relayLane: any Timekeeper,
                           notify: @escaping HardwareNoticeHandler) throws(HardwareError) -> Hardware {
         let world = SimulatedWorld(slots: config.slots, buttons: config.buttons,
                                    coinChannels: config.coinAcceptor?.channels ?? [], timekeeper: timekeeper)
         let dispenser: Dispenser, panel: InputPanel
         do {
-            (dispenser, panel) = try requestLines(on: world.chip, config: config, timekeeper: timekeeper, notify: notify)
+            (dispenser, panel) = try requestLines(on: world.chip, config: config, timekeeper: timekeeper, relayLane: relayLane, notify: notify)
         } catch {
             throw .gpio(error)
         }
@@ -73,7 +74,7 @@ final class Hardware: Sendable {
     }
 
     /// The machine's own GPIO chip through libgpiod, and the configured coin acceptor's driver.
-    static func real(_ config: VenddConfig, timekeeper: any Timekeeper,
+    static func real(_ config: VenddConfig, timekeeper: any Timekeeper, relayLane: any Timekeeper,
                      notify: @escaping HardwareNoticeHandler) throws(HardwareError) -> Hardware {
         let acceptorLink = ccTalkLink(config, real: true)
         let hoppers = try payoutHoppers(config, acceptorLink: acceptorLink, timekeeper: timekeeper, simulated: nil)
@@ -87,7 +88,7 @@ final class Hardware: Sendable {
         }
         let dispenser: Dispenser, panel: InputPanel
         do {
-            (dispenser, panel) = try requestLines(on: chip, config: config, timekeeper: timekeeper, notify: notify)
+            (dispenser, panel) = try requestLines(on: chip, config: config, timekeeper: timekeeper, relayLane: relayLane, notify: notify)
         } catch {
             hoppers.closeLinks(acceptorLink)
             throw .gpio(error)
@@ -202,10 +203,11 @@ final class Hardware: Sendable {
         return config.coinAcceptor == nil ? mdbText : "\(coins); \(mdbText)"
     }
 
-    /// Relays first, so that every output is requested inactive before any input can act.
-    private static func requestLines(on chip: any GPIOChipBackend, config: VenddConfig, timekeeper: any Timekeeper,
+    /// Relays first, so that every output is requested inactive before any input can act. The
+    /// dispenser's timers run on the relay lane, the panel's debounce on the general one.
+    private static func requestLines(on chip: any GPIOChipBackend, config: VenddConfig, timekeeper: any Timekeeper, relayLane: any Timekeeper,
                                      notify: @escaping HardwareNoticeHandler) throws(GPIOError) -> (Dispenser, InputPanel) {
-        let dispenser = try Dispenser(chip: chip, slots: config.slots, timekeeper: timekeeper, notify: notify)
+        let dispenser = try Dispenser(chip: chip, slots: config.slots, timekeeper: relayLane, notify: notify)
         do {
             return (dispenser, try InputPanel(chip: chip, slots: config.slots, buttons: config.buttons, timekeeper: timekeeper))
         } catch {
@@ -214,9 +216,9 @@ final class Hardware: Sendable {
         }
     }
 
-    /// Routes the inputs, with no task or stream between them and the machine: a debounced press
-    /// or a coin reaches the controller on the thread that read it; a drop goes straight to the
-    /// dispenser's open window, and only the vend's outcome reaches the machine.
+    /// Routes the inputs: a debounced press or a coin is put into the machine's inbox from the
+    /// thread that read it; a drop goes straight to the dispenser's open window, and only the
+    /// vend's outcome reaches the machine.
     func start(routingTo controller: MachineController, lastSequence: @escaping @Sendable (String) -> UInt64?) {
         let dispenser = dispenser
         mdb?.decideEscrow { controller.acceptsBill($0) }

@@ -9,20 +9,29 @@ import VendTime
 /// shows.
 final class HardwareNotices: Sendable {
     private let continuation: AsyncStream<(HardwareNotice, Int64)>.Continuation
-    private let health = Mutex(HardwareHealth())
+    private let health: HealthRecord
     private let timekeeper: any Timekeeper
+    /// Logs each notice and keeps the health; awaited by `finish`.
+    private let consumer: Task<Void, Never>
 
     init(logger: Logger, timekeeper: any Timekeeper) {
         self.timekeeper = timekeeper
         let (stream, continuation) = AsyncStream.makeStream(of: (HardwareNotice, Int64).self, bufferingPolicy: .unbounded)
         self.continuation = continuation
-        Task { [self] in
+        let health = HealthRecord()
+        self.health = health
+        consumer = Task {
             for await (notice, at) in stream {
                 let line = HardwareNoticeDescription(notice)
                 logger.log(level: line.level, "\(line.text)", metadata: line.fields)
-                health.withLock { $0.record(notice, at: at) }
+                health.state.withLock { $0.record(notice, at: at) }
             }
         }
+    }
+
+    /// The health the consumer keeps and `report` reads.
+    private final class HealthRecord: Sendable {
+        let state = Mutex(HardwareHealth())
     }
 
     /// From any thread, without waiting.
@@ -32,16 +41,17 @@ final class HardwareNotices: Sendable {
 
     /// A new set of hardware starts healthy.
     func reset() {
-        health.withLock { $0 = HardwareHealth() }
+        health.state.withLock { $0 = HardwareHealth() }
     }
 
     func report(gpio: String?, coinAcceptor: String?) -> StatusReport.Health {
-        health.withLock { $0.report(gpio: gpio, coinAcceptor: coinAcceptor) }
+        health.state.withLock { $0.report(gpio: gpio, coinAcceptor: coinAcceptor) }
     }
 
-    /// Ends the stream; the task finishes what was posted.
-    func finish() {
+    /// Ends the stream and waits until every notice posted is logged.
+    func finish() async {
         continuation.finish()
+        await consumer.value
     }
 }
 

@@ -7,26 +7,27 @@ import VendPOSIX
 
 /// Logs to journald through its native protocol when running under systemd (`JOURNAL_STREAM`
 /// set), so metadata becomes fields: `journalctl -u vendd SLOT=A1`. Otherwise writes readable
-/// lines to stderr.
+/// lines to stderr. Either way through a `LogWriter`: logging never waits on journald.
 public struct VenddLogHandler: LogHandler {
     public var metadata: Logger.Metadata = [:]
     public var logLevel: Logger.Level = .info
-    private let label: String
-    private let journal: JournalSocket?
+    private let writer: LogWriter
 
-    public init(label: String, journal: JournalSocket?) {
-        self.label = label
-        self.journal = journal
+    init(writer: LogWriter) {
+        self.writer = writer
     }
 
-    /// Chooses the destination from the environment, once, at start-up.
-    public static func bootstrap(level: Logger.Level) {
+    /// Chooses the destination from the environment, once, at start-up. The writer returned
+    /// is flushed before exit.
+    public static func bootstrap(level: Logger.Level) -> LogWriter {
         let journal = ProcessInfo.processInfo.environment["JOURNAL_STREAM"] != nil ? JournalSocket() : nil
-        LoggingSystem.bootstrap { label in
-            var handler = VenddLogHandler(label: label, journal: journal)
+        let writer = LogWriter(journal: journal)
+        LoggingSystem.bootstrap { _ in
+            var handler = VenddLogHandler(writer: writer)
             handler.logLevel = level
             return handler
         }
+        return writer
     }
 
     public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
@@ -35,13 +36,46 @@ public struct VenddLogHandler: LogHandler {
     }
 
     public func log(event: LogEvent) {
-        let fields = metadata.merging(event.metadata ?? [:]) { $1 }
-        if let journal, journal.send(message: "\(event.message)", priority: event.level.syslogPriority, fields: fields) {
-            return
+        writer.put(LogWriter.Entry(message: "\(event.message)", level: event.level, fields: metadata.merging(event.metadata ?? [:]) { $1 }))
+    }
+}
+
+/// Log entries wait here for journald (or stderr), on a lane of their own: a slow or stopped
+/// journald never holds up the machine, a relay or a device (docs/architecture.md, "Lanes").
+/// When 10,000 entries wait, newer ones are dropped and counted, and the next entry written says
+/// how many: the machine's state and the fleet outbox are in the journal, not in the log.
+public final class LogWriter: Sendable {
+    struct Entry: Sendable {
+        let message: String
+        let level: Logger.Level
+        let fields: Logger.Metadata
+    }
+
+    static let capacity = 10_000
+    private let lane = Lane<Entry>(name: "vendd-log", capacity: capacity)
+    private let journal: JournalSocket?
+
+    init(journal: JournalSocket?) {
+        self.journal = journal
+        lane.start { [self] entry in
+            let dropped = lane.takeRefusedCount()
+            if dropped > 0 {
+                write(Entry(message: "\(dropped) log entries were dropped: the log did not keep up (journald slow or stopped)",
+                            level: .warning, fields: ["DROPPED": "\(dropped)"]))
+            }
+            write(entry)
         }
-        let suffix = fields.sorted { $0.key < $1.key }.map { " \($0.key)=\($0.value)" }.joined()
-        let line = "\(event.level.tag) \(event.message)\(suffix)\n"
-        StandardError.write(line)
+    }
+
+    func put(_ entry: Entry) { lane.put(entry) }
+
+    /// Writes what waits (at most 2 s): the last thing before exit.
+    public func flush() { lane.close(within: .seconds(2)) }
+
+    private func write(_ entry: Entry) {
+        if let journal, journal.send(message: entry.message, priority: entry.level.syslogPriority, fields: entry.fields) { return }
+        let suffix = entry.fields.sorted { $0.key < $1.key }.map { " \($0.key)=\($0.value)" }.joined()
+        StandardError.write("\(entry.level.tag) \(entry.message)\(suffix)\n")
     }
 }
 

@@ -4,8 +4,12 @@ import VendHardware
 import VendingCore
 
 /// SIGHUP: a new configuration replaces the running one only if it is valid and the saved state
-/// accepts it; otherwise every error is logged and the old one keeps running.
+/// accepts it; otherwise every error is logged and the old one keeps running. The hardware is
+/// swapped while draining: no vend, coin or payout starts until the new one is attached.
 enum Reload {
+    /// How long a reload waits for a payout in flight (besides the vend timeout).
+    static let payoutGracePeriod: Duration = .seconds(60)
+
     static func perform(_ options: DaemonOptions, controller: MachineController, logger: Logger, notifier: SystemdNotifier) async {
         notifier.reloading()
         defer { notifier.ready(status: "reloaded") }
@@ -22,9 +26,13 @@ enum Reload {
         if newConfig.control.socketPath != oldConfig.control.socketPath || newConfig.stateDirectory != oldConfig.stateDirectory {
             logger.warning("control.socket and state.directory changes take effect at the next restart")
         }
-        _ = await controller.waitForVendToEnd(limit: oldConfig.machine.vendTimeout + .seconds(1))
+        // What is in flight finishes with the hardware it started on: a vend, and a payout.
+        if !(await controller.drain(waitingFor: oldConfig.machine.vendTimeout + Self.payoutGracePeriod, payouts: true)) {
+            logger.warning("a vend or payout is still in flight after the reload's grace period: the old hardware is stopped under it, and its outcome is resolved as after a restart")
+        }
+        defer { controller.sendAndWait(.setDraining(false)) }
         await controller.detachHardware()
-        if let rejection = controller.apply(newConfig) {
+        if let rejection = controller.reconfigure(to: newConfig) {
             logger.error("configuration NOT reloaded: \(rejection); still running the previous one")
             await attachOrFault(oldConfig, options: options, controller: controller, logger: logger)
             return
@@ -48,22 +56,21 @@ enum Reload {
     }
 }
 
-/// SIGTERM/SIGINT: stop taking coins, let a vend in flight finish (within a bound), every relay
-/// off, save the state.
+/// SIGTERM/SIGINT: drain (no vend, coin or payout starts), let a vend in flight finish (within a
+/// bound), every relay off, save the state.
 enum Shutdown {
     /// Longer than any relay pulse plus drop window the configuration allows.
     static let vendGracePeriod: Duration = .seconds(12)
 
     static func perform(controller: MachineController, server: ControlServer, logger: Logger) async {
-        controller.inhibitCoins()
-        if !(await controller.waitForVendToEnd(limit: vendGracePeriod)), let vend = controller.pendingVend {
+        if !(await controller.drain(waitingFor: vendGracePeriod)), let vend = controller.pendingVend {
             logger.warning("\(vend.id) did not finish within \(vendGracePeriod.wholeMilliseconds / 1000) s; recording its outcome as unknown")
-            controller.submit(.vendEnded(vend.id, .unknown))
+            controller.sendAndWait(.vendEnded(vend.id, .unknown))
         }
         await controller.detachHardware()
         server.stop()
         controller.events.endAll()
-        controller.notices.finish()
+        await controller.notices.finish()
         controller.saveSnapshot()
     }
 }

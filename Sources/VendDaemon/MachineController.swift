@@ -19,10 +19,17 @@ public struct JournalEntry: Codable, Sendable {
 
 public typealias MachineStore = StateStore<MachineSnapshot, JournalEntry>
 
-/// The only place the machine changes. Each input, on whichever thread it arrives (a GPIO edge,
-/// a coin, the dispenser's outcome, a control request, the tick), takes the machine's lock and,
-/// under it: is written to the journal (fsync), applied, and its effects are handed to the
-/// devices in the order the core returned them. A caller gets its answer after that.
+/// Someone waiting for the machine to be quiet (no vend, no payout in flight…).
+struct QuietWaiter: Sendable {
+    let isQuiet: @Sendable (Machine) -> Bool
+    let wake: @Sendable () -> Void
+}
+
+/// The only place the machine changes. Inputs arrive through the `MachineInbox` from whichever
+/// thread (a GPIO edge, a coin, the dispenser's outcome, a control request, the tick); on the
+/// machine's thread each is written to the journal (fsync) and applied under the state's lock,
+/// then its effects are handed to the devices, in the order the core returned them, outside it.
+/// A caller of `sendAndWait` gets its answer after that.
 final class MachineController: Sendable {
     private struct State {
         var machine: Machine
@@ -32,28 +39,34 @@ final class MachineController: Sendable {
         /// Why the machine is out of order, if it is: it sells nothing and takes no coins.
         var fault: Fault?
         var switches: ServiceModeSwitches
-        /// Called once no vend is in flight.
-        var vendEndWaiters: [@Sendable () -> Void] = []
+        /// Woken once the machine is quiet as each wants (see `waitUntilQuiet`).
+        var quietWaiters: [QuietWaiter] = []
     }
 
     let logger: Logger
     let timekeeper: any Timekeeper
+    /// The dispenser's timers (pulse end, maximum on-time, drop window): a lane that takes no
+    /// machine lock and never waits on storage or logging.
+    let relayLane: any Timekeeper
     let events: EventFanOut
     let notices: HardwareNotices
     /// The fleet outbox; nil without an `mqtt:` section.
     let outbox: Outbox?
     private let state: Mutex<State>
+    private let inbox = MachineInbox()
     private let snapshotEvery = 500
 
     init(machine: Machine, store: sending MachineStore, config: VenddConfig, logger: Logger, timekeeper: any Timekeeper,
-         outbox: Outbox? = nil) {
+         relayLane: (any Timekeeper)? = nil, outbox: Outbox? = nil) {
         self.logger = logger
         self.outbox = outbox
         self.timekeeper = timekeeper
+        self.relayLane = relayLane ?? timekeeper
         events = EventFanOut(logger: logger)
         notices = HardwareNotices(logger: logger, timekeeper: timekeeper)
         state = Mutex(State(machine: machine, store: store, config: config,
                             switches: ServiceModeSwitches(technician: machine.isInServiceMode)))
+        inbox.start { [unowned self] input in process(input) }
     }
 
     var config: VenddConfig { state.withLock { $0.config } }
@@ -86,30 +99,46 @@ final class MachineController: Sendable {
 
     // MARK: - Inputs
 
-    /// Persists, applies and carries out one input, then any input its effects lead to (a relay
-    /// that cannot move ends its vend at once). Returns the effects of `input` itself.
+    /// Queues `input` and returns at once: for devices and timers.
+    func send(_ input: Input) { inbox.send(input) }
+
+    /// Queues `input` and returns its effects once it is journaled, applied and carried out.
     @discardableResult
-    func submit(_ input: Input) -> [Effect] {
-        state.withLock { state in
-            var effects: [Effect]?
-            var queue = [input]
-            while !queue.isEmpty {
-                let applied = apply(queue.removeFirst(), &state)
-                effects = effects ?? applied
-                queue += applied.compactMap { perform($0, &state) }
-            }
-            compactIfDue(&state)
-            if state.machine.pendingVend == nil, !state.vendEndWaiters.isEmpty {
-                let waiters = state.vendEndWaiters
-                state.vendEndWaiters.removeAll()
-                for waiter in waiters { waiter() }
-            }
-            return effects ?? []
+    func sendAndWait(_ input: Input) -> [Effect] { inbox.sendAndWait(input) }
+
+    /// Returns once every input queued so far has been carried out.
+    func settle() { inbox.settle() }
+
+    /// On the machine's thread: one input, then any input its effects lead to at once (a relay
+    /// that cannot move ends its vend). Returns the effects of `input` itself.
+    private func process(_ input: Input) -> [Effect] {
+        switch input {
+        case .tick: state.withLock { retryStorage(&$0) }
+        case .setDraining(true): logger.notice("draining: no vend, coin or payout starts until vendd has reloaded or stopped")
+        case .setDraining(false): logger.notice("draining ended")
+        default: break
         }
+        var effectsOfInput: [Effect]?
+        var queue = [input]
+        while !queue.isEmpty {
+            let next = queue.removeFirst()
+            let (effects, devices) = state.withLock { state in (journalAndApply(next, &state), Devices(state)) }
+            effectsOfInput = effectsOfInput ?? effects
+            queue += effects.compactMap { perform($0, on: devices) }
+        }
+        let woken = state.withLock { state -> [QuietWaiter] in
+            compactIfDue(&state)
+            let machine = state.machine
+            defer { state.quietWaiters.removeAll { $0.isQuiet(machine) } }
+            return state.quietWaiters.filter { $0.isQuiet(machine) }
+        }
+        for waiter in woken { waiter.wake() }
+        return effectsOfInput ?? []
     }
 
-    /// Journal first, then the machine. An input that changes nothing is not journaled.
-    private func apply(_ input: Input, _ state: inout State) -> [Effect] {
+    /// Journal first, then the machine. An input that changes nothing is not journaled, nor is
+    /// draining (a restart is never draining).
+    private func journalAndApply(_ input: Input, _ state: inout State) -> [Effect] {
         if let fault = state.fault, case .slotSelected = input {
             logger.error("selection refused: the machine is out of order (\(fault.reason))")
             return []
@@ -118,6 +147,10 @@ final class MachineController: Sendable {
         var next = state.machine
         let effects = next.apply(input, at: now)
         guard next != state.machine else { return effects }
+        if case .setDraining = input {
+            state.machine = next
+            return effects
+        }
         let telemetry = outbox?.events(from: effects, at: now) ?? []
         do {
             _ = try state.store.append(JournalEntry(at: now, input: input, outbox: telemetry.isEmpty ? nil : telemetry))
@@ -139,34 +172,51 @@ final class MachineController: Sendable {
         return effects
     }
 
-    /// Hands one effect to its device, in order. Returns an input to apply next, if any.
-    private func perform(_ effect: Effect, _ state: inout State) -> Input? {
+    /// What carrying out effects needs of the state, read under its lock.
+    private struct Devices {
+        let hardware: Hardware?
+        let isFaulty: Bool
+        let payoutPolicy: PayoutPolicy
+        let format: MoneyFormat
+
+        init(_ state: State) {
+            hardware = state.hardware
+            isFaulty = state.fault != nil
+            payoutPolicy = state.machine.setup.payoutPolicy
+            format = state.config.machine.moneyFormat
+        }
+    }
+
+    /// Hands one effect to its device. Devices answer through `send` (never on this stack's
+    /// lock); a payout device records what it holds through `sendAndWait` from its own lane.
+    /// Returns an input to carry out next, if any.
+    private func perform(_ effect: Effect, on devices: Devices) -> Input? {
         switch effect {
         case .energiseRelay(let slot, let vend):
-            guard let dispenser = state.hardware?.dispenser else { return .vendEnded(vend, .unknown) }
-            let immediate = dispenser.start(slot) { [self] outcome in submit(.vendEnded(vend, outcome)) }
+            guard let dispenser = devices.hardware?.dispenser else { return .vendEnded(vend, .unknown) }
+            let immediate = dispenser.start(slot) { [self] outcome in send(.vendEnded(vend, outcome)) }
             return immediate.map { .vendEnded(vend, $0) }
         case .payOut(let payout, let amount):
-            guard state.machine.setup.payoutPolicy == .change else {
-                logger.notice("pay \(state.config.machine.moneyFormat.string(for: amount)) to the customer by hand (payout: manual)",
+            guard devices.payoutPolicy == .change else {
+                logger.notice("pay \(devices.format.string(for: amount)) to the customer by hand (payout: manual)",
                               metadata: ["AMOUNT": "\(amount.decimalString)"])
                 return nil
             }
-            guard let bank = state.hardware?.payouts else {
+            guard let bank = devices.hardware?.payouts else {
                 logger.error("\(payout): no payout device is attached; nothing paid, the amount goes back to credit")
                 let zero = Money.zero(amount.currency)
                 return .payoutEnded(payout, paid: zero, unknown: zero, counters: [:])
             }
             bank.pay(amount, asking: { [self] device, holding in
-                submit(.payoutDeviceAsked(payout, device: device, holding: holding))
+                sendAndWait(.payoutDeviceAsked(payout, device: device, holding: holding))
             }) { [self] result in
-                submit(.payoutEnded(payout, paid: result.paid, unknown: result.unknown, counters: result.counters))
-                submit(.changeInventory(bank.inventory()))
+                send(.payoutEnded(payout, paid: result.paid, unknown: result.unknown, counters: result.counters))
+                send(.changeInventory(bank.inventory()))
             }
         case .setCoinAcceptance(let enabled):
-            state.hardware?.coinAcceptor.setAcceptance(enabled && state.fault == nil)
+            devices.hardware?.coinAcceptor.setAcceptance(enabled && !devices.isFaulty)
         case .event(let event):
-            events.publish(event, format: state.config.machine.moneyFormat, at: timekeeper.wallClockMilliseconds)
+            events.publish(event, format: devices.format, at: timekeeper.wallClockMilliseconds)
         }
         return nil
     }
@@ -240,6 +290,7 @@ final class MachineController: Sendable {
 
     /// Releases the state directory's lock; the last thing before exit.
     func closeStore() {
+        inbox.close()
         state.withLock { $0.store.close() }
     }
 
@@ -256,6 +307,9 @@ final class MachineController: Sendable {
         // Outside the lock: starting announces switch positions, which are inputs themselves.
         hardware.start(routingTo: self, lastSequence: { cursors[$0] })
         state.withLock { state in hardware.coinAcceptor.setAcceptance(Self.acceptsCoins(state)) }
+        // What the devices said at once (a hopper's judgement of an interrupted payout) is
+        // carried out before the machine is called ready.
+        settle()
     }
 
     /// A payout device's coins changed outside a payout (an MDB changer reporting its tubes after
@@ -263,7 +317,7 @@ final class MachineController: Sendable {
     /// machine's exact-change judgement follows.
     func changeInventoryChanged() {
         guard let bank = state.withLock({ $0.hardware?.payouts }) else { return }
-        submit(.changeInventory(bank.inventory()))
+        send(.changeInventory(bank.inventory()))
     }
 
     /// Resolves a payout that was in flight when vendd stopped from what the devices report
@@ -273,8 +327,8 @@ final class MachineController: Sendable {
     private func takeOver(_ bank: PayoutBank) {
         let (pending, counters) = state.withLock { ($0.machine.pendingPayout, $0.machine.payoutCounters) }
         guard let pending else {
-            submit(.payoutCountersSynchronised(bank.counters()))
-            submit(.changeInventory(bank.inventory()))
+            sendAndWait(.payoutCountersSynchronised(bank.counters()))
+            sendAndWait(.changeInventory(bank.inventory()))
             return
         }
         logger.notice("\(pending.id) was in flight when vendd stopped: asking the payout devices what they paid of it",
@@ -284,8 +338,8 @@ final class MachineController: Sendable {
             guard state.withLock({ $0.hardware?.payouts === bank }) else { return }
             logResolution(of: pending, resolution)
             let result = resolution.result
-            submit(.payoutEnded(pending.id, paid: result.paid, unknown: result.unknown, counters: result.counters))
-            submit(.changeInventory(bank.inventory()))
+            send(.payoutEnded(pending.id, paid: result.paid, unknown: result.unknown, counters: result.counters))
+            send(.changeInventory(bank.inventory()))
         }
     }
 
@@ -314,15 +368,10 @@ final class MachineController: Sendable {
         await detached?.shutDown()
     }
 
-    /// For shutdown: no more coins, whatever the machine would otherwise want.
-    func inhibitCoins() {
-        state.withLock { $0.hardware?.coinAcceptor.setAcceptance(false) }
-    }
-
     func handle(_ event: PanelEvent) {
         switch event {
-        case .slotButtonPressed(let slot): submit(.slotSelected(slot))
-        case .coinReturnPressed: submit(.coinReturnPressed)
+        case .slotButtonPressed(let slot): send(.slotSelected(slot))
+        case .coinReturnPressed: send(.coinReturnPressed)
         case .serviceKey(let on): switchServiceMode { $0.serviceKeyOn = on }
         case .door(let open):
             logger.notice(open ? "door opened" : "door closed")
@@ -338,14 +387,14 @@ final class MachineController: Sendable {
         case .accepted(let coin):
             logger.info("coin accepted on channel \(coin.channel)",
                         metadata: ["COIN_CHANNEL": "\(coin.channel)", "AMOUNT": "\(coin.value.decimalString)"])
-            submit(.coinInserted(value: coin.value, event: coin.event, route: coin.route))
+            send(.coinInserted(value: coin.value, event: coin.event, route: coin.route))
         case .billStacked(let value, let event):
             logger.info("bill stacked", metadata: ["AMOUNT": "\(value.decimalString)"])
-            submit(.billStacked(value: value, event: event))
+            send(.billStacked(value: value, event: event))
         case .synchronised(let event):
-            submit(.coinSourceSynchronised(event))
+            send(.coinSourceSynchronised(event))
         case .dispensedManually(let amount):
-            submit(.coinsDispensedManually(amount))
+            send(.coinsDispensedManually(amount))
         case .notice(let text, let isFault):
             notices.post(.coinAcceptor(text, isFault: isFault))
         }
@@ -354,16 +403,19 @@ final class MachineController: Sendable {
     // MARK: - Service mode
 
     private func switchServiceMode(_ change: (inout ServiceModeSwitches) -> Void) {
-        let on = state.withLock { state in
+        send(.setServiceMode(changeSwitches(change)))
+    }
+
+    private func changeSwitches(_ change: (inout ServiceModeSwitches) -> Void) -> Bool {
+        state.withLock { state in
             change(&state.switches)
             return state.switches.isOn
         }
-        submit(.setServiceMode(on))
     }
 
     /// `vendctl service on|off`. Nil when done; otherwise why service mode stays on.
     func setServiceModeByTechnician(_ on: Bool) -> String? {
-        switchServiceMode { $0.technician = on }
+        sendAndWait(.setServiceMode(changeSwitches { $0.technician = on }))
         return state.withLock { state in
             guard !on, state.machine.isInServiceMode else { return nil }
             return "service mode stays on while \(state.switches.reasons.joined(separator: " and ")); sales resume when that ends"
@@ -372,16 +424,15 @@ final class MachineController: Sendable {
 
     // MARK: - Time, reload, shutdown
 
-    /// Called every second: lets vend timeouts fire, retries a state that could not be written,
-    /// proves the loop is alive.
+    /// Called every second: lets vend timeouts fire and retries a state that could not be
+    /// written, on the machine's thread.
     func tick() {
-        state.withLock { retryStorage(&$0) }
-        submit(.tick)
+        send(.tick)
     }
 
-    /// Applies a validated new configuration between vends.
-    func apply(_ newConfig: VenddConfig) -> Rejection? {
-        let effects = submit(.reconfigure(newConfig.machineSetup))
+    /// Takes a validated new configuration, between vends.
+    func reconfigure(to newConfig: VenddConfig) -> Rejection? {
+        let effects = sendAndWait(.reconfigure(newConfig.machineSetup))
         if let rejection = effects.events.compactMap({ if case .rejected(let reason) = $0 { reason } else { nil } }).first {
             return rejection
         }
@@ -389,25 +440,34 @@ final class MachineController: Sendable {
         return nil
     }
 
-    /// Waits until no vend is in flight; false if `limit` passed first. No polling: the input
-    /// that ends the vend wakes it.
-    func waitForVendToEnd(limit: Duration) async -> Bool {
+    /// Reload and shutdown: from here on in the inbox's order nothing new starts (no vend, coin
+    /// or payout; `Input.setDraining`), then waits until no vend — and, with `payouts`, no payout
+    /// — is in flight. False if `limit` passed first. `setDraining(false)` ends it.
+    @discardableResult
+    func drain(waitingFor limit: Duration, payouts: Bool = false) async -> Bool {
+        sendAndWait(.setDraining(true))
+        return await waitUntilQuiet(limit: limit) { $0.pendingVend == nil && (!payouts || $0.pendingPayout == nil) }
+    }
+
+    /// Waits until `isQuiet` holds of the machine; false if `limit` passed first. No polling:
+    /// each input carried out checks the waiters.
+    func waitUntilQuiet(limit: Duration, _ isQuiet: @escaping @Sendable (Machine) -> Bool) async -> Bool {
         let once = Mutex(false)
         let claim: @Sendable () -> Bool = { once.withLock { claimed in defer { claimed = true }; return !claimed } }
         return await withCheckedContinuation { continuation in
             let timer = timekeeper.schedule(after: limit) {
                 if claim() { continuation.resume(returning: false) }
             }
-            let ended: @Sendable () -> Void = { [timekeeper] in
+            let quiet: @Sendable () -> Void = { [timekeeper] in
                 timekeeper.cancel(timer)
                 if claim() { continuation.resume(returning: true) }
             }
-            let idle = state.withLock { state in
-                if state.machine.pendingVend == nil { return true }
-                state.vendEndWaiters.append(ended)
+            let already = state.withLock { state in
+                if isQuiet(state.machine) { return true }
+                state.quietWaiters.append(QuietWaiter(isQuiet: isQuiet, wake: quiet))
                 return false
             }
-            if idle { ended() }
+            if already { quiet() }
         }
     }
 

@@ -23,7 +23,8 @@ struct Startup {
     /// The MQTT link; nil without an `mqtt:` section.
     let fleet: FleetLink?
 
-    static func begin(_ options: DaemonOptions, timekeeper: any Timekeeper, logger: Logger) async -> Result<Startup, StartupFailure> {
+    /// `relayLane` runs the dispenser's timers, apart from everything that may wait on storage.
+    static func begin(_ options: DaemonOptions, timekeeper: any Timekeeper, relayLane: any Timekeeper, logger: Logger) async -> Result<Startup, StartupFailure> {
         let config: VenddConfig
         do {
             config = try ConfigLoader.load(file: options.configPath)
@@ -57,9 +58,9 @@ struct Startup {
         case .failure(let failure): return .failure(failure)
         }
         let controller = MachineController(machine: machine, store: store, config: config, logger: logger, timekeeper: timekeeper,
-                                           outbox: outbox)
+                                           relayLane: relayLane, outbox: outbox)
         controller.resolveInterruptedVend()
-        if let rejection = controller.apply(config) {
+        if let rejection = controller.reconfigure(to: config) {
             return .failure(StartupFailure(status: ExitStatus.configError,
                                            message: "\(options.configPath) cannot be applied to the saved state: \(rejection)"))
         }
@@ -145,9 +146,9 @@ struct Startup {
         if options.simulate {
             logger.notice("simulated hardware: drive it with `vendctl sim …`")
             return try Hardware.simulated(config, stateDirectory: options.stateDirectory ?? config.stateDirectory,
-                                          timekeeper: controller.timekeeper, notify: notify)
+                                          timekeeper: controller.timekeeper, relayLane: controller.relayLane, notify: notify)
         }
-        let hardware = try Hardware.real(config, timekeeper: controller.timekeeper, notify: notify)
+        let hardware = try Hardware.real(config, timekeeper: controller.timekeeper, relayLane: controller.relayLane, notify: notify)
         logger.notice("GPIO: \(hardware.gpioDescription); every relay requested inactive; coins: \(hardware.coinAcceptorDescription)")
         return hardware
     }
@@ -164,6 +165,6 @@ extension MachineController {
         guard let vend = pendingVend else { return }
         logger.warning("\(vend.id) at slot \(vend.slot) was in flight when vendd stopped; resolving it as unknown (\(config.machine.unknownOutcomePolicy.rawValue)): check slot \(vend.slot)",
                        metadata: ["SLOT": "\(vend.slot)", "VEND": "\(vend.id.rawValue)"])
-        submit(.vendEnded(vend.id, .unknown))
+        sendAndWait(.vendEnded(vend.id, .unknown))
     }
 }

@@ -19,13 +19,14 @@ public final class SystemTimekeeper: Timekeeper {
     private let timers = Mutex<(next: UInt64, queue: [Scheduled])>((0, []))
     private let waiter: Waiter
 
-    public init() {
+    /// `threadName` names the lane in `ps -L` (vendd runs its relay timers on a lane of their own).
+    public init(threadName: String = "vendd-timers") {
         do {
             waiter = try Waiter()
         } catch {
             preconditionFailure("the timer thread's wake-up pipe: \(error)")
         }
-        PosixThread.start(name: "vendd-timers") { [self] in run() }
+        PosixThread.start(name: threadName) { [self] in run() }
     }
 
     public var now: ContinuousClock.Instant { .now }

@@ -50,6 +50,10 @@ public enum Input: Hashable, Sendable, Codable {
     case reconfigure(MachineSetup)
     /// Time passed: lets a vend that never reported an outcome time out.
     case tick
+    /// vendd is about to reload or stop: from this input on, in order after everything before it,
+    /// no vend, coin or payout starts (what is in flight finishes). Never journaled: a restart is
+    /// never draining.
+    case setDraining(Bool)
 }
 
 /// Where an accepted coin went.

@@ -41,6 +41,13 @@ public struct Machine: Hashable, Sendable, Codable {
     public private(set) var priceOverrides: [SlotID: PriceOverride] = [:]
     public private(set) var ledger: Ledger
     public private(set) var setup: MachineSetup
+    /// Reloading or stopping: nothing new starts (see `Input.setDraining`). Not saved.
+    public private(set) var isDraining = false
+
+    private enum CodingKeys: String, CodingKey {
+        case credit, pendingVend, lastVendNumber, pendingPayout, lastPayoutNumber, isInServiceMode, isFilling, coinCursors,
+             payoutCounters, changeInventory, stock, priceOverrides, ledger, setup
+    }
 
     /// A new, empty machine: no credit, no stock, nothing sold.
     public init(setup: MachineSetup) {
@@ -100,6 +107,7 @@ public struct Machine: Hashable, Sendable, Codable {
         case .setServiceMode(let on): setServiceMode(on, into: &effects)
         case .reconfigure(let newSetup): reconfigure(newSetup, into: &effects)
         case .tick: timeOutVend(at: now, into: &effects)
+        case .setDraining(let on): isDraining = on
         }
         if acceptsCoins != acceptedCoinsBefore {
             effects.command(.setCoinAcceptance(acceptsCoins))
@@ -115,7 +123,7 @@ public struct Machine: Hashable, Sendable, Codable {
     /// never while a payout is under way (its devices may share the bus, and neither credit nor
     /// the devices' stock may change under it).
     public var acceptsCoins: Bool {
-        pendingPayout == nil && (isFilling || (!isInServiceMode && credit < setup.maximumCredit
+        !isDraining && pendingPayout == nil && (isFilling || (!isInServiceMode && credit < setup.maximumCredit
             && setup.slots.contains { available(in: $0.id) > 0 }))
     }
 
@@ -174,6 +182,7 @@ public struct Machine: Hashable, Sendable, Codable {
 
     private mutating func returnCredit(at now: Instant, into effects: inout Effects) {
         guard !credit.isZero else { return effects.reject(.nothingToPayOut) }
+        guard !isDraining else { return effects.reject(.draining) }
         guard setup.payoutAvailable else { return effects.reject(.payoutUnavailable(credit: credit)) }
         if let pendingPayout { return effects.reject(.payoutInProgress(pendingPayout.id)) }
         payOut(credit, for: .coinReturn, at: now, into: &effects)
@@ -228,6 +237,7 @@ public struct Machine: Hashable, Sendable, Codable {
 
     private mutating func select(_ slotID: SlotID, at now: Instant, into effects: inout Effects) {
         guard !isInServiceMode else { return effects.reject(.inServiceMode) }
+        guard !isDraining else { return effects.reject(.draining) }
         if let pendingVend { return effects.reject(.vendInProgress(pendingVend.id)) }
         if let pendingPayout { return effects.reject(.payoutInProgress(pendingPayout.id)) }
         guard let slot = setup.slot(slotID), let price = price(of: slotID) else {
@@ -286,14 +296,15 @@ public struct Machine: Hashable, Sendable, Codable {
         ledger.recordSale(sale, historyLimit: setup.historyLimit)
         effects.emit(.stockChanged(slot: vend.slot, product: vend.product, from: before, to: before - 1, reason: .sold))
         effects.emit(.vendCompleted(sale))
-        if setup.payoutPolicy == .change, !credit.isZero, pendingPayout == nil {
+        // Draining: the change stays credit, for coin return once vendd is back.
+        if setup.payoutPolicy == .change, !credit.isZero, pendingPayout == nil, !isDraining {
             payOut(credit, for: .change, at: now, into: &effects)
         }
     }
 
     private mutating func failVend(_ vend: PendingVend, outcome: VendOutcome, payOut paysOut: Bool, at now: Instant,
                                    into effects: inout Effects) {
-        let paysOut = paysOut && pendingPayout == nil
+        let paysOut = paysOut && pendingPayout == nil && !isDraining
         changeCredit(to: credit + vend.price, into: &effects)
         effects.emit(.vendFailed(vend.id, slot: vend.slot, product: vend.product, outcome: outcome,
                                  creditRestored: paysOut ? .zero(setup.currency) : vend.price))
@@ -367,6 +378,7 @@ public struct Machine: Hashable, Sendable, Codable {
     private mutating func startTestPayout(_ amount: Money, at now: Instant, into effects: inout Effects) {
         guard isInServiceMode else { return effects.reject(.notInServiceMode) }
         guard setup.payoutPolicy == .change else { return effects.reject(.noPayoutDevices) }
+        guard !isDraining else { return effects.reject(.draining) }
         guard amount.currency == setup.currency, amount.minorUnits > 0, amount.minorUnits <= Money.largestAmount else {
             return effects.reject(.invalidAmount(amount))
         }

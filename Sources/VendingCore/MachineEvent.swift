@@ -63,6 +63,8 @@ public enum Rejection: Hashable, Sendable, Codable, CustomStringConvertible {
     /// Fill mode and payout tests need payout devices (payout policy `change`).
     case noPayoutDevices
     case invalidAmount(Money)
+    /// vendd is reloading or stopping.
+    case draining
 
     public var description: String {
         switch self {
@@ -87,6 +89,7 @@ public enum Rejection: Hashable, Sendable, Codable, CustomStringConvertible {
         case .notInServiceMode: "only in service mode: turn the service key, or vendctl service on"
         case .noPayoutDevices: "this machine has no payout devices (machine.payout is not 'change')"
         case .invalidAmount(let amount): "\(amount) is not a valid amount"
+        case .draining: "vendd is reloading or stopping: try again in a moment"
         }
     }
 }

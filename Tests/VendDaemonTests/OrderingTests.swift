@@ -14,7 +14,7 @@ import VendingCore
 
     @Test func aThousandAlternatingAcceptanceChangesEndInTheStateOfTheLast() async throws {
         let rig = try ControllerRig()
-        rig.controller.submit(.restock(rig.config.slots[0].id, count: nil, loadedAt: nil))
+        rig.controller.sendAndWait(.restock(rig.config.slots[0].id, count: nil, loadedAt: nil))
         for change in 0..<1_000 {
             let serviceOn = change % 2 == 0
             let answer = CommandHandler.handle(ControlRequest(.service(on: serviceOn)), peer: Self.root, controller: rig.controller)
@@ -28,7 +28,7 @@ import VendingCore
 
     @Test func changesFromManyThreadsLeaveTheAcceptorAsTheMachineSays() async throws {
         let rig = try ControllerRig()
-        rig.controller.submit(.restock(rig.config.slots[0].id, count: nil, loadedAt: nil))
+        rig.controller.sendAndWait(.restock(rig.config.slots[0].id, count: nil, loadedAt: nil))
         let controller = rig.controller
         DispatchQueue.concurrentPerform(iterations: 4) { thread in
             for change in 0..<250 { _ = controller.setServiceModeByTechnician((change + thread) % 2 == 0) }
@@ -48,7 +48,7 @@ import VendingCore
             _ = CommandHandler.handle(ControlRequest(.restock(slot: slot.rawValue, count: 1)), peer: Self.root, controller: rig.controller)
             let coin = CommandHandler.handle(ControlRequest(.simCoin(amount: "500")), peer: Self.root, controller: rig.controller)
             #expect(coin.ok, "round \(round): \(coin.message ?? "")")
-            rig.controller.submit(.unload(slot, count: 1))
+            rig.controller.sendAndWait(.unload(slot, count: 1))
         }
         #expect(rig.controller.status().credit == "10000")
         await rig.tearDown()

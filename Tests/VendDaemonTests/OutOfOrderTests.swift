@@ -18,7 +18,9 @@ struct ControllerRig {
 
     /// `edit` may change the sample configuration's text; with `directory`, the machine is
     /// restored from the state left there (a restart), otherwise it starts new.
-    init(edit: (String) -> String = { $0 }, directory existing: TemporaryDirectory? = nil) throws {
+    /// `devices` may swap parts of the simulated hardware.
+    init(edit: (String) -> String = { $0 }, directory existing: TemporaryDirectory? = nil,
+         devices: (Hardware, ManualTimekeeper) -> Hardware = { hardware, _ in hardware }) throws {
         directory = try existing ?? TemporaryDirectory()
         let sample = try String(contentsOf: repositoryRoot.appendingPathComponent("config/vendd.yaml"), encoding: .utf8)
         let configPath = directory.path + "/vendd.yaml"
@@ -30,11 +32,23 @@ struct ControllerRig {
         controller = MachineController(machine: machine, store: store, config: config, logger: logger, timekeeper: time)
         if existing != nil { controller.resolveInterruptedVend() }
         let notices = controller.notices
-        hardware = try Hardware.simulated(config, stateDirectory: directory.path, timekeeper: time, notify: { notices.post($0) })
+        hardware = devices(try Hardware.simulated(config, stateDirectory: directory.path, timekeeper: time, relayLane: time,
+                                                  notify: { notices.post($0) }), time)
         controller.attach(hardware)
+        controller.settle()
     }
 
     var world: SimulatedWorld { hardware.world! }
+
+    /// Time passes in 10 ms steps; after each, the machine has carried out every input the
+    /// devices and timers sent it (they reach it through its inbox, on its own thread).
+    func advance(by duration: Duration) {
+        let end = time.now + duration
+        while time.now < end {
+            time.advance(by: min(.milliseconds(10), end - time.now))
+            controller.settle()
+        }
+    }
 
     func tearDown() async {
         await controller.detachHardware()
@@ -47,7 +61,7 @@ struct ControllerRig {
 @Suite struct OutOfOrderTests {
     @Test func lostHardwareStopsSalesAndReleasesTheRelays() async throws {
         let rig = try ControllerRig()
-        rig.controller.submit(.restock(rig.config.slots[0].id, count: nil, loadedAt: nil))
+        rig.controller.sendAndWait(.restock(rig.config.slots[0].id, count: nil, loadedAt: nil))
         #expect(rig.world.coinAcceptor.isAccepting)
         rig.controller.hardwareFailed("the GPIO inputs stopped delivering events")
 

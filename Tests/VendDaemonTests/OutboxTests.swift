@@ -34,7 +34,7 @@ import VendingCore
 
         /// A coin from the simulated acceptor, each with its own event number.
         func coin(_ minorUnits: Int64) {
-            controller.submit(.coinInserted(value: Money(minorUnits: minorUnits, currency: config.machine.currency),
+            controller.sendAndWait(.coinInserted(value: Money(minorUnits: minorUnits, currency: config.machine.currency),
                                             event: CoinEventID(source: "test", sequence: coins.next())))
         }
 
@@ -55,7 +55,7 @@ import VendingCore
         let rig = try Rig()
         defer { rig.directory.remove() }
         let slot = rig.config.slots[0].id
-        rig.controller.submit(.restock(slot, count: nil, loadedAt: nil))
+        rig.controller.sendAndWait(.restock(slot, count: nil, loadedAt: nil))
         rig.coin(500)
         let pending = rig.outbox.takeUnsent()
         #expect(pending.map(\.type) == [.stockChanged, .coinCredited, .creditChanged])

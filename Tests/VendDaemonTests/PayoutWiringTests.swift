@@ -24,11 +24,11 @@ enum ChangeGivingSample {
 
     /// Restocks A1 (1 200원), puts `coins` 500원 coins in and buys it; the vend ends, change starts.
     static func buy(with coins: Int, _ rig: ControllerRig) {
-        rig.controller.submit(.restock("A1", count: nil, loadedAt: nil))
+        rig.controller.sendAndWait(.restock("A1", count: nil, loadedAt: nil))
         for _ in 0..<coins { _ = rig.world.coinAcceptor.insert(won(500)) }
-        rig.controller.submit(.slotSelected("A1"))
+        rig.controller.sendAndWait(.slotSelected("A1"))
         // Until the vend ends (pulse, drop, outcome): the change starts then, within this step.
-        for _ in 0..<50 where rig.controller.pendingVend != nil { rig.time.advance(by: .milliseconds(100)) }
+        for _ in 0..<50 where rig.controller.pendingVend != nil { rig.advance(by: .milliseconds(100)) }
     }
 
     static func hopperCoins(_ rig: ControllerRig) -> [Int?] {
@@ -43,7 +43,7 @@ enum ChangeGivingSample {
         ChangeGivingSample.buy(with: 4, rig)  // 2 000원 for 1 200원: 800원 change
         let paying = rig.controller.status().books
         #expect(paying.sales == "1200")
-        rig.time.advance(by: .seconds(2))
+        rig.advance(by: .seconds(2))
         let machine = rig.controller.currentMachine
         #expect(machine.pendingPayout == nil)
         #expect(machine.ledger.changePaid == ChangeGivingSample.won(800))
@@ -59,13 +59,13 @@ enum ChangeGivingSample {
         let small = try #require(rig.hardware.payouts?.devices.last as? SimulatedHopper)
         small.jam(after: 1)
         ChangeGivingSample.buy(with: 4, rig)
-        rig.time.advance(by: .seconds(2))
+        rig.advance(by: .seconds(2))
         let machine = rig.controller.currentMachine
         #expect(machine.ledger.changePaid == ChangeGivingSample.won(600))
         #expect(machine.credit == ChangeGivingSample.won(200))
         #expect(machine.pendingPayout == nil)
         // Nothing is paid again by itself.
-        rig.time.advance(by: .seconds(5))
+        rig.advance(by: .seconds(5))
         #expect(ChangeGivingSample.hopperCoins(rig) == [59, 59])
         #expect(machine.integrityProblems.isEmpty)
         await rig.tearDown()
@@ -76,7 +76,7 @@ enum ChangeGivingSample {
     @Test func aPayoutCutShortIsResolvedFromTheHoppersAtTheNextStart() async throws {
         let first = try ControllerRig(edit: ChangeGivingSample.edit)
         ChangeGivingSample.buy(with: 8, first)  // 4 000원 for 1 200원: 2 800원 change
-        first.time.advance(by: .milliseconds(450))  // two 500원 coins out
+        first.advance(by: .milliseconds(450))  // two 500원 coins out
         #expect(first.controller.currentMachine.pendingPayout?.amount == ChangeGivingSample.won(2_800))
         // The process dies: nothing more runs on its clock; the journal is all that was written.
         first.controller.closeStore()
@@ -88,7 +88,7 @@ enum ChangeGivingSample {
         #expect(machine.credit == ChangeGivingSample.won(1_800))
         #expect(machine.ledger.unknownPayouts.isZero)
         #expect(machine.integrityProblems.isEmpty)
-        second.time.advance(by: .seconds(10))
+        second.advance(by: .seconds(10))
         #expect(ChangeGivingSample.hopperCoins(second) == [58, 60])
         #expect(second.controller.currentMachine.ledger.changePaid == ChangeGivingSample.won(1_000))
         await second.tearDown()
@@ -107,7 +107,7 @@ enum ChangeGivingSample {
     @Test func aHopperThatLostItsMemoryMakesThePayoutUnknownNotPaidAgain() async throws {
         let first = try ControllerRig(edit: ChangeGivingSample.edit)
         ChangeGivingSample.buy(with: 8, first)
-        first.time.advance(by: .milliseconds(450))
+        first.advance(by: .milliseconds(450))
         first.controller.closeStore()
         // The 500원 hopper was reset: it no longer knows its counter.
         try "0 58 0 0\n".write(toFile: first.directory.path + "/simulated-hopper-3.txt", atomically: true, encoding: .utf8)
@@ -124,8 +124,9 @@ enum ChangeGivingSample {
     @Test func shutdownStopsAPayoutAndKeepsTheRestAsCredit() async throws {
         let rig = try ControllerRig(edit: ChangeGivingSample.edit)
         ChangeGivingSample.buy(with: 8, rig)
-        rig.time.advance(by: .milliseconds(650))  // three 500원 coins out
+        rig.advance(by: .milliseconds(650))  // three 500원 coins out
         await rig.controller.detachHardware()
+        rig.controller.settle()
         let machine = rig.controller.currentMachine
         #expect(machine.pendingPayout == nil)
         #expect(machine.ledger.changePaid == ChangeGivingSample.won(1_500))

@@ -1,0 +1,76 @@
+import Dispatch
+import Synchronization
+import VendPOSIX
+import VendingCore
+
+/// The only way into the machine. Every input — a press, a coin, a vend's outcome, a payout
+/// report, a timer's tick, a control request — is put into this inbox, and one thread,
+/// `vendd-machine`, takes them in order: journal, apply, then the effects, outside the state's
+/// lock. So a device or timer calling back while the machine is busy only queues its input
+/// (it cannot deadlock, nor run a second input inside the first), and no lane a device or a
+/// relay timer runs on ever waits for storage.
+///
+/// `send` is for devices and timers: it never waits. `sendAndWait` is for a caller that needs
+/// the effects (a control request) or must know an input is durable before it acts (a payout
+/// device recording what it holds before it pays); on the machine's own thread it would wait
+/// for itself, and is refused.
+final class MachineInbox: Sendable {
+    private enum Item: Sendable {
+        case input(Input, Reply?)
+        /// Answers once everything put before it has been carried out.
+        case barrier(Reply)
+    }
+
+    /// Where a waiting caller gets the effects.
+    private final class Reply: Sendable {
+        private let effects = Mutex<[Effect]>([])
+        private let done = DispatchSemaphore(value: 0)
+
+        func give(_ effects: [Effect]) {
+            self.effects.withLock { $0 = effects }
+            done.signal()
+        }
+
+        func wait() -> [Effect] {
+            done.wait()
+            return effects.withLock { $0 }
+        }
+    }
+
+    private let lane = Lane<Item>(name: "vendd-machine")
+
+    /// Starts the machine's thread; `process` carries out one input and returns its effects.
+    func start(_ process: @escaping @Sendable (Input) -> [Effect]) {
+        lane.start { item in
+            switch item {
+            case .input(let input, let reply):
+                let effects = process(input)
+                reply?.give(effects)
+            case .barrier(let reply):
+                reply.give([])
+            }
+        }
+    }
+
+    func send(_ input: Input) {
+        lane.put(.input(input, nil))
+    }
+
+    func sendAndWait(_ input: Input) -> [Effect] {
+        precondition(!lane.isCurrentThread, "sendAndWait(\(input)) on the machine's own thread would wait for itself: use send")
+        let reply = Reply()
+        guard lane.put(.input(input, reply)) else { return [] }
+        return reply.wait()
+    }
+
+    /// Returns once every input put so far has been carried out (a test's or a drain's barrier).
+    func settle() {
+        precondition(!lane.isCurrentThread, "settle() on the machine's own thread would wait for itself")
+        let reply = Reply()
+        guard lane.put(.barrier(reply)) else { return }
+        _ = reply.wait()
+    }
+
+    /// Carries out what was put, then ends the thread; later inputs are dropped.
+    func close() { lane.close() }
+}
