@@ -31,9 +31,14 @@ let package = Package(
         .target(name: "VendYAML", dependencies: ["CYAML"]),
         // The technician's file: YAML read into a node tree, validated with file:line:col errors.
         .target(name: "VendConfig", dependencies: ["VendingCore", "VendSettings", "VendText", "VendYAML"]),
-        // Hardware behind protocols: GPIO lines, relays, drop sensors, coin acceptors; the
-        // debounce / interlock / pulse logic shared by real and simulated backends; the simulation.
-        .target(name: "VendHardware", dependencies: ["VendSettings", "VendingCore", "CcTalk", "VendSerial", "VendPOSIX", "VendTime", "MDB"]),
+        // Hardware behind protocols: GPIO lines, relays, drop sensors, coin acceptors, payout
+        // devices; the debounce / interlock / pulse / payout-bank logic shared by real and
+        // simulated backends; the simulation. No driver and no C library here.
+        .target(name: "VendHardware", dependencies: ["VendSettings", "VendingCore", "VendPOSIX", "VendTime"]),
+        // The serial payment devices' drivers and their threads, behind VendHardware's protocols:
+        // ccTalk acceptors and hoppers, the one-byte-per-coin acceptor, the MDB master with its
+        // changer and bill validator (as VendGPIO is the GPIO backend).
+        .target(name: "VendDrivers", dependencies: ["VendHardware", "VendSettings", "VendingCore", "CcTalk", "MDB", "VendSerial", "VendPOSIX", "VendTime"]),
         // The injected clock: real time in the daemon, manual time that tests advance.
         .target(name: "VendTime", dependencies: ["VendPOSIX"]),
         // libgpiod as installed (v1 1.6.x or v2 2.x), found through pkg-config, so that
@@ -74,7 +79,7 @@ let package = Package(
         .target(name: "VendTelemetry"),
         // The shell: config → drivers → core, persistence, control socket, systemd, journald, signals.
         .target(name: "VendDaemon", dependencies: [
-            "VendingCore", "VendConfig", "VendSettings", "VendHardware", "VendGPIO", "VendStore", "VendControl", "VendPOSIX", "VendTime",
+            "VendingCore", "VendConfig", "VendSettings", "VendHardware", "VendDrivers", "VendGPIO", "VendStore", "VendControl", "VendPOSIX", "VendTime",
             "VendMQTT", "VendTelemetry", "VendDEX",
             .product(name: "Logging", package: "swift-log"),
         ]),
@@ -113,7 +118,7 @@ let package = Package(
         .testTarget(name: "VendConfigTests", dependencies: ["VendConfig", "VendingCore", "VenddTestSupport"]),
         .testTarget(name: "VendStoreTests", dependencies: ["VendStore"]),
         .testTarget(name: "VendYAMLTests", dependencies: ["VendYAML"]),
-        .testTarget(name: "VendHardwareTests", dependencies: ["VendHardware", "VendConfig", "VendTime", "VendingCore", "CcTalk", "CcTalkSimulator", "MDB", "MDBSimulator", "VendSettings", "VendSerial"]),
+        .testTarget(name: "VendHardwareTests", dependencies: ["VendHardware", "VendDrivers", "VendConfig", "VendTime", "VendingCore", "CcTalk", "CcTalkSimulator", "MDB", "MDBSimulator", "VendSettings", "VendSerial"]),
         .testTarget(name: "VendGPIOTests", dependencies: ["VendGPIO", "VendHardware", "VenddTestSupport"]),
         .testTarget(name: "CcTalkTests", dependencies: ["CcTalk"]),
         .testTarget(name: "MDBTests", dependencies: ["MDB"]),

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import VendConfig
 import VendControl
+import VendDrivers
 import VendHardware
 import VendPOSIX
 import VendSettings

@@ -5,6 +5,7 @@ import Dispatch
 import Logging
 import VendConfig
 import VendControl
+import VendDrivers
 import VendHardware
 import Synchronization
 import VendPOSIX

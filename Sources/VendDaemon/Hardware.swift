@@ -1,6 +1,7 @@
 import Synchronization
 import VendConfig
 import VendGPIO
+import VendDrivers
 import VendHardware
 import VendSettings
 import VendTime

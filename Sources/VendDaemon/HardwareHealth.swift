@@ -1,4 +1,5 @@
 import VendControl
+import VendDrivers
 import VendHardware
 
 /// What vendd knows of its hardware's health: the last thing the coin acceptor said (a fault

@@ -1,6 +1,7 @@
 import Logging
 import Synchronization
 import VendControl
+import VendDrivers
 import VendHardware
 import VendTime
 

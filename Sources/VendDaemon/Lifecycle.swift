@@ -1,5 +1,6 @@
 import Logging
 import VendConfig
+import VendDrivers
 import VendHardware
 import VendingCore
 

@@ -2,6 +2,7 @@ import Logging
 import Synchronization
 import VendConfig
 import VendControl
+import VendDrivers
 import VendHardware
 import VendStore
 import VendTelemetry

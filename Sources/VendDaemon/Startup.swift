@@ -5,6 +5,7 @@ import FoundationEssentials
 import Logging
 import VendConfig
 import VendControl
+import VendDrivers
 import VendHardware
 import VendStore
 import VendTime

@@ -1,5 +1,6 @@
 import VendConfig
 import VendControl
+import VendDrivers
 import VendHardware
 import VendingCore
 

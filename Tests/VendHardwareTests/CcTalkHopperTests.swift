@@ -3,6 +3,7 @@ import CcTalkSimulator
 import Testing
 import VendTime
 import VendingCore
+@testable import VendDrivers
 @testable import VendHardware
 
 /// A bus to one simulated hopper through the real codec; it can lose the next request or the

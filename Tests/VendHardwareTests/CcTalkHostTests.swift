@@ -3,6 +3,7 @@ import CcTalkSimulator
 import Testing
 import VendConfig
 import VendingCore
+@testable import VendDrivers
 @testable import VendHardware
 
 /// The ccTalk host against the simulated device, packet by packet through the real codec, with

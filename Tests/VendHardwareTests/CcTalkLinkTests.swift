@@ -9,6 +9,7 @@ import VendSerial
 import VendSettings
 import VendTime
 import VendingCore
+@testable import VendDrivers
 @testable import VendHardware
 
 /// A coin acceptor (address 2) and a hopper (address 3) on one `CcTalkLink`, over a real Unix

@@ -5,6 +5,7 @@ import Testing
 import VendSettings
 import VendTime
 import VendingCore
+@testable import VendDrivers
 @testable import VendHardware
 
 /// What the changer records of its tubes for a payout, and how a payout cut short by a restart

@@ -3,6 +3,7 @@ import MDBSimulator
 import Testing
 import VendSettings
 import VendingCore
+@testable import VendDrivers
 @testable import VendHardware
 
 /// The MDB master and drivers against the simulated changer and bill validator, block by block,

@@ -5,6 +5,7 @@ import VendSerial
 import VendSettings
 import VendTime
 import VendingCore
+@testable import VendDrivers
 @testable import VendHardware
 
 /// The MDB transport with the simulated bus behind it and no I/O: each block goes straight to

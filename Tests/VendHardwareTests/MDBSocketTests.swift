@@ -5,6 +5,7 @@ import Testing
 import VendSettings
 import VendTime
 import VendingCore
+@testable import VendDrivers
 @testable import VendHardware
 
 /// MDBBus on its own thread, over the Qibixx line transport and a real Unix socket, against the

@@ -7,6 +7,7 @@ import Testing
 import VendSettings
 import VendTime
 import VendingCore
+@testable import VendDrivers
 @testable import VendHardware
 
 /// Payout truth, tried at random: seeded runs of a payout through the real drivers against the

@@ -1,5 +1,6 @@
 import CcTalk
 import VendSerial
+import VendHardware
 
 /// Why one command got no usable reply.
 public enum BusFailure: Error, Equatable, CustomStringConvertible {

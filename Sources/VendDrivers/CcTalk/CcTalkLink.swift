@@ -1,6 +1,7 @@
 import CcTalk
 import Synchronization
 import VendSerial
+import VendHardware
 
 /// One serial link to a ccTalk bus, shared by every device on it (a coin acceptor and the
 /// hoppers at their own addresses). Exchanges are strictly one at a time: a device's command and

@@ -1,6 +1,7 @@
 import MDB
 import VendPOSIX
 import VendSerial
+import VendHardware
 
 /// Why the master interface itself (not a peripheral) failed: the link must be opened again.
 public enum MDBLinkFailure: Error, Equatable, CustomStringConvertible {

@@ -1,6 +1,7 @@
 import CcTalk
 import VendSettings
 import VendingCore
+import VendHardware
 
 /// What the acceptor says about itself at initialisation.
 struct AcceptorIdentity: Sendable, Equatable {

@@ -1,4 +1,5 @@
 import VendingCore
+import VendHardware
 
 /// The MDB coin changer as one of the machine's payout devices. It keeps no payout counter: what
 /// it held when asked is its evidence instead. Within one run, what it paid is read back from

@@ -1,4 +1,5 @@
 import CcTalk
+import VendHardware
 
 /// Why a hopper cannot be used or did not answer.
 public enum HopperError: Error, Equatable, CustomStringConvertible {

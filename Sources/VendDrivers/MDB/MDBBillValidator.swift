@@ -1,6 +1,7 @@
 import MDB
 import VendSettings
 import VendingCore
+import VendHardware
 
 /// The bill validator (30h) driver: bills go to escrow, and are stacked only when the machine
 /// says it can take them (`shouldStack`, asked for each bill), else returned; a bill is credited

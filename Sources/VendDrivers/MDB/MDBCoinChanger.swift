@@ -1,6 +1,7 @@
 import MDB
 import VendSettings
 import VendingCore
+import VendHardware
 
 /// What a payout really paid, read back from the changer.
 public struct MDBPayoutResult: Sendable, Equatable, CustomStringConvertible {

@@ -1,6 +1,7 @@
 import MDB
 import VendSettings
 import VendingCore
+import VendHardware
 
 /// How a device is named in what the technician reads about its table.
 struct MDBTableWording {

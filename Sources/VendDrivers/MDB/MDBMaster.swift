@@ -1,6 +1,7 @@
 import MDB
 import VendTime
 import VendingCore
+import VendHardware
 
 /// What the MDB drivers tell the daemon. Coins and bills carry an event id per source, numbered
 /// on from the last one credited (MDB devices keep no event counter of their own).

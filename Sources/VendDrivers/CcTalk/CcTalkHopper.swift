@@ -3,6 +3,7 @@ import Synchronization
 import VendPOSIX
 import VendTime
 import VendingCore
+import VendHardware
 
 /// A ccTalk hopper as a payout device, on a port of its own or on the coin acceptor's bus (a
 /// `CcTalkLink` either way: its commands go between the acceptor's polls). A payout runs on a

@@ -1,6 +1,7 @@
 import VendSerial
 import VendSettings
 import VendingCore
+import VendHardware
 
 /// The one-byte protocol of simple acceptors: each byte received is the channel of a coin just
 /// accepted. There is no event counter and no inhibit command, so exactly-once is weaker than

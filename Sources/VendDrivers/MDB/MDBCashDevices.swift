@@ -3,6 +3,7 @@ import VendSerial
 import VendSettings
 import VendTime
 import VendingCore
+import VendHardware
 
 /// The MDB bus seen as the daemon's coin acceptor: coins and bills come in through the same
 /// event path as the ccTalk acceptor's coins, and acceptance follows the machine the same way.

@@ -2,6 +2,7 @@ import CcTalk
 import VendSerial
 import VendSettings
 import VendingCore
+import VendHardware
 
 /// The ccTalk coin acceptor's thread: connect (and reconnect with backoff), initialise, poll at
 /// the interval, apply the wanted acceptance, and say every change of state. It owns its link,

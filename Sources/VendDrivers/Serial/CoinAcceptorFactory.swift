@@ -1,6 +1,7 @@
 import VendSerial
 import VendSettings
 import VendTime
+import VendHardware
 
 /// Builds the coin acceptor a configuration describes, talking to real hardware (or to a Unix
 /// socket standing in for it).

@@ -4,6 +4,7 @@ import VendSerial
 import VendSettings
 import VendTime
 import VendingCore
+import VendHardware
 
 /// The MDB bus as the daemon sees it: a thread that opens the master interface (reconnecting
 /// after an unplug), resets the bus and runs the configured peripherals. Acceptance follows the

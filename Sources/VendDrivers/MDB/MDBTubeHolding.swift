@@ -1,5 +1,6 @@
 import MDB
 import VendingCore
+import VendHardware
 
 /// The coins in the changer's tubes, per coin type, as evidence of what a payout took from them.
 /// A tube reported "full with 0" (a jam or a bad sensor) or at 255 (the most TUBE STATUS can
