@@ -2,7 +2,9 @@
 """The kiosk page in a real browser (headless Debian chromium through chromium-driver and
 Selenium) against a real `vendd run --simulate` and a real `vendd-display`, driven with vendctl
 as a technician would. Every check prints PASS or FAIL; the first FAIL ends the run (exit 1).
-Screenshots of the main states go to docs/examples/kiosk-*.png.
+Screenshots of the main states go to $VENDD_KIOSK_SCREENSHOTS/kiosk-*.png: a scratch directory
+unless told (scripts/refresh-kiosk-pictures points it at docs/examples), so a test run leaves the
+work tree as it was.
 
 Usage: Tests/kiosk/test_kiosk.py BUILD_DIR
 """
@@ -22,7 +24,7 @@ from selenium.webdriver.common.by import By
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, ".build/debug"))
-EXAMPLES = os.path.join(ROOT, "docs/examples")
+EXAMPLES = os.environ.get("VENDD_KIOSK_SCREENSHOTS") or tempfile.mkdtemp(prefix="vendd-kiosk-screenshots.")
 SOLD_OUT = "B4"          # left empty: the sold-out slot
 CHEAP_ENOUGH = "A4"      # Cola, 1,500원: bought with 500 + 1000
 TOO_DEAR = "A1"          # Banana Milk, 1,200원: 500원 are 700원 short

@@ -37,7 +37,9 @@ import VenddTestSupport
         try rig.publish(as: "operator", "vendd/m1/cmd/report", #"{"sender":"schema test"}"#)
         _ = try daemon.waitUntil("the outbox empty") { $0.fleetOutbox?.pending == 0 }
         #expect(try daemon.stop() == 0)
-        usleep(500_000)
+        try everything.waitUntil("the last state: offline") { lines in
+            lines.last { $0.topic == "vendd/m1/state" }?.payload.contains(#""online":false"#) == true
+        }
 
         var seen: Set<String> = []
         for (topic, payload) in everything.lines {

@@ -106,7 +106,6 @@ import VenddTestSupport
         _ = try daemon.waitUntil("connected") { $0.fleetOutbox?.connected == true }
         let replies = try FleetSubscriber(broker: rig.broker, topic: "vendd/m1/reply/#", clientID: "operator-replies", user: MosquittoBroker.operatorUser)
         defer { replies.stop() }
-        usleep(300_000)
 
         // Another machine's credentials: the broker's ACL drops the command before vendd sees it.
         try rig.publish(as: "m2", "vendd/m1/cmd/price", #"{"slot":"A1","price":"100","sender":"intruder"}"#)
@@ -152,8 +151,10 @@ import VenddTestSupport
             for _ in 0...index { try daemon.send(.simCoin(amount: "500")) }
             _ = try daemon.waitUntil("\(machine) connected") { $0.fleetOutbox?.connected == true && $0.fleetOutbox?.pending == 0 }
         }
+        let m3 = try FleetSubscriber(broker: rig.broker, topic: "vendd/m3/state", clientID: "test-m3-state")
+        defer { m3.stop() }
         try daemons[2].send(.service(on: true))
-        usleep(500_000)
+        try m3.waitUntil("m3's retained state in service mode") { $0.last?.payload.contains("service-mode") == true }
         let run = try ProcessRun.run(builtProduct("vendfleet"), [
             "--broker", rig.broker.url, "--ca-file", rig.broker.caFile,
             "--credentials-file", try rig.broker.credentialsFile(for: MosquittoBroker.fleetUser), "--listen-seconds", "2",
@@ -205,7 +206,6 @@ final class FleetRig: @unchecked Sendable {
     func subscribe(events machine: String) throws -> FleetSubscriber {
         let subscriber = try FleetSubscriber(broker: broker, topic: "vendd/\(machine)/events/#", clientID: "test-\(machine)-events")
         subscribers.append(subscriber)
-        usleep(300_000)
         return subscriber
     }
 

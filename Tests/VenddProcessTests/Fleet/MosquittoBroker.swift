@@ -44,6 +44,7 @@ final class MosquittoBroker: @unchecked Sendable {
             log_type warning
             log_type notice
             log_type information
+            log_type subscribe
 
             """
         try config.write(toFile: directory + "/mosquitto.conf", atomically: true, encoding: .utf8)
@@ -182,6 +183,22 @@ final class FleetSubscriber: @unchecked Sendable {
         process = try ChildProcess(try MosquittoBroker.tool("mosquitto_sub"),
                                    broker.clientArguments(user) + ["-c", "-i", clientID, "-q", "1", "-t", topic, "-F", "%t %p"],
                                    output: outputPath, errors: "/dev/null")
+        // Subscribed once the broker says so (`log_type subscribe`: "<client> <qos> <topic>"):
+        // nothing published after this is missed.
+        let deadline = Date().addingTimeInterval(10)
+        while !broker.log.contains("\(clientID) 1 \(topic)") {
+            guard Date() < deadline else { throw HarnessError("\(clientID) did not subscribe to \(topic) within 10 s; broker log:\n\(broker.log)") }
+            usleep(10_000)
+        }
+    }
+
+    /// Waits until what was received so far satisfies `condition`.
+    func waitUntil(_ what: String, timeout: TimeInterval = 10, _ condition: ([(topic: String, payload: String)]) -> Bool) throws {
+        let deadline = Date().addingTimeInterval(timeout)
+        while !condition(lines) {
+            guard Date() < deadline else { throw HarnessError("timed out waiting for \(what); received:\n\(text)") }
+            usleep(20_000)
+        }
     }
 
     /// Every `topic payload` line received so far.
