@@ -224,12 +224,13 @@ final class Hardware: Sendable {
         let dispenser = dispenser
         mdb?.decideEscrow { controller.acceptsBill($0) }
         payouts?.watchInventory { controller.changeInventoryChanged() }
-        coinAcceptor.start(lastSequence: lastSequence, deliver: { controller.handle($0) })
+        let events = controller.deviceEvents
+        coinAcceptor.start(lastSequence: lastSequence, deliver: { events.handle($0) })
         panel.start({ event in
             if case .dropSensed(let line, let instant) = event {
                 dispenser.dropSensed(on: line, at: instant)
             } else {
-                controller.handle(event)
+                events.handle(event)
             }
         }, lost: {
             controller.hardwareFailed("the GPIO inputs stopped delivering events (chip removed or driver error)")

@@ -20,26 +20,19 @@ public struct JournalEntry: Codable, Sendable {
 
 public typealias MachineStore = StateStore<MachineSnapshot, JournalEntry>
 
-/// Someone waiting for the machine to be quiet (no vend, no payout in flight…).
-struct QuietWaiter: Sendable {
-    let isQuiet: @Sendable (Machine) -> Bool
-    let wake: @Sendable () -> Void
-}
-
 /// The only place the machine changes. Inputs arrive through the `MachineInbox` from whichever
 /// thread (a GPIO edge, a coin, the dispenser's outcome, a control request, the tick); on the
 /// machine's thread each is written to the journal (fsync) and applied under the state's lock,
 /// then its effects are handed to the devices, in the order the core returned them, outside it.
 /// A caller of `sendAndWait` gets its answer after that.
 final class MachineController: Sendable {
-    private struct State {
+    struct State {
         var machine: Machine
         let store: MachineStore
         var config: VenddConfig
         var hardware: Hardware?
         /// Why the machine is out of order, if it is: it sells nothing and takes no coins.
-        var fault: Fault?
-        var switches: ServiceModeSwitches
+        var fault: MachineFault?
         /// Woken once the machine is quiet as each wants (see `waitUntilQuiet`).
         var quietWaiters: [QuietWaiter] = []
     }
@@ -53,9 +46,11 @@ final class MachineController: Sendable {
     let notices: HardwareNotices
     /// The fleet outbox; nil without an `mqtt:` section.
     let outbox: Outbox?
-    private let state: Mutex<State>
+    let state: Mutex<State>
     private let inbox = MachineInbox()
-    private let snapshotEvery = 500
+    /// Device events turned into inputs, and the service-mode switches.
+    let deviceEvents: DeviceEvents
+    let snapshotEvery = 500
 
     init(machine: Machine, store: sending MachineStore, config: VenddConfig, logger: Logger, timekeeper: any Timekeeper,
          relayLane: (any Timekeeper)? = nil, outbox: Outbox? = nil) {
@@ -65,9 +60,10 @@ final class MachineController: Sendable {
         self.relayLane = relayLane ?? timekeeper
         events = EventFanOut(logger: logger)
         notices = HardwareNotices(logger: logger, timekeeper: timekeeper)
-        state = Mutex(State(machine: machine, store: store, config: config,
-                            switches: ServiceModeSwitches(technician: machine.isInServiceMode)))
+        state = Mutex(State(machine: machine, store: store, config: config))
+        deviceEvents = DeviceEvents(logger: logger, notices: notices, technicianServiceMode: machine.isInServiceMode)
         inbox.start { [unowned self] input in process(input) }
+        deviceEvents.connect(to: self)
     }
 
     var config: VenddConfig { state.withLock { $0.config } }
@@ -80,23 +76,7 @@ final class MachineController: Sendable {
     func acceptsBill(_ value: Money) -> Bool { state.withLock { $0.fault == nil && $0.machine.acceptsBill(value) } }
     var simulatedWorld: SimulatedWorld? { state.withLock { $0.hardware?.world } }
 
-    private static func acceptsCoins(_ state: State) -> Bool { state.fault == nil && state.machine.acceptsCoins }
-
-    /// Out of order, and whether it can end by itself.
-    enum Fault: Sendable {
-        /// The state cannot be written (disk full, read-only, I/O error). Every tick tries to save
-        /// the machine again; the first save that succeeds puts it back in service.
-        case storage(String)
-        /// The hardware is gone; a restart (or reload) is needed.
-        case hardware(String)
-
-        var reason: String {
-            switch self {
-            case .storage(let reason): "\(reason); vendd retries every second and resumes by itself"
-            case .hardware(let reason): reason
-            }
-        }
-    }
+    static func acceptsCoins(_ state: State) -> Bool { state.fault == nil && state.machine.acceptsCoins }
 
     // MARK: - Inputs
 
@@ -222,79 +202,6 @@ final class MachineController: Sendable {
         return nil
     }
 
-    private func enterFault(_ fault: Fault, _ state: inout State) {
-        if case .hardware = state.fault { return }
-        if case .storage = state.fault, case .storage = fault { return }
-        state.fault = fault
-        state.hardware?.coinAcceptor.setAcceptance(false)
-        // Not journaled (the journal may be what failed): durable from the next compaction on.
-        if let outbox { outbox.add([outbox.fault(fault.reason, at: Instant(millisecondsSinceEpoch: timekeeper.wallClockMilliseconds))]) }
-        switch fault {
-        case .storage(let reason):
-            logger.critical("OUT OF ORDER: \(reason). Sales and coins are stopped; every coin already credited is kept. Free space or fix the file system: vendd retries every second and resumes by itself.")
-        case .hardware(let reason):
-            logger.critical("OUT OF ORDER: \(reason). Sales are stopped; fix the cause and restart vendd.")
-            state.hardware?.dispenser.releaseAll()
-        }
-    }
-
-    /// The hardware can no longer work (its inputs are gone): out of order until a restart.
-    func hardwareFailed(_ reason: String) {
-        state.withLock { enterFault(.hardware(reason), &$0) }
-    }
-
-    /// A storage fault ends with the first save of the whole machine that succeeds.
-    private func retryStorage(_ state: inout State) {
-        guard case .storage = state.fault else { return }
-        do {
-            try saveOutbox(state)
-            try state.store.resume(with: MachineSnapshot(state.machine))
-        } catch {
-            return
-        }
-        state.fault = nil
-        logger.notice("the state can be written again: the machine is saved and back in service")
-        state.hardware?.coinAcceptor.setAcceptance(Self.acceptsCoins(state))
-    }
-
-    private func compactIfDue(_ state: inout State) {
-        guard state.store.entriesSinceSnapshot >= snapshotEvery else { return }
-        saveSnapshot(&state)
-    }
-
-    /// Writes the whole machine and empties the journal.
-    func saveSnapshot() {
-        state.withLock { saveSnapshot(&$0) }
-    }
-
-    private func saveSnapshot(_ state: inout State) {
-        if state.store.isWaitingToResume { return retryStorage(&state) }
-        do {
-            try saveOutbox(state)
-            try state.store.writeSnapshot(MachineSnapshot(state.machine))
-        } catch {
-            enterFault(.storage("the state snapshot cannot be written: \(error)"), &state)
-        }
-    }
-
-    /// The unacknowledged events, before a compaction empties the journal that holds them.
-    private func saveOutbox(_ state: State) throws(StateStoreError) {
-        guard let outbox else { return }
-        let bytes: [UInt8]
-        do {
-            bytes = try outbox.encoded(now: timekeeper.wallClockMilliseconds)
-        } catch {
-            throw .encoding(what: "fleet outbox", reason: "\(error)")
-        }
-        try state.store.replaceCompanion(Outbox.fileName, with: bytes)
-    }
-
-    /// Releases the state directory's lock; the last thing before exit.
-    func closeStore() {
-        inbox.close()
-        state.withLock { $0.store.close() }
-    }
-
     // MARK: - Hardware
 
     /// Takes over freshly brought-up hardware: routes its events here and sets coin acceptance.
@@ -304,7 +211,7 @@ final class MachineController: Sendable {
             return state.machine.coinCursors
         }
         notices.reset()
-        if let bank = hardware.payouts { takeOver(bank) }
+        if let bank = hardware.payouts { InterruptedPayoutTakeover(controller: self, bank: bank).run() }
         // Outside the lock: starting announces switch positions, which are inputs themselves.
         hardware.start(routingTo: self, lastSequence: { cursors[$0] })
         state.withLock { state in hardware.coinAcceptor.setAcceptance(Self.acceptsCoins(state)) }
@@ -317,46 +224,18 @@ final class MachineController: Sendable {
     /// its initialisation or a manual payout, a hopper's level sensor after a refill): the
     /// machine's exact-change judgement follows.
     func changeInventoryChanged() {
-        guard let bank = state.withLock({ $0.hardware?.payouts }) else { return }
+        guard let bank = attachedPayouts else { return }
         send(.changeInventory(bank.inventory()))
     }
 
-    /// Resolves a payout that was in flight when vendd stopped from what the devices report
-    /// (never by paying again), or records their counters; then what they can pay. Until the
-    /// devices have judged (an MDB changer once it has read its tubes), the payout stays pending:
-    /// no coins, no sales, no other payout.
-    private func takeOver(_ bank: PayoutBank) {
-        let (pending, counters) = state.withLock { ($0.machine.pendingPayout, $0.machine.payoutCounters) }
-        guard let pending else {
-            sendAndWait(.payoutCountersSynchronised(bank.counters()))
-            sendAndWait(.changeInventory(bank.inventory()))
-            return
-        }
-        logger.notice("\(pending.id) was in flight when vendd stopped: asking the payout devices what they paid of it",
-                      metadata: ["PAYOUT": "\(pending.id.rawValue)"])
-        bank.resolveInterrupted(pending.amount, counters: counters, asked: pending.askedDevices, holdings: pending.holdings) { [self] resolution in
-            // Hardware replaced meanwhile (a reload): the new bank resolves it.
-            guard state.withLock({ $0.hardware?.payouts === bank }) else { return }
-            logResolution(of: pending, resolution)
-            let result = resolution.result
-            send(.payoutEnded(pending.id, paid: result.paid, unknown: result.unknown, counters: result.counters))
-            send(.changeInventory(bank.inventory()))
-        }
-    }
+    /// The payout bank of the hardware attached now.
+    var attachedPayouts: PayoutBank? { state.withLock { $0.hardware?.payouts } }
 
-    private func logResolution(of pending: PendingPayout, _ resolution: PayoutBank.Resolution) {
-        let format = config.machine.moneyFormat
-        let result = resolution.result
-        let rest = pending.amount - result.paid - result.unknown
-        let devices = resolution.findings.map { finding in
-            "\(finding.device): \(format.string(for: finding.part.paid)) paid\(finding.part.cannotTell.map { ", cannot tell the rest: \($0)" } ?? "")"
-        }
-        let text = "\(pending.id) of \(format.string(for: pending.amount)) was in flight when vendd stopped; the payout devices report \(format.string(for: result.paid)) paid\(result.unknown.isZero ? "" : ", \(format.string(for: result.unknown)) unknown"), \(format.string(for: rest)) back to credit; it is not paid again"
-            + (devices.isEmpty ? " (no device was asked)" : " (\(devices.joined(separator: "; ")))")
-        // The payout-ended event that follows says it again, at `crit` when some is unknown.
-        logger.warning("\(text)", metadata: ["PAYOUT": "\(pending.id.rawValue)", "AMOUNT": "\(pending.amount.decimalString)",
-                                             "PAID": "\(result.paid.decimalString)", "UNKNOWN": "\(result.unknown.decimalString)",
-                                             "UNPAID": "\(rest.decimalString)"])
+    /// `vendctl service on|off`. Nil when done; otherwise why service mode stays on.
+    func setServiceModeByTechnician(_ on: Bool) -> String? {
+        sendAndWait(.setServiceMode(deviceEvents.changeSwitches { $0.technician = on }))
+        guard !on, currentMachine.isInServiceMode else { return nil }
+        return "service mode stays on while \(deviceEvents.currentSwitches.reasons.joined(separator: " and ")); sales resume when that ends"
     }
 
     /// Stops the hardware: coins inhibited, every relay off, lines released.
@@ -369,58 +248,10 @@ final class MachineController: Sendable {
         await detached?.shutDown()
     }
 
-    func handle(_ event: PanelEvent) {
-        switch event {
-        case .slotButtonPressed(let slot): send(.slotSelected(slot))
-        case .coinReturnPressed: send(.coinReturnPressed)
-        case .serviceKey(let on): switchServiceMode { $0.serviceKeyOn = on }
-        case .door(let open):
-            logger.notice(open ? "door opened" : "door closed")
-            switchServiceMode { $0.doorOpen = open }
-        case .dropSensed:
-            // Drop sensors belong to the dispenser; `Hardware` routes them there.
-            break
-        }
-    }
-
-    func handle(_ event: CoinAcceptorEvent) {
-        switch event {
-        case .accepted(let coin):
-            logger.info("coin accepted on channel \(coin.channel)",
-                        metadata: ["COIN_CHANNEL": "\(coin.channel)", "AMOUNT": "\(coin.value.decimalString)"])
-            send(.coinInserted(value: coin.value, event: coin.event, route: coin.route))
-        case .billStacked(let value, let event):
-            logger.info("bill stacked", metadata: ["AMOUNT": "\(value.decimalString)"])
-            send(.billStacked(value: value, event: event))
-        case .synchronised(let event):
-            send(.coinSourceSynchronised(event))
-        case .dispensedManually(let amount):
-            send(.coinsDispensedManually(amount))
-        case .notice(let text, let isFault):
-            notices.post(.coinAcceptor(text, isFault: isFault))
-        }
-    }
-
-    // MARK: - Service mode
-
-    private func switchServiceMode(_ change: (inout ServiceModeSwitches) -> Void) {
-        send(.setServiceMode(changeSwitches(change)))
-    }
-
-    private func changeSwitches(_ change: (inout ServiceModeSwitches) -> Void) -> Bool {
-        state.withLock { state in
-            change(&state.switches)
-            return state.switches.isOn
-        }
-    }
-
-    /// `vendctl service on|off`. Nil when done; otherwise why service mode stays on.
-    func setServiceModeByTechnician(_ on: Bool) -> String? {
-        sendAndWait(.setServiceMode(changeSwitches { $0.technician = on }))
-        return state.withLock { state in
-            guard !on, state.machine.isInServiceMode else { return nil }
-            return "service mode stays on while \(state.switches.reasons.joined(separator: " and ")); sales resume when that ends"
-        }
+    /// Ends the machine's thread and releases the state directory's lock; the last thing before exit.
+    func closeStore() {
+        inbox.close()
+        state.withLock { $0.store.close() }
     }
 
     // MARK: - Time, reload, shutdown
@@ -439,66 +270,5 @@ final class MachineController: Sendable {
         }
         state.withLock { $0.config = newConfig }
         return nil
-    }
-
-    /// Reload and shutdown: from here on in the inbox's order nothing new starts (no vend, coin
-    /// or payout; `Input.setDraining`), then waits until no vend — and, with `payouts`, no payout
-    /// — is in flight. False if `limit` passed first. `setDraining(false)` ends it.
-    @discardableResult
-    func drain(waitingFor limit: Duration, payouts: Bool = false) async -> Bool {
-        sendAndWait(.setDraining(true))
-        return await waitUntilQuiet(limit: limit) { $0.pendingVend == nil && (!payouts || $0.pendingPayout == nil) }
-    }
-
-    /// Waits until `isQuiet` holds of the machine; false if `limit` passed first. No polling:
-    /// each input carried out checks the waiters.
-    func waitUntilQuiet(limit: Duration, _ isQuiet: @escaping @Sendable (Machine) -> Bool) async -> Bool {
-        let once = Mutex(false)
-        let claim: @Sendable () -> Bool = { once.withLock { claimed in defer { claimed = true }; return !claimed } }
-        return await withCheckedContinuation { continuation in
-            let timer = timekeeper.schedule(after: limit) {
-                if claim() { continuation.resume(returning: false) }
-            }
-            let quiet: @Sendable () -> Void = { [timekeeper] in
-                timekeeper.cancel(timer)
-                if claim() { continuation.resume(returning: true) }
-            }
-            let already = state.withLock { state in
-                if isQuiet(state.machine) { return true }
-                state.quietWaiters.append(QuietWaiter(isQuiet: isQuiet, wake: quiet))
-                return false
-            }
-            if already { quiet() }
-        }
-    }
-
-    // MARK: - Queries
-
-
-    /// The machine's queries as they stand now.
-    var reports: Reports {
-        state.withLock {
-            Reports(machine: $0.machine, format: $0.config.machine.moneyFormat, machineName: $0.config.machine.name,
-                    levelSensedCoins: $0.hardware?.payouts?.hasLevelSensedCoins ?? false)
-        }
-    }
-
-    func status() -> StatusReport {
-        state.withLock { state in
-            let hardware = state.hardware
-            var report = StatusReport(
-                machine: state.machine, config: state.config, fault: state.fault?.reason, switches: state.switches,
-                hardware: hardware.map { ($0.gpioDescription, $0.coinAcceptorDescription, $0.world != nil) },
-                payouts: hardware?.payouts,
-                health: notices.report(gpio: hardware?.gpioDescription, coinAcceptor: hardware?.coinAcceptorDescription))
-            if let stacker = hardware?.mdb?.bus.stacker {
-                report.billStacker = StatusReport.Stacker(bills: stacker.bills, capacity: stacker.capacity, full: stacker.full)
-            }
-            if let outbox, let broker = state.config.mqtt?.broker {
-                let (pending, oldest) = outbox.summary
-                report.fleetOutbox = StatusReport.FleetOutbox(broker: broker.url, connected: outbox.isConnected, pending: pending, oldest: oldest)
-            }
-            return report
-        }
     }
 }

@@ -1,0 +1,72 @@
+import Logging
+import Synchronization
+import VendHardware
+import VendingCore
+
+/// Turns what the devices report — buttons, the service key and door, coins and bills — into the
+/// machine's inputs (sent through its inbox, never waiting) and notices, and keeps the switches
+/// that together decide service mode.
+final class DeviceEvents: Sendable {
+    private let logger: Logger
+    private let notices: HardwareNotices
+    private let switches: Mutex<ServiceModeSwitches>
+    /// Set once, by the controller that owns this.
+    private let machine = Mutex<MachineController?>(nil)
+
+    init(logger: Logger, notices: HardwareNotices, technicianServiceMode: Bool) {
+        self.logger = logger
+        self.notices = notices
+        switches = Mutex(ServiceModeSwitches(technician: technicianServiceMode))
+    }
+
+    func connect(to controller: MachineController) {
+        machine.withLock { $0 = controller }
+    }
+
+    /// The service-mode switches as they stand.
+    var currentSwitches: ServiceModeSwitches { switches.withLock { $0 } }
+
+    private func send(_ input: Input) {
+        machine.withLock { $0 }?.send(input)
+    }
+
+    func handle(_ event: PanelEvent) {
+        switch event {
+        case .slotButtonPressed(let slot): send(.slotSelected(slot))
+        case .coinReturnPressed: send(.coinReturnPressed)
+        case .serviceKey(let on): send(.setServiceMode(changeSwitches { $0.serviceKeyOn = on }))
+        case .door(let open):
+            logger.notice(open ? "door opened" : "door closed")
+            send(.setServiceMode(changeSwitches { $0.doorOpen = open }))
+        case .dropSensed:
+            // Drop sensors belong to the dispenser; `Hardware` routes them there.
+            break
+        }
+    }
+
+    func handle(_ event: CoinAcceptorEvent) {
+        switch event {
+        case .accepted(let coin):
+            logger.info("coin accepted on channel \(coin.channel)",
+                        metadata: ["COIN_CHANNEL": "\(coin.channel)", "AMOUNT": "\(coin.value.decimalString)"])
+            send(.coinInserted(value: coin.value, event: coin.event, route: coin.route))
+        case .billStacked(let value, let event):
+            logger.info("bill stacked", metadata: ["AMOUNT": "\(value.decimalString)"])
+            send(.billStacked(value: value, event: event))
+        case .synchronised(let event):
+            send(.coinSourceSynchronised(event))
+        case .dispensedManually(let amount):
+            send(.coinsDispensedManually(amount))
+        case .notice(let text, let isFault):
+            notices.post(.coinAcceptor(text, isFault: isFault))
+        }
+    }
+
+    /// Whether service mode is on after `change`.
+    func changeSwitches(_ change: (inout ServiceModeSwitches) -> Void) -> Bool {
+        switches.withLock { switches in
+            change(&switches)
+            return switches.isOn
+        }
+    }
+}

@@ -1,0 +1,32 @@
+import VendControl
+import VendingCore
+
+/// What `vendctl status` and the reports read: the machine as it stands, under its lock.
+extension MachineController {
+    /// The machine's queries as they stand now.
+    var reports: Reports {
+        state.withLock {
+            Reports(machine: $0.machine, format: $0.config.machine.moneyFormat, machineName: $0.config.machine.name,
+                    levelSensedCoins: $0.hardware?.payouts?.hasLevelSensedCoins ?? false)
+        }
+    }
+
+    func status() -> StatusReport {
+        state.withLock { state in
+            let hardware = state.hardware
+            var report = StatusReport(
+                machine: state.machine, config: state.config, fault: state.fault?.reason, switches: deviceEvents.currentSwitches,
+                hardware: hardware.map { ($0.gpioDescription, $0.coinAcceptorDescription, $0.world != nil) },
+                payouts: hardware?.payouts,
+                health: notices.report(gpio: hardware?.gpioDescription, coinAcceptor: hardware?.coinAcceptorDescription))
+            if let stacker = hardware?.mdb?.bus.stacker {
+                report.billStacker = StatusReport.Stacker(bills: stacker.bills, capacity: stacker.capacity, full: stacker.full)
+            }
+            if let outbox, let broker = state.config.mqtt?.broker {
+                let (pending, oldest) = outbox.summary
+                report.fleetOutbox = StatusReport.FleetOutbox(broker: broker.url, connected: outbox.isConnected, pending: pending, oldest: oldest)
+            }
+            return report
+        }
+    }
+}

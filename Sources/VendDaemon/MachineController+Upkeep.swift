@@ -1,0 +1,89 @@
+import Logging
+import VendStore
+import VendingCore
+
+/// Why the machine is out of order, and whether it can end by itself.
+enum MachineFault: Sendable {
+    /// The state cannot be written (disk full, read-only, I/O error). Every tick tries to save
+    /// the machine again; the first save that succeeds puts it back in service.
+    case storage(String)
+    /// The hardware is gone; a restart (or reload) is needed.
+    case hardware(String)
+
+    var reason: String {
+        switch self {
+        case .storage(let reason): "\(reason); vendd retries every second and resumes by itself"
+        case .hardware(let reason): reason
+        }
+    }
+}
+
+/// The fault policy and the store's upkeep: out of order and back, snapshots and compaction.
+extension MachineController {
+    func enterFault(_ fault: MachineFault, _ state: inout State) {
+        if case .hardware = state.fault { return }
+        if case .storage = state.fault, case .storage = fault { return }
+        state.fault = fault
+        state.hardware?.coinAcceptor.setAcceptance(false)
+        // Not journaled (the journal may be what failed): durable from the next compaction on.
+        if let outbox { outbox.add([outbox.fault(fault.reason, at: Instant(millisecondsSinceEpoch: timekeeper.wallClockMilliseconds))]) }
+        switch fault {
+        case .storage(let reason):
+            logger.critical("OUT OF ORDER: \(reason). Sales and coins are stopped; every coin already credited is kept. Free space or fix the file system: vendd retries every second and resumes by itself.")
+        case .hardware(let reason):
+            logger.critical("OUT OF ORDER: \(reason). Sales are stopped; fix the cause and restart vendd.")
+            state.hardware?.dispenser.releaseAll()
+        }
+    }
+
+    /// The hardware can no longer work (its inputs are gone): out of order until a restart.
+    func hardwareFailed(_ reason: String) {
+        state.withLock { enterFault(.hardware(reason), &$0) }
+    }
+
+    /// A storage fault ends with the first save of the whole machine that succeeds.
+    func retryStorage(_ state: inout State) {
+        guard case .storage = state.fault else { return }
+        do {
+            try saveOutbox(state)
+            try state.store.resume(with: MachineSnapshot(state.machine))
+        } catch {
+            return
+        }
+        state.fault = nil
+        logger.notice("the state can be written again: the machine is saved and back in service")
+        state.hardware?.coinAcceptor.setAcceptance(Self.acceptsCoins(state))
+    }
+
+    func compactIfDue(_ state: inout State) {
+        guard state.store.entriesSinceSnapshot >= snapshotEvery else { return }
+        saveSnapshot(&state)
+    }
+
+    /// Writes the whole machine and empties the journal.
+    func saveSnapshot() {
+        state.withLock { saveSnapshot(&$0) }
+    }
+
+    private func saveSnapshot(_ state: inout State) {
+        if state.store.isWaitingToResume { return retryStorage(&state) }
+        do {
+            try saveOutbox(state)
+            try state.store.writeSnapshot(MachineSnapshot(state.machine))
+        } catch {
+            enterFault(.storage("the state snapshot cannot be written: \(error)"), &state)
+        }
+    }
+
+    /// The unacknowledged events, before a compaction empties the journal that holds them.
+    private func saveOutbox(_ state: State) throws(StateStoreError) {
+        guard let outbox else { return }
+        let bytes: [UInt8]
+        do {
+            bytes = try outbox.encoded(now: timekeeper.wallClockMilliseconds)
+        } catch {
+            throw .encoding(what: "fleet outbox", reason: "\(error)")
+        }
+        try state.store.replaceCompanion(Outbox.fileName, with: bytes)
+    }
+}
