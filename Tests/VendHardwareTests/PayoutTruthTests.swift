@@ -31,25 +31,22 @@ import VendingCore
     static let firstSeed = environment["VENDD_PAYOUT_TRUTH_SEED"].flatMap(UInt64.init) ?? 1
 
     @Test func everyMDBChangerPayoutIsPaidOrUnknownNeverCredit() throws {
-        var tally = TruthTally()
-        for seed in Self.firstSeed..<Self.firstSeed + UInt64(Self.runs) {
-            let run = try MDBTruthRun(seed: seed).play()
-            tally.add(run)
-            #expect(run.failure == nil, "seed \(seed): \(run.failure ?? "") [\(run.story)]")
-        }
-        print("payout truth, MDB changer: \(tally)")
-        #expect(tally.runs == Self.runs)
-        #expect(tally.overpaid == 0)
+        try playAll("MDB changer") { try MDBTruthRun(seed: $0).play() }
     }
 
     @Test func everyCcTalkHopperPayoutIsPaidOrUnknownNeverCredit() throws {
+        try playAll("ccTalk hopper") { try HopperTruthRun(seed: $0).play() }
+    }
+
+    /// Plays every seed, each failure with its seed and story, and prints the tally.
+    private func playAll(_ device: String, _ play: (UInt64) throws -> TruthRun) throws {
         var tally = TruthTally()
         for seed in Self.firstSeed..<Self.firstSeed + UInt64(Self.runs) {
-            let run = try HopperTruthRun(seed: seed).play()
+            let run = try play(seed)
             tally.add(run)
             #expect(run.failure == nil, "seed \(seed): \(run.failure ?? "") [\(run.story)]")
         }
-        print("payout truth, ccTalk hopper: \(tally)")
+        print("payout truth, \(device): \(tally)")
         #expect(tally.runs == Self.runs)
         #expect(tally.overpaid == 0)
     }
