@@ -33,12 +33,14 @@ public enum MDBPeripheral: UInt8, Sendable, CaseIterable {
     case coinChanger = 0x08
     case cashless1 = 0x10
     case billValidator = 0x30
+    case cashless2 = 0x60
 
     public var name: String {
         switch self {
         case .coinChanger: "coin changer (08h)"
         case .cashless1: "cashless device #1 (10h)"
         case .billValidator: "bill validator (30h)"
+        case .cashless2: "cashless device #2 (60h)"
         }
     }
 }
@@ -106,6 +108,7 @@ enum BigEndian {
     }
 
     static func bytes(_ value: UInt16) -> [UInt8] { [UInt8(value >> 8), UInt8(value & 0xFF)] }
+    static func bytes32(_ value: UInt32) -> [UInt8] { [UInt8(value >> 24), UInt8(value >> 16 & 0xFF), UInt8(value >> 8 & 0xFF), UInt8(value & 0xFF)] }
 }
 
 /// The country/currency code of SETUP answers (§5.2 Z2–Z3, §6.2, Appendix 1): four packed BCD

@@ -31,8 +31,7 @@ public enum ChangerCommand: Sendable, Equatable {
             return MDBBlock(peripheral: peripheral, command: 5, [UInt8(count) << 4 | UInt8(type)])
         case .identification: return MDBBlock(peripheral: peripheral, command: 7, [0x00])
         case .featureEnable(let features):
-            let bits = features.rawValue
-            return MDBBlock(peripheral: peripheral, command: 7, [0x01, UInt8(bits >> 24), UInt8(bits >> 16 & 0xFF), UInt8(bits >> 8 & 0xFF), UInt8(bits & 0xFF)])
+            return MDBBlock(peripheral: peripheral, command: 7, [0x01] + BigEndian.bytes32(features.rawValue))
         case .alternativePayout(let value): return MDBBlock(peripheral: peripheral, command: 7, [0x02, value])
         case .payoutStatus: return MDBBlock(peripheral: peripheral, command: 7, [0x03])
         case .payoutValuePoll: return MDBBlock(peripheral: peripheral, command: 7, [0x04])
@@ -151,7 +150,7 @@ public struct PeripheralIdentification: Sendable, Equatable {
             Array(Array(text.utf8).prefix(width)) + [UInt8](repeating: 0x20, count: max(0, width - text.utf8.count))
         }
         let base = field(manufacturer, 3) + field(serialNumber, 12) + field(model, 12) + BigEndian.bytes(softwareVersion)
-        return withFeatures ? base + [UInt8(features >> 24), UInt8(features >> 16 & 0xFF), UInt8(features >> 8 & 0xFF), UInt8(features & 0xFF)] : base
+        return withFeatures ? base + BigEndian.bytes32(features) : base
     }
 
     public var summary: String {

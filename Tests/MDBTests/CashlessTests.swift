@@ -1,0 +1,95 @@
+import MDB
+import Testing
+
+/// The cashless device's commands and answers against the byte layouts of MDB 4.2 §7 and the
+/// traces of real readers (shared/reference/cashless-dex-health-motors-research.md §1).
+@Suite struct CashlessCodecTests {
+    @Test func commandsAreAddressedToReaderOneOrTwo() {
+        #expect(CashlessCommand.poll.block(for: .cashless1).addressByte == 0x12)
+        #expect(CashlessCommand.poll.block(for: .cashless2).addressByte == 0x62)
+        #expect(CashlessCommand.readerEnable.block(for: .cashless1).description == "14 01")
+        #expect(CashlessCommand.setupConfig(vmcLevel: 3).block(for: .cashless1).description == "11 0003000000")
+        #expect(CashlessCommand.setupPrices(maximum: 0xFFFF, minimum: 0, currency: nil).block(for: .cashless1).description == "11 01FFFF0000")
+        #expect(CashlessCommand.setupPrices(maximum: 0xFFFF_FFFF, minimum: 0, currency: MDBCurrencyCode(raw: 0x1978)).block(for: .cashless1).description
+            == "11 01FFFFFFFF000000001978")
+        // 1.50 at scale 5, 2 decimals = 30 units; item 4.
+        #expect(CashlessCommand.vendRequest(price: 30, item: 4, expanded: false).block(for: .cashless1).description == "13 00001E0004")
+        #expect(CashlessCommand.vendRequest(price: 30, item: 4, expanded: true).block(for: .cashless2).description == "63 000000001E0004")
+        #expect(CashlessCommand.vendCancel.block(for: .cashless1).description == "13 01")
+        #expect(CashlessCommand.vendSuccess(item: 4).block(for: .cashless1).description == "13 020004")
+        #expect(CashlessCommand.vendFailure.block(for: .cashless1).description == "13 03")
+        #expect(CashlessCommand.sessionComplete.block(for: .cashless1).description == "13 04")
+        #expect(CashlessCommand.cashSale(price: 30, item: 4, currency: nil).block(for: .cashless1).description == "13 05001E0004")
+        #expect(CashlessCommand.readerCancel.block(for: .cashless1).description == "14 02")
+        #expect(CashlessCommand.revalueLimitRequest.block(for: .cashless1).description == "15 01")
+        // SENVEND's VMC enables "always idle" alone (senvend/mdb).
+        #expect(CashlessCommand.featureEnable(.alwaysIdle).block(for: .cashless1).description == "17 0400000020")
+        let id = CashlessCommand.requestID(manufacturer: "VND", serialNumber: "000000000001", model: "vendd", softwareVersion: 0x0100)
+            .block(for: .cashless1)
+        #expect(id.data.count == 30 && id.data.first == 0x00 && Array(id.data[1...3]) == Array("VND".utf8))
+    }
+
+    /// A Castles UX700 (SENVEND): level 3, EUR (ISO 1978), scale 5, 2 decimals, 200 s to answer,
+    /// it refunds and wants CASH SALE.
+    @Test func aRealReadersConfigDataReads() throws {
+        let responses = try CashlessResponse.parse([0x01, 0x03, 0x19, 0x78, 0x05, 0x02, 0xC8, 0x09], level: 1, expanded: false)
+        let config = ReaderConfig(level: 3, currency: MDBCurrencyCode(raw: 0x1978), scaleFactor: 5, decimalPlaces: 2, maximumResponseTime: 200,
+                                  options: [.canRefund, .cashSale])
+        #expect(responses == [.readerConfig(config)])
+        #expect(CashlessResponse.readerConfig(config).bytes(level: 3, expanded: false) == [0x01, 0x03, 0x19, 0x78, 0x05, 0x02, 0xC8, 0x09])
+    }
+
+    /// One block, several answers, served in order (§7.4's own example).
+    @Test func aMultiMessageAnswerSplitsByEachResponsesLength() throws {
+        #expect(try CashlessResponse.parse([0x06, 0x0A, 0x07, 0x04], level: 2, expanded: false)
+            == [.vendDenied, .malfunction(code: 0x07), .sessionCancelRequest])
+    }
+
+    @Test func beginSessionAndVendApprovedFollowTheLevelAndTheMoneyWidth() throws {
+        #expect(try CashlessResponse.parse([0x03, 0x00, 0x64], level: 1, expanded: false) == [.beginSession(BeginSession(funds: 100))])
+        #expect(try CashlessResponse.parse([0x03, 0xFF, 0xFF], level: 1, expanded: false) == [.beginSession(BeginSession(funds: nil))])
+        let level2 = [0x03, 0x00, 0x64, 0x12, 0x34, 0x56, 0x78, 0x80, 0x00, 0x01] as [UInt8]
+        let session = BeginSession(funds: 100, mediaID: 0x1234_5678, paymentType: 0x80, paymentData: 1)
+        #expect(try CashlessResponse.parse(level2, level: 2, expanded: false) == [.beginSession(session)])
+        #expect(session.isFreeVend && !session.isTestMedia)
+        #expect(CashlessResponse.beginSession(session).bytes(level: 2, expanded: false) == level2)
+        let expanded = CashlessResponse.beginSession(session).bytes(level: 3, expanded: true)
+        #expect(expanded.count == 17)
+        #expect(try CashlessResponse.parse(expanded, level: 3, expanded: true) == [.beginSession(session)])
+        #expect(try CashlessResponse.parse([0x05, 0x00, 0x1E], level: 3, expanded: false) == [.vendApproved(amount: 30)])
+        #expect(try CashlessResponse.parse([0x05, 0x00, 0x00, 0x00, 0x1E], level: 3, expanded: true) == [.vendApproved(amount: 30)])
+        #expect(try CashlessResponse.parse([0x05, 0xFF, 0xFF], level: 3, expanded: false) == [.vendApproved(amount: nil)], "a token")
+    }
+
+    @Test func outOfSequenceCarriesTheReadersStateFromLevelTwo() throws {
+        #expect(try CashlessResponse.parse([0x0B], level: 1, expanded: false) == [.commandOutOfSequence(readerState: nil)])
+        #expect(try CashlessResponse.parse([0x0B, 0x03], level: 2, expanded: false) == [.commandOutOfSequence(readerState: 3)])
+    }
+
+    @Test func peripheralIDHasFeatureBitsOnlyForALevelThreeReaderAndVMC() throws {
+        let identity = PeripheralIdentification(manufacturer: "NYX", serialNumber: "123456789012", model: "VPOS TOUCH", softwareVersion: 0x0203,
+                                                features: CashlessFeatures.alwaysIdle.rawValue)
+        let bytes = CashlessResponse.peripheralID(identity).bytes(level: 3, expanded: false)
+        #expect(bytes.count == 34)
+        #expect(try CashlessResponse.parse(bytes, level: 3, expanded: false) == [.peripheralID(identity)])
+        let level2 = CashlessResponse.peripheralID(identity).bytes(level: 2, expanded: false)
+        #expect(level2.count == 30)
+        let read = try CashlessResponse.parse(level2, level: 2, expanded: false)
+        #expect(read == [.peripheralID(PeripheralIdentification(manufacturer: "NYX", serialNumber: "123456789012", model: "VPOS TOUCH",
+                                                                 softwareVersion: 0x0203, features: 0))])
+    }
+
+    @Test func garbledAnswersAreRefusedWithWhatIsWrong() {
+        #expect(throws: MDBDecodeError.self) { try CashlessResponse.parse([0x05, 0x00], level: 3, expanded: false) }
+        #expect(throws: MDBDecodeError.self) { try CashlessResponse.parse([0x1B, 0x00], level: 3, expanded: false) }
+        #expect(throws: MDBDecodeError.self) { try CashlessResponse.parse([0x01, 0x04, 0x19, 0x78, 0x05, 0x02, 0xC8, 0x09], level: 1, expanded: false) }
+        #expect(throws: MDBDecodeError.self) { try CashlessResponse.parse([0x01, 0x03, 0x19, 0x78, 0x00, 0x02, 0xC8, 0x09], level: 1, expanded: false) }
+        #expect(throws: MDBDecodeError.self) { try CashlessResponse.parse([0x09, 0x41], level: 3, expanded: false) }
+    }
+
+    @Test func malfunctionCodesSayWhatTheyMean() {
+        #expect(CashlessMalfunction.describe(0xC0).hasPrefix("refund error"))
+        #expect(CashlessMalfunction.isDisabling(0x81))
+        #expect(!CashlessMalfunction.isDisabling(0x10))
+    }
+}
