@@ -121,7 +121,7 @@ let package = Package(
         .testTarget(name: "VendHardwareTests", dependencies: ["VendHardware", "VendDrivers", "VendConfig", "VendTime", "VendingCore", "CcTalk", "CcTalkSimulator", "MDB", "MDBSimulator", "VendSettings", "VendSerial"]),
         .testTarget(name: "VendGPIOTests", dependencies: ["VendGPIO", "VendHardware", "VenddTestSupport"]),
         .testTarget(name: "CcTalkTests", dependencies: ["CcTalk"]),
-        .testTarget(name: "MDBTests", dependencies: ["MDB"]),
+        .testTarget(name: "MDBTests", dependencies: ["MDB", "MDBSimulator"]),
         // A Qibixx MDB interface with a coin changer and a bill validator written from the spec,
         // on a Unix socket, with faults on demand.
         .target(name: "MDBSimulator", dependencies: ["MDB", "VendPOSIX", "SocketPlug"], path: "Tests/MDBSimulator"),

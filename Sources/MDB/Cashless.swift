@@ -189,6 +189,10 @@ public enum CashlessResponse: Sendable, Equatable {
         let money = expanded ? 4 : 2
         while index < bytes.count {
             let code = bytes[index]
+            /// A part's error names the whole block, as every MDB decode error does.
+            func whole<Part>(_ decode: () throws(MDBDecodeError) -> Part) throws(MDBDecodeError) -> Part {
+                do { return try decode() } catch { throw MDBDecodeError(error.what, bytes) }
+            }
             func take(_ length: Int) throws(MDBDecodeError) -> ArraySlice<UInt8> {
                 guard index + length <= bytes.count else {
                     throw MDBDecodeError("cashless response \(Hex.encode([code])) needs \(length) bytes, \(bytes.count - index) left", bytes)
@@ -198,7 +202,9 @@ public enum CashlessResponse: Sendable, Equatable {
             }
             switch code {
             case 0x00: _ = try take(1); responses.append(.justReset)
-            case 0x01: responses.append(.readerConfig(try ReaderConfig(try take(8))))
+            case 0x01:
+                let body = try take(8)
+                responses.append(.readerConfig(try whole { () throws(MDBDecodeError) in try ReaderConfig(body) }))
             case 0x02:
                 // The display's size is the VMC's, and vendd offers none: the rest is the text.
                 let rest = try take(bytes.count - index)
@@ -225,7 +231,7 @@ public enum CashlessResponse: Sendable, Equatable {
             case 0x09:
                 let withFeatures = level >= 3 && vmcLevel >= 3
                 let body = try take(withFeatures ? 34 : 30)
-                responses.append(.peripheralID(try PeripheralIdentification(Array(body), withFeatures: withFeatures)))
+                responses.append(.peripheralID(try whole { () throws(MDBDecodeError) in try PeripheralIdentification(Array(body), withFeatures: withFeatures) }))
             case 0x0A: responses.append(.malfunction(code: try take(2).first!))
             case 0x0B:
                 let body = try take(level == 1 ? 1 : 2)

@@ -1,4 +1,5 @@
 import MDB
+import MDBSimulator
 import Testing
 
 /// The cashless device's commands and answers against the byte layouts of MDB 4.2 §7 and the
@@ -87,9 +88,87 @@ import Testing
         #expect(throws: MDBDecodeError.self) { try CashlessResponse.parse([0x09, 0x41], level: 3, expanded: false) }
     }
 
+    /// Found by fuzz-mdb: a part's error (here READER CONFIG DATA's level) names the whole block.
+    @Test func anErrorInsideOneResponseNamesTheWholeBlock() {
+        let block: [UInt8] = [0x01, 0x10, 0x00, 0x00, 0x00, 0xF2, 0x00, 0x30, 0x30, 0x0E, 0x0A]
+        #expect(throws: MDBDecodeError("READER CONFIG DATA reports level 16, not 1-3", block)) {
+            try CashlessResponse.parse(block, level: 1, expanded: false)
+        }
+    }
+
     @Test func malfunctionCodesSayWhatTheyMean() {
         #expect(CashlessMalfunction.describe(0xC0).hasPrefix("refund error"))
         #expect(CashlessMalfunction.isDisabling(0x81))
         #expect(!CashlessMalfunction.isDisabling(0x10))
+    }
+}
+
+/// The simulated reader against the spec's sequences (§7.5 examples), driven block by block as a
+/// VMC would: it is what the cashless driver will be tested against.
+@Suite struct SimulatedCashlessReaderTests {
+    let reader = SimulatedCashlessReader(level: 3, maximumResponseTime: 200)
+
+    func send(_ command: CashlessCommand) -> MDBAnswer { reader.respond(to: command.block(for: .cashless1)) }
+
+    func poll() throws -> [CashlessResponse] {
+        guard case .data(let bytes) = send(.poll) else { return [] }
+        return try CashlessResponse.parse(bytes, level: 3, expanded: reader.enabledFeatures.contains(.money32))
+    }
+
+    /// RESET → JUST RESET → SETUP → config → max/min → REQUEST ID → PERIPHERAL ID → features → ENABLE.
+    func initialise() throws {
+        #expect(try poll() == [.justReset])
+        guard case .data(let config) = send(.setupConfig(vmcLevel: 3)) else { Issue.record("no READER CONFIG DATA"); return }
+        #expect(try CashlessResponse.parse(config, level: 1, expanded: false) == [.readerConfig(reader.config)])
+        #expect(send(.setupPrices(maximum: 0xFFFF, minimum: 0, currency: nil)) == .ack)
+        guard case .data(let id) = send(.requestID(manufacturer: "VND", serialNumber: "1", model: "vendd", softwareVersion: 0x0100)),
+              case .peripheralID(let identity)? = try CashlessResponse.parse(id, level: 3, expanded: false).first else {
+            Issue.record("no PERIPHERAL ID")
+            return
+        }
+        #expect(CashlessFeatures(rawValue: identity.features).contains(.alwaysIdle))
+        #expect(send(.featureEnable(.alwaysIdle)) == .ack)
+        #expect(send(.readerEnable) == .ack)
+        #expect(reader.state == .enabled)
+    }
+
+    @Test func selectionFirstAnOnlineApprovalThenSuccess() throws {
+        try initialise()
+        reader.faults.approvalPolls = 3
+        #expect(send(.vendRequest(price: 150, item: 4, expanded: false)) == .ack)
+        for _ in 0..<3 { #expect(try poll().isEmpty) }
+        #expect(try poll() == [.vendApproved(amount: 150)])
+        #expect(send(.vendSuccess(item: 4)) == .ack)
+        #expect(reader.charged == [150] && reader.refunded.isEmpty)
+        #expect(reader.state == .enabled)
+    }
+
+    @Test func cardFirstAFailedVendIsRefundedAndTheSessionEnds() throws {
+        try initialise()
+        reader.presentCard(funds: 1_000)
+        guard case .beginSession(let session)? = try poll().first else { Issue.record("no BEGIN SESSION"); return }
+        #expect(session.funds == 1_000)
+        #expect(send(.vendRequest(price: 150, item: 4, expanded: false)) == .ack)
+        #expect(try poll() == [.vendApproved(amount: 150)])
+        #expect(send(.vendFailure) == .ack)
+        #expect(try poll().isEmpty, "refund done: ACK")
+        #expect(reader.refunded == [150])
+        #expect(send(.sessionComplete) == .ack)
+        #expect(try poll() == [.endSession])
+    }
+
+    @Test func aCommandOutOfSequenceIsAckedIgnoredAndReported() throws {
+        try initialise()
+        #expect(send(.sessionComplete) == .ack)
+        #expect(try poll() == [.commandOutOfSequence(readerState: SimulatedCashlessReader.State.enabled.rawValue)])
+    }
+
+    @Test func aResetBetweenApprovedAndSuccessIsASale() throws {
+        try initialise()
+        #expect(send(.vendRequest(price: 150, item: 4, expanded: false)) == .ack)
+        #expect(try poll() == [.vendApproved(amount: 150)])
+        reader.resetItself()
+        #expect(try poll() == [.justReset])
+        #expect(reader.charged == [150] && reader.refunded.isEmpty, "the reader settles it as a sale")
     }
 }

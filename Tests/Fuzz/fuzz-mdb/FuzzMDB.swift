@@ -3,8 +3,8 @@ import MDB
 
 /// Bytes from a Qibixx MDB interface, as the transport reads them: split into lines, each line
 /// parsed as the interface's answer (and as a command, the simulator's side of the codec), and
-/// every peripheral data block through every answer decoder of the coin changer and the bill
-/// validator. The input itself also goes to the decoders as one raw data block, so the fuzzer
+/// every peripheral data block through every answer decoder of the coin changer, the bill
+/// validator and the cashless reader. The input itself also goes to the decoders as one raw data block, so the fuzzer
 /// reaches them without having to spell hex.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func testOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt {
@@ -95,6 +95,12 @@ func decodeAnswers(_ bytes: [UInt8]) {
         for type in 0..<16 { _ = setup.value(ofType: type) }
     }
     _ = decode(bytes, "STACKER", { (bytes) throws(MDBDecodeError) in try StackerStatus(bytes) }, encode: \.bytes, exactly: 2)
+    // A cashless reader's answer splits differently by its level and money width.
+    for (level, expanded) in [(UInt8(1), false), (2, false), (3, false), (3, true)] {
+        _ = decode(bytes, "cashless answer (level \(level)\(expanded ? ", 32-bit" : ""))",
+                   { (bytes) throws(MDBDecodeError) in try CashlessResponse.parse(bytes, level: level, expanded: expanded) },
+                   encode: { $0.flatMap { $0.bytes(level: level, expanded: expanded) } })
+    }
 }
 
 /// `bytes` decoded as `name`: a refusal is an error naming the bytes it refused; a decoded answer
