@@ -414,6 +414,27 @@ final class LockedBox<Value: Sendable>: @unchecked Sendable {
         #expect(rig.log.faults.contains { $0.contains("no sign of progress for 30.0 seconds") })
     }
 
+    /// A changer that falls silent mid-payout and never comes back does not hold the machine:
+    /// after the stall limit (checked at each offline RESET, every 10 s) the chunk it was asked
+    /// for is unknown, what it reported before is paid.
+    @Test func aChangerSilentForGoodMidPayoutEndsItUnknownAfterTheStallLimit() throws {
+        let rig = try slowRig(coinInterval: .milliseconds(500))
+        rig.pay(4_000)
+        try rig.run(for: .milliseconds(600))
+        rig.changer.faults.silent = true
+        var waited: Duration = .zero
+        while rig.results.isEmpty, waited < .seconds(60) {
+            try rig.run(for: .seconds(1))
+            waited += .seconds(1)
+        }
+        let result = try #require(rig.results.first)
+        #expect(waited >= MDBChangerSettings.defaultPayoutStallLimit - .seconds(1) && waited <= MDBChangerSettings.defaultPayoutStallLimit + .seconds(12))
+        #expect(result.paid == won(0))
+        #expect(result.unknown == won(2_550), "the chunk in flight")
+        #expect(result.tally.provablyUnpaid == won(1_450), "never asked of it")
+        #expect(rig.log.faults.contains { $0.contains("has not answered for 30.0 seconds") })
+    }
+
     /// The changer resets itself 1.5 s into the first chunk, two 500s out: the reset is seen on
     /// the next POLL, the tubes say 1,000 left, and the rest of the chunk never will.
     @Test func aChangerThatResetsMidChunkIsBookedFromItsTubesAtOnce() throws {

@@ -144,6 +144,8 @@ final class MDBBillValidator: MDBPeripheralDriver {
 
     var hasWorkInProgress: Bool { false }
 
+    func stillOffline(_ now: ContinuousClock.Instant) {}
+
     func lost() {
         applied = nil
         lastRepeatingStatus = nil

@@ -222,6 +222,14 @@ final class MDBCoinChanger: MDBPeripheralDriver {
         lastRepeatingStatus = nil
     }
 
+    /// A changer that stays silent mid-payout past the stall limit cannot be waited for: what it
+    /// reported paid is paid, and what it was still asked to pay is unknown (its tubes cannot be
+    /// read). The machine is free again; a changer that comes back is read at its reset.
+    func stillOffline(_ now: ContinuousClock.Instant) {
+        guard let job = payout, job.isUnderway, let last = job.lastProgress, now - last >= settings.payoutStallLimit else { return }
+        finish(job, uncertain: true, note: "it has not answered for \(settings.payoutStallLimit) (mdb.changer.payout_stall_ms) mid-payout: what it was still asked to pay is unknown — count the tubes")
+    }
+
     // MARK: - Acceptance and tubes
 
     /// Coins are refused while the machine cannot sell and while paying out (a coin going into

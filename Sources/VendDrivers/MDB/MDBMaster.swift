@@ -101,6 +101,9 @@ protocol MDBPeripheralDriver: AnyObject {
     func tick(_ bus: MDBDeviceBus) throws(MDBFailure) -> Bool
     /// The device stopped answering, or the interface went away.
     func lost()
+    /// Called while the device stays offline (every RESET attempt): work in progress that has
+    /// waited too long is settled as the device left it.
+    func stillOffline(_ now: ContinuousClock.Instant)
     /// A payout underway.
     var hasWorkInProgress: Bool { get }
 }
@@ -206,6 +209,7 @@ final class MDBMaster {
                 }
             case .offline:
                 link.due = now + Self.offlineResetInterval
+                link.driver.stillOffline(now)
                 try resetAlone(link)
             }
         } catch {
