@@ -163,6 +163,9 @@ public final class MDBBus: Sendable {
                 stream = try port.open()
             } catch {
                 health.down("\(error)", say)
+                // The interface is gone, not the devices: a changer may still be paying, and is
+                // given up on only after its stall limit, as when it is silent.
+                for driver in drivers { driver.stillOffline(control.timekeeper.now) }
                 control.sleep(backoff.next())
                 continue
             }
