@@ -67,6 +67,42 @@ import VendingCore
         #expect(simulator.with { $0.changer.acceptMask.isEmpty && $0.bills.acceptMask.isEmpty }, "stopping refuses coins and bills")
     }
 
+    /// The interface is unplugged while a slow changer pays and stays away: after the changer's
+    /// stall limit the payout ends, the chunk in flight unknown, and the machine is not held.
+    @Test func anInterfaceUnpluggedForGoodMidPayoutEndsItUnknownAfterTheStallLimit() async throws {
+        let path = Self.socketPath()
+        let simulator = try MDBSimulator(socketPath: path)
+        defer { simulator.unplug() }
+        simulator.with { devices in
+            devices.changer.tubes[0...3] = [100, 40, 0, 40]
+            devices.changer.clock = { ContinuousClock.now }
+            devices.changer.faults.coinInterval = .milliseconds(400)
+        }
+        let settings = Self.settings(path)
+        let stall: Duration = .seconds(5)
+        let bus = MDBBus(settings: MDBSettings(port: settings.port, currency: settings.currency, currencyNumeric: settings.currencyNumeric,
+                                               pollInterval: settings.pollInterval, changer: MDBChangerSettings(coins: MDBRig.coins, payoutStallLimit: stall),
+                                               billValidator: nil),
+                         timekeeper: SystemTimekeeper())
+        let log = MDBEventLog()
+        let results = PayoutResults()
+        bus.start(lastSequence: { _ in nil }, deliver: log.record, shouldStack: { _ in false })
+        #expect(waitFor { log.notices.contains { $0 == "coin changer (08h) ready" } })
+        bus.pay(MDBRig.won(4_000)) { results.record($0) }
+        #expect(simulator.wait { $0.changer.isPaying })
+        let unplugged = ContinuousClock.now
+        simulator.unplug()
+        #expect(waitFor(.seconds(20)) { !results.all.isEmpty })
+        let waited = ContinuousClock.now - unplugged
+        let paidByDevice = simulator.with { devices in devices.changer.coinsPaid.reduce(0) { $0 + devices.changer.value(ofType: $1) } }
+        let result = try #require(results.all.first)
+        #expect(waited >= stall, "given up only after the stall limit (\(waited))")
+        #expect(result.paid == MDBRig.won(0))
+        #expect(result.unknown == MDBRig.won(2_550), "the chunk in flight")
+        #expect(Int64(paidByDevice) <= result.paid.minorUnits + result.unknown.minorUnits, "never credit for what the changer paid")
+        await bus.stop()
+    }
+
     @Test func aPortThatIsNotThereIsSaidOnceAndRetried() async throws {
         let path = Self.socketPath()
         let log = MDBEventLog()
