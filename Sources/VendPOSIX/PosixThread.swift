@@ -22,10 +22,22 @@ public enum PosixThread {
         let created = pthread_create(&thread, nil, { context in
             let body = Unmanaged<Body>.fromOpaque(context!).takeRetainedValue()
             cvendsystem_name_this_thread(String(body.name.utf8.prefix(15))!)
+            PosixThread.blockProcessSignals()
             body.run()
             return nil
         }, context)
         precondition(created == 0, "cannot start thread \(name): \(SystemError.text(created))")
         pthread_detach(thread)
+    }
+
+    /// The signals a process is told things with (stop, reload) are not this thread's: the kernel
+    /// hands a process's signal to any thread that does not block it, and one that landed here
+    /// while the daemon ignores it for its dispatch source would be lost — a SIGTERM that never
+    /// stops vendd. Faults (SIGSEGV…) stay with the thread that causes them.
+    static func blockProcessSignals() {
+        var blocked = sigset_t()
+        sigemptyset(&blocked)
+        for signal in [SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2] { sigaddset(&blocked, signal) }
+        pthread_sigmask(SIG_BLOCK, &blocked, nil)
     }
 }

@@ -97,7 +97,8 @@ final class DaemonHarness: @unchecked Sendable {
         while process.isRunning {
             guard Date() < deadline else {
                 process.terminate()
-                throw HarnessError("vendd did not exit within \(timeout) s")
+                let tail = log.split(separator: "\n").suffix(40).joined(separator: "\n")
+                throw HarnessError("vendd did not exit within \(timeout) s; the end of its log:\n\(tail)")
             }
             usleep(5_000)
         }
