@@ -3,11 +3,14 @@ import MDB
 import MDBSimulator
 import VendPOSIX
 
-/// `mdb-sim --socket PATH [--no-changer] [--no-bills] [--level 2|3]`
+/// `mdb-sim --socket PATH [--no-changer] [--no-bills] [--level 2|3] [--tubes N,N,N,N] [--coin-interval MS]`
 /// A simulated Qibixx MDB interface with a coin changer and a bill validator, driven by commands
 /// on stdin (one per line); every action is printed on stdout. `help` lists the commands.
 let usage = """
-    usage: mdb-sim --socket PATH [--no-changer] [--no-bills] [--level 2|3] [--tubes N,N,N,N]
+    usage: mdb-sim --socket PATH [--no-changer] [--no-bills] [--level 2|3] [--tubes N,N,N,N] [--coin-interval MS]
+      --coin-interval 500 each coin of a payout takes 500 ms to leave its tube, as a motor pays
+                          coin by coin ("payout busy" until the last; coins leave only while the
+                          master talks to the changer, and a reset stops the payout)
     commands (stdin, one per line):
       coin T [N]          insert N coins (default 1) of changer type T (0=10 1=50 2=100 3=500 won)
       bill T              insert a bill of type T (0=1000 1=5000 2=10000 3=50000 won)
@@ -53,6 +56,16 @@ if let level = value(after: "--level").flatMap(UInt8.init) { simulator.with { $0
 if let tubes = value(after: "--tubes") {
     let counts = tubes.split(separator: ",").compactMap { Int($0) }
     simulator.with { devices in for (type, count) in counts.enumerated() { devices.changer.tubes[type] = count } }
+}
+if let interval = value(after: "--coin-interval") {
+    guard let milliseconds = Int(interval), milliseconds >= 1 else {
+        StandardError.write("mdb-sim: --coin-interval wants milliseconds (1 or more), e.g. 500\n")
+        exit(64)
+    }
+    simulator.with { devices in
+        devices.changer.clock = { ContinuousClock.now }
+        devices.changer.faults.coinInterval = .milliseconds(milliseconds)
+    }
 }
 
 func status() -> String {
