@@ -15,6 +15,7 @@ let usage = """
       coin T [N]          insert N coins (default 1) of changer type T (0=10 1=50 2=100 3=500 won)
       bill T              insert a bill of type T (0=1000 1=5000 2=10000 3=50000 won)
       manual T N          the changer's payout button: N coins of type T
+      fill T N            N coins of type T loaded into its tube by hand (nothing reported)
       fault NAME on|off   changer-silent | bills-silent | payout-busy | slow-payout | tube-jam | dispense-ack-lost | bill-jam
       clear-jam           the jammed bill comes back to the customer, the jammed tube reads again
       stacker-full        the stacker is full (capacity = bills in it)
@@ -92,6 +93,9 @@ while let line = readLine() {
     case ("manual", 3) where numbers.count == 2:
         simulator.with { $0.changer.manualDispense(type: numbers[0], count: numbers[1]) }
         say("manual dispense \(numbers[1]) × type \(numbers[0])")
+    case ("fill", 3) where numbers.count == 2 && (0..<16).contains(numbers[0]) && numbers[1] >= 1:
+        simulator.with { $0.changer.fillByHand(type: numbers[0], count: numbers[1]) }
+        say("filled by hand: \(numbers[1]) × type \(numbers[0])")
     case ("fault", 3):
         let known = simulator.with { devices -> Bool in
             switch words[1] {
