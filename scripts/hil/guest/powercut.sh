@@ -5,17 +5,17 @@
 # hopper of 500s on the acceptor's bus (/dev/ttyS1) pays the 500s of it, an MDB changer (mdb-sim,
 # /dev/ttyS2) the rest, both slowly, so that many cuts land while they pay. Everything the host
 # needs is printed on the console as it happens, so it survives the cut:
-#   OBS relay-on|relay-off ...   every relay change (hiltool monitor, started before vendd)
-#   PC resolved <log line>       vendd resolving a vend that was in flight (unknown_outcome)
-#   PC payout-resolved <log line> vendd resolving a payout that was in flight from the devices
-#   PC store <log line>          what vendd's store repaired at restore (a torn last record…)
-#   PC books <status JSON>       the books once vendd has restored its state, polled the acceptor
-#                                and resolved any payout in flight
-#   PC stream-start              from here on the host may cut at any instant
-#   EVT <event JSON>             `vendctl --json watch`: vends and payouts started and ended
-#   HIL-HOST: coin P             a coin the host inserts into cctalk-sim (ttyS1)
-#   PC customer <choice>         what the customer chose (for an inquest)
-#   LOG <line>                   vendd's log since its start, once the stream starts (an inquest's)
+#   OBS relay-on|relay-off ...    every relay change (hiltool monitor, started before vendd)
+#   PC resolved <log line>        vendd resolving a vend that was in flight (unknown_outcome)
+#   PC payout-resolved <log line> vendd resolving a payout that was in flight, from the devices
+#   PC store <log line>           what vendd's store repaired at restore (a torn last record…)
+#   PC books <status JSON>        the books once vendd has restored its state, polled the
+#                                 acceptor and resolved any payout in flight
+#   PC stream-start               from here on the host may cut at any instant
+#   EVT <event JSON>              `vendctl --json watch`: vends and payouts started and ended
+#   HIL-HOST: coin P              a coin the host inserts into cctalk-sim (ttyS1)
+#   PC customer <choice>          what the customer chose (for an inquest)
+#   LOG <line>                    vendd's log since its start, once the stream starts (ditto)
 # The kernel command line says whether to run a stream after reconciling (pc.stream=1), or
 # to stop (the last boot, which only reconciles the last cut).
 
