@@ -89,6 +89,12 @@ public final class SimulatedChanger: SimulatedPeripheral {
         queue.append(.manuallyDispensed(type: type, count: paid, tubeCount: UInt8(min(tubes[type], 255))))
     }
 
+    /// Coins loaded into a tube by hand (a technician refilling it from the top): the changer
+    /// reports nothing; its next TUBE STATUS counts them.
+    public func fillByHand(type: Int, count: Int) {
+        tubes[type] += count
+    }
+
     public func report(_ status: ChangerStatus) { queue.append(.status(status)) }
 
     /// Power cycle or watchdog: enables off, JUST RESET on the next POLL.

@@ -3,15 +3,19 @@ import MDB
 import MDBSimulator
 import VendPOSIX
 
-/// `mdb-sim --socket PATH [--no-changer] [--no-bills] [--level 2|3]`
+/// `mdb-sim --socket PATH [--no-changer] [--no-bills] [--level 2|3] [--tubes N,N,N,N] [--coin-interval MS]`
 /// A simulated Qibixx MDB interface with a coin changer and a bill validator, driven by commands
 /// on stdin (one per line); every action is printed on stdout. `help` lists the commands.
 let usage = """
-    usage: mdb-sim --socket PATH [--no-changer] [--no-bills] [--level 2|3] [--tubes N,N,N,N]
+    usage: mdb-sim --socket PATH [--no-changer] [--no-bills] [--level 2|3] [--tubes N,N,N,N] [--coin-interval MS]
+      --coin-interval 500 each coin of a payout takes 500 ms to leave its tube, as a motor pays
+                          coin by coin ("payout busy" until the last; coins leave only while the
+                          master talks to the changer, and a reset stops the payout)
     commands (stdin, one per line):
       coin T [N]          insert N coins (default 1) of changer type T (0=10 1=50 2=100 3=500 won)
       bill T              insert a bill of type T (0=1000 1=5000 2=10000 3=50000 won)
       manual T N          the changer's payout button: N coins of type T
+      fill T N            N coins of type T loaded into its tube by hand (nothing reported)
       fault NAME on|off   changer-silent | bills-silent | payout-busy | slow-payout | tube-jam | dispense-ack-lost | bill-jam
       clear-jam           the jammed bill comes back to the customer, the jammed tube reads again
       stacker-full        the stacker is full (capacity = bills in it)
@@ -54,6 +58,16 @@ if let tubes = value(after: "--tubes") {
     let counts = tubes.split(separator: ",").compactMap { Int($0) }
     simulator.with { devices in for (type, count) in counts.enumerated() { devices.changer.tubes[type] = count } }
 }
+if let interval = value(after: "--coin-interval") {
+    guard let milliseconds = Int(interval), milliseconds >= 1 else {
+        StandardError.write("mdb-sim: --coin-interval wants milliseconds (1 or more), e.g. 500\n")
+        exit(64)
+    }
+    simulator.with { devices in
+        devices.changer.clock = { ContinuousClock.now }
+        devices.changer.faults.coinInterval = .milliseconds(milliseconds)
+    }
+}
 
 func status() -> String {
     simulator.with { devices in
@@ -79,6 +93,9 @@ while let line = readLine() {
     case ("manual", 3) where numbers.count == 2:
         simulator.with { $0.changer.manualDispense(type: numbers[0], count: numbers[1]) }
         say("manual dispense \(numbers[1]) × type \(numbers[0])")
+    case ("fill", 3) where numbers.count == 2 && (0..<16).contains(numbers[0]) && numbers[1] >= 1:
+        simulator.with { $0.changer.fillByHand(type: numbers[0], count: numbers[1]) }
+        say("filled by hand: \(numbers[1]) × type \(numbers[0])")
     case ("fault", 3):
         let known = simulator.with { devices -> Bool in
             switch words[1] {

@@ -4,20 +4,34 @@
 
 vendd's state directory is ext4 on a virtio-blk disk, an image file here. Each boot of the
 guest (scripts/hil/guest/powercut.sh) restores and reports the books, then runs a stream of
-coins (cctalk-sim, on this side of the guest's /dev/ttyS1), presses and drops until this
-script SIGKILLs qemu at a random instant: a power cut, the guest's page cache is lost. Then
-e2fsck (as a board would at boot) and the next boot, which reconciles that cut and is cut in
-turn. One boot per cut, plus a last one that only reconciles.
+customers until this script SIGKILLs qemu: a power cut, the guest's page cache is lost.
+Customers insert coins (cctalk-sim, on this side of the guest's /dev/ttyS1), buy or press coin
+return, and get change: the machine pays it through a ccTalk hopper of 500s on the acceptor's
+bus (cctalk-sim --hopper) and an MDB changer (mdb-sim, behind /dev/ttyS2), both slow (a hopper
+coin every HOPPER_TURNS status polls, a changer coin every CHANGER_COIN_MS). Each boot's cut
+falls at a random instant of the stream, or at a random instant shortly after the watch shows a
+payout or a vend started (AIMS): many cuts land mid-payout, some mid-vend, the rest anywhere
+(coins still in the acceptor's buffer, …). In some cuts the hopper loses power too, as in a
+cut of the whole machine (its counter back at 0: vendd cannot tell what it paid of a payout it
+was asked, and must book that part unknown). Then e2fsck (as a board would at boot) and the
+next boot, which reconciles that cut and is cut in turn. One boot per cut, plus a last one that
+only reconciles. Like real devices, the simulators run on through the cuts and keep their own
+totals.
 
 What a cut must leave (checked from the guest's console lines, streamed as they happen, and
-the simulator's own record of the coins it accepted):
+the simulators' own records):
   - coins: vendd's coinsIn is exactly the sum of every coin cctalk-sim accepted (coins it had
     not yet reported are still in its buffer and are credited at restart);
   - no relay pulse without a durable intent: the relay pulses seen during a stream are no more
     than the vends the restored books hold that were started in it (and at most one more: the
     vend whose intent was durable when the power went, before its relay moved);
   - the vend in flight resolved at start (unknown_outcome: refund-credit, logged), none left;
-  - books balanced: coinsIn = sales + refunds + credit;
+  - payout truth, against the devices' own totals (mdb-sim's "paid", the hopper's coins gone),
+    over each cut boot and its restart: booked paid (changePaid + refunds: with `payout: change`
+    every payout is the devices') <= what the devices paid <= booked paid + unknownPayouts. A
+    payout in flight is resolved at start from the devices' evidence, never paid again: none
+    left in flight, none resolved that had ended (watch), no payout number started twice;
+  - books balanced: coinsIn = sales + changePaid + refunds + unknownPayouts + credit;
   - no double vend: no relay moves while vendd starts, and no vend number is started twice.
 Prints one POWERCUT line per cut and a summary; exits 1 on any failure.
 """
@@ -27,15 +41,33 @@ import os
 import queue
 import random
 import re
-import signal
 import subprocess
 import sys
 import threading
 import time
 from decimal import Decimal
 
-# hil-coin.yaml's channels, which are cctalk-sim's coin positions.
+# hil-powercut.yaml's channels, which are cctalk-sim's coin positions.
 COIN_VALUES = {1: 10, 2: 50, 3: 100, 4: 500}
+# The hopper of hil-powercut.yaml's payout_devices, with coins for any run. vendd reads a paying
+# hopper's status every 100 ms and the simulated motor turns once per read: a coin in about 0.6 s.
+HOPPER_ADDRESS, HOPPER_COIN, HOPPER_COINS, HOPPER_TURNS = 3, 500, 5000, 6
+# The changer's float in its tubes of 10, 50, 100 and 500 (capacity 100 each; the hopper pays
+# the 500s first), and how long each coin of its payouts takes. A tube of 10, 50 or 100 below
+# CHANGER_REFILL_BELOW is filled back by hand while the books are read (no payout in flight).
+CHANGER_FLOAT, CHANGER_COIN_MS, CHANGER_REFILL_BELOW = (95, 95, 95, 20), 600, 30
+# The share of cuts in which the hopper loses power with the board.
+HOPPER_POWER_LOSS = 0.25
+# Where each boot's cut is aimed, with its weight: at any instant of the stream (--min-cut to
+# --max-cut after its start), at any instant of the first payout the watch shows started (as
+# long as `payout_length` expects it to take), or within VEND_AIM seconds after it shows a vend
+# started. An aimed cut whose event does not come within AIM_TIMEOUT seconds of the stream's
+# start falls at that instant.
+AIMS = {"any": 3, "payout": 5, "vend": 2}
+VEND_AIM, AIM_TIMEOUT = 0.4, 6.0
+# Measured in the guest: from a payout's start to the hopper's first coin command, each hopper
+# coin, and from the hopper's end to the changer's first coin command (it counts its tubes first).
+PAYOUT_START_S, HOPPER_COIN_S, CHANGER_START_S = 0.3, 0.6, 0.6
 BOOT_TIMEOUT = float(os.environ.get("VENDD_POWERCUT_BOOT_TIMEOUT", "180"))
 
 
@@ -43,52 +75,124 @@ def say(text):
     print(text, flush=True)
 
 
-class Simulator:
-    """cctalk-sim, for the whole run: like a real acceptor it keeps its event buffer and counter
-    across the controller's power cuts. Records every coin it accepted, in order."""
+def payout_length(amount):
+    """About how long the devices take to pay `amount` (seconds): the hopper its 500s, then the
+    changer the rest, largest coin first (its 500s are the hopper's)."""
+    hopper, rest = divmod(amount, HOPPER_COIN)
+    changer = 0
+    for coin in (100, 50, 10):
+        count, rest = divmod(rest, coin)
+        changer += count
+    return (PAYOUT_START_S + hopper * HOPPER_COIN_S
+            + (CHANGER_START_S + changer * CHANGER_COIN_MS / 1000 if changer else 0))
 
-    def __init__(self, binary, socket_path, log_path):
-        self.accepted = []  # coin positions, in the order the device accepted them
-        self.returned = 0
+
+class Simulator:
+    """A device simulator run for the whole series: like a real device, it runs on through the
+    controller's power cuts and keeps its own record. Commands go to its stdin; every line it
+    prints is logged and given to `_line`; `status()` waits for the answer to `status`, the
+    next line starting with `status_prefix` (it answers in order)."""
+
+    status_prefix = None
+
+    def __init__(self, name, command, socket_path, log_path):
+        self.name = name
         self._status = threading.Condition()
-        self._status_seen = 0
+        self._status_lines = []
         self._log = open(log_path, "w", buffering=1)
-        self.proc = subprocess.Popen([binary, "--socket", socket_path], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1)
+        self.proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.STDOUT, text=True, bufsize=1)
         threading.Thread(target=self._read, daemon=True).start()
         for _ in range(100):
             if os.path.exists(socket_path):
                 return
             time.sleep(0.1)
-        raise SystemExit(f"powercut: cctalk-sim did not listen on {socket_path} (see {log_path})")
+        raise SystemExit(f"powercut: {name} did not listen on {socket_path} (see {log_path})")
 
     def _read(self):
-        coin = re.compile(r"^coin (\d+): (accepted|returned)")
         for line in self.proc.stdout:
             self._log.write(line)
-            match = coin.match(line)
-            if match:
-                if match.group(2) == "accepted":
-                    self.accepted.append(int(match.group(1)))
-                else:
-                    self.returned += 1
-            elif line.startswith("event counter"):
+            if line.startswith(self.status_prefix):
                 with self._status:
-                    self._status_seen += 1
+                    self._status_lines.append(line.rstrip("\n"))
                     self._status.notify_all()
+            else:
+                self._line(line)
+
+    def _line(self, line):
+        pass
 
     def send(self, command):
         self.proc.stdin.write(command + "\n")
         self.proc.stdin.flush()
 
-    def settled(self):
-        """Waits until the simulator has handled every command sent so far (it answers in order)."""
+    def status(self):
+        """Its `status` line, once it has handled every command sent before."""
         with self._status:
-            target = self._status_seen + 1
+            seen = len(self._status_lines)
             self.send("status")
-            if not self._status.wait_for(lambda: self._status_seen >= target, timeout=10):
-                raise SystemExit("powercut: cctalk-sim did not answer 'status' within 10 s")
-        return list(self.accepted)
+            if not self._status.wait_for(lambda: len(self._status_lines) > seen, timeout=10):
+                raise SystemExit(f"powercut: {self.name} did not answer 'status' within 10 s")
+            return self._status_lines[seen]
+
+
+class CoinSimulator(Simulator):
+    """cctalk-sim: the acceptor (it keeps its event buffer and counter across the controller's
+    power cuts) and the hopper on its bus. Records every coin it accepted, in order."""
+
+    status_prefix = "event counter"
+
+    def __init__(self, binary, socket_path, log_path):
+        self.accepted = []  # coin positions, in the order the device accepted them
+        self.returned = 0
+        super().__init__("cctalk-sim", [binary, "--socket", socket_path,
+                                        "--hopper", f"{HOPPER_ADDRESS}:{HOPPER_COINS}:{HOPPER_TURNS}"],
+                         socket_path, log_path)
+
+    def _line(self, line):
+        match = re.match(r"^coin (\d+): (accepted|returned)", line)
+        if match:
+            if match.group(2) == "accepted":
+                self.accepted.append(int(match.group(1)))
+            else:
+                self.returned += 1
+
+    def settled(self):
+        """The coins accepted so far and the coins left in the hopper."""
+        line = self.status()
+        match = re.search(r"hopper: (\d+) coins", line)
+        if not match:
+            raise SystemExit(f"powercut: cctalk-sim's status does not say the hopper's coins: {line}")
+        return list(self.accepted), int(match.group(1))
+
+
+class ChangerSimulator(Simulator):
+    """mdb-sim with a changer only, its float in the tubes, paying coin by coin."""
+
+    status_prefix = "changer: "
+
+    def __init__(self, binary, socket_path, log_path):
+        super().__init__("mdb-sim", [binary, "--socket", socket_path, "--no-bills",
+                                     "--tubes", ",".join(map(str, CHANGER_FLOAT)),
+                                     "--coin-interval", str(CHANGER_COIN_MS)], socket_path, log_path)
+
+    def paid(self):
+        """What the changer has paid in all, and its tubes now ("95,93,89,20")."""
+        line = self.status()
+        match = re.match(r"^changer: tubes ([\d,]+), .* paid (\d+),", line)
+        if not match:
+            raise SystemExit(f"powercut: mdb-sim's status does not say what the changer paid: {line}")
+        return Decimal(match.group(2)), match.group(1)
+
+    def refill(self, tubes):
+        """Fills the tubes of small coins that run low back to their float (a technician's
+        round; vendd sees it in its next TUBE STATUS). Returns the coins loaded."""
+        loaded = 0
+        for coin_type, count in enumerate(int(count) for count in tubes.split(",")[:3]):
+            if count < CHANGER_REFILL_BELOW:
+                self.send(f"fill {coin_type} {CHANGER_FLOAT[coin_type] - count}")
+                loaded += CHANGER_FLOAT[coin_type] - count
+        return loaded
 
 
 class Boot:
@@ -98,30 +202,49 @@ class Boot:
         self.number = number
         self.books = None            # the status JSON after restore
         self.accepted_at_books = []  # the simulator's accepted coins at that moment
+        self.hopper_left = None      # coins left in the hopper then
+        self.changer_paid = None     # what the changer had paid in all then
+        self.tubes = None
+        self.tube_refill = 0         # coins loaded into the tubes by hand then
         self.resolved = []           # vend numbers vendd resolved as in flight at start
+        self.payouts_resolved = []   # payouts vendd resolved as in flight at start: their log fields
         self.store_notes = []
         self.startup_pulses = []     # relay-on seen before the stream: must never happen
         self.stream_pulses = []
         self.vends_started = []      # vend numbers from `vendctl watch`
+        self.payouts_started = []    # payout numbers from `vendctl watch`
+        self.payouts_ended = []
         self.coins_shown = 0         # coins `vendctl watch` showed credited
         self.errors = []
         self.streaming = False
         self.stream_started = None
         self.cut_after = None
+        self.aim = None              # where the cut was aimed: a key of AIMS
+        self.hopper_loses_power = False
         self.done = False
         self.qemu_status = None
+
+    def devices_paid(self):
+        return self.changer_paid + (HOPPER_COINS - self.hopper_left) * HOPPER_COIN
+
+    def cut_mid_payout(self):
+        """The watch showed a payout started and not ended when the power went."""
+        return bool(self.payouts_started) and self.payouts_started[-1] not in self.payouts_ended
 
 
 def amount(text):
     return Decimal(text)
 
 
-def run_boot(args, number, stream, sim, console, rng):
+def run_boot(args, number, stream, coins, changer, console, rng):
     boot = Boot(number)
     command = ["qemu-system-x86_64", "-accel", "tcg", "-m", "512", "-smp", "2",
                "-kernel", args.kernel, "-initrd", args.initrd,
                "-append", f"console=ttyS0 quiet panic=-1 pc.stream={1 if stream else 0}",
-               "-nographic", "-no-reboot", "-serial", "mon:stdio", "-serial", f"unix:{args.socket}",
+               "-nographic", "-no-reboot", "-serial", "mon:stdio", "-serial", f"unix:{args.coin_socket}",
+               # The MDB UART as run.sh wires it for the scenarios: COM3 on IRQ 5, reconnecting.
+               "-chardev", f"socket,id=mdb,path={args.mdb_socket},reconnect=1",
+               "-device", "isa-serial,chardev=mdb,index=2,irq=5",
                # cache=writeback (qemu's default): the guest sees a disk with a volatile write
                # cache and must flush; what qemu has written survives it in the host's page cache.
                "-drive", f"file={args.image},format=raw,if=virtio,cache=writeback"]
@@ -136,17 +259,22 @@ def run_boot(args, number, stream, sim, console, rng):
     threading.Thread(target=read, daemon=True).start()
     started = time.monotonic()
     deadline = None
+    aimed_at = None  # for a cut aimed at an event: where in it (0 to 1)
     killed = False
     vend = re.compile(r"^vend#(\d+) started")
+    payout = re.compile(r"^payout#(\d+)")
     resolved = re.compile(r"vend#(\d+) at slot \S+ was in flight")
     while True:
         now = time.monotonic()
         if deadline is not None and not killed and now >= deadline:
-            qemu.send_signal(signal.SIGKILL)  # the power cut
+            qemu.kill()  # the power cut
+            qemu.wait()
             killed = True
             boot.cut_after = now - boot.stream_started
+            if boot.hopper_loses_power:
+                coins.send("hopper-power-cut")
         if not killed and now - started > BOOT_TIMEOUT:
-            qemu.send_signal(signal.SIGKILL)
+            qemu.kill()
             killed = True
             boot.errors.append(f"boot {number} did not finish within {BOOT_TIMEOUT:.0f} s")
         wait = 0.5 if deadline is None or killed else max(0.0, min(0.5, deadline - now))
@@ -160,7 +288,7 @@ def run_boot(args, number, stream, sim, console, rng):
         if args.verbose:
             print(f"  {line}", file=sys.stderr)
         if line.startswith("HIL-HOST: "):
-            sim.send(line[len("HIL-HOST: "):])
+            coins.send(line[len("HIL-HOST: "):])
         elif line.startswith("OBS relay-on ") and len(line.split()) >= 3:
             (boot.stream_pulses if boot.streaming else boot.startup_pulses).append(line.split()[2])
         elif line.startswith("EVT "):
@@ -168,13 +296,29 @@ def run_boot(args, number, stream, sim, console, rng):
                 event = json.loads(line[4:])
             except json.JSONDecodeError:
                 continue  # a line cut short by the power cut
-            boot.coins_shown += event.get("kind") == "coin"
-            match = vend.match(event.get("text", "")) if event.get("kind") == "vend-started" else None
+            kind, text = event.get("kind"), event.get("text", "")
+            if aimed_at is not None and kind == f"{boot.aim}-started":
+                paying = re.search(r"paying ([\d,]+)", text) if kind == "payout-started" else None
+                length = payout_length(int(paying.group(1).replace(",", ""))) if paying else VEND_AIM
+                deadline = min(deadline, time.monotonic() + aimed_at * length)
+                aimed_at = None
+            boot.coins_shown += kind == "coin"
+            match = vend.match(text) if kind == "vend-started" else None
             if match:
                 boot.vends_started.append(int(match.group(1)))
+            match = payout.match(text) if kind in ("payout-started", "payout-ended") else None
+            if match:
+                (boot.payouts_started if kind == "payout-started" else boot.payouts_ended).append(int(match.group(1)))
         elif line.startswith("PC resolved "):
             match = resolved.search(line)
             boot.resolved.append(int(match.group(1)) if match else line)
+        elif line.startswith("PC payout-resolved "):
+            fields = dict(re.findall(r" ([A-Z]+)=(\S+)", line))
+            if not {"PAYOUT", "AMOUNT", "PAID", "UNKNOWN", "UNPAID"} <= fields.keys():
+                boot.errors.append(f"a payout resolution without its fields: {line}")
+                continue
+            boot.payouts_resolved.append({key: (int(value) if key == "PAYOUT" else amount(value))
+                                          for key, value in fields.items()})
         elif line.startswith("PC store "):
             boot.store_notes.append(line[len("PC store "):])
         elif line.startswith("PC books "):
@@ -183,12 +327,22 @@ def run_boot(args, number, stream, sim, console, rng):
             except (json.JSONDecodeError, KeyError):
                 boot.errors.append(f"unreadable books: {line}")
                 continue
-            # Nothing the guest asks for reaches the simulator before this line is handled.
-            boot.accepted_at_books = sim.settled()
+            # The simulators' own records, before anything the guest asks for next is handled:
+            # the next coin is a console line behind this one, and the payout in flight at the
+            # cut is settled (vendd reset the changer, stopped the hopper and judged it).
+            boot.accepted_at_books, boot.hopper_left = coins.settled()
+            boot.changer_paid, boot.tubes = changer.paid()
+            boot.tube_refill = changer.refill(boot.tubes)
         elif line == "PC stream-start":
             boot.streaming = True
             boot.stream_started = time.monotonic()
-            deadline = boot.stream_started + rng.uniform(args.min_cut, args.max_cut)
+            boot.aim = rng.choices(list(AIMS), weights=list(AIMS.values()))[0]
+            anywhere, within = rng.uniform(args.min_cut, args.max_cut), rng.random()
+            boot.hopper_loses_power = rng.random() < HOPPER_POWER_LOSS
+            if boot.aim == "any":
+                deadline = boot.stream_started + anywhere
+            else:
+                deadline, aimed_at = boot.stream_started + AIM_TIMEOUT, within
         elif line == "PC done":
             boot.done = True
         elif line.startswith("PC error"):
@@ -214,17 +368,67 @@ def vends_in(books):
     return books["itemsSold"] + books["failedVends"] + books["unknownOutcomes"]
 
 
-def reconcile(before, after, fsck_status, fsck_output, seen_vends, tally):
+def booked_payouts(boot):
+    """What the books say the devices paid (change and refunds: with `payout: change` every
+    payout is the devices'), and what they hold unknown."""
+    books = boot.books["books"]
+    return amount(books["changePaid"]) + amount(books["refunds"]), amount(books["unknownPayouts"])
+
+
+def check_payouts(before, after, seen_payouts, problems):
+    """Payout truth against the devices' own totals over the cut boot's stream and the restart
+    (no payout was in flight when `before`'s books were read): every payout booked paid was paid
+    by a device, and whatever a device paid is booked paid or unknown (never back in credit,
+    never paid twice)."""
+    booked_before, unknown_before = booked_payouts(before)
+    booked_after, unknown_after = booked_payouts(after)
+    booked, unknown = booked_after - booked_before, unknown_after - unknown_before
+    paid = after.devices_paid() - before.devices_paid()
+    hopper = before.hopper_left - after.hopper_left
+    devices = f"the changer {after.changer_paid - before.changer_paid}, the hopper {hopper} × {HOPPER_COIN}"
+    if paid < booked:
+        problems.append(f"since the last start the books hold {booked} more paid (change and refunds), the devices "
+                        f"paid only {paid} ({devices}): {booked - paid} booked paid that no device paid")
+    elif paid > booked + unknown:
+        problems.append(f"since the last start the devices paid {paid} ({devices}), the books hold {booked} more paid "
+                        f"and {unknown} more unknown: {paid - booked - unknown} left the machine unaccounted for "
+                        f"(back in credit, or paid twice)")
+    status = after.books
+    if "payoutInProgress" in status:
+        problems.append(f"a payout is still in flight after start-up: {status['payoutInProgress']}")
+    for resolution in after.payouts_resolved:
+        number = resolution["PAYOUT"]
+        if number in before.payouts_ended:
+            problems.append(f"payout#{number} was resolved at start as in flight, but it had ended (watch)")
+        if before.payouts_started and number < before.payouts_started[-1]:
+            problems.append(f"payout#{number} was resolved at start as in flight, but payout#"
+                            f"{before.payouts_started[-1]} had started after it")
+        if resolution["PAID"] + resolution["UNKNOWN"] + resolution["UNPAID"] != resolution["AMOUNT"]:
+            problems.append(f"payout#{number}'s resolution does not add up: paid {resolution['PAID']} + unknown "
+                            f"{resolution['UNKNOWN']} + back to credit {resolution['UNPAID']} != {resolution['AMOUNT']}")
+    if len(after.payouts_resolved) > 1:
+        problems.append(f"{len(after.payouts_resolved)} payouts resolved at one start: payouts run one at a time")
+    for number in before.payouts_started:
+        if number in seen_payouts:
+            problems.append(f"payout#{number} was started in two boots")
+        seen_payouts.add(number)
+    return paid, booked, unknown
+
+
+def reconcile(before, after, fsck_status, fsck_output, seen_vends, seen_payouts, tally):
     """The checks for one cut: `before` is the boot that was cut, `after` the one that restored.
     Returns (problems, double_vends, summary); adds what the cut exercised to `tally`."""
     problems, doubles = [], 0
     status = after.books
     books = status["books"]
     coins_in = amount(books["coinsIn"])
-    balance = amount(books["sales"]) + amount(books["refunds"]) + amount(status["credit"])
-    if coins_in != balance:
-        problems.append(f"books do not balance: coinsIn {coins_in} != sales {books['sales']} + refunds "
-                        f"{books['refunds']} + credit {status['credit']}")
+    money_in = coins_in + amount(books["billsIn"])
+    balance = (amount(books["sales"]) + amount(books["changePaid"]) + amount(books["refunds"])
+               + amount(books["unknownPayouts"]) + amount(status["credit"]))
+    if money_in != balance:
+        problems.append(f"books do not balance: coinsIn {coins_in} + billsIn {books['billsIn']} != sales "
+                        f"{books['sales']} + changePaid {books['changePaid']} + refunds {books['refunds']} + "
+                        f"unknownPayouts {books['unknownPayouts']} + credit {status['credit']}")
     if "vendInProgress" in status:
         problems.append(f"a vend is still in flight after start-up: {status['vendInProgress']}")
     accepted = after.accepted_at_books
@@ -264,6 +468,7 @@ def reconcile(before, after, fsck_status, fsck_output, seen_vends, tally):
     for number in after.resolved:
         if number != last:
             problems.append(f"vendd resolved {number!r} as in flight, but the last vend is vend#{last}")
+    devices_paid, booked_paid, booked_unknown = check_payouts(before, after, seen_payouts, problems)
     if fsck_status > 1:
         problems.append(f"e2fsck could not repair the file system (exit {fsck_status})")
 
@@ -271,17 +476,36 @@ def reconcile(before, after, fsck_status, fsck_output, seen_vends, tally):
     # Coins the cut boot never showed credited: still in the acceptor's buffer at the cut (or
     # journaled but their watch line lost with the power); either way credited only now.
     late = max(0, new_coins - before.coins_shown)
+    mid_payout = before.cut_mid_payout() or bool(after.payouts_resolved)
     tally["resolved"] += len(after.resolved)
     tally["intent-before-relay"] += intents == pulses + 1
     tally["late coins"] += late
     tally["journal replays"] += "recovering journal" in fsck_output
     torn = sum("incomplete last record" in note for note in after.store_notes)
     tally["torn records"] += torn
+    tally["payouts"] += len(before.payouts_started)
+    tally["cuts mid-payout"] += mid_payout
+    tally["hopper power losses"] += before.hopper_loses_power
+    tally[f"aimed {before.aim}"] += 1
+    tally["tube refills"] += after.tube_refill > 0
+    for resolution in after.payouts_resolved:
+        tally["payouts resolved"] += 1
+        for key in ("PAID", "UNKNOWN", "UNPAID"):
+            tally[f"resolved {key}"] += resolution[key]
     resolved = "interrupted vend resolved (refund-credit)" if after.resolved else "no vend in flight"
-    summary = (f"cut after {before.cut_after:.2f} s; coins accepted {new_coins} "
+    balanced = "books balanced" if money_in == balance else "BOOKS UNBALANCED"
+    aim = "at any instant" if before.aim == "any" else f"aimed at a {before.aim}"
+    summary = (f"cut after {before.cut_after:.2f} s ({aim}); coins accepted {new_coins} "
                f"({len(accepted)} in all, worth {expected}), coinsIn {coins_in}; "
-               f"relay pulses {pulses}, intents {intents}; {resolved}; "
-               f"{'books balanced' if coins_in == balance else 'BOOKS UNBALANCED'}")
+               f"relay pulses {pulses}, intents {intents}; {resolved}; payouts started {len(before.payouts_started)}")
+    for resolution in after.payouts_resolved:
+        summary += (f"; payout#{resolution['PAYOUT']} of {resolution['AMOUNT']} in flight, resolved: paid "
+                    f"{resolution['PAID']}, unknown {resolution['UNKNOWN']}, {resolution['UNPAID']} back to credit")
+    if before.cut_mid_payout() and not after.payouts_resolved:
+        summary += f"; cut as payout#{before.payouts_started[-1]} ended (its end durable, not yet shown)"
+    if before.hopper_loses_power:
+        summary += "; the hopper lost power too"
+    summary += f"; devices paid {devices_paid}, booked {booked_paid} + unknown {booked_unknown}; {balanced}"
     if late:
         summary += f"; {late} coin(s) not shown credited before the cut"
     if intents == pulses + 1:
@@ -307,6 +531,7 @@ def main():
     parser.add_argument("--kernel", required=True)
     parser.add_argument("--initrd", required=True)
     parser.add_argument("--simulator", required=True, help="the cctalk-sim binary")
+    parser.add_argument("--mdb-simulator", required=True, help="the mdb-sim binary")
     parser.add_argument("--state", required=True, help="the prepared state directory for the image")
     parser.add_argument("--work", required=True, help="a scratch directory")
     parser.add_argument("--seed", type=int, default=int(os.environ.get("VENDD_POWERCUT_SEED", "0")) or None)
@@ -316,36 +541,42 @@ def main():
     args = parser.parse_args()
     args.seed = args.seed or random.SystemRandom().randrange(1, 2**31)
     args.image = os.path.join(args.work, "state.ext4")
-    args.socket = os.path.join(args.work, "coin.sock")
+    args.coin_socket = os.path.join(args.work, "coin.sock")
+    args.mdb_socket = os.path.join(args.work, "mdb.sock")
     rng = random.Random(args.seed)
     console_path = os.path.join(args.work, "powercut-console.log")
     keep = os.environ.get("VENDD_POWERCUT_KEEP")  # a directory: the console and simulator logs go there
-    say(f"powercut: {args.cuts} cuts, seed {args.seed} (VENDD_POWERCUT_SEED={args.seed} repeats the cut instants)")
+    say(f"powercut: {args.cuts} cuts, seed {args.seed} (VENDD_POWERCUT_SEED={args.seed} repeats its draws)")
 
     try:
         return run(args, rng, console_path)
     finally:
         if keep:
             os.makedirs(keep, exist_ok=True)
-            for name in ("powercut-console.log", "cctalk-sim.log"):
+            for name in ("powercut-console.log", "cctalk-sim.log", "mdb-sim.log"):
                 if os.path.exists(os.path.join(args.work, name)):
                     subprocess.run(["cp", os.path.join(args.work, name), keep])
 
 
 def run(args, rng, console_path):
     make_image(args)
-    sim = Simulator(args.simulator, args.socket, os.path.join(args.work, "cctalk-sim.log"))
+    coins = CoinSimulator(args.simulator, args.coin_socket, os.path.join(args.work, "cctalk-sim.log"))
+    changer = ChangerSimulator(args.mdb_simulator, args.mdb_socket, os.path.join(args.work, "mdb-sim.log"))
     failures = doubles = 0
-    seen_vends = set()
-    tally = dict.fromkeys(["resolved", "intent-before-relay", "late coins", "journal replays", "torn records"], 0)
+    seen_vends, seen_payouts = set(), set()
+    tally = dict.fromkeys(["resolved", "intent-before-relay", "late coins", "journal replays", "torn records",
+                           "payouts", "cuts mid-payout", "hopper power losses", "payouts resolved",
+                           "tube refills"] + [f"aimed {aim}" for aim in AIMS], 0)
+    tally.update(dict.fromkeys(["resolved PAID", "resolved UNKNOWN", "resolved UNPAID"], Decimal(0)))
     started = time.monotonic()
     with open(console_path, "w", buffering=1) as console:
-        previous = run_boot(args, 0, args.cuts > 0, sim, console, rng)
+        previous = run_boot(args, 0, args.cuts > 0, coins, changer, console, rng)
         fatal = previous.errors or previous.books is None
         if not fatal:
             books = previous.books["books"]
-            if amount(books["coinsIn"]) != 0 or previous.startup_pulses:
-                previous.errors.append(f"the first boot's state is not the prepared one: {previous.books}")
+            if amount(books["coinsIn"]) != 0 or previous.startup_pulses or previous.devices_paid() != 0:
+                previous.errors.append(f"the first boot's state is not the prepared one: {previous.books}; "
+                                       f"the changer paid {previous.changer_paid}, the hopper holds {previous.hopper_left}")
                 fatal = True
         cut = reconciled = 0
         while not fatal and cut < args.cuts:
@@ -354,14 +585,15 @@ def run(args, rng, console_path):
             fsck_status, fsck_output = fsck(args.image)
             if fsck_status > 1:
                 say(f"powercut: e2fsck after cut {cut}: {fsck_output}")
-            boot = run_boot(args, cut, cut < args.cuts, sim, console, rng)
+            boot = run_boot(args, cut, cut < args.cuts, coins, changer, console, rng)
             if boot.books is None:
                 failures += 1
                 say(f"POWERCUT {cut}: FAIL: the guest did not report its books after the cut: "
                     f"{'; '.join(boot.errors) or 'no reason given'}")
                 fatal = True
                 break
-            problems, double, summary = reconcile(previous, boot, fsck_status, fsck_output, seen_vends, tally)
+            problems, double, summary = reconcile(previous, boot, fsck_status, fsck_output, seen_vends,
+                                                  seen_payouts, tally)
             doubles += double
             reconciled += 1
             took = time.monotonic() - cut_started  # fsck, boot, restore, and the next stream
@@ -377,7 +609,8 @@ def run(args, rng, console_path):
                 say(f"POWERCUT {cut}: FAIL: {'; '.join(boot.errors)}")
                 fatal = True
             previous = boot
-    sim.send("quit")
+    coins.send("quit")
+    changer.send("quit")
     elapsed = time.monotonic() - started
     if fatal:
         failures += 1
@@ -390,12 +623,23 @@ def run(args, rng, console_path):
     done = reconciled
     say(f"powercut: exercised: {tally['resolved']} interrupted vends resolved at start, "
         f"{tally['intent-before-relay']} cuts between an intent and its relay, "
-        f"{tally['late coins']} coins credited only after the cut, {sim.returned} coins returned "
+        f"{tally['late coins']} coins credited only after the cut, {coins.returned} coins returned "
         f"(acceptor inhibited), {tally['torn records']} torn journal records, "
-        f"{tally['journal replays']} ext4 journal replays by e2fsck")
+        f"{tally['journal replays']} ext4 journal replays by e2fsck; cuts aimed at any instant "
+        f"{tally['aimed any']}, at a payout {tally['aimed payout']}, at a vend {tally['aimed vend']}")
+    if previous.books is not None:
+        books = previous.books["books"]
+        say(f"powercut: payouts: {tally['payouts']} started, {tally['cuts mid-payout']} cuts during one, "
+            f"{tally['payouts resolved']} resolved at start from the devices (paid {tally['resolved PAID']}, "
+            f"unknown {tally['resolved UNKNOWN']}, {tally['resolved UNPAID']} back to credit), "
+            f"{tally['hopper power losses']} cuts with the hopper's power; the devices paid "
+            f"{previous.devices_paid()} (changer {previous.changer_paid}, hopper "
+            f"{HOPPER_COINS - previous.hopper_left} × {HOPPER_COIN}), the books {amount(books['changePaid'])} "
+            f"change + {amount(books['refunds'])} refunds + {amount(books['unknownPayouts'])} unknown; "
+            f"tubes {previous.tubes} at the end, refilled {tally['tube refills']} times")
     mean = elapsed / max(done, 1)
-    say(f"powercut: {done} cuts, {failures} reconciliation failures, {doubles} double vends, "
-        f"mean {mean:.1f} s per cut (seed {args.seed})")
+    say(f"powercut: {done} cuts ({tally['cuts mid-payout']} during a payout), {failures} reconciliation failures, "
+        f"{doubles} double vends, mean {mean:.1f} s per cut (seed {args.seed})")
     return 1 if failures or doubles or done < args.cuts else 0
 
 

@@ -8,7 +8,8 @@
 #   --bench        instead of the scenarios, measure button edge -> relay active latency for
 #                  vendd (release build) and for a minimal C program on libgpiod (500 presses each)
 #   --powercut N   instead of the scenarios, N power cuts: the state on ext4 on a virtio disk,
-#                  qemu killed at random instants of a transaction stream (scripts/hil/powercut.py)
+#                  qemu killed at random instants of a transaction stream whose change a ccTalk
+#                  hopper and an MDB changer pay, slowly (scripts/hil/powercut.py)
 # Exits 0 only when every scenario printed PASS (or the benchmark finished, or every cut reconciled).
 #
 # Environment: VENDD_HIL_BOOT_TIMEOUT (seconds, default 600).
@@ -144,6 +145,25 @@ mdb:
       - { type: 3, value: 50000 }
 MDB
 } >"$root/etc/vendd/hil-mdb.yaml"
+# The power cuts' machine: the ccTalk acceptor and a hopper of 500s on its bus (cctalk-sim
+# --hopper 3:…), and an MDB changer on the third UART (mdb-sim, no bill validator), paying change
+# after every sale: the hopper the 500s of it, the changer the rest.
+{
+    sed 's/^machine:$/machine:\n  payout: change/' "$root/etc/vendd/hil-coin.yaml"
+    cat <<'PAYOUT'
+payout_devices:
+  - { type: cctalk-hopper, coin: 500, address: 3 }
+mdb:
+  port: /dev/ttyS2
+  currency_code: 410
+  changer:
+    coins:
+      - { type: 0, value: 10 }
+      - { type: 1, value: 50 }
+      - { type: 2, value: 100 }
+      - { type: 3, value: 500 }
+PAYOUT
+} >"$root/etc/vendd/hil-powercut.yaml"
 cp "$SCRIPT_DIR/guest/scenarios.sh" "$SCRIPT_DIR/guest/powercut.sh" "$root/"
 cat >"$root/init" <<INIT
 #!/bin/busybox sh
@@ -170,10 +190,12 @@ chmod 755 "$root/init"
 hil_log "initramfs: $(du -m "$work/initramfs.cpio" | cut -f1) MiB; booting $kernel"
 
 if [[ "$mode" == powercut ]]; then
-    # One boot per cut, each with its own qemu; the script runs cctalk-sim for the whole series.
+    # One boot per cut, each with its own qemu; the script runs cctalk-sim (acceptor and hopper)
+    # and mdb-sim (changer) for the whole series.
     status=0
     python3 "$SCRIPT_DIR/powercut.py" --cuts "$cuts" --kernel "$kernel" --initrd "$work/initramfs.cpio" \
-        --simulator "$bin/cctalk-sim" --state "$root/prepared/nocredit" --work "$work" || status=$?
+        --simulator "$bin/cctalk-sim" --mdb-simulator "$bin/mdb-sim" --state "$root/prepared/nocredit" \
+        --work "$work" || status=$?
     exit "$status"
 fi
 

@@ -1,19 +1,27 @@
 # shellcheck shell=sh disable=SC3028  # busybox ash has $RANDOM
 # The power-cut test's guest side (host side: scripts/hil/powercut.py), sourced by /init after
 # scenarios.sh (make_chip, pull, value, books). One boot = reconcile the previous cut, then run a
-# transaction stream until the host kills qemu (the power cut). Everything the host needs is
-# printed on the console as it happens, so it survives the cut:
-#   OBS relay-on|relay-off ...   every relay change (hiltool monitor, started before vendd)
-#   PC resolved <log line>       vendd resolving a vend that was in flight (unknown_outcome)
-#   PC store <log line>          what vendd's store repaired at restore (a torn last record…)
-#   PC books <status JSON>       the books once vendd has restored its state and polled the acceptor
-#   PC stream-start              from here on the host may cut at any instant
-#   EVT <event JSON>             `vendctl --json watch`: which vends were started
-#   HIL-HOST: coin P             a coin the host inserts into cctalk-sim (ttyS1)
+# transaction stream until the host kills qemu (the power cut). The machine gives change: a ccTalk
+# hopper of 500s on the acceptor's bus (/dev/ttyS1) pays the 500s of it, an MDB changer (mdb-sim,
+# /dev/ttyS2) the rest, both slowly, so that many cuts land while they pay. Everything the host
+# needs is printed on the console as it happens, so it survives the cut:
+#   OBS relay-on|relay-off ...    every relay change (hiltool monitor, started before vendd)
+#   PC resolved <log line>        vendd resolving a vend that was in flight (unknown_outcome)
+#   PC payout-resolved <log line> vendd resolving a payout that was in flight, from the devices
+#   PC store <log line>           what vendd's store repaired at restore (a torn last record…)
+#   PC books <status JSON>        the books once vendd has restored its state, polled the
+#                                 acceptor and resolved any payout in flight
+#   PC stream-start               from here on the host may cut at any instant
+#   EVT <event JSON>              `vendctl --json watch`: vends and payouts started and ended
+#   HIL-HOST: coin P              a coin the host inserts into cctalk-sim (ttyS1)
+#   PC customer <choice>          what the customer chose (for an inquest)
+#   LOG <line>                    vendd's log since its start, once the stream starts (ditto)
 # The kernel command line says whether to run a stream after reconciling (pc.stream=1), or
 # to stop (the last boot, which only reconciles the last cut).
 
-PC_CONFIG=/etc/vendd/hil-coin.yaml
+PC_CONFIG=/etc/vendd/hil-powercut.yaml
+# Payout starts and ends seen by the watch, for the stream to know when the change is out.
+PC_PAYOUTS=/tmp/payouts
 
 pc_fail() {
     echo "PC error: $*"
@@ -32,6 +40,14 @@ pc_wait_log() {
     done
 }
 
+# pc_paying: vendd has a payout in flight (held, neither credit nor paid).
+pc_paying() { vendctl --json status | grep -q '"payoutInProgress"'; }
+
+# pc_change_out: every payout the watch showed started has ended.
+pc_change_out() {
+    [ "$(grep -c payout-started "$PC_PAYOUTS")" = "$(grep -c payout-ended "$PC_PAYOUTS")" ]
+}
+
 # pc_press SLOT_BUTTON RELAY DROP: one customer: press, and if the relay moves, maybe a drop.
 pc_press() {
     hiltool press "$(pull "$1")"
@@ -43,37 +59,55 @@ pc_press() {
         fi
         hiltool wait "$(value "$2")" 0 1500 >/dev/null
     else
-        hiltool release "$(pull "$1")"   # not enough credit, a vend in progress, or no stock
+        hiltool release "$(pull "$1")"   # not enough credit, a vend or payout in progress, or no stock
     fi
 }
 
-# The stream: coins (mostly 500, some smaller), then a customer at a random slot: A1 with a
-# drop (sale confirmed), A1 without (vend failed, credit kept), A2 or A3 (no sensor: sold).
-# At most two coins per round, and a round lasts longer than a poll, so the acceptor's
-# 5-event buffer never overflows. Runs until the power is cut.
+pc_coin() {
+    echo "HIL-HOST: coin $1"
+    sleep 0.1
+}
+
+# The stream, one customer after another, each once the last one's change is out (coins are
+# refused while a payout runs). Below 1,500원 of credit (what an interrupted payout gave back),
+# two 500s for the price and most often a third; then one or two smaller coins, to be given back
+# (the hopper pays the 500s of the change, the changer the rest). Then a slot: A1 with a drop
+# (sale confirmed), A1 without (vend failed, credit kept for the next customer), A2 or A3 (no
+# sensor: sold); after a sale the change is paid. Or coin return: the whole credit is refunded
+# through the same devices. At most five coins per customer, 0.1 s apart, and the acceptor is
+# polled every 200 ms, so its 5-event buffer never overflows. Runs until the power is cut.
 pc_stream() {
     while :; do
-        coins=$((RANDOM % 3))
-        while [ "$coins" -gt 0 ]; do
+        tries=0
+        until pc_change_out || [ $tries -ge 150 ]; do tries=$((tries + 1)); sleep 0.1; done
+        credit=$(books credit)
+        if [ "${credit:-0}" -lt 1500 ]; then
+            pc_coin 4; pc_coin 4
+            [ $((RANDOM % 10)) -lt 7 ] && pc_coin 4
+        fi
+        small=$((1 + RANDOM % 2))
+        while [ "$small" -gt 0 ]; do
             pick=$((RANDOM % 10))
-            if [ $pick -lt 6 ]; then position=4; elif [ $pick -lt 8 ]; then position=3
-            elif [ $pick -lt 9 ]; then position=2; else position=1; fi
-            echo "HIL-HOST: coin $position"
-            coins=$((coins - 1))
-            sleep 0.1
+            if [ $pick -lt 7 ]; then pc_coin 3; elif [ $pick -lt 9 ]; then pc_coin 2; else pc_coin 1; fi
+            small=$((small - 1))
         done
-        case $((RANDOM % 4)) in
-        0) pc_press 0 1 drop ;;
-        1) pc_press 0 1 nodrop ;;
-        2) pc_press 2 3 nodrop ;;
-        3) pc_press 5 6 nodrop ;;
+        sleep 0.3   # a poll or two: the coins are credited before the choice
+        case $((RANDOM % 8)) in
+        0 | 1) echo "PC customer A1, drop"; pc_press 0 1 drop ;;
+        2) echo "PC customer A1, no drop"; pc_press 0 1 nodrop ;;
+        3 | 4) echo "PC customer A2"; pc_press 2 3 nodrop ;;
+        5 | 6) echo "PC customer A3"; pc_press 5 6 nodrop ;;
+        7) echo "PC customer coin return"; vendctl coin-return >/dev/null 2>&1 ;;
         esac
+        sleep 0.5   # the sale, then its payout, reach the watch
         [ $((RANDOM % 8)) = 0 ] && vendctl restock all >/dev/null 2>&1
     done
 }
 
 run_powercut() {
     make_chip
+    # qemu wires the MDB UART to IRQ 5 (see run.sh); the kernel's legacy table says 4.
+    hiltool uart-irq /dev/ttyS2 5 || pc_fail "cannot set the IRQ of /dev/ttyS2"
     # The witness starts before vendd: a relay moved at start-up (a vend pulsed twice) is seen.
     hiltool monitor A1="$(value 1)" A2="$(value 3)" A3="$(value 6)" &
     mkdir -p "$STATE" /run/vendd
@@ -89,8 +123,17 @@ run_powercut() {
     done
     # "ready" is logged after the first poll: the coins still in the acceptor's buffer are credited.
     pc_wait_log "ccTalk acceptor ready" 300 || pc_fail "the acceptor on /dev/ttyS1 never became ready"
+    pc_wait_log "coin changer (08h) ready" 300 || pc_fail "the MDB changer on /dev/ttyS2 never became ready"
+    # A payout in flight at the cut is resolved once the changer has read its tubes (vendd waits
+    # up to 30 s for them); the books are read after that.
+    tries=0
+    while pc_paying; do
+        tries=$((tries + 1)); [ $tries -gt 400 ] && pc_fail "a payout is still in flight 40 s after the start"
+        sleep 0.1
+    done
     sleep 0.5
-    grep -F "was in flight when vendd stopped" /tmp/vendd.log | sed 's/^/PC resolved /'
+    grep -F "was in flight when vendd stopped; resolving" /tmp/vendd.log | sed 's/^/PC resolved /'
+    grep -F "was in flight when vendd stopped; the payout devices report" /tmp/vendd.log | sed 's/^/PC payout-resolved /'
     grep -F ": state: " /tmp/vendd.log | sed 's/^/PC store /'
     echo "PC books $(vendctl --json status)"
     if ! grep -q 'pc.stream=1' /proc/cmdline; then
@@ -100,7 +143,13 @@ run_powercut() {
         poweroff -f
     fi
     vendctl restock all >/dev/null 2>&1
-    vendctl --json watch | while IFS= read -r event; do echo "EVT $event"; done &
+    : >"$PC_PAYOUTS"
+    vendctl --json watch | while IFS= read -r event; do
+        echo "EVT $event"
+        case "$event" in *'"kind":"payout-started"'* | *'"kind":"payout-ended"'*) echo "$event" >>"$PC_PAYOUTS" ;; esac
+    done &
+    # vendd's log, from its start, for the console that VENDD_POWERCUT_KEEP keeps.
+    tail -n +1 -f /tmp/vendd.log | sed 's/^/LOG /' &
     sleep 0.3   # the watch connects before the first customer
     echo "PC stream-start"
     pc_stream
