@@ -38,7 +38,9 @@ let package = Package(
         // The serial payment devices' drivers and their threads, behind VendHardware's protocols:
         // ccTalk acceptors and hoppers, the one-byte-per-coin acceptor, the MDB master with its
         // changer and bill validator (as VendGPIO is the GPIO backend).
-        .target(name: "VendDrivers", dependencies: ["VendHardware", "VendSettings", "VendingCore", "CcTalk", "MDB", "VendSerial", "VendPOSIX", "VendTime"]),
+        .target(
+            name: "VendDrivers",
+            dependencies: ["VendHardware", "VendSettings", "VendingCore", "CcTalk", "MDB", "VendSerial", "VendPOSIX", "VendTime"]),
         // The injected clock: real time in the daemon, manual time that tests advance.
         .target(name: "VendTime", dependencies: ["VendPOSIX"]),
         // libgpiod as installed (v1 1.6.x or v2 2.x), found through pkg-config, so that
@@ -78,39 +80,52 @@ let package = Package(
         // The fleet's messages and topic tree, shared by vendd and vendfleet. Pure.
         .target(name: "VendTelemetry"),
         // The shell: config → drivers → core, persistence, control socket, systemd, journald, signals.
-        .target(name: "VendDaemon", dependencies: [
-            "VendingCore", "VendConfig", "VendSettings", "VendHardware", "VendDrivers", "VendGPIO", "VendStore", "VendControl", "VendPOSIX", "VendTime",
-            "VendMQTT", "VendTelemetry", "VendDEX",
-            .product(name: "Logging", package: "swift-log"),
-        ]),
+        .target(
+            name: "VendDaemon",
+            dependencies: [
+                "VendingCore", "VendConfig", "VendSettings", "VendHardware", "VendDrivers", "VendGPIO", "VendStore", "VendControl", "VendPOSIX",
+                "VendTime",
+                "VendMQTT", "VendTelemetry", "VendDEX",
+                .product(name: "Logging", package: "swift-log"),
+            ]),
         // The daemon's executable: argument parsing and wiring only.
-        .executableTarget(name: "vendd", dependencies: [
-            "VendConfig", "VendDaemon", "VendControl", "VendPOSIX",
-            .product(name: "ArgumentParser", package: "swift-argument-parser"),
-        ]),
+        .executableTarget(
+            name: "vendd",
+            dependencies: [
+                "VendConfig", "VendDaemon", "VendControl", "VendPOSIX",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]),
         // The technician's tool.
-        .executableTarget(name: "vendctl", dependencies: [
-            "VendControl", "VendPOSIX", "VendingCore", "VendText", "VendReports", "VendDEX",
-            .product(name: "ArgumentParser", package: "swift-argument-parser"),
-        ]),
+        .executableTarget(
+            name: "vendctl",
+            dependencies: [
+                "VendControl", "VendPOSIX", "VendingCore", "VendText", "VendReports", "VendDEX",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]),
         // What the customer sees, without I/O of its own: the machine as followed over the control
         // socket, the words for it (ko/en), the character LCD's frames and its HD44780/PCF8574 bytes.
         .target(name: "VendDisplay", dependencies: ["VendControl", "VendConfig", "VendingCore", "VendReports", "VendPOSIX"]),
         // The kiosk page and its server-sent events, served by Hummingbird on loopback by default.
-        .target(name: "VendKiosk", dependencies: [
-            "VendDisplay", "VendControl", "VendConfig",
-            .product(name: "Hummingbird", package: "hummingbird"),
-        ]),
+        .target(
+            name: "VendKiosk",
+            dependencies: [
+                "VendDisplay", "VendControl", "VendConfig",
+                .product(name: "Hummingbird", package: "hummingbird"),
+            ]),
         // The display process: follows vendd over the control socket; never touches money.
-        .executableTarget(name: "vendd-display", dependencies: [
-            "VendDisplay", "VendKiosk", "VendConfig", "VendControl", "VendPOSIX",
-            .product(name: "ArgumentParser", package: "swift-argument-parser"),
-        ]),
+        .executableTarget(
+            name: "vendd-display",
+            dependencies: [
+                "VendDisplay", "VendKiosk", "VendConfig", "VendControl", "VendPOSIX",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]),
         // The fleet console: subscribes to the broker and prints every machine.
-        .executableTarget(name: "vendfleet", dependencies: [
-            "VendMQTT", "VendTelemetry", "VendConfig", "VendText",
-            .product(name: "ArgumentParser", package: "swift-argument-parser"),
-        ]),
+        .executableTarget(
+            name: "vendfleet",
+            dependencies: [
+                "VendMQTT", "VendTelemetry", "VendConfig", "VendText",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]),
         .testTarget(name: "VendDisplayTests", dependencies: ["VendDisplay", "VendConfig", "VendControl", "VenddTestSupport"]),
         .testTarget(name: "VendingCoreTests", dependencies: ["VendingCore", "VenddTestSupport"]),
         // Paths and temporary directories shared by the test targets.
@@ -118,7 +133,12 @@ let package = Package(
         .testTarget(name: "VendConfigTests", dependencies: ["VendConfig", "VendingCore", "VenddTestSupport"]),
         .testTarget(name: "VendStoreTests", dependencies: ["VendStore"]),
         .testTarget(name: "VendYAMLTests", dependencies: ["VendYAML"]),
-        .testTarget(name: "VendHardwareTests", dependencies: ["VendHardware", "VendDrivers", "VendConfig", "VendTime", "VendingCore", "CcTalk", "CcTalkSimulator", "MDB", "MDBSimulator", "VendSettings", "VendSerial"]),
+        .testTarget(
+            name: "VendHardwareTests",
+            dependencies: [
+                "VendHardware", "VendDrivers", "VendConfig", "VendTime", "VendingCore", "CcTalk", "CcTalkSimulator", "MDB", "MDBSimulator",
+                "VendSettings", "VendSerial",
+            ]),
         .testTarget(name: "VendGPIOTests", dependencies: ["VendGPIO", "VendHardware", "VenddTestSupport"]),
         .testTarget(name: "CcTalkTests", dependencies: ["CcTalk"]),
         .testTarget(name: "MDBTests", dependencies: ["MDB", "MDBSimulator"]),
@@ -143,13 +163,17 @@ let package = Package(
         .executableTarget(name: "fuzz-cctalk", dependencies: ["FuzzSupport", "CcTalk"], path: "Tests/Fuzz/fuzz-cctalk"),
         .executableTarget(name: "fuzz-control", dependencies: ["FuzzSupport", "VendControl"], path: "Tests/Fuzz/fuzz-control"),
         .executableTarget(name: "fuzz-mdb", dependencies: ["FuzzSupport", "MDB"], path: "Tests/Fuzz/fuzz-mdb"),
-        .testTarget(name: "VendDaemonTests", dependencies: [
-            "VendTelemetry", "VendStore",
-            "VendDaemon", "VendControl", "VendConfig", "VendHardware", "VendPOSIX", "VendTime", "VendingCore", "VenddTestSupport",
-            .product(name: "Logging", package: "swift-log"),
-        ]),
+        .testTarget(
+            name: "VendDaemonTests",
+            dependencies: [
+                "VendTelemetry", "VendStore",
+                "VendDaemon", "VendControl", "VendConfig", "VendHardware", "VendPOSIX", "VendTime", "VendingCore", "VenddTestSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ]),
         // The real vendd and vendctl binaries, driven as a technician would.
-        .testTarget(name: "VenddProcessTests", dependencies: ["VendControl", "VendPOSIX", "VendingCore", "VenddTestSupport", "CcTalkSimulator", "MDBSimulator", "VendTelemetry"]),
+        .testTarget(
+            name: "VenddProcessTests",
+            dependencies: ["VendControl", "VendPOSIX", "VendingCore", "VenddTestSupport", "CcTalkSimulator", "MDBSimulator", "VendTelemetry"]),
     ],
     swiftLanguageModes: [.v6]
 )

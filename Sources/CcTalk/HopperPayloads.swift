@@ -60,14 +60,20 @@ public struct HopperTest: Sendable, Equatable {
     }
 
     private static let names: [[String?]] = [
-        ["absolute maximum current exceeded", "payout timeout", "motor reversed during last payout to clear a jam",
-         "opto fraud: path blocked during idle", "opto fraud: short-circuit during idle", "opto blocked permanently during payout",
-         "power-up detected", "payout disabled"],
-        ["opto fraud: short-circuit during payout", "single coin payout mode", "use other hopper for change",
-         "opto fraud: finger/slider mismatch", "motor reverse limit reached", "inductive coil fault", "NV memory checksum error",
-         "PIN number mechanism"],
-        ["power-down during payout", "unknown coin type paid", "PIN number incorrect", "incorrect cipher key",
-         "encryption enabled", nil, nil, nil],
+        [
+            "absolute maximum current exceeded", "payout timeout", "motor reversed during last payout to clear a jam",
+            "opto fraud: path blocked during idle", "opto fraud: short-circuit during idle", "opto blocked permanently during payout",
+            "power-up detected", "payout disabled",
+        ],
+        [
+            "opto fraud: short-circuit during payout", "single coin payout mode", "use other hopper for change",
+            "opto fraud: finger/slider mismatch", "motor reverse limit reached", "inductive coil fault", "NV memory checksum error",
+            "PIN number mechanism",
+        ],
+        [
+            "power-down during payout", "unknown coin type paid", "PIN number incorrect", "incorrect cipher key",
+            "encryption enabled", nil, nil, nil,
+        ],
     ]
 }
 
@@ -111,7 +117,8 @@ public struct HopperLevel: Sendable, Equatable {
 
     /// The status byte a hopper with the given sensors sends (a simulator's side).
     public init(lowSensor: Bool, belowLow: Bool, highSensor: Bool, atOrAboveHigh: Bool) {
-        status = (lowSensor ? 0x10 : 0) | (highSensor ? 0x20 : 0) | (lowSensor && belowLow ? 0x01 : 0)
+        status =
+            (lowSensor ? 0x10 : 0) | (highSensor ? 0x20 : 0) | (lowSensor && belowLow ? 0x01 : 0)
             | (highSensor && atOrAboveHigh ? 0x02 : 0)
     }
 }

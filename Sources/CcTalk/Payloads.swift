@@ -33,8 +33,10 @@ public enum Payload {
     /// nil when the device leaves it to its manual (0,0) or uses a hardware poll line (0,255).
     public static func pollingInterval(_ data: [UInt8]) -> Int? {
         guard data.count == 2, data[1] != 0 else { return nil }
-        let unitMilliseconds: [UInt8: Int] = [1: 1, 2: 10, 3: 1_000, 4: 60_000, 5: 3_600_000, 6: 86_400_000,
-                                               7: 604_800_000, 8: 2_592_000_000, 9: 31_536_000_000]
+        let unitMilliseconds: [UInt8: Int] = [
+            1: 1, 2: 10, 3: 1_000, 4: 60_000, 5: 3_600_000, 6: 86_400_000,
+            7: 604_800_000, 8: 2_592_000_000, 9: 31_536_000_000,
+        ]
         return unitMilliseconds[data[0]].map { $0 * Int(data[1]) }
     }
 }

@@ -41,8 +41,10 @@ public struct BillSetup: Sendable, Equatable {
     /// Credit per bill type 0–15 in units of the scaling factor: 0 unused, 255 a token.
     public let billCredits: [UInt8]
 
-    public init(level: UInt8, currency: MDBCurrencyCode, scalingFactor: UInt16, decimalPlaces: UInt8, stackerCapacity: UInt16,
-                highSecurityTypes: [Int], escrowCapable: Bool, billCredits: [UInt8]) {
+    public init(
+        level: UInt8, currency: MDBCurrencyCode, scalingFactor: UInt16, decimalPlaces: UInt8, stackerCapacity: UInt16,
+        highSecurityTypes: [Int], escrowCapable: Bool, billCredits: [UInt8]
+    ) {
         self.level = level
         self.currency = currency
         self.scalingFactor = scalingFactor
@@ -55,13 +57,16 @@ public struct BillSetup: Sendable, Equatable {
 
     public init(_ bytes: [UInt8]) throws(MDBDecodeError) {
         guard bytes.count >= 11, bytes.count <= 27 else { throw MDBDecodeError("bill validator SETUP answer is not 11-27 bytes", bytes) }
-        guard bytes[0] == 1 || bytes[0] == 2 else { throw MDBDecodeError("bill validator SETUP reports feature level \(bytes[0]), not 1 or 2", bytes) }
+        guard bytes[0] == 1 || bytes[0] == 2 else {
+            throw MDBDecodeError("bill validator SETUP reports feature level \(bytes[0]), not 1 or 2", bytes)
+        }
         let scaling = BigEndian.uint16(bytes, at: 3)
         guard scaling != 0 else { throw MDBDecodeError("bill validator SETUP has a bill scaling factor of 0", bytes) }
-        self.init(level: bytes[0], currency: MDBCurrencyCode(raw: BigEndian.uint16(bytes, at: 1)), scalingFactor: scaling,
-                  decimalPlaces: bytes[5], stackerCapacity: BigEndian.uint16(bytes, at: 6),
-                  highSecurityTypes: types(in: BigEndian.uint16(bytes, at: 8)), escrowCapable: bytes[10] == 0xFF,
-                  billCredits: Array(bytes[11...]))
+        self.init(
+            level: bytes[0], currency: MDBCurrencyCode(raw: BigEndian.uint16(bytes, at: 1)), scalingFactor: scaling,
+            decimalPlaces: bytes[5], stackerCapacity: BigEndian.uint16(bytes, at: 6),
+            highSecurityTypes: types(in: BigEndian.uint16(bytes, at: 8)), escrowCapable: bytes[10] == 0xFF,
+            billCredits: Array(bytes[11...]))
     }
 
     public var bytes: [UInt8] {

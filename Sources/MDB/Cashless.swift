@@ -35,9 +35,11 @@ public enum CashlessCommand: Sendable, Equatable {
         case .setupConfig(let level): return MDBBlock(peripheral: reader, command: 1, [0x00, level, 0x00, 0x00, 0x00])
         case .setupPrices(let maximum, let minimum, let currency):
             guard let currency else {
-                return MDBBlock(peripheral: reader, command: 1, [0x01] + BigEndian.bytes(UInt16(clamping: maximum)) + BigEndian.bytes(UInt16(clamping: minimum)))
+                return MDBBlock(
+                    peripheral: reader, command: 1, [0x01] + BigEndian.bytes(UInt16(clamping: maximum)) + BigEndian.bytes(UInt16(clamping: minimum)))
             }
-            return MDBBlock(peripheral: reader, command: 1, [0x01] + BigEndian.bytes32(maximum) + BigEndian.bytes32(minimum) + BigEndian.bytes(currency.raw))
+            return MDBBlock(
+                peripheral: reader, command: 1, [0x01] + BigEndian.bytes32(maximum) + BigEndian.bytes32(minimum) + BigEndian.bytes(currency.raw))
         case .poll: return MDBBlock(peripheral: reader, command: 2)
         case .vendRequest(let price, let item, let expanded):
             return MDBBlock(peripheral: reader, command: 3, [0x00] + money(price, expanded: expanded) + BigEndian.bytes(item))
@@ -46,16 +48,20 @@ public enum CashlessCommand: Sendable, Equatable {
         case .vendFailure: return MDBBlock(peripheral: reader, command: 3, [0x03])
         case .sessionComplete: return MDBBlock(peripheral: reader, command: 3, [0x04])
         case .cashSale(let price, let item, let currency):
-            guard let currency else { return MDBBlock(peripheral: reader, command: 3, [0x05] + money(price, expanded: false) + BigEndian.bytes(item)) }
-            return MDBBlock(peripheral: reader, command: 3, [0x05] + money(price, expanded: true) + BigEndian.bytes(item) + BigEndian.bytes(currency.raw))
+            guard let currency else {
+                return MDBBlock(peripheral: reader, command: 3, [0x05] + money(price, expanded: false) + BigEndian.bytes(item))
+            }
+            return MDBBlock(
+                peripheral: reader, command: 3, [0x05] + money(price, expanded: true) + BigEndian.bytes(item) + BigEndian.bytes(currency.raw))
         case .readerDisable: return MDBBlock(peripheral: reader, command: 4, [0x00])
         case .readerEnable: return MDBBlock(peripheral: reader, command: 4, [0x01])
         case .readerCancel: return MDBBlock(peripheral: reader, command: 4, [0x02])
         case .revalueRequest(let amount, let expanded): return MDBBlock(peripheral: reader, command: 5, [0x00] + money(amount, expanded: expanded))
         case .revalueLimitRequest: return MDBBlock(peripheral: reader, command: 5, [0x01])
         case .requestID(let manufacturer, let serialNumber, let model, let version):
-            let identity = PeripheralIdentification(manufacturer: manufacturer, serialNumber: serialNumber, model: model,
-                                                    softwareVersion: version, features: 0)
+            let identity = PeripheralIdentification(
+                manufacturer: manufacturer, serialNumber: serialNumber, model: model,
+                softwareVersion: version, features: 0)
             return MDBBlock(peripheral: reader, command: 7, [0x00] + identity.bytes(withFeatures: false))
         case .featureEnable(let features): return MDBBlock(peripheral: reader, command: 7, [0x04] + BigEndian.bytes32(features.rawValue))
         }
@@ -106,8 +112,10 @@ public struct ReaderConfig: Sendable, Equatable {
     public let maximumResponseTime: UInt8
     public let options: CashlessOptions
 
-    public init(level: UInt8, currency: MDBCurrencyCode, scaleFactor: UInt8, decimalPlaces: UInt8, maximumResponseTime: UInt8,
-                options: CashlessOptions) {
+    public init(
+        level: UInt8, currency: MDBCurrencyCode, scaleFactor: UInt8, decimalPlaces: UInt8, maximumResponseTime: UInt8,
+        options: CashlessOptions
+    ) {
         self.level = level
         self.currency = currency
         self.scaleFactor = scaleFactor
@@ -121,8 +129,9 @@ public struct ReaderConfig: Sendable, Equatable {
         let bytes = Array(bytes)
         guard (1...3).contains(bytes[0]) else { throw MDBDecodeError("READER CONFIG DATA reports level \(bytes[0]), not 1-3", bytes) }
         guard bytes[3] != 0 else { throw MDBDecodeError("READER CONFIG DATA has a scale factor of 0", bytes) }
-        self.init(level: bytes[0], currency: MDBCurrencyCode(raw: BigEndian.uint16(bytes, at: 1)), scaleFactor: bytes[3],
-                  decimalPlaces: bytes[4], maximumResponseTime: bytes[5], options: CashlessOptions(rawValue: bytes[6]))
+        self.init(
+            level: bytes[0], currency: MDBCurrencyCode(raw: BigEndian.uint16(bytes, at: 1)), scaleFactor: bytes[3],
+            decimalPlaces: bytes[4], maximumResponseTime: bytes[5], options: CashlessOptions(rawValue: bytes[6]))
     }
 
     var bytes: [UInt8] {
@@ -201,7 +210,9 @@ public enum CashlessResponse: Sendable, Equatable {
                 return bytes[(index + 1)..<(index + length)]
             }
             switch code {
-            case 0x00: _ = try take(1); responses.append(.justReset)
+            case 0x00:
+                _ = try take(1)
+                responses.append(.justReset)
             case 0x01:
                 let body = try take(8)
                 responses.append(.readerConfig(try whole { () throws(MDBDecodeError) in try ReaderConfig(body) }))
@@ -217,31 +228,49 @@ public enum CashlessResponse: Sendable, Equatable {
                 let unknown: UInt32 = expanded ? 0xFFFF_FFFF : 0xFFFF
                 var session = BeginSession(funds: funds == unknown ? nil : funds)
                 if level >= 2 {
-                    session = BeginSession(funds: session.funds, mediaID: uint(body[money..<(money + 4)]), paymentType: body[money + 4],
-                                           paymentData: UInt16(uint(body[(money + 5)..<(money + 7)])))
+                    session = BeginSession(
+                        funds: session.funds, mediaID: uint(body[money..<(money + 4)]), paymentType: body[money + 4],
+                        paymentData: UInt16(uint(body[(money + 5)..<(money + 7)])))
                 }
                 responses.append(.beginSession(session))
-            case 0x04: _ = try take(1); responses.append(.sessionCancelRequest)
+            case 0x04:
+                _ = try take(1)
+                responses.append(.sessionCancelRequest)
             case 0x05:
                 let amount = uint(try take(1 + money))
                 responses.append(.vendApproved(amount: amount == (expanded ? 0xFFFF_FFFF : 0xFFFF) ? nil : amount))
-            case 0x06: _ = try take(1); responses.append(.vendDenied)
-            case 0x07: _ = try take(1); responses.append(.endSession)
-            case 0x08: _ = try take(1); responses.append(.cancelled)
+            case 0x06:
+                _ = try take(1)
+                responses.append(.vendDenied)
+            case 0x07:
+                _ = try take(1)
+                responses.append(.endSession)
+            case 0x08:
+                _ = try take(1)
+                responses.append(.cancelled)
             case 0x09:
                 let withFeatures = level >= 3 && vmcLevel >= 3
                 let body = try take(withFeatures ? 34 : 30)
-                responses.append(.peripheralID(try whole { () throws(MDBDecodeError) in try PeripheralIdentification(Array(body), withFeatures: withFeatures) }))
+                responses.append(
+                    .peripheralID(try whole { () throws(MDBDecodeError) in try PeripheralIdentification(Array(body), withFeatures: withFeatures) }))
             case 0x0A: responses.append(.malfunction(code: try take(2).first!))
             case 0x0B:
                 let body = try take(level == 1 ? 1 : 2)
                 responses.append(.commandOutOfSequence(readerState: body.first))
-            case 0x0D: _ = try take(1); responses.append(.revalueApproved)
-            case 0x0E: _ = try take(1); responses.append(.revalueDenied)
+            case 0x0D:
+                _ = try take(1)
+                responses.append(.revalueApproved)
+            case 0x0E:
+                _ = try take(1)
+                responses.append(.revalueDenied)
             case 0x0F: responses.append(.revalueLimit(amount: uint(try take(1 + money))))
-            case 0x11: _ = try take(1); responses.append(.timeDateRequest)
+            case 0x11:
+                _ = try take(1)
+                responses.append(.timeDateRequest)
             case 0x12: responses.append(.dataEntryRequest(try take(2).first!))
-            case 0x13: _ = try take(1); responses.append(.dataEntryCancel)
+            case 0x13:
+                _ = try take(1)
+                responses.append(.dataEntryCancel)
             case 0xFF: responses.append(.diagnostic(Array(try take(bytes.count - index))))
             default:
                 throw MDBDecodeError("cashless response code \(Hex.encode([code])) is not one vendd knows (FTL is never enabled)", bytes)

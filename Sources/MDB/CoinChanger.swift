@@ -76,9 +76,10 @@ public struct ChangerSetup: Sendable, Equatable {
         guard bytes.count >= 7, bytes.count <= 23 else { throw MDBDecodeError("changer SETUP answer is not 7-23 bytes", bytes) }
         guard bytes[0] == 2 || bytes[0] == 3 else { throw MDBDecodeError("changer SETUP reports feature level \(bytes[0]), not 2 or 3", bytes) }
         guard bytes[3] != 0 else { throw MDBDecodeError("changer SETUP has a coin scaling factor of 0", bytes) }
-        self.init(level: bytes[0], currency: MDBCurrencyCode(raw: BigEndian.uint16(bytes, at: 1)),
-                  scalingFactor: bytes[3], decimalPlaces: bytes[4],
-                  routableToTubes: types(in: BigEndian.uint16(bytes, at: 5)), coinCredits: Array(bytes[7...]))
+        self.init(
+            level: bytes[0], currency: MDBCurrencyCode(raw: BigEndian.uint16(bytes, at: 1)),
+            scalingFactor: bytes[3], decimalPlaces: bytes[4],
+            routableToTubes: types(in: BigEndian.uint16(bytes, at: 5)), coinCredits: Array(bytes[7...]))
     }
 
     public var bytes: [UInt8] {
@@ -140,9 +141,10 @@ public struct PeripheralIdentification: Sendable, Equatable {
             String(decoding: bytes[range].map { (0x20...0x7E).contains($0) ? $0 : UInt8(ascii: "?") }, as: UTF8.self)
                 .trimmingTrailingSpaces
         }
-        self.init(manufacturer: text(0..<3), serialNumber: text(3..<15), model: text(15..<27),
-                  softwareVersion: BigEndian.uint16(bytes, at: 27),
-                  features: withFeatures ? bytes[29..<33].reduce(0) { $0 << 8 | UInt32($1) } : 0)
+        self.init(
+            manufacturer: text(0..<3), serialNumber: text(3..<15), model: text(15..<27),
+            softwareVersion: BigEndian.uint16(bytes, at: 27),
+            features: withFeatures ? bytes[29..<33].reduce(0) { $0 << 8 | UInt32($1) } : 0)
     }
 
     public func bytes(withFeatures: Bool) -> [UInt8] {

@@ -69,7 +69,9 @@ public enum QibixxReply: Sendable, Equatable {
             case "NACK": return .peripheral(.noAnswer)
             case "": throw QibixxLineError(line: text, reason: "p, without data")
             default:
-                guard let data = Hex.decode(String(decoding: body, as: UTF8.self)) else { throw QibixxLineError(line: text, reason: "p, data is not whole hex bytes") }
+                guard let data = Hex.decode(String(decoding: body, as: UTF8.self)) else {
+                    throw QibixxLineError(line: text, reason: "p, data is not whole hex bytes")
+                }
                 guard data.count <= 36 else { throw QibixxLineError(line: text, reason: "p, data longer than an MDB block (36 bytes)") }
                 return .peripheral(.data(data))
             }

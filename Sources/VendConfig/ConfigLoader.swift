@@ -1,7 +1,7 @@
 import FoundationEssentials
 import VendSettings
-import VendingCore
 import VendYAML
+import VendingCore
 
 /// Reads and validates the technician's file. Every problem is collected and reported together,
 /// each with its line, column and key; a `VenddConfig` exists only for a file without problems.
@@ -11,12 +11,15 @@ public enum ConfigLoader {
         do {
             text = try String(contentsOfFile: file, encoding: .utf8)
         } catch {
-            let reason = FileManager.default.fileExists(atPath: file)
+            let reason =
+                FileManager.default.fileExists(atPath: file)
                 ? "cannot be read as UTF-8 text (check its permissions and encoding)"
                 : "does not exist (pass the path of the configuration file, e.g. /etc/vendd/vendd.yaml)"
-            throw ConfigError(file: file, diagnostics: [
-                ConfigDiagnostic(location: SourceLocation(file: file, line: 1, column: 1), path: "", message: "the file \(reason)"),
-            ])
+            throw ConfigError(
+                file: file,
+                diagnostics: [
+                    ConfigDiagnostic(location: SourceLocation(file: file, line: 1, column: 1), path: "", message: "the file \(reason)")
+                ])
         }
         return try parse(text, file: file)
     }
@@ -48,16 +51,17 @@ public enum ConfigLoader {
 extension DiagnosticSink {
     /// YAML syntax errors in the technician's words, at the place the parser stopped.
     func reportSyntax(_ error: YAMLError) {
-        let (message, mark): (String, Mark) = switch error {
-        case .syntax(let problem, let mark):
-            ("YAML syntax: \(problem) (check the indentation and the ':' after each key; use spaces, not tabs)", mark)
-        case .undefinedAlias(let name, let mark):
-            ("'*\(name)' refers to no anchor; define '&\(name)' before it", mark)
-        case .duplicateKey(let key, let first, let second):
-            ("'\(key)' appears twice in the same mapping (first at line \(first.line)); keep one", second)
-        case .severalDocuments(let mark):
-            ("a second YAML document ('---') starts here; keep the whole configuration in one", mark)
-        }
+        let (message, mark): (String, Mark) =
+            switch error {
+            case .syntax(let problem, let mark):
+                ("YAML syntax: \(problem) (check the indentation and the ':' after each key; use spaces, not tabs)", mark)
+            case .undefinedAlias(let name, let mark):
+                ("'*\(name)' refers to no anchor; define '&\(name)' before it", mark)
+            case .duplicateKey(let key, let first, let second):
+                ("'\(key)' appears twice in the same mapping (first at line \(first.line)); keep one", second)
+            case .severalDocuments(let mark):
+                ("a second YAML document ('---') starts here; keep the whole configuration in one", mark)
+            }
         report(message, at: SourceLocation(file: file, line: mark.line, column: mark.column), path: "")
     }
 }
@@ -77,9 +81,10 @@ struct ConfigParser {
         let buttons = top.list("buttons", required: false).map { parseButtons($0, gpio: gpio) } ?? []
         let coinAcceptor = top.nested("coin_acceptor", required: false).flatMap { parseCoinAcceptor($0, currency: machineSection.currency) }
         let payoutList = top.value("payout_devices")
-        let payoutDevices = top.list("payout_devices", required: false).map {
-            parsePayoutDevices($0, currency: machineSection.currency, path: ConfigPath.root.key("payout_devices"))
-        } ?? []
+        let payoutDevices =
+            top.list("payout_devices", required: false).map {
+                parsePayoutDevices($0, currency: machineSection.currency, path: ConfigPath.root.key("payout_devices"))
+            } ?? []
         let mdb = top.nested("mdb", required: false).flatMap { parseMDB($0, currency: machineSection.currency) }
         let stateDirectory = top.nested("state", required: false).map(parseState) ?? .some(Defaults.stateDirectory)
         let control = top.nested("control", required: false).map(parseControl) ?? .some(Defaults.control)
@@ -95,7 +100,7 @@ struct ConfigParser {
         checkPayout(payoutDevices, listNode: payoutList, machine: machineSection, coinAcceptor: coinAcceptor, mdbChanger: mdb?.changer != nil)
 
         guard sink.diagnostics.isEmpty, let machine = machineSection.settings, let gpio, let stateDirectory, let control, let display,
-              (mqttSection == nil) == (mqtt == nil)
+            (mqttSection == nil) == (mqtt == nil)
         else { return nil }
         let setup: MachineSetup
         do {

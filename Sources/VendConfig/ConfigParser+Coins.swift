@@ -1,6 +1,6 @@
 import VendSettings
-import VendingCore
 import VendYAML
+import VendingCore
 
 extension ConfigParser {
     static let baudRates = [1_200, 2_400, 4_800, 9_600, 19_200, 38_400, 57_600, 115_200]
@@ -17,22 +17,26 @@ extension ConfigParser {
         section.finish()
 
         if let port, !(port.hasPrefix("/") || port.hasPrefix("unix:/")) {
-            sink.report("'\(port)' is not a port: give a device path (/dev/ttyUSB0, /dev/serial/by-id/…) or unix:/path/to/socket",
-                        at: section.value("port"), path: section.path.key("port"))
+            sink.report(
+                "'\(port)' is not a port: give a device path (/dev/ttyUSB0, /dev/serial/by-id/…) or unix:/path/to/socket",
+                at: section.value("port"), path: section.path.key("port"))
         }
         if let baudRate, !Self.baudRates.contains(baudRate) {
-            sink.report("\(baudRate) is not a standard baud rate (\(Self.baudRates.map(String.init).joined(separator: ", ")); ccTalk uses 9600)",
-                        at: section.value("baud"), path: section.path.key("baud"))
+            sink.report(
+                "\(baudRate) is not a standard baud rate (\(Self.baudRates.map(String.init).joined(separator: ", ")); ccTalk uses 9600)",
+                at: section.value("baud"), path: section.path.key("baud"))
         }
         if coinProtocol == .bytecode, cctalkSection != nil {
-            sink.report("the 'cctalk' settings apply only to protocol 'cctalk'; remove them or change the protocol",
-                        at: section.value("cctalk"), path: section.path.key("cctalk"))
+            sink.report(
+                "the 'cctalk' settings apply only to protocol 'cctalk'; remove them or change the protocol",
+                at: section.value("cctalk"), path: section.path.key("cctalk"))
         }
         if section.value("channels")?.sequence?.isEmpty == true {
             sink.report("list at least one coin channel and its value", at: section.value("channels"), path: section.path.key("channels"))
         }
         guard let port, let coinProtocol, let baudRate, let channels, !channels.isEmpty else { return nil }
-        let settings: CcTalkSettings? = coinProtocol == .cctalk
+        let settings: CcTalkSettings? =
+            coinProtocol == .cctalk
             ? (cctalkSection == nil ? Self.defaultCcTalk : cctalk) : nil
         if coinProtocol == .cctalk, settings == nil { return nil }
         return CoinAcceptorConfig(port: port, baudRate: baudRate, protocol: coinProtocol, cctalk: settings, channels: channels)
@@ -50,8 +54,9 @@ extension ConfigParser {
         let poll = section.milliseconds("poll_interval_ms", in: 50...1_000, default: Defaults.pollIntervalMilliseconds)
         section.finish()
         if let address, address == hostAddress {
-            sink.report("the acceptor's address (\(address)) must differ from the host's (host_address)",
-                        at: section.value("address") ?? section.node, path: section.path.key("address"))
+            sink.report(
+                "the acceptor's address (\(address)) must differ from the host's (host_address)",
+                at: section.value("address") ?? section.node, path: section.path.key("address"))
             return nil
         }
         guard let address, let hostAddress, let checksum, let echo, let poll else { return nil }
@@ -69,14 +74,17 @@ extension ConfigParser {
             let enabled = section.bool("enabled", default: true)
             section.finish()
             if let channel, let first = seen[channel] {
-                sink.report("channel \(channel) is already mapped at line \(first.mark.line); map each channel once",
-                            at: section.value("channel"), path: section.path.key("channel"))
+                sink.report(
+                    "channel \(channel) is already mapped at line \(first.mark.line); map each channel once",
+                    at: section.value("channel"), path: section.path.key("channel"))
                 continue
             }
             if let channel { seen[channel] = node }
             guard let channel, let value, let enabled, let channelNode = section.value("channel") else { continue }
-            channels.append(CoinChannel(channel: channel, value: value, enabled: enabled,
-                                        origin: origin(of: channelNode, path: section.path)))
+            channels.append(
+                CoinChannel(
+                    channel: channel, value: value, enabled: enabled,
+                    origin: origin(of: channelNode, path: section.path)))
         }
         return channels
     }

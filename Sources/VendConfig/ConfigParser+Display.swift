@@ -12,8 +12,9 @@ extension ConfigParser {
         let lcd = lcdSection.flatMap(parseLCD)
         section.finish()
         if kioskOff, lcdSection == nil {
-            sink.report("the display has nothing to show on: keep the kiosk or add an lcd", at: section.value("kiosk"),
-                        path: section.path.key("kiosk"))
+            sink.report(
+                "the display has nothing to show on: keep the kiosk or add an lcd", at: section.value("kiosk"),
+                path: section.path.key("kiosk"))
             return nil
         }
         guard let language, kioskOff || kiosk != nil, (lcdSection == nil) == (lcd == nil) else { return nil }
@@ -25,8 +26,9 @@ extension ConfigParser {
         let port = section.int("port", in: 1...65_535, default: Defaults.kiosk.port)
         section.finish()
         guard Self.isIPAddress(address) else {
-            sink.report("'\(address)' is not an IP address (127.0.0.1 for this machine only, 0.0.0.0 for every interface, or ::1)",
-                        at: section.value("address"), path: section.path.key("address"))
+            sink.report(
+                "'\(address)' is not an IP address (127.0.0.1 for this machine only, 0.0.0.0 for every interface, or ::1)",
+                at: section.value("address"), path: section.path.key("address"))
             return nil
         }
         guard let port else { return nil }
@@ -39,16 +41,18 @@ extension ConfigParser {
         let size = section.choice("size", default: DisplaySettings.LCD.Size.size16x2)
         section.finish()
         if let bus, !(bus.hasPrefix("/dev/i2c-") && bus.dropFirst("/dev/i2c-".count).allSatisfy(\.isNumber) && bus.count > 9) {
-            sink.report("'\(bus)' is not an I2C bus device; write /dev/i2c-N (`ls /dev/i2c-*`; 1 on a Raspberry Pi)",
-                        at: section.value("bus"), path: section.path.key("bus"))
+            sink.report(
+                "'\(bus)' is not an I2C bus device; write /dev/i2c-N (`ls /dev/i2c-*`; 1 on a Raspberry Pi)",
+                at: section.value("bus"), path: section.path.key("bus"))
             return nil
         }
         let address: Int?
         if let addressText {
             address = Self.i2cAddress(addressText)
             if address == nil {
-                sink.report("'\(addressText)' is not a 7-bit I2C address; write it in hex, 0x03 to 0x77 (backpacks answer at 0x27, or 0x3F with a PCF8574A)",
-                            at: section.value("address"), path: section.path.key("address"))
+                sink.report(
+                    "'\(addressText)' is not a 7-bit I2C address; write it in hex, 0x03 to 0x77 (backpacks answer at 0x27, or 0x3F with a PCF8574A)",
+                    at: section.value("address"), path: section.path.key("address"))
             }
         } else {
             address = Defaults.lcdAddress
@@ -76,8 +80,9 @@ extension ConfigParser {
         let allowed = ["svg", "png", "jpg", "jpeg", "webp"]
         let suffix = text.split(separator: ".").last.map { $0.lowercased() } ?? ""
         guard text.contains("."), allowed.contains(suffix) else {
-            sink.report("'\(text)' is not a picture the kiosk can show (a .svg, .png, .jpg or .webp file)",
-                        at: section.value("picture"), path: section.path.key("picture"))
+            sink.report(
+                "'\(text)' is not a picture the kiosk can show (a .svg, .png, .jpg or .webp file)",
+                at: section.value("picture"), path: section.path.key("picture"))
             return nil
         }
         if text.hasPrefix("/") { return text }
@@ -88,8 +93,9 @@ extension ConfigParser {
     /// A product's `short_name`: printable ASCII (the HD44780's ROM has no Hangul), at most 40.
     func shortName(_ text: String, in section: MappingReader) -> String? {
         guard !text.isEmpty, text.count <= 40, text.unicodeScalars.allSatisfy({ (0x20...0x7E).contains($0.value) }) else {
-            sink.report("'\(text)' must be 1 to 40 printable ASCII characters (the LCD has no other letters)",
-                        at: section.value("short_name"), path: section.path.key("short_name"))
+            sink.report(
+                "'\(text)' must be 1 to 40 printable ASCII characters (the LCD has no other letters)",
+                at: section.value("short_name"), path: section.path.key("short_name"))
             return nil
         }
         return text

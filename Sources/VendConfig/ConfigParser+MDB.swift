@@ -1,6 +1,6 @@
 import VendSettings
-import VendingCore
 import VendYAML
+import VendingCore
 
 extension ConfigParser {
     /// `mdb:` — the MDB bus behind a Qibixx master interface, with a coin changer and/or a bill
@@ -27,8 +27,9 @@ extension ConfigParser {
         }
         section.finish()
         if let port, !(port.hasPrefix("/") || port.hasPrefix("unix:/")) {
-            sink.report("'\(port)' is not a port: give the MDB interface's device path (/dev/ttyACM0, /dev/serial/by-id/…) or unix:/path/to/socket",
-                        at: section.value("port"), path: section.path.key("port"))
+            sink.report(
+                "'\(port)' is not a port: give the MDB interface's device path (/dev/ttyACM0, /dev/serial/by-id/…) or unix:/path/to/socket",
+                at: section.value("port"), path: section.path.key("port"))
         }
         if changerSection == nil, billSection == nil {
             sink.report("name at least one MDB device: 'changer' and/or 'bill_validator'", at: section.node, path: section.path)
@@ -54,8 +55,9 @@ extension ConfigParser {
             let highSecurity = key == "bills" ? row.bool("high_security", default: false) : false
             row.finish()
             if let type, let first = seen[type] {
-                sink.report("type \(type) is already mapped at line \(first.mark.line); map each type once",
-                            at: row.value("type"), path: row.path.key("type"))
+                sink.report(
+                    "type \(type) is already mapped at line \(first.mark.line); map each type once",
+                    at: row.value("type"), path: row.path.key("type"))
                 continue
             }
             if let type { seen[type] = node }
@@ -64,7 +66,8 @@ extension ConfigParser {
                 sink.report("a \(key == "coins" ? "coin" : "bill") is worth more than nothing", at: row.value("value"), path: row.path.key("value"))
                 continue
             }
-            rows.append(MDBDenomination(type: type, value: value, enabled: enabled, highSecurity: highSecurity, origin: origin(of: typeNode, path: row.path)))
+            rows.append(
+                MDBDenomination(type: type, value: value, enabled: enabled, highSecurity: highSecurity, origin: origin(of: typeNode, path: row.path)))
         }
         return rows
     }

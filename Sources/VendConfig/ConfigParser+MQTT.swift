@@ -1,7 +1,8 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import VendYAML
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 extension ConfigParser {
     /// `mqtt:`: the fleet link. TLS unless plaintext is explicitly allowed; credentials in a file
@@ -22,36 +23,44 @@ extension ConfigParser {
         if let url {
             broker = MQTTSettings.Broker(url: url)
             if broker == nil {
-                sink.report("'\(url)' is not a broker URL; write mqtts://host:8883 (or mqtt://host:1883 with allow_plaintext: true)",
-                            at: section.value("broker"), path: section.path.key("broker"))
+                sink.report(
+                    "'\(url)' is not a broker URL; write mqtts://host:8883 (or mqtt://host:1883 with allow_plaintext: true)",
+                    at: section.value("broker"), path: section.path.key("broker"))
             } else if broker?.tls == false, allowPlaintext == false {
-                sink.report("'\(url)' sends credentials and sales in the clear; use mqtts://, or add allow_plaintext: true for a broker on a trusted network",
-                            at: section.value("broker"), path: section.path.key("broker"))
+                sink.report(
+                    "'\(url)' sends credentials and sales in the clear; use mqtts://, or add allow_plaintext: true for a broker on a trusted network",
+                    at: section.value("broker"), path: section.path.key("broker"))
                 broker = nil
             }
         }
         if let machineID, !Self.isTopicLevel(machineID) {
-            sink.report("'\(machineID)' is not a machine id (letters, digits, '-', '_' and '.'; it is one topic level)",
-                        at: section.value("machine_id"), path: section.path.key("machine_id"))
+            sink.report(
+                "'\(machineID)' is not a machine id (letters, digits, '-', '_' and '.'; it is one topic level)",
+                at: section.value("machine_id"), path: section.path.key("machine_id"))
         }
         if !prefix.split(separator: "/", omittingEmptySubsequences: false).allSatisfy({ Self.isTopicLevel(String($0)) }) {
-            sink.report("'\(prefix)' is not a topic prefix (levels of letters, digits, '-', '_' and '.', separated by '/'; no wildcards)",
-                        at: section.value("topic_prefix"), path: section.path.key("topic_prefix"))
+            sink.report(
+                "'\(prefix)' is not a topic prefix (levels of letters, digits, '-', '_' and '.', separated by '/'; no wildcards)",
+                at: section.value("topic_prefix"), path: section.path.key("topic_prefix"))
         }
         let credentials = credentialsFile.flatMap { checkPrivateFile($0, key: "credentials_file", in: section) }
         let ca = caFile.flatMap { absolutePath($0, key: "ca_file", in: section) }
         if broker?.tls == true, caFile == nil {
-            sink.report("mqtts needs the CA that signed the broker's certificate: add ca_file", at: section.value("broker"),
-                        path: section.path.key("ca_file"))
+            sink.report(
+                "mqtts needs the CA that signed the broker's certificate: add ca_file", at: section.value("broker"),
+                path: section.path.key("ca_file"))
         }
         guard let broker, let machineID, Self.isTopicLevel(machineID), let publish, let commands, let outboxDays,
-              credentialsFile == nil || credentials != nil, caFile == nil || ca != nil, broker.tls == false || ca != nil
+            credentialsFile == nil || credentials != nil, caFile == nil || ca != nil, broker.tls == false || ca != nil
         else { return nil }
-        return MQTTSettings(broker: broker, machineID: machineID, credentialsFile: credentials, caFile: ca, topicPrefix: prefix,
-                            publish: publish, commands: commands, outboxDays: outboxDays)
+        return MQTTSettings(
+            broker: broker, machineID: machineID, credentialsFile: credentials, caFile: ca, topicPrefix: prefix,
+            publish: publish, commands: commands, outboxDays: outboxDays)
     }
 
-    private func choices<Choice: RawRepresentable & CaseIterable & Hashable>(_ key: String, in section: MappingReader, default defaultValue: Set<Choice>) -> Set<Choice>?
+    private func choices<Choice: RawRepresentable & CaseIterable & Hashable>(
+        _ key: String, in section: MappingReader, default defaultValue: Set<Choice>
+    ) -> Set<Choice>?
     where Choice.RawValue == String {
         guard let items = section.list(key, required: false) else { return section.has(key) ? nil : defaultValue }
         let parsed = items.enumerated().map { index, node -> Choice? in
@@ -70,8 +79,9 @@ extension ConfigParser {
         }
         let mode = info.st_mode & 0o777
         guard mode & 0o077 == 0 else {
-            sink.report("'\(path)' is readable by others (mode \(String(mode, radix: 8))): it holds the broker password; chmod 600 \(path) and chown it to the user vendd runs as",
-                        at: section.value(key), path: section.path.key(key))
+            sink.report(
+                "'\(path)' is readable by others (mode \(String(mode, radix: 8))): it holds the broker password; chmod 600 \(path) and chown it to the user vendd runs as",
+                at: section.value(key), path: section.path.key(key))
             return nil
         }
         return path

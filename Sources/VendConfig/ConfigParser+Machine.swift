@@ -1,5 +1,5 @@
-import VendingCore
 import VendYAML
+import VendingCore
 
 /// What was read of the machine section; other sections need its parts (the currency above all)
 /// even when some other machine key is wrong.
@@ -30,17 +30,20 @@ extension ConfigParser {
 
         let payOutImpossible = failedVend == .payOut && payout == PayoutPolicy.none
         if payOutImpossible {
-            sink.report("'pay-out' needs a way to pay out; set machine.payout to 'manual' or use 'keep-credit'",
-                        at: section.value("failed_vend"), path: section.path.key("failed_vend"))
+            sink.report(
+                "'pay-out' needs a way to pay out; set machine.payout to 'manual' or use 'keep-credit'",
+                at: section.value("failed_vend"), path: section.path.key("failed_vend"))
         }
         if name.isEmpty {
             sink.report("give the machine a name, or leave the key out", at: section.value("name"), path: section.path.key("name"))
         }
-        var result = MachineSection(currency: money?.currency, format: money?.format, maximumCredit: maximumCredit,
-                                    vendTimeout: vendTimeout, node: section.node, vendTimeoutNode: section.value("vend_timeout_ms"),
-                                    payoutNode: section.value("payout"))
+        var result = MachineSection(
+            currency: money?.currency, format: money?.format, maximumCredit: maximumCredit,
+            vendTimeout: vendTimeout, node: section.node, vendTimeoutNode: section.value("vend_timeout_ms"),
+            payoutNode: section.value("payout"))
         guard let money, let maximumCredit, let vendTimeout, let unknownOutcome, let failedVend, let payout, let historyLimit,
-              !payOutImpossible, !name.isEmpty else { return result }
+            !payOutImpossible, !name.isEmpty
+        else { return result }
         result.settings = MachineSettings(
             name: name, currency: money.currency, moneyFormat: money.format, maximumCredit: maximumCredit,
             vendTimeout: vendTimeout, unknownOutcomePolicy: unknownOutcome, failedVendPolicy: failedVend,
@@ -57,23 +60,28 @@ extension ConfigParser {
         section.finish()
 
         if let code, code.count != 3 || !code.allSatisfy({ $0.isASCII && $0.isUppercase }) {
-            sink.report("'\(code)' is not a currency code (three capital letters, such as KRW, EUR or USD)",
-                        at: section.value("code"), path: section.path.key("code"))
+            sink.report(
+                "'\(code)' is not a currency code (three capital letters, such as KRW, EUR or USD)",
+                at: section.value("code"), path: section.path.key("code"))
         } else if let code, !ISO4217.codes.contains(code) {
-            sink.report("'\(code)' is not an ISO 4217 currency code (KRW for the won, EUR, USD, JPY…; DEX audits and telemetry carry it)",
-                        at: section.value("code"), path: section.path.key("code"))
+            sink.report(
+                "'\(code)' is not an ISO 4217 currency code (KRW for the won, EUR, USD, JPY…; DEX audits and telemetry carry it)",
+                at: section.value("code"), path: section.path.key("code"))
         }
         if let template, MoneyFormat(template: template) == nil {
-            sink.report("'\(template)' must contain {amount} exactly once, e.g. \"{amount}원\" or \"€{amount}\"",
-                        at: section.value("format"), path: section.path.key("format"))
+            sink.report(
+                "'\(template)' must contain {amount} exactly once, e.g. \"{amount}원\" or \"€{amount}\"",
+                at: section.value("format"), path: section.path.key("format"))
         }
         if let minorDigits, minorDigits > 0, decimal.isEmpty || decimal == grouping {
-            sink.report("the decimal separator must be set and differ from the grouping separator",
-                        at: section.value("decimal_separator") ?? section.node, path: section.path.key("decimal_separator"))
+            sink.report(
+                "the decimal separator must be set and differ from the grouping separator",
+                at: section.value("decimal_separator") ?? section.node, path: section.path.key("decimal_separator"))
         }
         guard let code, let minorDigits, let template,
-              let format = MoneyFormat(template: template, groupingSeparator: grouping, decimalSeparator: decimal),
-              ISO4217.codes.contains(code) else { return nil }
+            let format = MoneyFormat(template: template, groupingSeparator: grouping, decimalSeparator: decimal),
+            ISO4217.codes.contains(code)
+        else { return nil }
         return (Currency(code: code, minorDigits: minorDigits), format)
     }
 
@@ -91,13 +99,15 @@ extension ConfigParser {
         var valid = true
         for (key, name) in [("group", group), ("customer_group", customerGroup)]
         where name.isEmpty || !name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "_-".contains($0)) }) {
-            sink.report("'\(name)' is not a group name (letters, digits, '-' and '_')",
-                        at: section.value(key), path: section.path.key(key))
+            sink.report(
+                "'\(name)' is not a group name (letters, digits, '-' and '_')",
+                at: section.value(key), path: section.path.key(key))
             valid = false
         }
         if valid, group == customerGroup {
-            sink.report("the customer group must differ from the technician group '\(group)': its members may only select and return coins",
-                        at: section.value("customer_group"), path: section.path.key("customer_group"))
+            sink.report(
+                "the customer group must differ from the technician group '\(group)': its members may only select and return coins",
+                at: section.value("customer_group"), path: section.path.key("customer_group"))
             valid = false
         }
         guard valid, let socketPath = absolutePath(socket, key: "socket", in: section) else { return nil }

@@ -1,6 +1,6 @@
 import VendSettings
-import VendingCore
 import VendYAML
+import VendingCore
 
 extension ConfigParser {
     func parseGPIO(_ section: MappingReader) -> GPIOSettings? {
@@ -8,8 +8,9 @@ extension ConfigParser {
         let debounce = section.milliseconds("debounce_ms", in: 0...1_000, default: Defaults.debounceMilliseconds)
         section.finish()
         if chip?.isEmpty == true {
-            sink.report("name the chip: gpiochip0, /dev/gpiochip0 or its label (see `gpiodetect`)",
-                        at: section.value("chip"), path: section.path.key("chip"))
+            sink.report(
+                "name the chip: gpiochip0, /dev/gpiochip0 or its label (see `gpiodetect`)",
+                at: section.value("chip"), path: section.path.key("chip"))
         }
         guard let chip, !chip.isEmpty, let debounce else { return nil }
         return GPIOSettings(chip: chip, debounce: debounce)
@@ -41,8 +42,9 @@ extension ConfigParser {
             let shortName: String?? = section.string("short_name", required: false).map { self.shortName($0, in: section) }
             section.finish()
             if let id, let first = seen[id] {
-                sink.report("product '\(id)' is already defined at line \(first.mark.line); product ids must be unique",
-                            at: section.value("id"), path: section.path.key("id"))
+                sink.report(
+                    "product '\(id)' is already defined at line \(first.mark.line); product ids must be unique",
+                    at: section.value("id"), path: section.path.key("id"))
                 continue
             }
             if let id {
@@ -53,9 +55,12 @@ extension ConfigParser {
                 sink.report("give the product a name customers can read", at: section.value("name"), path: section.path.key("name"))
             }
             guard let id, let name, !name.isEmpty, let category = category ?? nil, let hot,
-                  section.has("shelf_life_days") == (shelfLife != nil) else { continue }
-            products.append(Product(id: ProductID(id), name: name, category: category, isHot: hot,
-                                    shelfLifeDays: shelfLife, tags: tags))
+                section.has("shelf_life_days") == (shelfLife != nil)
+            else { continue }
+            products.append(
+                Product(
+                    id: ProductID(id), name: name, category: category, isHot: hot,
+                    shelfLifeDays: shelfLife, tags: tags))
             if case .some(nil) = picture { continue }
             if case .some(nil) = shortName { continue }
             if picture != nil || shortName != nil { faces[id] = ProductFace(picture: picture ?? nil, shortName: shortName ?? nil) }
@@ -82,14 +87,16 @@ extension ConfigParser {
             section.finish()
 
             if let id, let first = seen[id] {
-                sink.report("slot '\(id)' is already defined at line \(first.mark.line); slot ids must be unique",
-                            at: section.value("id"), path: section.path.key("id"))
+                sink.report(
+                    "slot '\(id)' is already defined at line \(first.mark.line); slot ids must be unique",
+                    at: section.value("id"), path: section.path.key("id"))
                 continue
             }
             if let id { seen[id] = node }
             if let format = machine.format, let maximumCredit = machine.maximumCredit, let price, price > maximumCredit {
-                sink.report("\(format.string(for: price)) is above machine.maximum_credit (\(format.string(for: maximumCredit))), so it could never be paid",
-                            at: section.value("price"), path: section.path.key("price"))
+                sink.report(
+                    "\(format.string(for: price)) is above machine.maximum_credit (\(format.string(for: maximumCredit))), so it could never be paid",
+                    at: section.value("price"), path: section.path.key("price"))
             }
             if let product, !productIDs.contains(product) {
                 var message = "unknown product '\(product)'"
@@ -99,10 +106,12 @@ extension ConfigParser {
                 continue
             }
             guard let id, let product, let price, let capacity, let button, let relay,
-                  dropSensorSection == nil || dropSensor != nil else { continue }
-            slots.append(SlotConfig(
-                setup: SlotSetup(id: SlotID(id), product: ProductID(product), price: price, capacity: capacity),
-                button: button, relay: relay, dropSensor: dropSensor))
+                dropSensorSection == nil || dropSensor != nil
+            else { continue }
+            slots.append(
+                SlotConfig(
+                    setup: SlotSetup(id: SlotID(id), product: ProductID(product), price: price, capacity: capacity),
+                    button: button, relay: relay, dropSensor: dropSensor))
         }
         checkVendTimeout(machine, slots: slots)
         return slots
@@ -115,8 +124,9 @@ extension ConfigParser {
         let longest = slots.map { slot in (slot.id, max(slot.relay.maximumOn, slot.dropSensor?.window ?? .zero)) }
         let tooLong = longest.filter { $0.1 >= vendTimeout }
         guard let worst = tooLong.map(\.1).max() else { return }
-        sink.report("\(vendTimeout.wholeMilliseconds) ms is not longer than the relay max_on_ms or drop window_ms of slot\(tooLong.count == 1 ? "" : "s") \(tooLong.map(\.0.rawValue).joined(separator: ", ")) (up to \(worst.wholeMilliseconds) ms); raise it or shorten those",
-                    at: machine.vendTimeoutNode ?? machine.node, path: ConfigPath.root.key("machine").key("vend_timeout_ms"))
+        sink.report(
+            "\(vendTimeout.wholeMilliseconds) ms is not longer than the relay max_on_ms or drop window_ms of slot\(tooLong.count == 1 ? "" : "s") \(tooLong.map(\.0.rawValue).joined(separator: ", ")) (up to \(worst.wholeMilliseconds) ms); raise it or shorten those",
+            at: machine.vendTimeoutNode ?? machine.node, path: ConfigPath.root.key("machine").key("vend_timeout_ms"))
     }
 
     func parseButtons(_ nodes: [Node], gpio: GPIOSettings?) -> [ButtonConfig] {
@@ -129,8 +139,9 @@ extension ConfigParser {
             let action: ButtonAction? = section.choice("action", default: nil)
             let line = inputLine(section, gpio: gpio, purpose: action.map { .action($0) })
             if let action, let first = seen[action] {
-                sink.report("the \(action.rawValue) button is already defined at line \(first.mark.line); define each action once",
-                            at: section.value("action"), path: section.path.key("action"))
+                sink.report(
+                    "the \(action.rawValue) button is already defined at line \(first.mark.line); define each action once",
+                    at: section.value("action"), path: section.path.key("action"))
                 continue
             }
             if let action { seen[action] = node }
@@ -147,13 +158,15 @@ extension ConfigParser {
         let line = lineReference(section)
         let activeLow = section.bool("active_low", default: false)
         let bias = section.choice("bias", default: Bias.asIs)
-        let debounce = section.has("debounce_ms")
+        let debounce =
+            section.has("debounce_ms")
             ? section.milliseconds("debounce_ms", in: 0...1_000, default: 0)
             : gpio?.debounce ?? .milliseconds(Defaults.debounceMilliseconds)
         section.finish()
         guard let (reference, node) = line, let activeLow, let bias, let debounce else { return nil }
-        let input = InputLineConfig(line: reference, activeLow: activeLow, bias: bias, debounce: debounce,
-                                    origin: origin(of: node, path: section.path.key("line")))
+        let input = InputLineConfig(
+            line: reference, activeLow: activeLow, bias: bias, debounce: debounce,
+            origin: origin(of: node, path: section.path.key("line")))
         if let purpose { lineUses.record(LineUse(purpose: purpose, line: input)) }
         return input
     }
@@ -165,8 +178,9 @@ extension ConfigParser {
         let maximumOn = section.int("max_on_ms", in: 10...30_000, default: Defaults.maximumOnMilliseconds)
         section.finish()
         if let pulse, let maximumOn, maximumOn < pulse {
-            sink.report("\(maximumOn) ms is shorter than the pulse (\(pulse) ms); the limit must allow one full pulse",
-                        at: section.value("max_on_ms") ?? section.node, path: section.path.key("max_on_ms"))
+            sink.report(
+                "\(maximumOn) ms is shorter than the pulse (\(pulse) ms); the limit must allow one full pulse",
+                at: section.value("max_on_ms") ?? section.node, path: section.path.key("max_on_ms"))
             return nil
         }
         guard let (reference, node) = line, let activeLow, let pulse, let maximumOn else { return nil }
@@ -189,8 +203,9 @@ extension ConfigParser {
             return ScalarRules.integer(node, in: 0...511, path: section.path.key("line"), sink: sink).map { (.offset($0), node) }
         }
         guard let first = text.first, first.isLetter, !text.contains(where: \.isWhitespace) else {
-            sink.report("'\(text)' is not a line: give its offset (17) or its name (GPIO17, see `gpioinfo`)",
-                        at: node, path: section.path.key("line"))
+            sink.report(
+                "'\(text)' is not a line: give its offset (17) or its name (GPIO17, see `gpioinfo`)",
+                at: node, path: section.path.key("line"))
             return nil
         }
         return (.name(text), node)
@@ -206,8 +221,9 @@ extension ConfigParser {
     func identifier(_ text: String, kind: String, key: String, in section: MappingReader) -> String? {
         let allowed = text.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "-_".contains($0)) }
         guard !text.isEmpty, text.count <= 32, allowed else {
-            sink.report("'\(text)' is not a valid \(kind) (1 to 32 letters, digits, '-' or '_')",
-                        at: section.value(key), path: section.path.key(key))
+            sink.report(
+                "'\(text)' is not a valid \(kind) (1 to 32 letters, digits, '-' or '_')",
+                at: section.value(key), path: section.path.key(key))
             return nil
         }
         return text

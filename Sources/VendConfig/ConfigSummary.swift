@@ -1,16 +1,18 @@
 import VendSettings
-import VendingCore
 import VendText
+import VendingCore
 
 extension VenddConfig {
     /// One screen for `vendd check-config`: what the machine will do with this file.
     public var summary: String {
         let format = machine.moneyFormat
         var lines = ["\(file): configuration OK", ""]
-        lines.append("machine   \(machine.name): \(machine.currency.code), shown as \(format.string(for: Money(minorUnits: 123_456, currency: machine.currency)))"
-            + ", maximum credit \(format.string(for: machine.maximumCredit))")
-        lines.append("          vend timeout \(machine.vendTimeout.wholeMilliseconds) ms, unknown outcome: \(machine.unknownOutcomePolicy.rawValue)"
-            + ", failed vend: \(machine.failedVendPolicy.rawValue), payout: \(machine.payout.rawValue)")
+        lines.append(
+            "machine   \(machine.name): \(machine.currency.code), shown as \(format.string(for: Money(minorUnits: 123_456, currency: machine.currency)))"
+                + ", maximum credit \(format.string(for: machine.maximumCredit))")
+        lines.append(
+            "          vend timeout \(machine.vendTimeout.wholeMilliseconds) ms, unknown outcome: \(machine.unknownOutcomePolicy.rawValue)"
+                + ", failed vend: \(machine.failedVendPolicy.rawValue), payout: \(machine.payout.rawValue)")
         lines.append("gpio      chip \(gpio.chip), debounce \(gpio.debounce.wholeMilliseconds) ms")
         let hot = products.filter(\.isHot).count
         lines.append("products  \(products.count) (\(hot) hot)")
@@ -19,10 +21,13 @@ extension VenddConfig {
         table.add(["slot", "product", "price", "cap", "button", "relay", "drop sensor"])
         for slot in slots {
             let product = products.first { $0.id == slot.setup.product }?.name ?? slot.setup.product.rawValue
-            let relay = "\(slot.relay.line.line)\(slot.relay.line.activeLow ? " low" : "") \(slot.relay.pulse.wholeMilliseconds)/\(slot.relay.maximumOn.wholeMilliseconds) ms"
+            let relay =
+                "\(slot.relay.line.line)\(slot.relay.line.activeLow ? " low" : "") \(slot.relay.pulse.wholeMilliseconds)/\(slot.relay.maximumOn.wholeMilliseconds) ms"
             let drop = slot.dropSensor.map { "\(describe($0.input)), \($0.window.wholeMilliseconds) ms" } ?? "-"
-            table.add([slot.id.rawValue, product, format.string(for: slot.setup.price), "\(slot.setup.capacity)",
-                       describe(slot.button), relay, drop])
+            table.add([
+                slot.id.rawValue, product, format.string(for: slot.setup.price), "\(slot.setup.capacity)",
+                describe(slot.button), relay, drop,
+            ])
         }
         lines += table.render(indent: "  ")
         let buttonList = buttons.map { "\($0.action.rawValue) on \(describe($0.line))" }
@@ -30,7 +35,8 @@ extension VenddConfig {
         if let coins = coinAcceptor {
             var settings = "\(coins.protocol.rawValue) on \(coins.port) at \(coins.baudRate) baud"
             if let cctalk = coins.cctalk {
-                settings += "; address \(cctalk.address), \(cctalk.checksum.rawValue), echo \(cctalk.echo ? "on" : "off"), poll \(cctalk.pollInterval.wholeMilliseconds) ms"
+                settings +=
+                    "; address \(cctalk.address), \(cctalk.checksum.rawValue), echo \(cctalk.echo ? "on" : "off"), poll \(cctalk.pollInterval.wholeMilliseconds) ms"
             }
             lines.append("coins     " + settings)
             var channels = TextTable([.right, .right, .left])
@@ -43,8 +49,12 @@ extension VenddConfig {
             lines.append("coins     no coin acceptor")
         }
         if let mdb {
-            let devices = [mdb.changer.map { "changer (\($0.coins.count) coin types)" }, mdb.billValidator.map { "bill validator (\($0.bills.count) bill types, escrow \($0.escrow ? "on" : "off"))" }]
-            lines.append("mdb       \(devices.compactMap { $0 }.joined(separator: ", ")) on \(mdb.port), poll \(mdb.pollInterval.wholeMilliseconds) ms")
+            let devices = [
+                mdb.changer.map { "changer (\($0.coins.count) coin types)" },
+                mdb.billValidator.map { "bill validator (\($0.bills.count) bill types, escrow \($0.escrow ? "on" : "off"))" },
+            ]
+            lines.append(
+                "mdb       \(devices.compactMap { $0 }.joined(separator: ", ")) on \(mdb.port), poll \(mdb.pollInterval.wholeMilliseconds) ms")
         }
         for device in payoutDevices {
             let port = device.port ?? "the coin acceptor's bus"
@@ -53,7 +63,8 @@ extension VenddConfig {
         lines.append("state     \(stateDirectory)")
         lines.append("control   \(control.socketPath) (group \(control.group))")
         if let mqtt {
-            let commands = mqtt.commands.isEmpty ? "none" : MQTTSettings.Command.allCases.filter(mqtt.commands.contains).map(\.rawValue).joined(separator: ", ")
+            let commands =
+                mqtt.commands.isEmpty ? "none" : MQTTSettings.Command.allCases.filter(mqtt.commands.contains).map(\.rawValue).joined(separator: ", ")
             let published = MQTTSettings.Publication.allCases.filter(mqtt.publish.contains).map(\.rawValue).joined(separator: ", ")
             lines.append("mqtt      \(mqtt.broker.url) as \(mqtt.machineTopic); publishes \(published); commands: \(commands)")
         }

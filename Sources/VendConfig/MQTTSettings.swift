@@ -16,9 +16,15 @@ public struct MQTTSettings: Sendable, Equatable {
         public init?(url: String) {
             let tls: Bool
             let rest: Substring
-            if url.hasPrefix("mqtts://") { tls = true; rest = url.dropFirst(8) }
-            else if url.hasPrefix("mqtt://") { tls = false; rest = url.dropFirst(7) }
-            else { return nil }
+            if url.hasPrefix("mqtts://") {
+                tls = true
+                rest = url.dropFirst(8)
+            } else if url.hasPrefix("mqtt://") {
+                tls = false
+                rest = url.dropFirst(7)
+            } else {
+                return nil
+            }
             var host = rest
             var port = tls ? 8883 : 1883
             if let colon = rest.lastIndex(of: ":"), !rest.hasSuffix("]"), !(rest.hasPrefix("[") && !rest[..<colon].hasSuffix("]")) {
@@ -67,8 +73,10 @@ public struct MQTTSettings: Sendable, Equatable {
     /// Events older than this are dropped from the outbox (logged) instead of kept forever.
     public let outboxDays: Int
 
-    public init(broker: Broker, machineID: String, credentialsFile: String?, caFile: String?, topicPrefix: String,
-                publish: Set<Publication>, commands: Set<Command>, outboxDays: Int) {
+    public init(
+        broker: Broker, machineID: String, credentialsFile: String?, caFile: String?, topicPrefix: String,
+        publish: Set<Publication>, commands: Set<Command>, outboxDays: Int
+    ) {
         self.broker = broker
         self.machineID = machineID
         self.credentialsFile = credentialsFile

@@ -1,6 +1,6 @@
 import VendSettings
-import VendingCore
 import VendYAML
+import VendingCore
 
 /// Collects diagnostics while the file is read, so that every problem is reported in one run.
 final class DiagnosticSink {
@@ -12,7 +12,6 @@ final class DiagnosticSink {
     func report(_ message: String, at node: Node?, path: ConfigPath) {
         report(message, at: node?.mark, path: path)
     }
-
 
     func report(_ message: String, at mark: Mark?, path: ConfigPath) {
         let location = SourceLocation(file: file, line: mark?.line ?? 1, column: mark?.column ?? 1)

@@ -42,8 +42,10 @@ extension VenddConfig {
             out.field("price", quoted: slot.setup.price.decimalString)
             out.field("capacity", slot.setup.capacity)
             out.field("button", Self.inline(slot.button))
-            out.field("relay", "{line: \(Self.line(slot.relay.line.line)), active_low: \(slot.relay.line.activeLow), "
-                + "pulse_ms: \(slot.relay.pulse.wholeMilliseconds), max_on_ms: \(slot.relay.maximumOn.wholeMilliseconds)}")
+            out.field(
+                "relay",
+                "{line: \(Self.line(slot.relay.line.line)), active_low: \(slot.relay.line.activeLow), "
+                    + "pulse_ms: \(slot.relay.pulse.wholeMilliseconds), max_on_ms: \(slot.relay.maximumOn.wholeMilliseconds)}")
             if let drop = slot.dropSensor {
                 out.field("drop_sensor", String(Self.inline(drop.input).dropLast()) + ", window_ms: \(drop.window.wholeMilliseconds)}")
             }
@@ -143,8 +145,10 @@ extension VenddConfig {
                 if let file = mqtt.credentialsFile { out.field("credentials_file", quoted: file) }
                 if let file = mqtt.caFile { out.field("ca_file", quoted: file) }
                 out.field("topic_prefix", quoted: mqtt.topicPrefix)
-                out.field("publish", "[" + MQTTSettings.Publication.allCases.filter(mqtt.publish.contains).map(\.rawValue).joined(separator: ", ") + "]")
-                out.field("commands", "[" + MQTTSettings.Command.allCases.filter(mqtt.commands.contains).map(\.rawValue).joined(separator: ", ") + "]")
+                out.field(
+                    "publish", "[" + MQTTSettings.Publication.allCases.filter(mqtt.publish.contains).map(\.rawValue).joined(separator: ", ") + "]")
+                out.field(
+                    "commands", "[" + MQTTSettings.Command.allCases.filter(mqtt.commands.contains).map(\.rawValue).joined(separator: ", ") + "]")
                 out.field("outbox_days", mqtt.outboxDays)
             }
         }

@@ -1,8 +1,9 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import FoundationEssentials
 import VendPOSIX
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// The client side of the control socket, for vendctl and the tests.
 public final class ControlClient {
@@ -33,7 +34,8 @@ public final class ControlClient {
         } catch {
             switch error.errno {
             case ENOENT, ECONNREFUSED:
-                throw ConnectionError("vendd is not running: nothing listens at \(path) (start it with `systemctl start vendd`, or pass --socket)", kind: .notRunning)
+                throw ConnectionError(
+                    "vendd is not running: nothing listens at \(path) (start it with `systemctl start vendd`, or pass --socket)", kind: .notRunning)
             case EACCES:
                 throw ConnectionError(Self.permissionDenied(path), kind: .permissionDenied)
             default:
@@ -96,7 +98,8 @@ public final class ControlClient {
             return "permission denied: \(refusing) does not let you in (check `ls -ld \(refusing)`)"
         }
         let name = String(cString: group.pointee.gr_name)
-        return "permission denied: \(refusing) is open only to its owner and the '\(name)' group (ask an administrator: usermod -aG \(name) $USER, then log in again)"
+        return
+            "permission denied: \(refusing) is open only to its owner and the '\(name)' group (ask an administrator: usermod -aG \(name) $USER, then log in again)"
     }
 
     private func write(_ request: ControlRequest) throws(ConnectionError) {
@@ -111,9 +114,10 @@ public final class ControlClient {
     private func readLine() throws(ConnectionError) -> String? {
         do {
             return try socket.readLine(limit: 16 * 1024 * 1024)
-        } catch where error.errno == EAGAIN || error.errno == EWOULDBLOCK {
+        } catch  where error.errno == EAGAIN || error.errno == EWOULDBLOCK {
             let waited = timeout.map { "\($0.components.seconds) s" } ?? "the time allowed"
-            throw ConnectionError("vendd at \(path) did not answer within \(waited); it may be overloaded or stuck (journalctl -u vendd)", kind: .notAnswering)
+            throw ConnectionError(
+                "vendd at \(path) did not answer within \(waited); it may be overloaded or stuck (journalctl -u vendd)", kind: .notAnswering)
         } catch {
             throw ConnectionError("cannot read from vendd at \(path): \(error)")
         }

@@ -82,9 +82,11 @@ public enum ControlCommand: Sendable, Equatable {
         }
     }
 
-    public static let knownOps = ["status", "watch", "restock", "sim-press", "sim-coin", "sim-drop", "sim-coin-return",
-                                  "sim-key", "select", "coin-return", "stock", "purchasable", "expired", "hot", "products", "price", "service", "history",
-                                  "coins", "sales", "fill", "payout-test"]
+    public static let knownOps = [
+        "status", "watch", "restock", "sim-press", "sim-coin", "sim-drop", "sim-coin-return",
+        "sim-key", "select", "coin-return", "stock", "purchasable", "expired", "hot", "products", "price", "service", "history",
+        "coins", "sales", "fill", "payout-test",
+    ]
 
     /// Who may send the command.
     public enum Permission: Sendable {
@@ -131,28 +133,32 @@ extension ControlRequest: Codable {
         case "sim-press": command = .simPress(slot: try container.decode(String.self, forKey: .slot))
         case "sim-coin": command = .simCoin(amount: try container.decode(String.self, forKey: .amount))
         case "sim-drop":
-            command = .simDrop(slot: try container.decode(String.self, forKey: .slot),
-                               succeeds: try container.decode(Bool.self, forKey: .succeeds))
+            command = .simDrop(
+                slot: try container.decode(String.self, forKey: .slot),
+                succeeds: try container.decode(Bool.self, forKey: .succeeds))
         case "sim-coin-return": command = .simCoinReturn
         case "sim-key": command = .simKey(on: try container.decode(Bool.self, forKey: .on))
         case "select": command = .select(slot: try container.decode(String.self, forKey: .slot))
         case "coin-return": command = .coinReturn
         case "restock":
-            command = .restock(slot: try container.decode(String.self, forKey: .slot),
-                               count: try container.decodeIfPresent(Int.self, forKey: .count),
-                               loadedAt: try container.decodeIfPresent(Int64.self, forKey: .loadedAt))
+            command = .restock(
+                slot: try container.decode(String.self, forKey: .slot),
+                count: try container.decodeIfPresent(Int.self, forKey: .count),
+                loadedAt: try container.decodeIfPresent(Int64.self, forKey: .loadedAt))
         case "stock": command = .stock
         case "purchasable": command = .purchasable
         case "expired": command = .expired(at: try container.decodeIfPresent(Int64.self, forKey: .at))
         case "hot": command = .hot
         case "products": command = .products
         case "price":
-            command = .price(slot: try container.decode(String.self, forKey: .slot),
-                             amount: try container.decode(String.self, forKey: .amount))
+            command = .price(
+                slot: try container.decode(String.self, forKey: .slot),
+                amount: try container.decode(String.self, forKey: .amount))
         case "service": command = .service(on: try container.decode(Bool.self, forKey: .on))
         case "history":
-            command = .history(since: try container.decodeIfPresent(Int64.self, forKey: .since),
-                               limit: try container.decodeIfPresent(Int.self, forKey: .limit))
+            command = .history(
+                since: try container.decodeIfPresent(Int64.self, forKey: .since),
+                limit: try container.decodeIfPresent(Int.self, forKey: .limit))
         case "coins": command = .coins
         case "sales": command = .sales(since: try container.decodeIfPresent(Int64.self, forKey: .since))
         case "fill": command = .fill(on: try container.decode(Bool.self, forKey: .on))
@@ -295,8 +301,10 @@ public struct StatusReport: Codable, Sendable, Equatable {
         /// Milliseconds since the Unix epoch.
         public let earliestExpiry: Int64?
 
-        public init(id: String, product: String, productName: String, price: String, priceText: String,
-                    available: Int, stock: Int, capacity: Int, earliestExpiry: Int64?) {
+        public init(
+            id: String, product: String, productName: String, price: String, priceText: String,
+            available: Int, stock: Int, capacity: Int, earliestExpiry: Int64?
+        ) {
             self.id = id
             self.product = product
             self.productName = productName
@@ -323,8 +331,10 @@ public struct StatusReport: Codable, Sendable, Equatable {
         /// Payouts nobody can tell were paid (a device reset mid-payout): count the devices.
         public let unknownPayouts: String?
 
-        public init(coinsIn: String, sales: String, refunds: String, itemsSold: Int, failedVends: Int, unknownOutcomes: Int,
-                    billsIn: String? = nil, changePaid: String? = nil, unknownPayouts: String? = nil) {
+        public init(
+            coinsIn: String, sales: String, refunds: String, itemsSold: Int, failedVends: Int, unknownOutcomes: Int,
+            billsIn: String? = nil, changePaid: String? = nil, unknownPayouts: String? = nil
+        ) {
             self.coinsIn = coinsIn
             self.sales = sales
             self.refunds = refunds
@@ -425,10 +435,12 @@ public struct StatusReport: Codable, Sendable, Equatable {
         }
     }
 
-    public init(machine: String, state: String, stateReason: String?, currency: String, credit: String, creditText: String,
-                acceptingCoins: Bool, vendInProgress: String?, simulated: Bool, coinAcceptor: String, gpio: String, slots: [Slot],
-                books: Books, health: Health? = nil, serviceKey: Bool? = nil, exactChangeOnly: Bool? = nil,
-                payoutInProgress: String? = nil, payoutDevices: [PayoutDevice]? = nil, fillMode: Bool? = nil) {
+    public init(
+        machine: String, state: String, stateReason: String?, currency: String, credit: String, creditText: String,
+        acceptingCoins: Bool, vendInProgress: String?, simulated: Bool, coinAcceptor: String, gpio: String, slots: [Slot],
+        books: Books, health: Health? = nil, serviceKey: Bool? = nil, exactChangeOnly: Bool? = nil,
+        payoutInProgress: String? = nil, payoutDevices: [PayoutDevice]? = nil, fillMode: Bool? = nil
+    ) {
         self.machine = machine
         self.state = state
         self.stateReason = stateReason

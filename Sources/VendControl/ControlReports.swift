@@ -111,8 +111,10 @@ public struct HistoryReport: Codable, Sendable, Equatable {
         /// "drop-sensor", "relay-only" or "assumed".
         public let confirmation: String
 
-        public init(vend: UInt64, at: Int64, slot: String, product: String, productName: String, price: String,
-                    priceText: String, confirmation: String) {
+        public init(
+            vend: UInt64, at: Int64, slot: String, product: String, productName: String, price: String,
+            priceText: String, confirmation: String
+        ) {
             self.vend = vend
             self.at = at
             self.slot = slot
@@ -183,8 +185,10 @@ public struct CoinsReport: Codable, Sendable, Equatable {
         }
     }
 
-    public init(count: Int, total: String, totalText: String, denominations: [Denomination],
-                bills: [Denomination]? = nil, position: [PositionLine]? = nil, details: [PositionLine]? = nil) {
+    public init(
+        count: Int, total: String, totalText: String, denominations: [Denomination],
+        bills: [Denomination]? = nil, position: [PositionLine]? = nil, details: [PositionLine]? = nil
+    ) {
         self.count = count
         self.total = total
         self.totalText = totalText
@@ -273,8 +277,10 @@ public struct SalesReport: Codable, Sendable, Equatable {
         /// What the tubes hold now, when every count is known.
         public let tubeContents: String?
 
-        public init(billsIn: String, coinsToTubes: String, dispensed: String, manuallyDispensed: String, filled: String,
-                    tubeContents: String?) {
+        public init(
+            billsIn: String, coinsToTubes: String, dispensed: String, manuallyDispensed: String, filled: String,
+            tubeContents: String?
+        ) {
             self.billsIn = billsIn
             self.coinsToTubes = coinsToTubes
             self.dispensed = dispensed
@@ -284,9 +290,11 @@ public struct SalesReport: Codable, Sendable, Equatable {
         }
     }
 
-    public init(machine: String, currency: String, minorDigits: Int, since: Int64?, incomplete: Bool,
-                products: [Product], slots: [Slot], total: SalesFigures, coinsIn: String, coinsInText: String,
-                cash: CashFigures? = nil) {
+    public init(
+        machine: String, currency: String, minorDigits: Int, since: Int64?, incomplete: Bool,
+        products: [Product], slots: [Slot], total: SalesFigures, coinsIn: String, coinsInText: String,
+        cash: CashFigures? = nil
+    ) {
         self.machine = machine
         self.currency = currency
         self.minorDigits = minorDigits

@@ -8,15 +8,20 @@ extension ControlRequest {
         let data = Data(line.utf8)
         struct VersionOnly: Decodable { let v: Int }
         if let version = try? JSONDecoder().decode(VersionOnly.self, from: data), version.v != ControlProtocol.version {
-            return .failure(ControlError(.unsupportedVersion,
-                                         "protocol version \(version.v) is not supported; this vendd speaks version \(ControlProtocol.version)"))
+            return .failure(
+                ControlError(
+                    .unsupportedVersion,
+                    "protocol version \(version.v) is not supported; this vendd speaks version \(ControlProtocol.version)"))
         }
         do {
             return .success(try JSONDecoder().decode(ControlRequest.self, from: data))
         } catch let DecodingError.dataCorrupted(context) {
-            return .failure(ControlError(.badRequest, context.codingPath.isEmpty
-                ? #"not a JSON request line (expected {"v":1,"op":"status"} and the like)"#
-                : context.debugDescription))
+            return .failure(
+                ControlError(
+                    .badRequest,
+                    context.codingPath.isEmpty
+                        ? #"not a JSON request line (expected {"v":1,"op":"status"} and the like)"#
+                        : context.debugDescription))
         } catch let DecodingError.keyNotFound(key, _) {
             return .failure(ControlError(.badRequest, "missing '\(key.stringValue)'"))
         } catch let DecodingError.typeMismatch(_, context) {

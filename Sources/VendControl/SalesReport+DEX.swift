@@ -20,18 +20,22 @@ extension DEXAudit {
         }
         var selections: [DEXAudit.Selection] = []
         for slot in sales.slots {
-            selections.append(DEXAudit.Selection(id: slot.slot, price: try slot.price.map { amount throws(UnreadableAmount) in try minorUnits(amount) },
-                                                 vends: slot.sold.count, value: try minorUnits(slot.sold.amount)))
+            selections.append(
+                DEXAudit.Selection(
+                    id: slot.slot, price: try slot.price.map { amount throws(UnreadableAmount) in try minorUnits(amount) },
+                    vends: slot.sold.count, value: try minorUnits(slot.sold.amount)))
         }
         let coinsIn = try minorUnits(sales.coinsIn)
         var cash = DEXAudit.Cash(coinsIn: coinsIn)
         if let figures = sales.cash {
-            cash = DEXAudit.Cash(coinsIn: coinsIn, coinsToTubes: try minorUnits(figures.coinsToTubes), billsIn: try minorUnits(figures.billsIn),
-                                 dispensed: try minorUnits(figures.dispensed), manuallyDispensed: try minorUnits(figures.manuallyDispensed),
-                                 filled: try minorUnits(figures.filled),
-                                 tubeContents: try figures.tubeContents.map { amount throws(UnreadableAmount) in try minorUnits(amount) })
+            cash = DEXAudit.Cash(
+                coinsIn: coinsIn, coinsToTubes: try minorUnits(figures.coinsToTubes), billsIn: try minorUnits(figures.billsIn),
+                dispensed: try minorUnits(figures.dispensed), manuallyDispensed: try minorUnits(figures.manuallyDispensed),
+                filled: try minorUnits(figures.filled),
+                tubeContents: try figures.tubeContents.map { amount throws(UnreadableAmount) in try minorUnits(amount) })
         }
-        self.init(communicationID: communicationID, assetNumber: asset, location: sales.machine, decimalPlaces: sales.minorDigits,
-                  currencyCode: sales.currency, selections: selections, cash: cash)
+        self.init(
+            communicationID: communicationID, assetNumber: asset, location: sales.machine, decimalPlaces: sales.minorDigits,
+            currencyCode: sales.currency, selections: selections, cash: cash)
     }
 }

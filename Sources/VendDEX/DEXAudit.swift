@@ -43,8 +43,10 @@ public struct DEXAudit: Sendable, Equatable {
         /// What the tubes hold now, if known.
         public let tubeContents: Int64?
 
-        public init(coinsIn: Int64, coinsToTubes: Int64 = 0, billsIn: Int64 = 0, dispensed: Int64 = 0,
-                    manuallyDispensed: Int64 = 0, filled: Int64 = 0, tubeContents: Int64? = nil) {
+        public init(
+            coinsIn: Int64, coinsToTubes: Int64 = 0, billsIn: Int64 = 0, dispensed: Int64 = 0,
+            manuallyDispensed: Int64 = 0, filled: Int64 = 0, tubeContents: Int64? = nil
+        ) {
             self.coinsIn = coinsIn
             self.coinsToTubes = coinsToTubes
             self.billsIn = billsIn
@@ -55,8 +57,10 @@ public struct DEXAudit: Sendable, Equatable {
         }
     }
 
-    public init(communicationID: String, assetNumber: String, location: String, decimalPlaces: Int,
-                currencyCode: String, selections: [Selection], cash: Cash) {
+    public init(
+        communicationID: String, assetNumber: String, location: String, decimalPlaces: Int,
+        currencyCode: String, selections: [Selection], cash: Cash
+    ) {
         self.communicationID = communicationID
         self.assetNumber = assetNumber
         self.location = location

@@ -8,14 +8,15 @@ public enum DEXWriter {
     public static func file(_ audit: DEXAudit) -> String {
         let decimals = String(audit.decimalPlaces)
         let sales = String(audit.paidValue), vends = String(audit.paidVends)
-        var body = [
-            ["ST", "001", "0001"],
-            ["ID1", audit.communicationID, "VENDD", "1", audit.location, "", audit.assetNumber],
-            ["ID4", decimals, "", audit.currencyCode],
-            ["VA1", sales, vends, sales, vends],
-            ["VA3", "0", "0", "0", "0"],
-            ["CA2", sales, vends, sales, vends],
-        ] + cashSegments(audit.cash)
+        var body =
+            [
+                ["ST", "001", "0001"],
+                ["ID1", audit.communicationID, "VENDD", "1", audit.location, "", audit.assetNumber],
+                ["ID4", decimals, "", audit.currencyCode],
+                ["VA1", sales, vends, sales, vends],
+                ["VA3", "0", "0", "0", "0"],
+                ["CA2", sales, vends, sales, vends],
+            ] + cashSegments(audit.cash)
         for selection in audit.selections {
             let count = String(selection.vends), value = String(selection.value)
             body.append(["PA1", selection.id] + (selection.price.map { [String($0)] } ?? []))
@@ -57,8 +58,10 @@ public enum DEXWriter {
 
     /// Only printable ASCII is allowed, and `*` is the separator: anything else becomes a space.
     static func clean(_ value: String) -> String {
-        String(String.UnicodeScalarView(value.unicodeScalars.map { scalar in
-            (0x20...0x7E).contains(scalar.value) && scalar != "*" ? scalar : " "
-        }))
+        String(
+            String.UnicodeScalarView(
+                value.unicodeScalars.map { scalar in
+                    (0x20...0x7E).contains(scalar.value) && scalar != "*" ? scalar : " "
+                }))
     }
 }

@@ -1,6 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import VendConfig
 import VendControl
 import VendDrivers
@@ -9,14 +6,20 @@ import VendPOSIX
 import VendSettings
 import VendingCore
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// Answers control requests. Changes are allowed to root, to the user vendd runs as, and to
 /// members of the configured technician group; what a customer can do at the machine also to the
 /// customer group (the display); everyone may look.
 enum CommandHandler {
     static func handle(_ request: ControlRequest, peer: UnixSocket.PeerCredentials?, controller: MachineController) -> ControlResponse {
         let config = controller.config
-        if let refusal = refusal(for: peer, of: request.command, control: config.control,
-                                 serviceKeyOn: { controller.status().serviceKey == true }) {
+        if let refusal = refusal(
+            for: peer, of: request.command, control: config.control,
+            serviceKeyOn: { controller.status().serviceKey == true })
+        {
             return .failure(refusal)
         }
         switch request.command {
@@ -24,7 +27,12 @@ enum CommandHandler {
             return .success(status: controller.status())
         case .stock: return .answer(.stock(controller.reports.stock))
         case .purchasable: return .answer(.purchasable(controller.reports.purchasable))
-        case .expired(let at): return .answer(.expired(controller.reports.expired(at: at.map(Instant.init(millisecondsSinceEpoch:)) ?? Instant(millisecondsSinceEpoch: controller.timekeeper.wallClockMilliseconds))))
+        case .expired(let at):
+            return .answer(
+                .expired(
+                    controller.reports.expired(
+                        at: at.map(Instant.init(millisecondsSinceEpoch:))
+                            ?? Instant(millisecondsSinceEpoch: controller.timekeeper.wallClockMilliseconds))))
         case .hot: return .answer(.hot(controller.reports.hot))
         case .products: return .answer(.products(controller.reports.products))
         case .history(let since, let limit):
@@ -121,7 +129,8 @@ enum CommandHandler {
     /// An unknown slot is a wrong argument: the answer lists the slots there are.
     private static func unknownSlot(_ slot: String, _ config: VenddConfig, orAll: Bool = false) -> ControlError? {
         guard !config.slots.contains(where: { $0.id.rawValue == slot }), !(orAll && slot == "all") else { return nil }
-        return ControlError(.badRequest, "no slot \(slot) (slots: \(config.slots.map(\.id.rawValue).joined(separator: ", "))\(orAll ? ", or all" : ""))")
+        return ControlError(
+            .badRequest, "no slot \(slot) (slots: \(config.slots.map(\.id.rawValue).joined(separator: ", "))\(orAll ? ", or all" : ""))")
     }
 
     static func setPrice(_ slot: String, _ amount: String, controller: MachineController) -> ControlResponse {
@@ -202,11 +211,14 @@ enum CommandHandler {
         return .success(done.isEmpty ? "every slot was already full" : "restocked " + done.joined(separator: ", "))
     }
 
-    private static let notSimulated = ControlResponse.failure(ControlError(
-        .notSimulated, "vendd runs on real hardware; sim commands need `vendd run --simulate`"))
+    private static let notSimulated = ControlResponse.failure(
+        ControlError(
+            .notSimulated, "vendd runs on real hardware; sim commands need `vendd run --simulate`"))
 
-    private static func simulate(_ controller: MachineController,
-                                 _ action: (SimulatedWorld) throws(SimulatedWorld.CommandError) -> String) -> ControlResponse {
+    private static func simulate(
+        _ controller: MachineController,
+        _ action: (SimulatedWorld) throws(SimulatedWorld.CommandError) -> String
+    ) -> ControlResponse {
         guard let world = controller.simulatedWorld else { return notSimulated }
         do {
             return .success(try action(world))
@@ -216,8 +228,10 @@ enum CommandHandler {
     }
 
     /// Nil when the peer may send `command`. `serviceKeyOn` is asked only when it matters.
-    static func refusal(for peer: UnixSocket.PeerCredentials?, of command: ControlCommand, control: ControlSettings,
-                        serviceKeyOn: () -> Bool) -> ControlError? {
+    static func refusal(
+        for peer: UnixSocket.PeerCredentials?, of command: ControlCommand, control: ControlSettings,
+        serviceKeyOn: () -> Bool
+    ) -> ControlError? {
         if command.permission == .anyone { return nil }
         guard let peer else { return ControlError(.forbidden, "vendd could not read your credentials") }
         let group = control.group
@@ -229,8 +243,10 @@ enum CommandHandler {
             if serviceKeyOn() { return nil }
             return ControlError(.forbidden, "\(command.op) from the '\(control.customerGroup)' group needs the service key turned on")
         default:
-            return ControlError(.forbidden,
-                                "permission denied: changing the machine needs root or membership in the '\(group)' group (ask an administrator: usermod -aG \(group) $USER, then log in again)")
+            return ControlError(
+                .forbidden,
+                "permission denied: changing the machine needs root or membership in the '\(group)' group (ask an administrator: usermod -aG \(group) $USER, then log in again)"
+            )
         }
     }
 

@@ -1,12 +1,13 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Dispatch
 import FoundationEssentials
 import Logging
 import Synchronization
 import VendControl
 import VendPOSIX
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Serves the control socket from one thread in poll(2): every client is a non-blocking socket
 /// with its own input and output buffer. A request is handled on that thread and answered after
@@ -167,7 +168,9 @@ final class ControlServer: Sendable {
         mutating func outOfResources(_ error: SystemError) -> Bool {
             let now = MonotonicClock.now
             if lastAcceptComplaint.map({ now - $0 >= .seconds(60) }) ?? true {
-                server.logger.error("control socket: cannot accept a client (\(error.reason)); the longest-idle clients are hung up to make room. Is a local program opening connections without end? (ls -l /proc/$(pidof vendd)/fd)")
+                server.logger.error(
+                    "control socket: cannot accept a client (\(error.reason)); the longest-idle clients are hung up to make room. Is a local program opening connections without end? (ls -l /proc/$(pidof vendd)/fd)"
+                )
                 lastAcceptComplaint = now
             }
             if let idlest = evictable(at: now) {
@@ -330,7 +333,11 @@ final class ControlServer: Sendable {
             for client in Array(clients.values) {
                 guard let deadline = deadline(of: client), now >= deadline else { continue }
                 if !client.input.isEmpty {
-                    reply(.failure(ControlError(.badRequest, "no complete request line within \(server.limits.partialLineTimeout.wholeMilliseconds / 1000) s; closing")), to: client)
+                    reply(
+                        .failure(
+                            ControlError(
+                                .badRequest, "no complete request line within \(server.limits.partialLineTimeout.wholeMilliseconds / 1000) s; closing"
+                            )), to: client)
                     _ = try? client.socket.sendAvailable(client.output[...])
                 }
                 hangUp(client.socket.descriptor)

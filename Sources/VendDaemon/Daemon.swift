@@ -1,17 +1,18 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Dispatch
 import Logging
+import Synchronization
 import VendConfig
 import VendControl
 import VendDrivers
 import VendHardware
-import Synchronization
 import VendPOSIX
 import VendStore
 import VendTime
 import VendingCore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 public struct DaemonOptions: Sendable {
     public var configPath: String
@@ -32,11 +33,11 @@ public struct DaemonOptions: Sendable {
 /// sysexits(3) codes, so systemd can tell a file to fix from a crash to restart after.
 public enum ExitStatus {
     public static let ok: Int32 = 0
-    public static let dataError: Int32 = 65       // EX_DATAERR: persisted state is corrupt
-    public static let unavailable: Int32 = 69     // EX_UNAVAILABLE: hardware cannot be used
-    public static let cannotCreate: Int32 = 73    // EX_CANTCREAT: state or socket cannot be created
-    public static let temporaryFailure: Int32 = 75 // EX_TEMPFAIL: another vendd holds the state
-    public static let configError: Int32 = 78     // EX_CONFIG
+    public static let dataError: Int32 = 65  // EX_DATAERR: persisted state is corrupt
+    public static let unavailable: Int32 = 69  // EX_UNAVAILABLE: hardware cannot be used
+    public static let cannotCreate: Int32 = 73  // EX_CANTCREAT: state or socket cannot be created
+    public static let temporaryFailure: Int32 = 75  // EX_TEMPFAIL: another vendd holds the state
+    public static let configError: Int32 = 78  // EX_CONFIG
 }
 
 /// The daemon's life: start-up, the signal loop (SIGHUP reloads, SIGTERM/SIGINT stop), shutdown.
@@ -74,8 +75,9 @@ public enum Daemon {
         let startUpTime = ContinuousClock.now - startedAt
         let status = statusLine(controller)
         notifier.ready(status: status)
-        logger.notice("vendd ready in \(startUpTime.wholeMilliseconds) ms: \(status)",
-                      metadata: ["STARTUP_MS": "\(startUpTime.wholeMilliseconds)"])
+        logger.notice(
+            "vendd ready in \(startUpTime.wholeMilliseconds) ms: \(status)",
+            metadata: ["STARTUP_MS": "\(startUpTime.wholeMilliseconds)"])
         if notifier.watchdogInterval == nil, notifier.isActive {
             logger.info("systemd watchdog not enabled (WatchdogSec= unset)")
         }
@@ -103,7 +105,8 @@ public enum Daemon {
     static func statusLine(_ controller: MachineController) -> String {
         let status = controller.status()
         let stocked = status.slots.filter { $0.available > 0 }.count
-        return "\(status.state), credit \(status.creditText), \(stocked)/\(status.slots.count) slots stocked\(status.simulated ? ", simulated hardware" : "")"
+        return
+            "\(status.state), credit \(status.creditText), \(stocked)/\(status.slots.count) slots stocked\(status.simulated ? ", simulated hardware" : "")"
     }
 }
 
@@ -144,8 +147,9 @@ extension Daemon {
             let store = try MachineStore(directory: directory)
             defer { store.close() }
             let movedTo = try store.reset()
-            print("state reset: the next start is an empty machine (no credit, no stock, no sales)"
-                + (movedTo.map { "; the previous state is in \($0)" } ?? ""))
+            print(
+                "state reset: the next start is an empty machine (no credit, no stock, no sales)"
+                    + (movedTo.map { "; the previous state is in \($0)" } ?? ""))
             print("count the cash box and restock before putting the machine back in service")
             return ExitStatus.ok
         } catch {

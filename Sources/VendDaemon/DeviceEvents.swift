@@ -47,8 +47,9 @@ final class DeviceEvents: Sendable {
     func handle(_ event: CoinAcceptorEvent) {
         switch event {
         case .accepted(let coin):
-            logger.info("coin accepted on channel \(coin.channel)",
-                        metadata: ["COIN_CHANNEL": "\(coin.channel)", "AMOUNT": "\(coin.value.decimalString)"])
+            logger.info(
+                "coin accepted on channel \(coin.channel)",
+                metadata: ["COIN_CHANNEL": "\(coin.channel)", "AMOUNT": "\(coin.value.decimalString)"])
             send(.coinInserted(value: coin.value, event: coin.event, route: coin.route))
         case .billStacked(let value, let event):
             logger.info("bill stacked", metadata: ["AMOUNT": "\(value.decimalString)"])

@@ -13,72 +13,98 @@ struct EventDescription {
         func money(_ amount: Money) -> String { format.string(for: amount) }
         switch event {
         case .coinCredited(let value, let source):
-            self.init("coin", "coin of \(money(value)) credited", .info,
-                      ["AMOUNT": "\(value.decimalString)", "COIN_EVENT": "\(source)"])
+            self.init(
+                "coin", "coin of \(money(value)) credited", .info,
+                ["AMOUNT": "\(value.decimalString)", "COIN_EVENT": "\(source)"])
         case .billCredited(let value, let source):
-            self.init("bill", "bill of \(money(value)) stacked and credited", .info,
-                      ["AMOUNT": "\(value.decimalString)", "COIN_EVENT": "\(source)"])
+            self.init(
+                "bill", "bill of \(money(value)) stacked and credited", .info,
+                ["AMOUNT": "\(value.decimalString)", "COIN_EVENT": "\(source)"])
         case .duplicateCoinIgnored(let source):
             self.init("coin-duplicate", "coin event \(source) was credited before; ignored", .warning, ["COIN_EVENT": "\(source)"])
         case .creditChanged(let from, let to):
             self.init("credit", "credit \(money(from)) → \(money(to))", .info, ["CREDIT": "\(to.decimalString)"])
         case .vendStarted(let vend, let slot, let product, let price):
-            self.init("vend-started", "\(vend) started: slot \(slot), \(product) for \(money(price))", .info,
-                      ["VEND": "\(vend.rawValue)", "SLOT": "\(slot)", "PRODUCT": "\(product)", "AMOUNT": "\(price.decimalString)"])
+            self.init(
+                "vend-started", "\(vend) started: slot \(slot), \(product) for \(money(price))", .info,
+                ["VEND": "\(vend.rawValue)", "SLOT": "\(slot)", "PRODUCT": "\(product)", "AMOUNT": "\(price.decimalString)"])
         case .vendCompleted(let sale):
-            self.init("vend-completed", "\(sale.vend) sold \(sale.product) from slot \(sale.slot) for \(money(sale.price)) (\(sale.confirmation.rawValue))",
-                      sale.confirmation == .assumed ? .warning : .notice,
-                      ["VEND": "\(sale.vend.rawValue)", "SLOT": "\(sale.slot)", "PRODUCT": "\(sale.product)",
-                       "AMOUNT": "\(sale.price.decimalString)", "CONFIRMATION": "\(sale.confirmation.rawValue)"])
+            self.init(
+                "vend-completed", "\(sale.vend) sold \(sale.product) from slot \(sale.slot) for \(money(sale.price)) (\(sale.confirmation.rawValue))",
+                sale.confirmation == .assumed ? .warning : .notice,
+                [
+                    "VEND": "\(sale.vend.rawValue)", "SLOT": "\(sale.slot)", "PRODUCT": "\(sale.product)",
+                    "AMOUNT": "\(sale.price.decimalString)", "CONFIRMATION": "\(sale.confirmation.rawValue)",
+                ])
         case .vendFailed(let vend, let slot, let product, let outcome, let restored):
-            self.init("vend-failed", "\(vend) at slot \(slot) failed (\(outcome.rawValue)): \(money(restored)) back to credit; check the slot for a jam",
-                      .warning, ["VEND": "\(vend.rawValue)", "SLOT": "\(slot)", "PRODUCT": "\(product)", "OUTCOME": "\(outcome.rawValue)"])
+            self.init(
+                "vend-failed", "\(vend) at slot \(slot) failed (\(outcome.rawValue)): \(money(restored)) back to credit; check the slot for a jam",
+                .warning, ["VEND": "\(vend.rawValue)", "SLOT": "\(slot)", "PRODUCT": "\(product)", "OUTCOME": "\(outcome.rawValue)"])
         case .stockChanged(let slot, let product, let from, let to, let reason):
-            self.init("stock", "slot \(slot) (\(product)): \(from) → \(to) items (\(reason.rawValue))",
-                      reason == .slotReconfigured ? .warning : .info,
-                      ["SLOT": "\(slot)", "PRODUCT": "\(product)", "STOCK": "\(to)", "REASON": "\(reason.rawValue)"])
+            self.init(
+                "stock", "slot \(slot) (\(product)): \(from) → \(to) items (\(reason.rawValue))",
+                reason == .slotReconfigured ? .warning : .info,
+                ["SLOT": "\(slot)", "PRODUCT": "\(product)", "STOCK": "\(to)", "REASON": "\(reason.rawValue)"])
         case .paidOut(let amount):
             self.init("payout", "refund of \(money(amount)): pay the customer", .notice, ["AMOUNT": "\(amount.decimalString)"])
         case .payoutStarted(let payout, let amount, let reason):
-            self.init("payout-started", "\(payout): paying \(money(amount)) (\(reason.rawValue))", .info,
-                      ["PAYOUT": "\(payout.rawValue)", "AMOUNT": "\(amount.decimalString)", "REASON": "\(reason.rawValue)"])
+            self.init(
+                "payout-started", "\(payout): paying \(money(amount)) (\(reason.rawValue))", .info,
+                ["PAYOUT": "\(payout.rawValue)", "AMOUNT": "\(amount.decimalString)", "REASON": "\(reason.rawValue)"])
         case .payoutEnded(let payout, let paid, let rest, let unknown):
             let short = rest.isZero ? "" : "; \(money(rest)) was not paid and went back to credit (check and refill the payout devices)"
             let lost = unknown.isZero ? "" : "; \(money(unknown)) may or may not have been paid: count the payout devices to settle it"
-            self.init("payout-ended", "\(payout) paid \(money(paid))" + short + lost,
-                      unknown.isZero ? (rest.isZero ? .info : .warning) : .critical,
-                      ["PAYOUT": "\(payout.rawValue)", "AMOUNT": "\(paid.decimalString)",
-                       "UNPAID": "\(rest.decimalString)", "UNKNOWN": "\(unknown.decimalString)"])
+            self.init(
+                "payout-ended", "\(payout) paid \(money(paid))" + short + lost,
+                unknown.isZero ? (rest.isZero ? .info : .warning) : .critical,
+                [
+                    "PAYOUT": "\(payout.rawValue)", "AMOUNT": "\(paid.decimalString)",
+                    "UNPAID": "\(rest.decimalString)", "UNKNOWN": "\(unknown.decimalString)",
+                ])
         case .testPayoutEnded(let payout, let paid, let unpaid, let unknown):
             let short = unpaid.isZero ? "" : "; \(money(unpaid)) was not paid (the devices ran short or jammed)"
             let lost = unknown.isZero ? "" : "; \(money(unknown)) may or may not have been paid: count the payout devices"
-            self.init("payout-test-ended", "payout test \(payout) paid \(money(paid))" + short + lost,
-                      unknown.isZero ? (unpaid.isZero ? .notice : .warning) : .critical,
-                      ["PAYOUT": "\(payout.rawValue)", "AMOUNT": "\(paid.decimalString)", "REASON": "test",
-                       "UNPAID": "\(unpaid.decimalString)", "UNKNOWN": "\(unknown.decimalString)"])
+            self.init(
+                "payout-test-ended", "payout test \(payout) paid \(money(paid))" + short + lost,
+                unknown.isZero ? (unpaid.isZero ? .notice : .warning) : .critical,
+                [
+                    "PAYOUT": "\(payout.rawValue)", "AMOUNT": "\(paid.decimalString)", "REASON": "test",
+                    "UNPAID": "\(unpaid.decimalString)", "UNKNOWN": "\(unknown.decimalString)",
+                ])
         case .fillModeChanged(let on):
-            self.init("fill-mode", on ? "fill mode on: coins put in now are float for the change stock, not credit"
-                                      : "fill mode off", .notice, [:])
+            self.init(
+                "fill-mode",
+                on
+                    ? "fill mode on: coins put in now are float for the change stock, not credit"
+                    : "fill mode off", .notice, [:])
         case .floatAdded(let value, let source):
-            self.init("float", "float of \(money(value)) added", .info,
-                      ["AMOUNT": "\(value.decimalString)", "COIN_EVENT": "\(source)"])
+            self.init(
+                "float", "float of \(money(value)) added", .info,
+                ["AMOUNT": "\(value.decimalString)", "COIN_EVENT": "\(source)"])
         case .coinsDispensedManually(let amount):
-            self.init("manual-dispense", "\(money(amount)) paid out by the changer's own buttons", .notice,
-                      ["AMOUNT": "\(amount.decimalString)"])
+            self.init(
+                "manual-dispense", "\(money(amount)) paid out by the changer's own buttons", .notice,
+                ["AMOUNT": "\(amount.decimalString)"])
         case .exactChangeOnlyChanged(let exact):
-            self.init("exact-change", exact ? "exact change only: the payout devices cannot make change for every sale"
-                                            : "change available again", .notice, [:])
+            self.init(
+                "exact-change",
+                exact
+                    ? "exact change only: the payout devices cannot make change for every sale"
+                    : "change available again", .notice, [:])
         case .priceChanged(let slot, let from, let to):
-            self.init("price", "slot \(slot) price \(money(from)) → \(money(to))", .notice,
-                      ["SLOT": "\(slot)", "AMOUNT": "\(to.decimalString)"])
+            self.init(
+                "price", "slot \(slot) price \(money(from)) → \(money(to))", .notice,
+                ["SLOT": "\(slot)", "AMOUNT": "\(to.decimalString)"])
         case .serviceModeChanged(let on):
             self.init("service-mode", on ? "service mode on: sales stopped" : "service mode off: back in service", .notice, [:])
         case .coinAcceptanceChanged(let accepting):
             self.init("coin-acceptance", accepting ? "coin acceptance enabled" : "coin acceptance inhibited", .info, [:])
         case .setupChanged(let added, let removed):
-            let detail = [added.isEmpty ? nil : "added slots \(added.map(\.rawValue).joined(separator: ", "))",
-                          removed.isEmpty ? nil : "removed slots \(removed.map(\.rawValue).joined(separator: ", "))"]
-                .compactMap { $0 }.joined(separator: "; ")
+            let detail = [
+                added.isEmpty ? nil : "added slots \(added.map(\.rawValue).joined(separator: ", "))",
+                removed.isEmpty ? nil : "removed slots \(removed.map(\.rawValue).joined(separator: ", "))",
+            ]
+            .compactMap { $0 }.joined(separator: "; ")
             self.init("setup", "configuration applied" + (detail.isEmpty ? "" : ": \(detail)"), .notice, [:])
         case .rejected(let reason):
             self.init("rejected", "refused: \(reason.describe(format))", .info, [:])

@@ -1,7 +1,7 @@
 import Synchronization
 import VendConfig
-import VendGPIO
 import VendDrivers
+import VendGPIO
 import VendHardware
 import VendSettings
 import VendTime
@@ -25,9 +25,11 @@ final class Hardware: Sendable {
     private let hopperLinks: [CcTalkLink]
 
     /// The parts as `simulated` and `real` assemble them (a test may swap a device).
-    init(panel: InputPanel, dispenser: Dispenser, coinAcceptor: any CoinAcceptor, payouts: PayoutBank?,
-                 world: SimulatedWorld?, gpioDescription: String, coinAcceptorDescription: String, mdb: MDBCashDevices?,
-                 hopperLinks: [CcTalkLink]) {
+    init(
+        panel: InputPanel, dispenser: Dispenser, coinAcceptor: any CoinAcceptor, payouts: PayoutBank?,
+        world: SimulatedWorld?, gpioDescription: String, coinAcceptorDescription: String, mdb: MDBCashDevices?,
+        hopperLinks: [CcTalkLink]
+    ) {
         self.mdb = mdb
         self.hopperLinks = hopperLinks
         self.panel = panel
@@ -41,10 +43,13 @@ final class Hardware: Sendable {
 
     /// Simulated hardware: the same panel, dispenser and debounce code over an in-memory chip.
     /// A coin acceptor on a `unix:` port still gets its real driver (see `coinAcceptor`).
-    static func simulated(_ config: VenddConfig, stateDirectory: String, timekeeper: any Timekeeper, relayLane: any Timekeeper,
-                          notify: @escaping HardwareNoticeHandler) throws(HardwareError) -> Hardware {
-        let world = SimulatedWorld(slots: config.slots, buttons: config.buttons,
-                                   coinChannels: config.coinAcceptor?.channels ?? [], timekeeper: timekeeper)
+    static func simulated(
+        _ config: VenddConfig, stateDirectory: String, timekeeper: any Timekeeper, relayLane: any Timekeeper,
+        notify: @escaping HardwareNoticeHandler
+    ) throws(HardwareError) -> Hardware {
+        let world = SimulatedWorld(
+            slots: config.slots, buttons: config.buttons,
+            coinChannels: config.coinAcceptor?.channels ?? [], timekeeper: timekeeper)
         let dispenser: Dispenser, panel: InputPanel
         do {
             (dispenser, panel) = try requestLines(on: world.chip, config: config, timekeeper: timekeeper, relayLane: relayLane, notify: notify)
@@ -52,14 +57,18 @@ final class Hardware: Sendable {
             throw .gpio(error)
         }
         let acceptorLink = ccTalkLink(config, real: false)
-        let (acceptor, coins) = coinAcceptor(config, link: acceptorLink, real: false, timekeeper: timekeeper) ?? (world.coinAcceptor,
-            config.coinAcceptor.map { "simulated \($0.protocol.rawValue) acceptor (\($0.channels.count) channels)" } ?? "none configured")
+        let (acceptor, coins) =
+            coinAcceptor(config, link: acceptorLink, real: false, timekeeper: timekeeper) ?? (
+                world.coinAcceptor,
+                config.coinAcceptor.map { "simulated \($0.protocol.rawValue) acceptor (\($0.channels.count) channels)" } ?? "none configured"
+            )
         // A hopper on a `unix:` port, its own or the real coin acceptor's, gets its real driver.
         let hoppers: PayoutHoppers
         do {
             hoppers = try payoutHoppers(config, acceptorLink: acceptorLink, timekeeper: timekeeper) { device in
-                SimulatedHopper(coin: device.coin, identity: "simulated-hopper@\(device.address)", coins: SimulatedHopper.initialCoins,
-                                memoryFile: "\(stateDirectory)/simulated-hopper-\(device.address).txt", timekeeper: timekeeper)
+                SimulatedHopper(
+                    coin: device.coin, identity: "simulated-hopper@\(device.address)", coins: SimulatedHopper.initialCoins,
+                    memoryFile: "\(stateDirectory)/simulated-hopper-\(device.address).txt", timekeeper: timekeeper)
             }
         } catch {
             dispenser.releaseAll()
@@ -68,15 +77,18 @@ final class Hardware: Sendable {
         }
         // MDB has no in-memory simulation: only a `unix:` port (mdb-sim, a bridge) is used here.
         let mdb = config.mdb.flatMap { $0.port.hasPrefix("unix:") ? MDBCashDevices(settings: $0, timekeeper: timekeeper) : nil }
-        return Hardware(panel: panel, dispenser: dispenser, coinAcceptor: joined(acceptor, mdb),
-                        payouts: payoutBank(config, hoppers.devices, then: changerPayout(config, mdb), timekeeper: timekeeper), world: world,
-                        gpioDescription: "simulated (\(Set(config.lines.map(\.line)).count) lines)",
-                        coinAcceptorDescription: describe(coins, config, mdb), mdb: mdb, hopperLinks: Array(hoppers.ownLinks.values))
+        return Hardware(
+            panel: panel, dispenser: dispenser, coinAcceptor: joined(acceptor, mdb),
+            payouts: payoutBank(config, hoppers.devices, then: changerPayout(config, mdb), timekeeper: timekeeper), world: world,
+            gpioDescription: "simulated (\(Set(config.lines.map(\.line)).count) lines)",
+            coinAcceptorDescription: describe(coins, config, mdb), mdb: mdb, hopperLinks: Array(hoppers.ownLinks.values))
     }
 
     /// The machine's own GPIO chip through libgpiod, and the configured coin acceptor's driver.
-    static func real(_ config: VenddConfig, timekeeper: any Timekeeper, relayLane: any Timekeeper,
-                     notify: @escaping HardwareNoticeHandler) throws(HardwareError) -> Hardware {
+    static func real(
+        _ config: VenddConfig, timekeeper: any Timekeeper, relayLane: any Timekeeper,
+        notify: @escaping HardwareNoticeHandler
+    ) throws(HardwareError) -> Hardware {
         let acceptorLink = ccTalkLink(config, real: true)
         let hoppers = try payoutHoppers(config, acceptorLink: acceptorLink, timekeeper: timekeeper, simulated: nil)
         let chip: LibgpiodChip
@@ -97,16 +109,19 @@ final class Hardware: Sendable {
         let debounce = panel.isDebouncedByBackend ? "kernel debounce" : "software debounce"
         let (acceptor, coins) = coinAcceptor(config, link: acceptorLink, real: true, timekeeper: timekeeper) ?? (NoCoinAcceptor(), "none configured")
         let mdb = config.mdb.map { MDBCashDevices(settings: $0, timekeeper: timekeeper) }
-        return Hardware(panel: panel, dispenser: dispenser, coinAcceptor: joined(config.coinAcceptor == nil ? nil : acceptor, mdb),
-                        payouts: payoutBank(config, hoppers.devices, then: changerPayout(config, mdb), timekeeper: timekeeper), world: nil,
-                        gpioDescription: "\(chip.name) [\(chip.label)] via \(LibgpiodChip.libraryDescription), \(debounce)",
-                        coinAcceptorDescription: describe(coins, config, mdb), mdb: mdb, hopperLinks: Array(hoppers.ownLinks.values))
+        return Hardware(
+            panel: panel, dispenser: dispenser, coinAcceptor: joined(config.coinAcceptor == nil ? nil : acceptor, mdb),
+            payouts: payoutBank(config, hoppers.devices, then: changerPayout(config, mdb), timekeeper: timekeeper), world: nil,
+            gpioDescription: "\(chip.name) [\(chip.label)] via \(LibgpiodChip.libraryDescription), \(debounce)",
+            coinAcceptorDescription: describe(coins, config, mdb), mdb: mdb, hopperLinks: Array(hoppers.ownLinks.values))
     }
 
     /// The configured acceptor's real driver when wanted. A `unix:` port is always real, even in
     /// simulation: a ccTalk simulator or a serial bridge listens there.
-    static func coinAcceptor(_ config: VenddConfig, link: CcTalkLink?, real: Bool,
-                             timekeeper: any Timekeeper) -> (any CoinAcceptor, String)? {
+    static func coinAcceptor(
+        _ config: VenddConfig, link: CcTalkLink?, real: Bool,
+        timekeeper: any Timekeeper
+    ) -> (any CoinAcceptor, String)? {
         guard let coins = config.coinAcceptor, real || coins.port.hasPrefix("unix:") else { return nil }
         return (CoinAcceptorFactory.make(coins, link: link, timekeeper: timekeeper), CoinAcceptorFactory.describe(coins))
     }
@@ -133,14 +148,18 @@ final class Hardware: Sendable {
     /// on the coin acceptor's port (no `port`, or the same one) shares the acceptor's link; the
     /// hoppers on another port share one link of their own. With `simulated`, a hopper whose bus
     /// is no `unix:` port (nor a real acceptor's) is the simulated one it returns.
-    private static func payoutHoppers(_ config: VenddConfig, acceptorLink: CcTalkLink?, timekeeper: any Timekeeper,
-                                      simulated: ((PayoutDeviceConfig) -> any PayoutDevice)?) throws(HardwareError) -> PayoutHoppers {
+    private static func payoutHoppers(
+        _ config: VenddConfig, acceptorLink: CcTalkLink?, timekeeper: any Timekeeper,
+        simulated: ((PayoutDeviceConfig) -> any PayoutDevice)?
+    ) throws(HardwareError) -> PayoutHoppers {
         var hoppers = PayoutHoppers()
         let acceptor = config.coinAcceptor
         do throws(HardwareError) {
             for device in config.payoutDevices {
                 guard let port = device.port(sharing: acceptor) else {
-                    throw HardwareError.unsupported("\(device.origin.path) (\(device.origin.location)): this hopper has no port and there is no coin acceptor whose bus it could share; give it a port")
+                    throw HardwareError.unsupported(
+                        "\(device.origin.path) (\(device.origin.location)): this hopper has no port and there is no coin acceptor whose bus it could share; give it a port"
+                    )
                 }
                 let link: CcTalkLink
                 if let acceptorLink, port == acceptor?.port {
@@ -153,8 +172,13 @@ final class Hardware: Sendable {
                     hoppers.ownLinks[port] = link
                 }
                 let hostAddress = link === acceptorLink ? acceptor?.cctalk?.hostAddress ?? 1 : 1
-                hoppers.devices.append((device, try ccTalkHopper(device, port: port, hostAddress: hostAddress, link: link,
-                                                                 timekeeper: timekeeper)))
+                hoppers.devices.append(
+                    (
+                        device,
+                        try ccTalkHopper(
+                            device, port: port, hostAddress: hostAddress, link: link,
+                            timekeeper: timekeeper)
+                    ))
             }
         } catch {
             hoppers.closeLinks(acceptorLink)
@@ -165,20 +189,28 @@ final class Hardware: Sendable {
 
     /// The payout devices as one queue: the hoppers, the largest coin asked first, then the MDB
     /// changer (which holds every value).
-    private static func payoutBank(_ config: VenddConfig, _ hoppers: [(PayoutDeviceConfig, any PayoutDevice)],
-                                   then others: [any PayoutDevice], timekeeper: any Timekeeper) -> PayoutBank? {
+    private static func payoutBank(
+        _ config: VenddConfig, _ hoppers: [(PayoutDeviceConfig, any PayoutDevice)],
+        then others: [any PayoutDevice], timekeeper: any Timekeeper
+    ) -> PayoutBank? {
         let devices = hoppers.sorted { $0.0.coin > $1.0.coin }.map(\.1) + others
         guard config.machine.payout == .change, !devices.isEmpty else { return nil }
         return PayoutBank(devices: devices, timekeeper: timekeeper)
     }
 
-    private static func ccTalkHopper(_ device: PayoutDeviceConfig, port: String, hostAddress: Int, link: CcTalkLink,
-                                     timekeeper: any Timekeeper) throws(HardwareError) -> CcTalkHopper {
+    private static func ccTalkHopper(
+        _ device: PayoutDeviceConfig, port: String, hostAddress: Int, link: CcTalkLink,
+        timekeeper: any Timekeeper
+    ) throws(HardwareError) -> CcTalkHopper {
         do {
-            return try CcTalkHopper.connect(coin: device.coin, address: device.address, hostAddress: hostAddress, port: port,
-                                            on: link, timekeeper: timekeeper).0
+            return try CcTalkHopper.connect(
+                coin: device.coin, address: device.address, hostAddress: hostAddress, port: port,
+                on: link, timekeeper: timekeeper
+            ).0
         } catch {
-            throw .unsupported("\(device.origin.path) (\(device.origin.location)): the ccTalk hopper at address \(device.address) on \(link.name) cannot be used: \(error)")
+            throw .unsupported(
+                "\(device.origin.path) (\(device.origin.location)): the ccTalk hopper at address \(device.address) on \(link.name) cannot be used: \(error)"
+            )
         }
     }
 
@@ -206,8 +238,10 @@ final class Hardware: Sendable {
 
     /// Relays first, so that every output is requested inactive before any input can act. The
     /// dispenser's timers run on the relay lane, the panel's debounce on the general one.
-    private static func requestLines(on chip: any GPIOChipBackend, config: VenddConfig, timekeeper: any Timekeeper, relayLane: any Timekeeper,
-                                     notify: @escaping HardwareNoticeHandler) throws(GPIOError) -> (Dispenser, InputPanel) {
+    private static func requestLines(
+        on chip: any GPIOChipBackend, config: VenddConfig, timekeeper: any Timekeeper, relayLane: any Timekeeper,
+        notify: @escaping HardwareNoticeHandler
+    ) throws(GPIOError) -> (Dispenser, InputPanel) {
         let dispenser = try Dispenser(chip: chip, slots: config.slots, timekeeper: relayLane, notify: notify)
         do {
             return (dispenser, try InputPanel(chip: chip, slots: config.slots, buttons: config.buttons, timekeeper: timekeeper))
@@ -226,15 +260,17 @@ final class Hardware: Sendable {
         payouts?.watchInventory { controller.changeInventoryChanged() }
         let events = controller.deviceEvents
         coinAcceptor.start(lastSequence: lastSequence, deliver: { events.handle($0) })
-        panel.start({ event in
-            if case .dropSensed(let line, let instant) = event {
-                dispenser.dropSensed(on: line, at: instant)
-            } else {
-                events.handle(event)
-            }
-        }, lost: {
-            controller.hardwareFailed("the GPIO inputs stopped delivering events (chip removed or driver error)")
-        })
+        panel.start(
+            { event in
+                if case .dropSensed(let line, let instant) = event {
+                    dispenser.dropSensed(on: line, at: instant)
+                } else {
+                    events.handle(event)
+                }
+            },
+            lost: {
+                controller.hardwareFailed("the GPIO inputs stopped delivering events (chip removed or driver error)")
+            })
     }
 
     /// Hoppers stopped, coins inhibited, every relay off, lines and ports released.

@@ -22,10 +22,12 @@ struct HardwareHealth {
     /// Hardware that is not running (between a failed reload and a restart) is not healthy.
     func report(gpio: String?, coinAcceptor: String?) -> StatusReport.Health {
         StatusReport.Health(
-            gpio: .init(ok: gpio != nil && gpioFault == nil, description: gpio ?? "stopped",
-                        notice: gpioFault?.text, noticeAt: gpioFault?.at),
-            coinAcceptor: .init(ok: coinAcceptor != nil && coinNotice?.isFault != true,
-                                description: coinAcceptor ?? "stopped",
-                                notice: coinNotice?.text, noticeAt: coinNotice?.at))
+            gpio: .init(
+                ok: gpio != nil && gpioFault == nil, description: gpio ?? "stopped",
+                notice: gpioFault?.text, noticeAt: gpioFault?.at),
+            coinAcceptor: .init(
+                ok: coinAcceptor != nil && coinNotice?.isFault != true,
+                description: coinAcceptor ?? "stopped",
+                notice: coinNotice?.text, noticeAt: coinNotice?.at))
     }
 }

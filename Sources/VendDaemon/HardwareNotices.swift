@@ -69,11 +69,16 @@ struct HardwareNoticeDescription {
         case .relayReleased(let slot, let line, let after):
             (level, text, fields) = (.info, "relay of slot \(slot) released after \(after.wholeMilliseconds) ms (line \(line))", ["SLOT": "\(slot)"])
         case .relayCutByMaximumOnTime(let slot, let line, let limit):
-            (level, text, fields) = (.error, "relay of slot \(slot) cut by its \(limit.wholeMilliseconds) ms limit (line \(line))", ["SLOT": "\(slot)"])
+            (level, text, fields) = (
+                .error, "relay of slot \(slot) cut by its \(limit.wholeMilliseconds) ms limit (line \(line))", ["SLOT": "\(slot)"]
+            )
         case .dropSensed(let slot, let after):
             (level, text, fields) = (.info, "drop sensed for slot \(slot) \(after.wholeMilliseconds) ms after the relay", ["SLOT": "\(slot)"])
         case .noDropWithinWindow(let slot, let window):
-            (level, text, fields) = (.warning, "no drop seen within \(window.wholeMilliseconds) ms for slot \(slot): check the slot for a jam or an empty spiral", ["SLOT": "\(slot)"])
+            (level, text, fields) = (
+                .warning, "no drop seen within \(window.wholeMilliseconds) ms for slot \(slot): check the slot for a jam or an empty spiral",
+                ["SLOT": "\(slot)"]
+            )
         case .dropOutsideWindow(let line):
             (level, text, fields) = (.warning, "the drop sensor on line \(line) fired while no vend was in progress", [:])
         case .interlockRefused(let slot, let busy):

@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import FoundationEssentials
 import Logging
 import VendPOSIX
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Logs to journald through its native protocol when running under systemd (`JOURNAL_STREAM`
 /// set), so metadata becomes fields: `journalctl -u vendd SLOT=A1`. Otherwise writes readable
@@ -60,8 +61,10 @@ public final class LogWriter: Sendable {
         lane.start { [self] entry in
             let dropped = lane.takeRefusedCount()
             if dropped > 0 {
-                write(Entry(message: "\(dropped) log entries were dropped: the log did not keep up (journald slow or stopped)",
-                            level: .warning, fields: ["DROPPED": "\(dropped)"]))
+                write(
+                    Entry(
+                        message: "\(dropped) log entries were dropped: the log did not keep up (journald slow or stopped)",
+                        level: .warning, fields: ["DROPPED": "\(dropped)"]))
             }
             write(entry)
         }

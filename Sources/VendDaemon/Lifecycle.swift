@@ -29,7 +29,9 @@ enum Reload {
         }
         // What is in flight finishes with the hardware it started on: a vend, and a payout.
         if !(await controller.drain(waitingFor: oldConfig.machine.vendTimeout + Self.payoutGracePeriod, payouts: true)) {
-            logger.warning("a vend or payout is still in flight after the reload's grace period: the old hardware is stopped under it, and its outcome is resolved as after a restart")
+            logger.warning(
+                "a vend or payout is still in flight after the reload's grace period: the old hardware is stopped under it, and its outcome is resolved as after a restart"
+            )
         }
         defer { controller.sendAndWait(.setDraining(false)) }
         await controller.detachHardware()

@@ -22,7 +22,12 @@ extension MachineController {
     /// each input carried out checks the waiters.
     func waitUntilQuiet(limit: Duration, _ isQuiet: @escaping @Sendable (Machine) -> Bool) async -> Bool {
         let once = Mutex(false)
-        let claim: @Sendable () -> Bool = { once.withLock { claimed in defer { claimed = true }; return !claimed } }
+        let claim: @Sendable () -> Bool = {
+            once.withLock { claimed in
+                defer { claimed = true }
+                return !claimed
+            }
+        }
         return await withCheckedContinuation { continuation in
             let timer = timekeeper.schedule(after: limit) {
                 if claim() { continuation.resume(returning: false) }

@@ -6,8 +6,9 @@ extension MachineController {
     /// The machine's queries as they stand now.
     var reports: Reports {
         state.withLock {
-            Reports(machine: $0.machine, format: $0.config.machine.moneyFormat, machineName: $0.config.machine.name,
-                    levelSensedCoins: $0.hardware?.payouts?.hasLevelSensedCoins ?? false)
+            Reports(
+                machine: $0.machine, format: $0.config.machine.moneyFormat, machineName: $0.config.machine.name,
+                levelSensedCoins: $0.hardware?.payouts?.hasLevelSensedCoins ?? false)
         }
     }
 

@@ -29,7 +29,9 @@ extension MachineController {
         if let outbox { outbox.add([outbox.fault(fault.reason, at: Instant(millisecondsSinceEpoch: timekeeper.wallClockMilliseconds))]) }
         switch fault {
         case .storage(let reason):
-            logger.critical("OUT OF ORDER: \(reason). Sales and coins are stopped; every coin already credited is kept. Free space or fix the file system: vendd retries every second and resumes by itself.")
+            logger.critical(
+                "OUT OF ORDER: \(reason). Sales and coins are stopped; every coin already credited is kept. Free space or fix the file system: vendd retries every second and resumes by itself."
+            )
         case .hardware(let reason):
             logger.critical("OUT OF ORDER: \(reason). Sales are stopped; fix the cause and restart vendd.")
             state.hardware?.dispenser.releaseAll()

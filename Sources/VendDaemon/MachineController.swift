@@ -52,8 +52,10 @@ final class MachineController: Sendable {
     let deviceEvents: DeviceEvents
     let snapshotEvery = 500
 
-    init(machine: Machine, store: sending MachineStore, config: VenddConfig, logger: Logger, timekeeper: any Timekeeper,
-         relayLane: (any Timekeeper)? = nil, outbox: Outbox? = nil) {
+    init(
+        machine: Machine, store: sending MachineStore, config: VenddConfig, logger: Logger, timekeeper: any Timekeeper,
+        relayLane: (any Timekeeper)? = nil, outbox: Outbox? = nil
+    ) {
         self.logger = logger
         self.outbox = outbox
         self.timekeeper = timekeeper
@@ -142,8 +144,9 @@ final class MachineController: Sendable {
             // Requests (a selection, a restock) are refused.
             switch input {
             case .coinInserted, .billStacked, .coinSourceSynchronised, .vendEnded, .payoutEnded, .payoutDeviceAsked,
-                 .payoutCountersSynchronised, .changeInventory, .coinsDispensedManually:
-                logger.critical("\(input) applied without being journaled: it is saved once the state can be written again, and lost if vendd stops before")
+                .payoutCountersSynchronised, .changeInventory, .coinsDispensedManually:
+                logger.critical(
+                    "\(input) applied without being journaled: it is saved once the state can be written again, and lost if vendd stops before")
             default:
                 return []
             }
@@ -179,8 +182,9 @@ final class MachineController: Sendable {
             return immediate.map { .vendEnded(vend, $0) }
         case .payOut(let payout, let amount):
             guard devices.payoutPolicy == .change else {
-                logger.notice("pay \(devices.format.string(for: amount)) to the customer by hand (payout: manual)",
-                              metadata: ["AMOUNT": "\(amount.decimalString)"])
+                logger.notice(
+                    "pay \(devices.format.string(for: amount)) to the customer by hand (payout: manual)",
+                    metadata: ["AMOUNT": "\(amount.decimalString)"])
                 return nil
             }
             guard let bank = devices.hardware?.payouts else {
@@ -188,9 +192,12 @@ final class MachineController: Sendable {
                 let zero = Money.zero(amount.currency)
                 return .payoutEnded(payout, paid: zero, unknown: zero, counters: [:])
             }
-            bank.pay(amount, asking: { [self] device, holding in
-                sendAndWait(.payoutDeviceAsked(payout, device: device, holding: holding))
-            }) { [self] result in
+            bank.pay(
+                amount,
+                asking: { [self] device, holding in
+                    sendAndWait(.payoutDeviceAsked(payout, device: device, holding: holding))
+                }
+            ) { [self] result in
                 send(.payoutEnded(payout, paid: result.paid, unknown: result.unknown, counters: result.counters))
                 send(.changeInventory(bank.inventory()))
             }

@@ -31,22 +31,27 @@ struct Reports {
         return machine.setup.slots.compactMap { first in
             guard seen.insert(first.product).inserted, let product = catalog[first.product] else { return nil }
             let slots = machine.setup.slots.filter { $0.product == product.id }
-            return ProductStock(product: product.id.rawValue, name: product.name, available: available[product.id] ?? 0,
-                                capacity: slots.reduce(0) { $0 + $1.capacity }, slots: slots.map(\.id.rawValue))
+            return ProductStock(
+                product: product.id.rawValue, name: product.name, available: available[product.id] ?? 0,
+                capacity: slots.reduce(0) { $0 + $1.capacity }, slots: slots.map(\.id.rawValue))
         }
     }
 
     var purchasable: PurchasableReport {
-        PurchasableReport(credit: machine.credit.decimalString, creditText: format.string(for: machine.credit),
-                          slots: machine.purchasable.map(slot))
+        PurchasableReport(
+            credit: machine.credit.decimalString, creditText: format.string(for: machine.credit),
+            slots: machine.purchasable.map(slot))
     }
 
     func expired(at instant: Instant) -> ExpiredReport {
-        ExpiredReport(at: instant.millisecondsSinceEpoch, slots: machine.expiredStock(at: instant).map { item in
-            ExpiredReport.Slot(slot: item.slot.rawValue, product: item.product.rawValue,
-                               productName: catalog[item.product]?.name ?? item.product.rawValue,
-                               count: item.count, since: item.since.millisecondsSinceEpoch)
-        })
+        ExpiredReport(
+            at: instant.millisecondsSinceEpoch,
+            slots: machine.expiredStock(at: instant).map { item in
+                ExpiredReport.Slot(
+                    slot: item.slot.rawValue, product: item.product.rawValue,
+                    productName: catalog[item.product]?.name ?? item.product.rawValue,
+                    count: item.count, since: item.since.millisecondsSinceEpoch)
+            })
     }
 
     var hot: [ProductInfo] { machine.hotProducts.map(info) }
@@ -54,26 +59,30 @@ struct Reports {
     var products: CategoryReport { category(catalog.categoryTree) }
 
     private func category(_ node: CategoryNode) -> CategoryReport {
-        CategoryReport(name: node.name, path: node.path.components,
-                       products: node.products.compactMap { catalog[$0] }.map(info),
-                       children: node.children.map(category))
+        CategoryReport(
+            name: node.name, path: node.path.components,
+            products: node.products.compactMap { catalog[$0] }.map(info),
+            children: node.children.map(category))
     }
 
     private func info(_ product: Product) -> ProductInfo {
-        ProductInfo(id: product.id.rawValue, name: product.name, category: product.category.components, hot: product.isHot,
-                    shelfLifeDays: product.shelfLifeDays, tags: product.tags,
-                    slots: machine.setup.slots.filter { $0.product == product.id }.map(\.id.rawValue))
+        ProductInfo(
+            id: product.id.rawValue, name: product.name, category: product.category.components, hot: product.isHot,
+            shelfLifeDays: product.shelfLifeDays, tags: product.tags,
+            slots: machine.setup.slots.filter { $0.product == product.id }.map(\.id.rawValue))
     }
 
     func history(since: Instant?, limit: Int?) -> HistoryReport {
         let sales = machine.history(since: since)
-        return HistoryReport(since: since?.millisecondsSinceEpoch, historyLimit: machine.setup.historyLimit,
-                             sales: sales.suffix(limit ?? sales.count).map { sale in
-            HistoryReport.Sale(vend: sale.vend.rawValue, at: sale.at.millisecondsSinceEpoch, slot: sale.slot.rawValue,
-                               product: sale.product.rawValue, productName: name(of: sale.product),
-                               price: sale.price.decimalString, priceText: format.string(for: sale.price),
-                               confirmation: sale.confirmation.rawValue)
-        })
+        return HistoryReport(
+            since: since?.millisecondsSinceEpoch, historyLimit: machine.setup.historyLimit,
+            sales: sales.suffix(limit ?? sales.count).map { sale in
+                HistoryReport.Sale(
+                    vend: sale.vend.rawValue, at: sale.at.millisecondsSinceEpoch, slot: sale.slot.rawValue,
+                    product: sale.product.rawValue, productName: name(of: sale.product),
+                    price: sale.price.decimalString, priceText: format.string(for: sale.price),
+                    confirmation: sale.confirmation.rawValue)
+            })
     }
 
     var coins: CoinsReport {
@@ -103,9 +112,10 @@ struct Reports {
     }
 
     private func denomination(_ coin: CoinCount) -> CoinsReport.Denomination {
-        CoinsReport.Denomination(value: coin.value.decimalString, valueText: format.string(for: coin.value),
-                                 count: coin.count, amount: (coin.value * coin.count).decimalString,
-                                 amountText: format.string(for: coin.value * coin.count))
+        CoinsReport.Denomination(
+            value: coin.value.decimalString, valueText: format.string(for: coin.value),
+            count: coin.count, amount: (coin.value * coin.count).decimalString,
+            amountText: format.string(for: coin.value * coin.count))
     }
 
     /// Whole-life totals from the ledger; with `since`, totals over the kept history.
@@ -116,25 +126,30 @@ struct Reports {
             .map { SalesReport.Product(product: $0.key.rawValue, name: name(of: $0.key), sold: figures($0.value)) }
         let configured = machine.setup.slots.map { slot in
             let price = machine.price(of: slot.id)
-            return SalesReport.Slot(slot: slot.id.rawValue, product: slot.product.rawValue, price: price?.decimalString,
-                                    priceText: price.map(format.string(for:)), sold: figures(totals.bySlot[slot.id] ?? zero))
+            return SalesReport.Slot(
+                slot: slot.id.rawValue, product: slot.product.rawValue, price: price?.decimalString,
+                priceText: price.map(format.string(for:)), sold: figures(totals.bySlot[slot.id] ?? zero))
         }
         let removed = totals.bySlot.keys.filter { machine.setup.slot($0) == nil }.sorted().map { id in
-            SalesReport.Slot(slot: id.rawValue, product: machine.ledger.history.last { $0.slot == id }?.product.rawValue ?? "",
-                             price: nil, priceText: nil, sold: figures(totals.bySlot[id] ?? zero))
+            SalesReport.Slot(
+                slot: id.rawValue, product: machine.ledger.history.last { $0.slot == id }?.product.rawValue ?? "",
+                price: nil, priceText: nil, sold: figures(totals.bySlot[id] ?? zero))
         }
         let currency = machine.setup.currency
-        return SalesReport(machine: machineName, currency: currency.code, minorDigits: currency.minorDigits,
-                           since: since?.millisecondsSinceEpoch, incomplete: since.map { !machine.historyCovers(since: $0) } ?? false,
-                           products: products, slots: configured + removed, total: figures(totals.total),
-                           coinsIn: machine.ledger.coinsIn.decimalString, coinsInText: format.string(for: machine.ledger.coinsIn),
-                           cash: cashFigures)
+        return SalesReport(
+            machine: machineName, currency: currency.code, minorDigits: currency.minorDigits,
+            since: since?.millisecondsSinceEpoch, incomplete: since.map { !machine.historyCovers(since: $0) } ?? false,
+            products: products, slots: configured + removed, total: figures(totals.total),
+            coinsIn: machine.ledger.coinsIn.decimalString, coinsInText: format.string(for: machine.ledger.coinsIn),
+            cash: cashFigures)
     }
 
     private var cashFigures: SalesReport.CashFigures {
         let ledger = machine.ledger
         let tubes = machine.changeInventory
-        let tubeContents = tubes.isEmpty || levelSensedCoins || tubes.contains { $0.count == nil } ? nil
+        let tubeContents =
+            tubes.isEmpty || levelSensedCoins || tubes.contains { $0.count == nil }
+            ? nil
             : tubes.reduce(Money.zero(machine.setup.currency)) { $0 + $1.value * ($1.count ?? 0) }
         return SalesReport.CashFigures(
             billsIn: ledger.billsIn.decimalString, coinsToTubes: ledger.coinsToTubes.decimalString,

@@ -9,7 +9,9 @@ struct ServiceModeSwitches {
 
     /// Why service mode is on, as the technician reads it.
     var reasons: [String] {
-        [serviceKeyOn ? "the service key is on" : nil, doorOpen ? "the door is open" : nil,
-         technician ? "switched on by a technician" : nil].compactMap { $0 }
+        [
+            serviceKeyOn ? "the service key is on" : nil, doorOpen ? "the door is open" : nil,
+            technician ? "switched on by a technician" : nil,
+        ].compactMap { $0 }
     }
 }

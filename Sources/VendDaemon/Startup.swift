@@ -1,6 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import FoundationEssentials
 import Logging
 import VendConfig
@@ -10,6 +7,10 @@ import VendHardware
 import VendStore
 import VendTime
 import VendingCore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 struct StartupFailure: Error {
     let status: Int32
@@ -25,14 +26,18 @@ struct Startup {
     let fleet: FleetLink?
 
     /// `relayLane` runs the dispenser's timers, apart from everything that may wait on storage.
-    static func begin(_ options: DaemonOptions, timekeeper: any Timekeeper, relayLane: any Timekeeper, logger: Logger) async -> Result<Startup, StartupFailure> {
+    static func begin(_ options: DaemonOptions, timekeeper: any Timekeeper, relayLane: any Timekeeper, logger: Logger) async -> Result<
+        Startup, StartupFailure
+    > {
         let config: VenddConfig
         do {
             config = try ConfigLoader.load(file: options.configPath)
         } catch {
             for diagnostic in error.diagnostics { logger.error("\(diagnostic)") }
-            return .failure(StartupFailure(status: ExitStatus.configError,
-                                           message: "\(options.configPath): \(error.diagnostics.count) configuration error(s); not starting"))
+            return .failure(
+                StartupFailure(
+                    status: ExitStatus.configError,
+                    message: "\(options.configPath): \(error.diagnostics.count) configuration error(s); not starting"))
         }
 
         let stateDirectory = options.stateDirectory ?? config.stateDirectory
@@ -50,20 +55,24 @@ struct Startup {
         }
 
         let outbox = config.mqtt.map {
-            Outbox(machine: $0.machineID, currency: config.machine.currency, keepDays: $0.outboxDays,
-                   keepsEvents: $0.publish.contains(.events), logger: logger)
+            Outbox(
+                machine: $0.machineID, currency: config.machine.currency, keepDays: $0.outboxDays,
+                keepsEvents: $0.publish.contains(.events), logger: logger)
         }
         let machine: Machine
         switch restore(from: store, config: config, outbox: outbox, now: timekeeper.wallClockMilliseconds, logger: logger) {
         case .success(let restored): machine = restored
         case .failure(let failure): return .failure(failure)
         }
-        let controller = MachineController(machine: machine, store: store, config: config, logger: logger, timekeeper: timekeeper,
-                                           relayLane: relayLane, outbox: outbox)
+        let controller = MachineController(
+            machine: machine, store: store, config: config, logger: logger, timekeeper: timekeeper,
+            relayLane: relayLane, outbox: outbox)
         controller.resolveInterruptedVend()
         if let rejection = controller.reconfigure(to: config) {
-            return .failure(StartupFailure(status: ExitStatus.configError,
-                                           message: "\(options.configPath) cannot be applied to the saved state: \(rejection)"))
+            return .failure(
+                StartupFailure(
+                    status: ExitStatus.configError,
+                    message: "\(options.configPath) cannot be applied to the saved state: \(rejection)"))
         }
         controller.saveSnapshot()
 
@@ -81,16 +90,21 @@ struct Startup {
                 handler: { request, peer in CommandHandler.handle(request, peer: peer, controller: controller) },
                 events: controller.events)
             server.start()
-            return .success(Startup(controller: controller, server: server, fleet: startFleetLink(config, outbox: outbox, controller: controller, logger: logger)))
+            return .success(
+                Startup(controller: controller, server: server, fleet: startFleetLink(config, outbox: outbox, controller: controller, logger: logger))
+            )
         } catch {
             await controller.detachHardware()
-            return .failure(StartupFailure(status: ExitStatus.cannotCreate,
-                                           message: "control socket \(socketPath): \(error) (is its directory there and writable?)"))
+            return .failure(
+                StartupFailure(
+                    status: ExitStatus.cannotCreate,
+                    message: "control socket \(socketPath): \(error) (is its directory there and writable?)"))
         }
     }
 
     /// The last snapshot plus the journal replayed over it; a fresh machine on first start.
-    static func restore(from store: MachineStore, config: VenddConfig, outbox: Outbox?, now: Int64, logger: Logger) -> Result<Machine, StartupFailure> {
+    static func restore(from store: MachineStore, config: VenddConfig, outbox: Outbox?, now: Int64, logger: Logger) -> Result<Machine, StartupFailure>
+    {
         let restored: Restored<MachineSnapshot, JournalEntry>
         do {
             restored = try store.restore()
@@ -102,9 +116,12 @@ struct Startup {
             do {
                 try outbox.restore(saved: store.readCompanion(Outbox.fileName), journaled: restored.entries.flatMap { $0.outbox ?? [] }, now: now)
             } catch {
-                return .failure(StartupFailure(
-                    status: ExitStatus.dataError,
-                    message: "\(store.directory)/\(Outbox.fileName) cannot be read (\(error)): it holds events the fleet has not received. Move it aside to start without them"))
+                return .failure(
+                    StartupFailure(
+                        status: ExitStatus.dataError,
+                        message:
+                            "\(store.directory)/\(Outbox.fileName) cannot be read (\(error)): it holds events the fleet has not received. Move it aside to start without them"
+                    ))
             }
         }
         if restored.isFresh {
@@ -112,19 +129,27 @@ struct Startup {
             return .success(Machine(setup: config.machineSetup))
         }
         if let snapshot = restored.snapshot, snapshot.schemaVersion != MachineSnapshot.currentSchemaVersion {
-            return .failure(StartupFailure(
-                status: ExitStatus.dataError,
-                message: "\(store.directory)/state.json has schema version \(snapshot.schemaVersion); this vendd reads version \(MachineSnapshot.currentSchemaVersion). Install the vendd that wrote it, or see README: Recovering state"))
+            return .failure(
+                StartupFailure(
+                    status: ExitStatus.dataError,
+                    message:
+                        "\(store.directory)/state.json has schema version \(snapshot.schemaVersion); this vendd reads version \(MachineSnapshot.currentSchemaVersion). Install the vendd that wrote it, or see README: Recovering state"
+                ))
         }
         var machine = restored.snapshot?.machine ?? Machine(setup: config.machineSetup)
         for entry in restored.entries { _ = machine.apply(entry.input, at: entry.at) }
         let problems = machine.integrityProblems
         guard problems.isEmpty else {
-            return .failure(StartupFailure(
-                status: ExitStatus.dataError,
-                message: "the state in \(store.directory) is inconsistent (\(problems.map(\.description).joined(separator: "; "))); it was left as it is. Inspect it, then start once with --reset-state (see README: Recovering state)"))
+            return .failure(
+                StartupFailure(
+                    status: ExitStatus.dataError,
+                    message:
+                        "the state in \(store.directory) is inconsistent (\(problems.map(\.description).joined(separator: "; "))); it was left as it is. Inspect it, then start once with --reset-state (see README: Recovering state)"
+                ))
         }
-        logger.notice("state restored from \(store.directory): \(restored.entries.count) journal record(s) replayed, credit \(config.machine.moneyFormat.string(for: machine.credit))")
+        logger.notice(
+            "state restored from \(store.directory): \(restored.entries.count) journal record(s) replayed, credit \(config.machine.moneyFormat.string(for: machine.credit))"
+        )
         return .success(machine)
     }
 
@@ -146,8 +171,9 @@ struct Startup {
         let notify: HardwareNoticeHandler = { [notices = controller.notices] in notices.post($0) }
         if options.simulate {
             logger.notice("simulated hardware: drive it with `vendctl sim …`")
-            return try Hardware.simulated(config, stateDirectory: options.stateDirectory ?? config.stateDirectory,
-                                          timekeeper: controller.timekeeper, relayLane: controller.relayLane, notify: notify)
+            return try Hardware.simulated(
+                config, stateDirectory: options.stateDirectory ?? config.stateDirectory,
+                timekeeper: controller.timekeeper, relayLane: controller.relayLane, notify: notify)
         }
         let hardware = try Hardware.real(config, timekeeper: controller.timekeeper, relayLane: controller.relayLane, notify: notify)
         logger.notice("GPIO: \(hardware.gpioDescription); every relay requested inactive; coins: \(hardware.coinAcceptorDescription)")
@@ -164,8 +190,9 @@ extension MachineController {
     /// policy, journaled like any input, and tell the technician.
     func resolveInterruptedVend() {
         guard let vend = pendingVend else { return }
-        logger.warning("\(vend.id) at slot \(vend.slot) was in flight when vendd stopped; resolving it as unknown (\(config.machine.unknownOutcomePolicy.rawValue)): check slot \(vend.slot)",
-                       metadata: ["SLOT": "\(vend.slot)", "VEND": "\(vend.id.rawValue)"])
+        logger.warning(
+            "\(vend.id) at slot \(vend.slot) was in flight when vendd stopped; resolving it as unknown (\(config.machine.unknownOutcomePolicy.rawValue)): check slot \(vend.slot)",
+            metadata: ["SLOT": "\(vend.slot)", "VEND": "\(vend.id.rawValue)"])
         sendAndWait(.vendEnded(vend.id, .unknown))
     }
 }

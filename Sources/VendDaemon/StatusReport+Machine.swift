@@ -7,9 +7,11 @@ import VendingCore
 extension StatusReport {
     /// `vendctl status`: the state and why, the credit, the hardware and its health, the books.
     /// `hardware` is nil while none is attached (between a failed reload and a restart).
-    init(machine: Machine, config: VenddConfig, fault: String?, switches: ServiceModeSwitches,
-         hardware: (gpio: String, coinAcceptor: String, simulated: Bool)?, payouts: PayoutBank?,
-         health: StatusReport.Health) {
+    init(
+        machine: Machine, config: VenddConfig, fault: String?, switches: ServiceModeSwitches,
+        hardware: (gpio: String, coinAcceptor: String, simulated: Bool)?, payouts: PayoutBank?,
+        health: StatusReport.Health
+    ) {
         let format = config.machine.moneyFormat
         let state: (String, String?)
         if let fault {
@@ -19,8 +21,9 @@ extension StatusReport {
         } else {
             state = ("in-service", nil)
         }
-        let reports = Reports(machine: machine, format: format, machineName: config.machine.name,
-                              levelSensedCoins: payouts?.hasLevelSensedCoins ?? false)
+        let reports = Reports(
+            machine: machine, format: format, machineName: config.machine.name,
+            levelSensedCoins: payouts?.hasLevelSensedCoins ?? false)
         self.init(
             machine: config.machine.name, state: state.0, stateReason: state.1,
             currency: config.machine.currency.code, credit: machine.credit.decimalString,
@@ -41,10 +44,13 @@ extension StatusReport {
                 // A level sensor is no count: a hopper below its low mark counts as empty for
                 // exact change, yet holds some coins.
                 let level = device.levelReading()
-                return StatusReport.PayoutDevice(description: device.description, coins: device.inventory().map {
-                    StatusReport.CoinLevel(value: $0.value.decimalString, valueText: format.string(for: $0.value),
-                                           count: level == nil ? $0.count : nil, level: level?.rawValue)
-                })
+                return StatusReport.PayoutDevice(
+                    description: device.description,
+                    coins: device.inventory().map {
+                        StatusReport.CoinLevel(
+                            value: $0.value.decimalString, valueText: format.string(for: $0.value),
+                            count: level == nil ? $0.count : nil, level: level?.rawValue)
+                    })
             }, fillMode: machine.isFilling)
     }
 }

@@ -1,8 +1,9 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import FoundationEssentials
 import VendPOSIX
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// sd_notify(3) without libsystemd: datagrams to `$NOTIFY_SOCKET`. Does nothing when not started
 /// by systemd.
@@ -14,7 +15,8 @@ public final class SystemdNotifier: Sendable {
 
     public init(environment: [String: String] = ProcessInfo.processInfo.environment) {
         if let usec = environment["WATCHDOG_USEC"].flatMap(Int64.init),
-           environment["WATCHDOG_PID"].flatMap(Int32.init).map({ $0 == getpid() }) ?? true {
+            environment["WATCHDOG_PID"].flatMap(Int32.init).map({ $0 == getpid() }) ?? true
+        {
             watchdogInterval = .microseconds(usec / 2)
         } else {
             watchdogInterval = nil

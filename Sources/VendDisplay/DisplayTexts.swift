@@ -29,8 +29,9 @@ public struct DisplayTexts: Sendable {
         pick("\(product)은(는) 품절입니다. 다른 상품을 골라 주세요", "\(product) is sold out: choose another product")
     }
     public func noChange(_ credit: String) -> String {
-        pick("이 자판기는 돈을 돌려드리지 못합니다. \(credit)은 다음 구매에 쓸 수 있습니다",
-             "This machine cannot give money back: your \(credit) stays for a purchase")
+        pick(
+            "이 자판기는 돈을 돌려드리지 못합니다. \(credit)은 다음 구매에 쓸 수 있습니다",
+            "This machine cannot give money back: your \(credit) stays for a purchase")
     }
     public func refunded(_ amount: String) -> String { pick("\(amount)을 돌려드립니다", "Returning \(amount)") }
     public var nothingToReturn: String { pick("돌려드릴 돈이 없습니다", "There is no credit to return") }

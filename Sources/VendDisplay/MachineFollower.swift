@@ -1,10 +1,11 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Foundation
 import Synchronization
 import VendControl
 import VendingCore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Follows vendd over its control socket: `watch` for events, `status` (and `history`, `sales`)
 /// for the state they lead to. While vendd cannot be reached the machine is shown out of order,
@@ -22,8 +23,10 @@ public final class MachineFollower: Sendable {
     /// Between connection attempts while vendd is away.
     static let retryMicroseconds: useconds_t = 300_000
 
-    public init(socketPath: String, currency: Currency,
-                clock: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1_000) }) {
+    public init(
+        socketPath: String, currency: Currency,
+        clock: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1_000) }
+    ) {
         self.socketPath = socketPath
         self.currency = currency
         self.clock = clock
@@ -100,7 +103,8 @@ public final class MachineFollower: Sendable {
         if status.vendInProgress != nil { return .busy }
         if info.available == 0 { return .soldOut(product: info.product) }
         if let price = try? Money(parsing: info.price, currency: currency),
-           let credit = try? Money(parsing: status.credit, currency: currency), credit < price {
+            let credit = try? Money(parsing: status.credit, currency: currency), credit < price
+        {
             return .insertMore(product: info.product, missing: (price - credit).decimalString)
         }
         return .refused(refusal)

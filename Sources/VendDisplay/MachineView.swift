@@ -71,8 +71,10 @@ public struct MachineView: Codable, Sendable, Equatable {
         public let asciiNames: Bool
         public let pictureURL: @Sendable (String) -> String?
 
-        public init(texts: DisplayTexts, format: MoneyFormat, currency: Currency, faces: [String: ProductFace], hot: Set<String>,
-                    givesNoChange: Bool, asciiNames: Bool, pictureURL: @escaping @Sendable (String) -> String?) {
+        public init(
+            texts: DisplayTexts, format: MoneyFormat, currency: Currency, faces: [String: ProductFace], hot: Set<String>,
+            givesNoChange: Bool, asciiNames: Bool, pictureURL: @escaping @Sendable (String) -> String?
+        ) {
             self.texts = texts
             self.format = format
             self.currency = currency
@@ -85,21 +87,25 @@ public struct MachineView: Codable, Sendable, Equatable {
 
         /// The kiosk's style: the machine's language and money format.
         public static func kiosk(_ config: VenddConfig, pictureURL: @escaping @Sendable (String) -> String?) -> Style {
-            Style(texts: DisplayTexts(config.display.language), format: config.machine.moneyFormat,
-                  currency: config.machine.currency, faces: config.productFaces,
-                  hot: Set(config.products.filter(\.isHot).map(\.id.rawValue)),
-                  givesNoChange: config.machine.payout == .none, asciiNames: false, pictureURL: pictureURL)
+            Style(
+                texts: DisplayTexts(config.display.language), format: config.machine.moneyFormat,
+                currency: config.machine.currency, faces: config.productFaces,
+                hot: Set(config.products.filter(\.isHot).map(\.id.rawValue)),
+                givesNoChange: config.machine.payout == .none, asciiNames: false, pictureURL: pictureURL)
         }
 
         /// The LCD's style: English (its ROM has no Hangul), short names, amounts with the
         /// currency code ("1,200 KRW") instead of a symbol it cannot draw.
         public static func lcd(_ config: VenddConfig) -> Style {
             let format = config.machine.moneyFormat
-            let ascii = MoneyFormat(template: "{amount} \(config.machine.currency.code)", groupingSeparator: format.groupingSeparator,
-                                    decimalSeparator: format.decimalSeparator) ?? .plain(config.machine.currency)
-            return Style(texts: DisplayTexts(.en), format: ascii, currency: config.machine.currency, faces: config.productFaces,
-                         hot: Set(config.products.filter(\.isHot).map(\.id.rawValue)),
-                         givesNoChange: config.machine.payout == .none, asciiNames: true, pictureURL: { _ in nil })
+            let ascii =
+                MoneyFormat(
+                    template: "{amount} \(config.machine.currency.code)", groupingSeparator: format.groupingSeparator,
+                    decimalSeparator: format.decimalSeparator) ?? .plain(config.machine.currency)
+            return Style(
+                texts: DisplayTexts(.en), format: ascii, currency: config.machine.currency, faces: config.productFaces,
+                hot: Set(config.products.filter(\.isHot).map(\.id.rawValue)),
+                givesNoChange: config.machine.payout == .none, asciiNames: true, pictureURL: { _ in nil })
         }
 
         /// The name an output can show: the LCD's ASCII short name, or the configured name.
@@ -114,9 +120,11 @@ public struct MachineView: Codable, Sendable, Equatable {
 
     public init(_ followed: FollowedMachine, style: Style) {
         let texts = style.texts
-        labels = ["credit": texts.credit, "soldOut": texts.soldOutBadge, "hot": texts.hotBadge, "coinReturn": texts.coinReturn,
-                  "bought": texts.bought, "technician": texts.technician, "stock": texts.stock, "restock": texts.restock,
-                  "sales": texts.sales]
+        labels = [
+            "credit": texts.credit, "soldOut": texts.soldOutBadge, "hot": texts.hotBadge, "coinReturn": texts.coinReturn,
+            "bought": texts.bought, "technician": texts.technician, "stock": texts.stock, "restock": texts.restock,
+            "sales": texts.sales,
+        ]
         guard let status = followed.status else {
             mode = .outOfOrder
             machine = ""
@@ -135,13 +143,16 @@ public struct MachineView: Codable, Sendable, Equatable {
             let price = style.money(slot.price)
             let name = slot.productName
             let shortName = LCDText.shortName(name, face: style.faces[slot.product], id: slot.product)
-            return Slot(id: slot.id, product: slot.product, name: style.asciiNames ? shortName : name, shortName: shortName, priceText: style.text(slot.price),
-                        picture: style.pictureURL(slot.product), soldOut: slot.available == 0, hot: style.hot.contains(slot.product),
-                        affordable: slot.available > 0 && Self.covers(credit, price),
-                        available: slot.available, stock: slot.stock, capacity: slot.capacity)
+            return Slot(
+                id: slot.id, product: slot.product, name: style.asciiNames ? shortName : name, shortName: shortName,
+                priceText: style.text(slot.price),
+                picture: style.pictureURL(slot.product), soldOut: slot.available == 0, hot: style.hot.contains(slot.product),
+                affordable: slot.available > 0 && Self.covers(credit, price),
+                available: slot.available, stock: slot.stock, capacity: slot.capacity)
         }
         bought = followed.bought.map {
-            Bought(slot: $0.slot, name: style.name($0.product, status: status), picture: style.pictureURL($0.product), priceText: style.text($0.price))
+            Bought(
+                slot: $0.slot, name: style.name($0.product, status: status), picture: style.pictureURL($0.product), priceText: style.text($0.price))
         }
         salesVersion = followed.sales.map { "\($0.total.count)-\($0.total.amount)" }
         hint = style.givesNoChange ? texts.noChangeHint : status.exactChangeOnly == true ? texts.exactChangeOnly : nil

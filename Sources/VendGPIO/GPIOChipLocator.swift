@@ -34,8 +34,9 @@ enum GPIOChipLocator {
     static func inspect(_ path: String) throws(GPIOError) -> Found {
         let chip = try open(path)
         defer { vgpio_chip_close(chip) }
-        return Found(path: path, name: text(of: chip, vgpio_chip_name), label: text(of: chip, vgpio_chip_label),
-                     lineCount: Int(vgpio_chip_line_count(chip)))
+        return Found(
+            path: path, name: text(of: chip, vgpio_chip_name), label: text(of: chip, vgpio_chip_label),
+            lineCount: Int(vgpio_chip_line_count(chip)))
     }
 
     static func open(_ path: String) throws(GPIOError) -> OpaquePointer {

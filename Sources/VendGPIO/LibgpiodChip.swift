@@ -31,12 +31,14 @@ public struct LibgpiodChip: GPIOChipBackend {
     public func requestInputs(_ lines: [InputLineConfig], consumer: String) throws(GPIOError) -> any GPIOInputGroup {
         let offsets = try resolve(lines.map { ($0.line, $0.origin) })
         let settings = zip(lines, offsets).map { line, offset in
-            vgpio_input(offset: UInt32(offset), active_low: line.activeLow ? 1 : 0, bias: Int32(line.bias.shimValue),
-                        debounce_us: UInt32(clamping: line.debounce.wholeMicroseconds))
+            vgpio_input(
+                offset: UInt32(offset), active_low: line.activeLow ? 1 : 0, bias: Int32(line.bias.shimValue),
+                debounce_us: UInt32(clamping: line.debounce.wholeMicroseconds))
         }
         let request = try withChip { chip throws(GPIOError) in
-            try check(settings.withUnsafeBufferPointer { vgpio_request_inputs(chip, $0.baseAddress, $0.count, consumer) },
-                      lines: zip(lines.map { ($0.line, $0.origin) }, offsets), chip: chip)
+            try check(
+                settings.withUnsafeBufferPointer { vgpio_request_inputs(chip, $0.baseAddress, $0.count, consumer) },
+                lines: zip(lines.map { ($0.line, $0.origin) }, offsets), chip: chip)
         }
         return try LibgpiodInputGroup(request: request, device: path, lineCount: lines.count)
     }
@@ -46,8 +48,9 @@ public struct LibgpiodChip: GPIOChipBackend {
         let activeLow = lines.map { Int32($0.activeLow ? 1 : 0) }
         let request = try withChip { chip throws(GPIOError) in
             let shimOffsets = offsets.map { UInt32($0) }
-            return try check(vgpio_request_outputs(chip, shimOffsets, activeLow, lines.count, consumer),
-                             lines: zip(lines.map { ($0.line, $0.origin) }, offsets), chip: chip)
+            return try check(
+                vgpio_request_outputs(chip, shimOffsets, activeLow, lines.count, consumer),
+                lines: zip(lines.map { ($0.line, $0.origin) }, offsets), chip: chip)
         }
         return LibgpiodOutputGroup(request: request, lines: lines)
     }
@@ -59,8 +62,9 @@ public struct LibgpiodChip: GPIOChipBackend {
         var first: [Int: LineUse] = [:]
         for (use, offset) in zip(uses, offsets) {
             if let earlier = first[offset], earlier.line != use.line {
-                throw .sameLine(use.line, origin: use.origin, offset: offset, chip: name,
-                                other: earlier.line, otherOrigin: earlier.origin)
+                throw .sameLine(
+                    use.line, origin: use.origin, offset: offset, chip: name,
+                    other: earlier.line, otherOrigin: earlier.origin)
             }
             first[offset] = first[offset] ?? use
         }
@@ -70,10 +74,11 @@ public struct LibgpiodChip: GPIOChipBackend {
         try withChip { chip throws(GPIOError) in
             var offsets: [Int] = []
             for (line, origin) in lines {
-                let offset: Int = switch line {
-                case .offset(let offset): offset
-                case .name(let lineName): Int(vgpio_chip_find_line(chip, lineName))
-                }
+                let offset: Int =
+                    switch line {
+                    case .offset(let offset): offset
+                    case .name(let lineName): Int(vgpio_chip_find_line(chip, lineName))
+                    }
                 guard (0..<lineCount).contains(offset) else {
                     throw .lineNotFound(line, origin: origin, chip: name, lineCount: lineCount)
                 }
@@ -91,8 +96,10 @@ public struct LibgpiodChip: GPIOChipBackend {
 
     /// Turns a failed request into the error a technician can act on: for a busy line, the
     /// kernel knows who holds it.
-    private func check(_ request: OpaquePointer?, lines: some Sequence<((LineReference, ConfigOrigin), Int)>,
-                       chip: OpaquePointer) throws(GPIOError) -> OpaquePointer {
+    private func check(
+        _ request: OpaquePointer?, lines: some Sequence<((LineReference, ConfigOrigin), Int)>,
+        chip: OpaquePointer
+    ) throws(GPIOError) -> OpaquePointer {
         if let request { return request }
         let code = errno
         if code == EBUSY {

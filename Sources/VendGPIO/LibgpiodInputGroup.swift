@@ -35,7 +35,12 @@ final class LibgpiodInputGroup: GPIOInputGroup, @unchecked Sendable {
     }
 
     func start(deliver: @escaping @Sendable ([LineEvent]) -> Void, lost: @escaping @Sendable () -> Void) {
-        guard !started.withLock({ started in defer { started = true }; return started }) else { return }
+        guard
+            !started.withLock({ started in
+                defer { started = true }
+                return started
+            })
+        else { return }
         PosixThread.start(name: "vendd-gpio") { [self] in readEdges(deliver: deliver, lost: lost) }
     }
 
@@ -83,8 +88,10 @@ final class LibgpiodInputGroup: GPIOInputGroup, @unchecked Sendable {
                     return vgpio_read_edges(request, which, &edges, edges.count)
                 }
                 for edge in edges.prefix(Int(max(count, 0))) {
-                    batch.append(LineEvent(index: Int(edge.index), isActive: edge.is_active != 0,
-                                           at: MonotonicClock.instant(ofNanoseconds: edge.timestamp_ns)))
+                    batch.append(
+                        LineEvent(
+                            index: Int(edge.index), isActive: edge.is_active != 0,
+                            at: MonotonicClock.instant(ofNanoseconds: edge.timestamp_ns)))
                 }
             }
             // Several chips' descriptors are read in turn: put their edges back in time order.

@@ -25,8 +25,9 @@ final class LibgpiodOutputGroup: GPIOOutputGroup, @unchecked Sendable {
         }
         if let failure {
             let line = lines[index]
-            throw .ioFailure("cannot set line \(line.line) \(active ? "active" : "inactive"): \(SystemError.text(failure))",
-                             origin: line.origin)
+            throw .ioFailure(
+                "cannot set line \(line.line) \(active ? "active" : "inactive"): \(SystemError.text(failure))",
+                origin: line.origin)
         }
     }
 

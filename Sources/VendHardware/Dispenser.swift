@@ -29,8 +29,10 @@ public final class Dispenser: Sendable {
     private let vending = Mutex<Vend?>(nil)
 
     /// Requests every slot's relay line, inactive.
-    public init(chip: any GPIOChipBackend, slots: [SlotConfig], timekeeper: any Timekeeper,
-                notify: @escaping HardwareNoticeHandler) throws(GPIOError) {
+    public init(
+        chip: any GPIOChipBackend, slots: [SlotConfig], timekeeper: any Timekeeper,
+        notify: @escaping HardwareNoticeHandler
+    ) throws(GPIOError) {
         outputs = try chip.requestOutputs(slots.map(\.relay.line), consumer: "vendd")
         self.slots = Dictionary(uniqueKeysWithValues: slots.enumerated().map { ($1.id, ($0, $1)) })
         self.timekeeper = timekeeper
@@ -74,7 +76,8 @@ public final class Dispenser: Sendable {
         let now = instant ?? timekeeper.now
         let finished: (Vend, VendOutcome)? = vending.withLock { vending in
             guard var vend = vending, let sensor = vend.config.dropSensor, sensor.input.line == line,
-                  now <= vend.started + sensor.window else { return nil }
+                now <= vend.started + sensor.window
+            else { return nil }
             if vend.dropAfter == nil { vend.dropAfter = now - vend.started }
             vending = vend
             // Before the pulse ends the drop is kept; the pulse's end then completes the vend.

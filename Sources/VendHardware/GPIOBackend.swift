@@ -62,14 +62,16 @@ public enum GPIOError: Error, Sendable, Equatable, CustomStringConvertible {
             let list = available.isEmpty ? "no GPIO chips exist (is the gpio driver loaded?)" : "chips present: \(available.joined(separator: ", "))"
             return "GPIO chip '\(chip)' (gpio.chip) not found; \(list)"
         case .permissionDenied(let device):
-            return "permission denied opening \(device): the vendd user must be in the 'gpio' group and the udev rule 60-vendd-gpio.rules installed (see README: Installing)"
+            return
+                "permission denied opening \(device): the vendd user must be in the 'gpio' group and the udev rule 60-vendd-gpio.rules installed (see README: Installing)"
         case .lineNotFound(let line, let origin, let chip, let lineCount):
             return "\(origin): line \(line) does not exist on \(chip) (it has lines 0 to \(lineCount - 1); see `gpioinfo \(chip)`)"
         case .lineBusy(let line, let origin, let consumer):
             let holder = consumer.isEmpty ? "another program" : "'\(consumer)'"
             return "\(origin): line \(line) is busy, held by \(holder); stop that program or choose another line"
         case .sameLine(let line, let origin, let offset, let chip, let other, let otherOrigin):
-            return "\(origin): line \(line) is offset \(offset) on \(chip), already used as '\(other)' by \(otherOrigin); each GPIO line can serve one purpose"
+            return
+                "\(origin): line \(line) is offset \(offset) on \(chip), already used as '\(other)' by \(otherOrigin); each GPIO line can serve one purpose"
         case .ioFailure(let message, let origin):
             return origin.map { "\($0): \(message)" } ?? message
         }

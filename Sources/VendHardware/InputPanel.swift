@@ -37,8 +37,10 @@ public final class InputPanel: Sendable {
     /// Events leave while this is held, so they leave in the order the debouncer judged them.
     private let running = Mutex<Running?>(nil)
 
-    public init(chip: any GPIOChipBackend, slots: [SlotConfig], buttons: [ButtonConfig],
-                timekeeper: any Timekeeper) throws(GPIOError) {
+    public init(
+        chip: any GPIOChipBackend, slots: [SlotConfig], buttons: [ButtonConfig],
+        timekeeper: any Timekeeper
+    ) throws(GPIOError) {
         var lines: [InputLineConfig] = []
         var roles: [Role] = []
         for slot in slots {

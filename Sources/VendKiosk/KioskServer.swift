@@ -21,9 +21,10 @@ public struct KioskServer: Sendable {
         self.kiosk = kiosk
         self.follower = follower
         // Pictures go through this server; a product without one (or whose file is missing) has none.
-        let pictured = Set(config.productFaces.compactMap { id, face in
-            face.picture.flatMap { FileManager.default.isReadableFile(atPath: $0) ? id : nil }
-        })
+        let pictured = Set(
+            config.productFaces.compactMap { id, face in
+                face.picture.flatMap { FileManager.default.isReadableFile(atPath: $0) ? id : nil }
+            })
         streams = ViewStreams(style: .kiosk(config) { pictured.contains($0) ? "/pictures/\($0)" : nil })
         follower.observe { [streams] machine in streams.publish(machine) }
     }
@@ -89,9 +90,11 @@ public struct KioskServer: Sendable {
         }
         router.get("/sales.svg") { [follower, config] _, _ in
             guard let sales = follower.current.sales else { return Response(status: .notFound) }
-            let chart = PieChart(title: "\(DisplayTexts(config.display.language).sales) — \(sales.machine)", slices: sales.products.map {
-                PieChart.Slice(label: $0.name, value: $0.sold.count, detail: "\($0.sold.count) · \($0.sold.amountText)")
-            })
+            let chart = PieChart(
+                title: "\(DisplayTexts(config.display.language).sales) — \(sales.machine)",
+                slices: sales.products.map {
+                    PieChart.Slice(label: $0.name, value: $0.sold.count, detail: "\($0.sold.count) · \($0.sold.amountText)")
+                })
             return Self.response(chart.svg, type: "image/svg+xml")
         }
         return router

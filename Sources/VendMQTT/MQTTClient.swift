@@ -76,9 +76,13 @@ public final class MQTTClient: @unchecked Sendable {
         callbacks.message = { context, topic, payload, length, responseTopic, correlation, correlationLength in
             let bytes = payload.map { Array(UnsafeRawBufferPointer(start: $0, count: Int(length))) } ?? []
             let correlationBytes = correlation.map { Array(UnsafeRawBufferPointer(start: $0, count: Int(correlationLength))) }
-            MQTTClient.deliver(context, .message(MQTTMessage(topic: topic.map { String(cString: $0) } ?? "", payload: bytes,
-                                                       responseTopic: responseTopic.map { String(cString: $0) },
-                                                       correlation: correlationBytes)))
+            MQTTClient.deliver(
+                context,
+                .message(
+                    MQTTMessage(
+                        topic: topic.map { String(cString: $0) } ?? "", payload: bytes,
+                        responseTopic: responseTopic.map { String(cString: $0) },
+                        correlation: correlationBytes)))
         }
         callbacks.log = { context, isError, text in
             MQTTClient.deliver(context, .log(text.map { String(cString: $0) } ?? "", isError: isError != 0))
@@ -125,9 +129,10 @@ public final class MQTTClient: @unchecked Sendable {
     }
 
     public func reply(_ topic: String, _ payload: [UInt8], correlation: [UInt8]?) throws(MQTTError) {
-        let status = correlation.map { bytes in
-            vmqtt_reply(handle, topic, payload, Int32(payload.count), bytes, Int32(bytes.count))
-        } ?? vmqtt_reply(handle, topic, payload, Int32(payload.count), nil, 0)
+        let status =
+            correlation.map { bytes in
+                vmqtt_reply(handle, topic, payload, Int32(payload.count), bytes, Int32(bytes.count))
+            } ?? vmqtt_reply(handle, topic, payload, Int32(payload.count), nil, 0)
         try check(status, "replying on \(topic)")
     }
 

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The broker password, kept out of the configuration: a file holding one line
@@ -12,7 +12,9 @@ public enum MQTTCredentials {
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw MQTTError(description: "\(path): \(String(cString: strerror(errno)))") }
         guard info.st_mode & 0o077 == 0 else {
-            throw MQTTError(description: "\(path) is readable by others (mode \(String(info.st_mode & 0o777, radix: 8))): it holds the broker password; chmod 600 \(path)")
+            throw MQTTError(
+                description:
+                    "\(path) is readable by others (mode \(String(info.st_mode & 0o777, radix: 8))): it holds the broker password; chmod 600 \(path)")
         }
         var bytes: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 4096)

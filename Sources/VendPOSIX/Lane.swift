@@ -1,8 +1,9 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Dispatch
 import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// A thread of its own that takes what is put to it in order, one item at a time. `put` only
 /// appends under a short lock and wakes the thread: nothing runs on the caller's stack, so a

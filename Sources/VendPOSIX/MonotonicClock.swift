@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The monotonic clock as vendd needs it: Swift's `ContinuousClock` for deadlines, and the

@@ -1,6 +1,7 @@
 import CVendSystem
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A thread of its own for a loop that blocks in the kernel (poll, read), named so that
@@ -19,13 +20,15 @@ public enum PosixThread {
     public static func start(name: String, _ body: @escaping @Sendable () -> Void) {
         let context = Unmanaged.passRetained(Body(name: name, run: body)).toOpaque()
         var thread = pthread_t()
-        let created = pthread_create(&thread, nil, { context in
-            let body = Unmanaged<Body>.fromOpaque(context!).takeRetainedValue()
-            cvendsystem_name_this_thread(String(body.name.utf8.prefix(15))!)
-            PosixThread.blockProcessSignals()
-            body.run()
-            return nil
-        }, context)
+        let created = pthread_create(
+            &thread, nil,
+            { context in
+                let body = Unmanaged<Body>.fromOpaque(context!).takeRetainedValue()
+                cvendsystem_name_this_thread(String(body.name.utf8.prefix(15))!)
+                PosixThread.blockProcessSignals()
+                body.run()
+                return nil
+            }, context)
         precondition(created == 0, "cannot start thread \(name): \(SystemError.text(created))")
         pthread_detach(thread)
     }

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Standard error, where systemd's journal and a technician's terminal read; plain write(2), so
@@ -12,9 +12,13 @@ public enum StandardError {
         text.withUTF8 { bytes in
             var offset = 0
             while offset < bytes.count {
-                guard let written = try? systemCall("write", nil, {
-                    Glibc.write(STDERR_FILENO, bytes.baseAddress! + offset, bytes.count - offset)
-                }), written > 0 else { return }
+                guard
+                    let written = try? systemCall(
+                        "write", nil,
+                        {
+                            Glibc.write(STDERR_FILENO, bytes.baseAddress! + offset, bytes.count - offset)
+                        }), written > 0
+                else { return }
                 offset += written
             }
         }

@@ -1,6 +1,7 @@
 import CVendSystem
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A stream socket in the file system: the control socket on both sides, and bridges to serial
@@ -61,7 +62,7 @@ public final class UnixSocket: @unchecked Sendable {
                 let client = try systemCall("accept") { Glibc.accept(descriptor, nil, nil) }
                 _ = fcntl(client, F_SETFD, FD_CLOEXEC)
                 return UnixSocket(descriptor: client)
-            } catch where error.errno == ECONNABORTED {
+            } catch  where error.errno == ECONNABORTED {
                 continue
             } catch {
                 return nil
@@ -99,7 +100,7 @@ public final class UnixSocket: @unchecked Sendable {
         do {
             let client = try systemCall("accept4") { cvendsystem_accept_nonblocking(descriptor) }
             return .client(UnixSocket(descriptor: client))
-        } catch where error.errno == EAGAIN || error.errno == EWOULDBLOCK {
+        } catch  where error.errno == EAGAIN || error.errno == EWOULDBLOCK {
             return .none
         } catch {
             return .failed(error)
@@ -115,7 +116,7 @@ public final class UnixSocket: @unchecked Sendable {
                 chunk.withUnsafeMutableBytes { raw in recv(descriptor, raw.baseAddress, raw.count, Int32(MSG_DONTWAIT)) }
             }
             return count == 0 ? nil : Array(chunk[..<count])
-        } catch where error.errno == EAGAIN || error.errno == EWOULDBLOCK {
+        } catch  where error.errno == EAGAIN || error.errno == EWOULDBLOCK {
             return []
         } catch {
             throw .system(error)
@@ -128,7 +129,7 @@ public final class UnixSocket: @unchecked Sendable {
             return try systemCall("send", "control socket") {
                 bytes.withUnsafeBytes { raw in send(descriptor, raw.baseAddress, raw.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
             }
-        } catch where error.errno == EAGAIN || error.errno == EWOULDBLOCK {
+        } catch  where error.errno == EAGAIN || error.errno == EWOULDBLOCK {
             return 0
         } catch {
             throw .system(error)
@@ -187,9 +188,10 @@ public final class UnixSocket: @unchecked Sendable {
     }
 
     private static func make(path: String) throws(Failure) -> UnixSocket {
-        UnixSocket(descriptor: try call("socket", path) {
-            socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        })
+        UnixSocket(
+            descriptor: try call("socket", path) {
+                socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+            })
     }
 }
 

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// An AF_UNIX address: a file path, or a name in Linux's abstract namespace. A name that does not

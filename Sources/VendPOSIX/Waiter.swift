@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Sleeps until a descriptor is readable, a deadline passes, or another thread calls `wake()`:

@@ -27,8 +27,10 @@ public struct PieChart: Sendable {
         self.slices = slices.filter { $0.value > 0 }
     }
 
-    static let palette = ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
-                          "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"]
+    static let palette = [
+        "#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
+        "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac",
+    ]
     static let center = (x: 250.0, y: 270.0)
     static let radius = 200.0
     static let legendX = 490.0
@@ -57,7 +59,9 @@ public struct PieChart: Sendable {
             let y = 110.0 + 24 * Double(index)
             let percent = percentText(slice.value, of: total)
             lines.append("<rect x='\(Self.legendX)' y='\(y - 13)' width='16' height='16' fill='\(Self.palette[index % Self.palette.count])'/>")
-            lines.append("<text x='\(Self.legendX + 24)' y='\(y)' font-size='14' fill='#222222'>\(index + 1). \(escape(slice.label)) — \(escape(slice.detail)) (\(percent))</text>")
+            lines.append(
+                "<text x='\(Self.legendX + 24)' y='\(y)' font-size='14' fill='#222222'>\(index + 1). \(escape(slice.label)) — \(escape(slice.detail)) (\(percent))</text>"
+            )
         }
         lines.append("</svg>")
         return lines.joined(separator: "\n") + "\n"
@@ -71,7 +75,8 @@ public struct PieChart: Sendable {
             return "<circle class='slice' cx='\(cx)' cy='\(cy)' r='\(r)' fill='\(color)' stroke='#ffffff' stroke-width='2'>\(tooltip)</circle>"
         }
         let end = start + sweep
-        let d = "M \(n(cx)) \(n(cy)) L \(n(cx + r * cos(start))) \(n(cy + r * sin(start))) "
+        let d =
+            "M \(n(cx)) \(n(cy)) L \(n(cx + r * cos(start))) \(n(cy + r * sin(start))) "
             + "A \(n(r)) \(n(r)) 0 \(sweep > Double.pi ? 1 : 0) 1 \(n(cx + r * cos(end))) \(n(cy + r * sin(end))) Z"
         return "<path class='slice' d='\(d)' fill='\(color)' stroke='#ffffff' stroke-width='2'>\(tooltip)</path>"
     }
@@ -96,8 +101,9 @@ public struct PieChart: Sendable {
         }
         // Not even the number fits (a sliver of a slice): it goes just outside the rim.
         let distance = Self.radius + 14
-        return textBlock(["\(number)"], fontSize: 12, x: Self.center.x + distance * cos(middle),
-                         y: Self.center.y + distance * sin(middle), color: "#222222", outside: true)
+        return textBlock(
+            ["\(number)"], fontSize: 12, x: Self.center.x + distance * cos(middle),
+            y: Self.center.y + distance * sin(middle), color: "#222222", outside: true)
     }
 
     private func textBlock(_ text: [String], fontSize: Double, x: Double, y: Double, color: String, outside: Bool = false) -> [String] {
@@ -106,7 +112,10 @@ public struct PieChart: Sendable {
         let spans = text.enumerated().map { index, line in
             "<tspan x='\(n(x))' y='\(n(top + lineHeight * Double(index)))'>\(escape(line))</tspan>"
         }
-        return ["<text class='label\(outside ? " outside" : "")' font-size='\(n(fontSize))' text-anchor='middle' fill='\(color)'>" + spans.joined() + "</text>"]
+        return [
+            "<text class='label\(outside ? " outside" : "")' font-size='\(n(fontSize))' text-anchor='middle' fill='\(color)'>" + spans.joined()
+                + "</text>"
+        ]
     }
 
     /// Whether the text's bounding box, centred on (x, y), lies inside the slice.
@@ -131,8 +140,9 @@ public struct PieChart: Sendable {
     /// A generous estimate for a sans-serif face: wide (CJK) characters a full em, others 0.62 em.
     private func estimatedWidth(_ text: String, fontSize: Double) -> Double {
         text.unicodeScalars.reduce(0) { width, scalar in
-            width + fontSize * ((0x1100...0x115F).contains(scalar.value) || (0x2E80...0xD7A3).contains(scalar.value)
-                ? 1.0 : 0.62)
+            width + fontSize
+                * ((0x1100...0x115F).contains(scalar.value) || (0x2E80...0xD7A3).contains(scalar.value)
+                    ? 1.0 : 0.62)
         }
     }
 

@@ -1,7 +1,8 @@
 import CLibSerialPort
 import VendPOSIX
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A tty opened through libserialport 0.1.1: 8N1, no flow control, exclusive, non-blocking.
@@ -23,9 +24,11 @@ public final class SerialPort: ByteStream {
         // /dev/serial/by-id/usb-… is "not found" unless resolved first (fixed upstream in 0.1.2).
         guard let resolvedPointer = realpath(path, nil) else {
             let code = errno
-            throw .cannotOpen(port: path, reason: code == ENOENT
-                ? "no such device (is the adapter plugged in? see ls -l /dev/serial/by-id/)"
-                : SystemError.text(code))
+            throw .cannotOpen(
+                port: path,
+                reason: code == ENOENT
+                    ? "no such device (is the adapter plugged in? see ls -l /dev/serial/by-id/)"
+                    : SystemError.text(code))
         }
         let resolved = String(cString: resolvedPointer)
         free(resolvedPointer)
@@ -33,7 +36,9 @@ public final class SerialPort: ByteStream {
 
         var found: OpaquePointer?
         guard sp_get_port_by_name(resolved, &found) == SP_OK, let port = found else {
-            throw .cannotOpen(port: name, reason: "not a serial port libserialport knows (pseudo-terminals are not supported: bridge them with socat to a unix: socket)")
+            throw .cannotOpen(
+                port: name,
+                reason: "not a serial port libserialport knows (pseudo-terminals are not supported: bridge them with socat to a unix: socket)")
         }
         guard sp_open(port, SP_MODE_READ_WRITE) == SP_OK else {
             let message = lastError()

@@ -1,6 +1,7 @@
 import VendPOSIX
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A Unix stream socket standing in for a serial line: socat or ser2net bridges, and the ccTalk
@@ -32,7 +33,7 @@ public final class SocketStream: ByteStream {
         let count: Int
         do {
             count = try systemCall("recv") { recv(fileDescriptor, &buffer, buffer.count, 0) }
-        } catch where error.errno == EAGAIN {
+        } catch  where error.errno == EAGAIN {
             return []
         } catch {
             throw .disconnected(port: name, reason: error.reason)
@@ -49,7 +50,7 @@ public final class SocketStream: ByteStream {
                 offset += try systemCall("send") {
                     bytes.withUnsafeBytes { send(fileDescriptor, $0.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL)) }
                 }
-            } catch where error.errno == EAGAIN {
+            } catch  where error.errno == EAGAIN {
                 // The peer is not reading: after 1 s it counts as gone, as a stuck tty would.
                 waits += 1
                 guard waits <= 10 else { throw .disconnected(port: name, reason: "the other end stopped reading") }

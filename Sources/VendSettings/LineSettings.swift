@@ -74,8 +74,10 @@ public struct LineUse: Sendable {
     /// Every line of `slots` and `buttons`, in their order.
     package static func all(slots: [SlotConfig], buttons: [ButtonConfig]) -> [LineUse] {
         slots.flatMap { slot in
-            [LineUse(purpose: .slotButton(slot.id), line: slot.button),
-             LineUse(purpose: .relay(slot.id), line: slot.relay.line)]
+            [
+                LineUse(purpose: .slotButton(slot.id), line: slot.button),
+                LineUse(purpose: .relay(slot.id), line: slot.relay.line),
+            ]
                 + (slot.dropSensor.map { [LineUse(purpose: .dropSensor(slot.id), line: $0.input)] } ?? [])
         } + buttons.map { LineUse(purpose: .action($0.action), line: $0.line) }
     }

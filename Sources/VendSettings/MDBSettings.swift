@@ -63,7 +63,10 @@ public struct MDBSettings: Sendable {
     /// The Qibixx interfaces' serial settings (docs.qibixx.com "API general").
     public static let interfaceBaudRate = 115_200
 
-    public init(port: String, currency: Currency, currencyNumeric: Int?, pollInterval: Duration, changer: MDBChangerSettings?, billValidator: MDBBillValidatorSettings?) {
+    public init(
+        port: String, currency: Currency, currencyNumeric: Int?, pollInterval: Duration, changer: MDBChangerSettings?,
+        billValidator: MDBBillValidatorSettings?
+    ) {
         self.port = port
         self.currency = currency
         self.currencyNumeric = currencyNumeric

@@ -16,11 +16,11 @@ enum SnapshotFormat {
     /// The last journal sequence the snapshot covers, and its JSON body.
     static func decode(_ bytes: [UInt8]) throws(Damage) -> (sequence: UInt64, json: ArraySlice<UInt8>) {
         guard let headerEnd = bytes.firstIndex(of: newline),
-              let header = Header(String(decoding: bytes[..<headerEnd], as: UTF8.self))
+            let header = Header(String(decoding: bytes[..<headerEnd], as: UTF8.self))
         else {
             throw Damage(reason: "the first line is not a header 'vendd-state 1 sequence=… length=… crc32=…'")
         }
-        let stored = bytes.count - headerEnd - 2   // less the header's newline and the body's
+        let stored = bytes.count - headerEnd - 2  // less the header's newline and the body's
         guard stored == header.length else {
             throw Damage(reason: "the header announces \(header.length) bytes of JSON but the file holds \(max(stored, 0)) (cut short?)")
         }
@@ -41,9 +41,9 @@ enum SnapshotFormat {
         init?(_ line: String) {
             let fields = line.split(separator: " ", omittingEmptySubsequences: false)
             guard fields.count == 5, fields[0] == "vendd-state", fields[1] == "1",
-                  let sequence = Self.value(of: "sequence", in: fields[2]).flatMap({ UInt64($0) }),
-                  let length = Self.value(of: "length", in: fields[3]).flatMap({ Int($0) }),
-                  let crc = Self.value(of: "crc32", in: fields[4]).flatMap(CRC32.parse)
+                let sequence = Self.value(of: "sequence", in: fields[2]).flatMap({ UInt64($0) }),
+                let length = Self.value(of: "length", in: fields[3]).flatMap({ Int($0) }),
+                let crc = Self.value(of: "crc32", in: fields[4]).flatMap(CRC32.parse)
             else { return nil }
             (self.sequence, self.length, self.crc) = (sequence, length, crc)
         }
@@ -91,7 +91,9 @@ enum JournalFormat {
             } else if record.sequence == expected {
                 contents.records.append(record.json)
             } else {
-                throw Damage(reason: "found record \(record.sequence) at byte \(start) where record \(expected) should be (records are missing or out of order)")
+                throw Damage(
+                    reason:
+                        "found record \(record.sequence) at byte \(start) where record \(expected) should be (records are missing or out of order)")
             }
             contents.validLength = end + 1
         }
@@ -102,9 +104,9 @@ enum JournalFormat {
     private static func parse(_ line: ArraySlice<UInt8>) -> (sequence: UInt64, json: ArraySlice<UInt8>)? {
         let fields = line.split(separator: UInt8(ascii: " "), maxSplits: 2, omittingEmptySubsequences: false)
         guard fields.count == 3,
-              let sequence = UInt64(String(decoding: fields[0], as: UTF8.self)),
-              let crc = CRC32.parse(String(decoding: fields[1], as: UTF8.self)),
-              crc == checksum(sequence: sequence, json: fields[2])
+            let sequence = UInt64(String(decoding: fields[0], as: UTF8.self)),
+            let crc = CRC32.parse(String(decoding: fields[1], as: UTF8.self)),
+            crc == checksum(sequence: sequence, json: fields[2])
         else { return nil }
         return (sequence, fields[2])
     }

@@ -69,7 +69,7 @@ public final class StateStore<Snapshot: Codable & Sendable, Entry: Codable & Sen
     private var sequenceBeforeFailure: UInt64?
     private let encoder: JSONEncoder = {
         let encoder = JSONEncoder()
-        encoder.outputFormatting = .sortedKeys   // the same state gives the same bytes
+        encoder.outputFormatting = .sortedKeys  // the same state gives the same bytes
         return encoder
     }()
     private let decoder = JSONDecoder()
@@ -123,8 +123,9 @@ public final class StateStore<Snapshot: Codable & Sendable, Entry: Codable & Sen
         let (entries, file, notes) = try restoreJournal(after: covered)
         journal = Journal(file: file, lastSequence: covered + UInt64(entries.count), entriesSinceSnapshot: entries.count)
         sequenceBeforeFailure = nil
-        return Restored(snapshot: saved?.snapshot, entries: entries, notes: removed + notes,
-                        isFresh: saved == nil && entries.isEmpty)
+        return Restored(
+            snapshot: saved?.snapshot, entries: entries, notes: removed + notes,
+            isFresh: saved == nil && entries.isEmpty)
     }
 
     /// Journals `entry` and returns its sequence number. It is on disk (fsync'd) when this returns.
@@ -234,7 +235,7 @@ public final class StateStore<Snapshot: Codable & Sendable, Entry: Codable & Sen
             try quarantine(FileName.journal, error)
         }
         let file = try OpenFile(path(FileName.journal), flags: O_WRONLY | O_APPEND | O_CREAT)
-        if bytes == nil { try directoryFile.sync() }   // a new file's name must survive a power cut too
+        if bytes == nil { try directoryFile.sync() }  // a new file's name must survive a power cut too
         var notes: [String] = []
         if contents.tornLength > 0 {
             try file.truncate(to: contents.validLength)
@@ -426,7 +427,7 @@ private func summary(of error: any Error) -> String {
     guard let error = error as? DecodingError else { return "\(error)" }
     switch error {
     case .dataCorrupted(let context), .keyNotFound(_, let context),
-         .typeMismatch(_, let context), .valueNotFound(_, let context):
+        .typeMismatch(_, let context), .valueNotFound(_, let context):
         let path = context.codingPath.map(\.stringValue).joined(separator: ".")
         return path.isEmpty ? context.debugDescription : "\(path): \(context.debugDescription)"
     @unknown default:

@@ -36,7 +36,7 @@ public func displayWidth(_ text: String) -> Int {
     text.unicodeScalars.reduce(0) { width, scalar in
         switch scalar.value {
         case 0x1100...0x115F, 0x2E80...0xA4CF, 0xAC00...0xD7A3, 0xF900...0xFAFF, 0xFE30...0xFE4F,
-             0xFF00...0xFF60, 0xFFE0...0xFFE6, 0x20000...0x3FFFD:
+            0xFF00...0xFF60, 0xFFE0...0xFFE6, 0x20000...0x3FFFD:
             width + 2
         default:
             width + 1

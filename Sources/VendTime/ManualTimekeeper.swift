@@ -64,8 +64,9 @@ public final class ManualTimekeeper: Timekeeper {
     private func takeNextDue(by target: ContinuousClock.Instant) -> Scheduled? {
         state.withLock { state in
             // Earliest deadline first; among equals, the first scheduled.
-            guard let index = state.scheduled.indices.filter({ state.scheduled[$0].deadline <= target })
-                .min(by: { (state.scheduled[$0].deadline, state.scheduled[$0].id) < (state.scheduled[$1].deadline, state.scheduled[$1].id) })
+            guard
+                let index = state.scheduled.indices.filter({ state.scheduled[$0].deadline <= target })
+                    .min(by: { (state.scheduled[$0].deadline, state.scheduled[$0].id) < (state.scheduled[$1].deadline, state.scheduled[$1].id) })
             else { return nil }
             let due = state.scheduled.remove(at: index)
             state.now = max(state.now, due.deadline)

@@ -1,8 +1,9 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Synchronization
 import VendPOSIX
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// The real clocks, and one thread that runs every scheduled action in deadline order: an
 /// action scheduled late with a deadline already past still runs before any later-deadline

@@ -1,7 +1,8 @@
 /// A string identifier with a phantom tag, so a slot id can never be passed where a product id
 /// is expected. Identifiers sort by their text.
 public struct Identifier<Tag>: RawRepresentable, Hashable, Comparable, Sendable, Codable,
-    ExpressibleByStringLiteral, CustomStringConvertible {
+    ExpressibleByStringLiteral, CustomStringConvertible
+{
     public let rawValue: String
     public init(rawValue: String) { self.rawValue = rawValue }
     public init(_ rawValue: String) { self.rawValue = rawValue }

@@ -11,18 +11,22 @@ extension Machine {
         let currency = setup.currency
         let held = pendingVend?.price ?? .zero(currency)
         let paying = heldByPayout
-        let amounts = [credit, held, paying, ledger.coinsIn, ledger.billsIn, ledger.sales, ledger.refunds,
-                       ledger.changePaid, ledger.unknownPayouts, ledger.coinsToTubes, ledger.dispensed, ledger.floatFilled,
-                       ledger.testPayouts, ledger.unknownTestPayouts, ledger.manuallyDispensed]
+        let amounts = [
+            credit, held, paying, ledger.coinsIn, ledger.billsIn, ledger.sales, ledger.refunds,
+            ledger.changePaid, ledger.unknownPayouts, ledger.coinsToTubes, ledger.dispensed, ledger.floatFilled,
+            ledger.testPayouts, ledger.unknownTestPayouts, ledger.manuallyDispensed,
+        ]
         if amounts.contains(where: { $0.currency != currency }) {
             problems.append("amounts are not all in \(currency)")
         } else {
             if credit.isNegative { problems.append("credit is negative (\(credit))") }
             let accounted = ledger.sales + ledger.changePaid + ledger.refunds + ledger.unknownPayouts + credit + held + paying
             if ledger.moneyIn != accounted {
-                problems.append(ledger.billsIn.isZero && ledger.changePaid.isZero && ledger.unknownPayouts.isZero && paying.isZero
-                    ? "coins in (\(ledger.coinsIn)) differ from sales + refunds + credit + held (\(accounted))"
-                    : "coins and bills in (\(ledger.moneyIn)) differ from sales + change + refunds + unknown payouts + credit + held (\(accounted))")
+                problems.append(
+                    ledger.billsIn.isZero && ledger.changePaid.isZero && ledger.unknownPayouts.isZero && paying.isZero
+                        ? "coins in (\(ledger.coinsIn)) differ from sales + refunds + credit + held (\(accounted))"
+                        : "coins and bills in (\(ledger.moneyIn)) differ from sales + change + refunds + unknown payouts + credit + held (\(accounted))"
+                )
             }
             let cashboxTotal = ledger.cashbox.reduce(Money.zero(currency)) { $0 + $1.value * $1.count }
             if cashboxTotal != ledger.coinsIn {

@@ -46,7 +46,7 @@ public struct Machine: Hashable, Sendable, Codable {
 
     private enum CodingKeys: String, CodingKey {
         case credit, pendingVend, lastVendNumber, pendingPayout, lastPayoutNumber, isInServiceMode, isFilling, coinCursors,
-             payoutCounters, changeInventory, stock, priceOverrides, ledger, setup
+            payoutCounters, changeInventory, stock, priceOverrides, ledger, setup
     }
 
     /// A new, empty machine: no credit, no stock, nothing sold.
@@ -123,8 +123,10 @@ public struct Machine: Hashable, Sendable, Codable {
     /// never while a payout is under way (its devices may share the bus, and neither credit nor
     /// the devices' stock may change under it).
     public var acceptsCoins: Bool {
-        !isDraining && pendingPayout == nil && (isFilling || (!isInServiceMode && credit < setup.maximumCredit
-            && setup.slots.contains { available(in: $0.id) > 0 }))
+        !isDraining && pendingPayout == nil
+            && (isFilling
+                || (!isInServiceMode && credit < setup.maximumCredit
+                    && setup.slots.contains { available(in: $0.id) > 0 }))
     }
 
     /// What a customer's payout in flight holds: neither credit nor paid until the devices report.
@@ -207,10 +209,12 @@ public struct Machine: Hashable, Sendable, Codable {
 
     /// Records what the devices really paid; what they could not pay goes back to credit (the
     /// customer may buy with it or press coin return again), never paid again by itself.
-    private mutating func endPayout(_ id: PayoutID, paid reportedPaid: Money, unknown reportedUnknown: Money,
-                                    counters: [String: UInt64], into effects: inout Effects) {
+    private mutating func endPayout(
+        _ id: PayoutID, paid reportedPaid: Money, unknown reportedUnknown: Money,
+        counters: [String: UInt64], into effects: inout Effects
+    ) {
         guard let payout = pendingPayout, payout.id == id,
-              reportedPaid.currency == setup.currency, reportedUnknown.currency == setup.currency
+            reportedPaid.currency == setup.currency, reportedUnknown.currency == setup.currency
         else { return effects.reject(.stalePayoutReport(id)) }
         // A device never pays more than it was asked for; a report that says so is capped.
         let paid = max(.zero(setup.currency), min(reportedPaid, payout.amount))
@@ -277,8 +281,9 @@ public struct Machine: Hashable, Sendable, Codable {
             completeSale(vend, confirmation: .relayOnly, at: now, into: &effects)
         case .notDropped:
             ledger.recordFailedVend()
-            failVend(vend, outcome: outcome, payOut: setup.failedVendPolicy == .payOut && setup.payoutAvailable,
-                     at: now, into: &effects)
+            failVend(
+                vend, outcome: outcome, payOut: setup.failedVendPolicy == .payOut && setup.payoutAvailable,
+                at: now, into: &effects)
         case .unknown:
             ledger.recordUnknownOutcome()
             switch setup.unknownOutcomePolicy {
@@ -291,8 +296,9 @@ public struct Machine: Hashable, Sendable, Codable {
     private mutating func completeSale(_ vend: PendingVend, confirmation: SaleConfirmation, at now: Instant, into effects: inout Effects) {
         let before = stock[vend.slot]?.count ?? 0
         stock[vend.slot]?.removeOldest(1)
-        let sale = Sale(vend: vend.id, slot: vend.slot, product: vend.product, price: vend.price,
-                        at: now, confirmation: confirmation)
+        let sale = Sale(
+            vend: vend.id, slot: vend.slot, product: vend.product, price: vend.price,
+            at: now, confirmation: confirmation)
         ledger.recordSale(sale, historyLimit: setup.historyLimit)
         effects.emit(.stockChanged(slot: vend.slot, product: vend.product, from: before, to: before - 1, reason: .sold))
         effects.emit(.vendCompleted(sale))
@@ -302,12 +308,16 @@ public struct Machine: Hashable, Sendable, Codable {
         }
     }
 
-    private mutating func failVend(_ vend: PendingVend, outcome: VendOutcome, payOut paysOut: Bool, at now: Instant,
-                                   into effects: inout Effects) {
+    private mutating func failVend(
+        _ vend: PendingVend, outcome: VendOutcome, payOut paysOut: Bool, at now: Instant,
+        into effects: inout Effects
+    ) {
         let paysOut = paysOut && pendingPayout == nil && !isDraining
         changeCredit(to: credit + vend.price, into: &effects)
-        effects.emit(.vendFailed(vend.id, slot: vend.slot, product: vend.product, outcome: outcome,
-                                 creditRestored: paysOut ? .zero(setup.currency) : vend.price))
+        effects.emit(
+            .vendFailed(
+                vend.id, slot: vend.slot, product: vend.product, outcome: outcome,
+                creditRestored: paysOut ? .zero(setup.currency) : vend.price))
         if paysOut { payOut(vend.price, for: .failedVend, at: now, into: &effects) }
     }
 
@@ -324,8 +334,10 @@ public struct Machine: Hashable, Sendable, Codable {
             return effects.reject(.overCapacity(slotID, capacity: slot.capacity, free: max(free, 0)))
         }
         stock[slotID]?.load(adding, at: loadedAt)
-        effects.emit(.stockChanged(slot: slotID, product: slot.product, from: current.count,
-                                   to: current.count + adding, reason: .restocked))
+        effects.emit(
+            .stockChanged(
+                slot: slotID, product: slot.product, from: current.count,
+                to: current.count + adding, reason: .restocked))
     }
 
     private mutating func unload(_ slotID: SlotID, count: Int?, into effects: inout Effects) {
@@ -336,8 +348,10 @@ public struct Machine: Hashable, Sendable, Codable {
         let removing = count ?? removable
         guard removing > 0, removing <= removable else { return effects.reject(.invalidCount(removing)) }
         stock[slotID]?.removeOldest(removing)
-        effects.emit(.stockChanged(slot: slotID, product: slot.product, from: current.count,
-                                   to: current.count - removing, reason: .unloaded))
+        effects.emit(
+            .stockChanged(
+                slot: slotID, product: slot.product, from: current.count,
+                to: current.count - removing, reason: .unloaded))
     }
 
     private mutating func setPrice(_ slotID: SlotID, _ newPrice: Money?, into effects: inout Effects) {
@@ -346,8 +360,10 @@ public struct Machine: Hashable, Sendable, Codable {
         }
         if let newPrice {
             guard newPrice.currency == setup.currency, newPrice.minorUnits > 0,
-                  newPrice.minorUnits <= Money.largestAmount else { return effects.reject(.invalidPrice(newPrice)) }
-            priceOverrides[slotID] = newPrice == slot.price
+                newPrice.minorUnits <= Money.largestAmount
+            else { return effects.reject(.invalidPrice(newPrice)) }
+            priceOverrides[slotID] =
+                newPrice == slot.price
                 ? nil : PriceOverride(price: newPrice, replacedConfiguredPrice: slot.price)
         } else {
             priceOverrides[slotID] = nil
@@ -420,8 +436,10 @@ public struct Machine: Hashable, Sendable, Codable {
                 // The items in the slot are of the old product: they no longer count as stock.
                 stock[old.id] = new == nil ? nil : SlotStock()
                 if count > 0 {
-                    effects.emit(.stockChanged(slot: old.id, product: old.product, from: count, to: 0,
-                                               reason: .slotReconfigured))
+                    effects.emit(
+                        .stockChanged(
+                            slot: old.id, product: old.product, from: count, to: 0,
+                            reason: .slotReconfigured))
                 }
             }
             if let override = priceOverrides[old.id] {

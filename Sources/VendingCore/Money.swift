@@ -114,7 +114,8 @@ extension Money {
         guard !text.isEmpty else { throw .empty }
         let parts = text.split(separator: ".", maxSplits: 2, omittingEmptySubsequences: false)
         guard parts.count <= 2, let whole = parts.first, !whole.isEmpty,
-              whole.allSatisfy(\.isASCIIDigit) else { throw .notADecimalNumber(text) }
+            whole.allSatisfy(\.isASCIIDigit)
+        else { throw .notADecimalNumber(text) }
         let fraction = parts.count == 2 ? parts[1] : ""
         guard parts.count == 1 || (!fraction.isEmpty && fraction.allSatisfy(\.isASCIIDigit)) else {
             throw .notADecimalNumber(text)
@@ -146,7 +147,8 @@ extension Money: Codable {
         let text = try container.decode(String.self)
         let parts = text.split(separator: " ")
         guard parts.count == 2, let amount = parts.first, let code = parts.last,
-              !code.isEmpty, code.allSatisfy({ $0.isLetter || $0.isNumber }) else {
+            !code.isEmpty, code.allSatisfy({ $0.isLetter || $0.isNumber })
+        else {
             throw DecodingError.dataCorruptedError(
                 in: container, debugDescription: "expected an amount like '1.50 EUR', found '\(text)'")
         }

@@ -28,7 +28,8 @@ public struct MoneyFormat: Hashable, Sendable, Codable {
         var number = grouped(String(magnitude / perMajor))
         if money.currency.minorDigits > 0 {
             let fraction = String(magnitude % perMajor)
-            number += decimalSeparator
+            number +=
+                decimalSeparator
                 + String(repeating: "0", count: money.currency.minorDigits - fraction.count) + fraction
         }
         let shown = template.replacingFirst(Self.placeholder, with: number)

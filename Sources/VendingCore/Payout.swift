@@ -95,7 +95,8 @@ extension Machine {
     /// such amount must be payable from `changeInventory`.
     public var needsExactChange: Bool {
         guard setup.payoutPolicy == .change,
-              let cheapest = offers.filter({ $0.available > 0 }).map(\.price).min() else { return false }
+            let cheapest = offers.filter({ $0.available > 0 }).map(\.price).min()
+        else { return false }
         let largestChange = setup.maximumCredit.minorUnits - cheapest.minorUnits
         guard largestChange > 0 else { return false }
         let coins = changeInventory.filter { $0.value.currency == setup.currency && $0.value.minorUnits > 0 && $0.count != 0 }

@@ -1,12 +1,14 @@
 import ArgumentParser
 import VendControl
-import VendingCore
 import VendDEX
+import VendingCore
 
 struct Audit: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Write an EVA-DTS DEX audit file for route operators: sales per selection and cash totals.",
-        discussion: "The file follows EVA-DTS 6.x (CRLF segments, G85 CRC-16). vendd never resets its counters, so 'since last reset' equals 'since initialisation'.")
+        discussion:
+            "The file follows EVA-DTS 6.x (CRLF segments, G85 CRC-16). vendd never resets its counters, so 'since last reset' equals 'since initialisation'."
+    )
 
     @OptionGroup var connection: Connection
     @Option(help: ArgumentHelp("The DEX file to write.", valueName: "file")) var dex: String
@@ -36,7 +38,9 @@ struct Audit: ParsableCommand {
             let file = DEXWriter.file(audit)
             try write(file, to: dex)
             if !connection.json {
-                print("\(dex): \(audit.selections.count) selections, \(sales.total.count) paid vends for \(sales.total.amountText), \(sales.coinsInText) cash in")
+                print(
+                    "\(dex): \(audit.selections.count) selections, \(sales.total.count) paid vends for \(sales.total.amountText), \(sales.coinsInText) cash in"
+                )
             }
         }
     }

@@ -19,10 +19,12 @@ struct History: ParsableCommand {
         try reporting {
             try connection.show(.history(since: since, limit: limit), { $0.history }) { report in
                 guard !report.sales.isEmpty else { return "no sales" + (report.since.map { " since \(dateText($0))" } ?? "") }
-                return table([.left, .right, .left, .left, .right, .left],
-                             header: ["time", "vend", "slot", "product", "price", "confirmed by"], rows: report.sales.map {
-                    [dateText($0.at), "#\($0.vend)", $0.slot, $0.productName, $0.priceText, $0.confirmation]
-                })
+                return table(
+                    [.left, .right, .left, .left, .right, .left],
+                    header: ["time", "vend", "slot", "product", "price", "confirmed by"],
+                    rows: report.sales.map {
+                        [dateText($0.at), "#\($0.vend)", $0.slot, $0.productName, $0.priceText, $0.confirmation]
+                    })
             }
         }
     }
@@ -37,8 +39,9 @@ struct Coins: ParsableCommand {
     func run() throws {
         try reporting {
             try connection.show(.coins, { $0.coins }) { report in
-                table([.left, .right, .right], header: ["coin", "count", "amount"],
-                      rows: report.denominations.map { [$0.valueText, "\($0.count)", $0.amountText] }
+                table(
+                    [.left, .right, .right], header: ["coin", "count", "amount"],
+                    rows: report.denominations.map { [$0.valueText, "\($0.count)", $0.amountText] }
                         + [["total", "\(report.count)", report.totalText]])
             }
         }

@@ -9,7 +9,9 @@ struct Cash: ParsableCommand {
     struct Position: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Money put in (coins, bills) and where it went; what the payout devices hold.",
-            discussion: "Sales, change paid, refunds, unknown payouts (to count in the payout devices), credit, and what a vend or payout in flight holds add up to the money put in. Below: bills in the stacker, the figures beside that sum (coins to the tubes, paid by the devices, float filled, payout tests, manual dispenses), and the tubes and hoppers.")
+            discussion:
+                "Sales, change paid, refunds, unknown payouts (to count in the payout devices), credit, and what a vend or payout in flight holds add up to the money put in. Below: bills in the stacker, the figures beside that sum (coins to the tubes, paid by the devices, float filled, payout tests, manual dispenses), and the tubes and hoppers."
+        )
 
         @OptionGroup var connection: Connection
 
@@ -27,15 +29,22 @@ struct Cash: ParsableCommand {
                     guard let position = report.position else { return "this vendd does not report its cash position (upgrade it)" }
                     var text = lines(position)
                     if let bills = report.bills, !bills.isEmpty {
-                        text += "\n\n" + table([.left, .right, .right], header: ["bill", "count", "amount"],
-                                               rows: bills.map { [$0.valueText, "\($0.count)", $0.amountText] })
+                        text +=
+                            "\n\n"
+                            + table(
+                                [.left, .right, .right], header: ["bill", "count", "amount"],
+                                rows: bills.map { [$0.valueText, "\($0.count)", $0.amountText] })
                     }
                     if let details = report.details { text += "\n\n" + lines(details) }
                     // The devices come from `status`; without it the position above still stands.
                     if let devices = try? connection.client().send(.status).status?.payoutDevices, !devices.isEmpty {
-                        text += "\n\n" + table([.left, .left], header: ["payout device", "holds"], rows: devices.map { device in
-                            [device.description, device.coins.map(\.text).joined(separator: ", ")]
-                        })
+                        text +=
+                            "\n\n"
+                            + table(
+                                [.left, .left], header: ["payout device", "holds"],
+                                rows: devices.map { device in
+                                    [device.description, device.coins.map(\.text).joined(separator: ", ")]
+                                })
                     }
                     return text
                 }
@@ -50,7 +59,9 @@ struct Cash: ParsableCommand {
     struct Fill: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Fill mode on or off (service mode): coins put in are float for the change tubes, not credit.",
-            discussion: "Turn the service key (or vendctl service on), then `vendctl cash fill on`, put the coins in, and `vendctl cash fill off`. Bills are returned meanwhile. Leaving service mode ends fill mode.")
+            discussion:
+                "Turn the service key (or vendctl service on), then `vendctl cash fill on`, put the coins in, and `vendctl cash fill off`. Bills are returned meanwhile. Leaving service mode ends fill mode."
+        )
 
         @OptionGroup var connection: Connection
         @Argument(help: "on or off.") var state: Sim.KeyPosition
@@ -62,7 +73,9 @@ struct Cash: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "payout-test",
             abstract: "Have the payout devices pay an amount from their stock (service mode), and say what they paid.",
-            discussion: "Two-phase like any payout: the intent is saved before a device is told, and an interrupted test is settled at the next start from what the devices report. The amount comes out of no credit; it is booked as a payout test.")
+            discussion:
+                "Two-phase like any payout: the intent is saved before a device is told, and an interrupted test is settled at the next start from what the devices report. The amount comes out of no credit; it is booked as a payout test."
+        )
 
         @OptionGroup var connection: Connection
         @Argument(help: "The amount to pay, in the machine's currency (e.g. 500 or 1.50).") var amount: String
@@ -78,10 +91,13 @@ struct Cash: ParsableCommand {
             try reporting {
                 let watcher = try connection.client()
                 do {
-                    try watcher.watch(timeout: .seconds(wait), subscribed: {
-                        let started = try connection.send(.payoutTest(amount: amount))
-                        if !connection.json, let message = started.message { print(message) }
-                    }) { event in
+                    try watcher.watch(
+                        timeout: .seconds(wait),
+                        subscribed: {
+                            let started = try connection.send(.payoutTest(amount: amount))
+                            if !connection.json, let message = started.message { print(message) }
+                        }
+                    ) { event in
                         guard event.kind == "payout-test-ended" else { return true }
                         print(connection.json ? jsonLine(event) : event.text)
                         return false
@@ -89,7 +105,8 @@ struct Cash: ParsableCommand {
                 } catch let failure as Failure {
                     throw failure
                 } catch let error as ControlClient.ConnectionError where error.kind == .notAnswering {
-                    throw Failure("the payout test did not end within \(wait) s: see vendctl status and journalctl -u vendd", code: ExitStatus.temporaryFailure)
+                    throw Failure(
+                        "the payout test did not end within \(wait) s: see vendctl status and journalctl -u vendd", code: ExitStatus.temporaryFailure)
                 } catch {
                     throw Failure("\(error)", code: ExitStatus.unavailable)
                 }

@@ -11,8 +11,9 @@ struct Stock: ParsableCommand {
     func run() throws {
         try reporting {
             try connection.show(.stock, { $0.stock }) { products in
-                table([.left, .left, .right, .right, .left], header: ["product", "id", "available", "capacity", "slots"],
-                      rows: products.map { [$0.name, $0.product, "\($0.available)", "\($0.capacity)", $0.slots.joined(separator: " ")] })
+                table(
+                    [.left, .left, .right, .right, .left], header: ["product", "id", "available", "capacity", "slots"],
+                    rows: products.map { [$0.name, $0.product, "\($0.available)", "\($0.capacity)", $0.slots.joined(separator: " ")] })
             }
         }
     }
@@ -29,8 +30,9 @@ struct Purchasable: ParsableCommand {
             try connection.show(.purchasable, { $0.purchasable }) { report in
                 guard !report.slots.isEmpty else { return "credit \(report.creditText) buys nothing" }
                 return "credit \(report.creditText) buys from:\n"
-                    + table([.left, .left, .right, .right], header: ["slot", "product", "price", "free"],
-                            rows: report.slots.map { [$0.id, $0.productName, $0.priceText, "\($0.available)"] })
+                    + table(
+                        [.left, .left, .right, .right], header: ["slot", "product", "price", "free"],
+                        rows: report.slots.map { [$0.id, $0.productName, $0.priceText, "\($0.available)"] })
             }
         }
     }
@@ -51,8 +53,9 @@ struct Expired: ParsableCommand {
             try connection.show(.expired(at: at), { $0.expired }) { report in
                 guard !report.slots.isEmpty else { return "nothing has expired at \(dateText(report.at))" }
                 return "expired at \(dateText(report.at)):\n"
-                    + table([.left, .left, .right, .left], header: ["slot", "product", "items", "expired since"],
-                            rows: report.slots.map { [$0.slot, $0.productName, "\($0.count)", dateText($0.since)] })
+                    + table(
+                        [.left, .left, .right, .left], header: ["slot", "product", "items", "expired since"],
+                        rows: report.slots.map { [$0.slot, $0.productName, "\($0.count)", dateText($0.since)] })
             }
         }
     }
@@ -67,9 +70,11 @@ struct Hot: ParsableCommand {
         try reporting {
             try connection.show(.hot, { $0.hot }) { products in
                 guard !products.isEmpty else { return "no slot sells a hot product" }
-                return table([.left, .left, .left, .right], header: ["product", "id", "slots", "shelf life"], rows: products.map {
-                    [$0.name, $0.id, $0.slots.joined(separator: " "), $0.shelfLifeDays.map { "\($0) days" } ?? "-"]
-                })
+                return table(
+                    [.left, .left, .left, .right], header: ["product", "id", "slots", "shelf life"],
+                    rows: products.map {
+                        [$0.name, $0.id, $0.slots.joined(separator: " "), $0.shelfLifeDays.map { "\($0) days" } ?? "-"]
+                    })
             }
         }
     }
@@ -97,8 +102,10 @@ struct Products: ParsableCommand {
         if depth >= 0 { table.add([indent + node.name + "/"]) }
         for product in node.products {
             let marks = ([product.hot ? "hot" : nil] + product.tags.map { Optional($0) }).compactMap { $0 }
-            table.add([indent + (depth >= 0 ? "  " : "") + product.name, product.id,
-                       product.slots.isEmpty ? "-" : product.slots.joined(separator: " "), marks.joined(separator: ", ")])
+            table.add([
+                indent + (depth >= 0 ? "  " : "") + product.name, product.id,
+                product.slots.isEmpty ? "-" : product.slots.joined(separator: " "), marks.joined(separator: ", "),
+            ])
         }
         for child in node.children { add(child, depth: depth + 1, to: &table) }
     }

@@ -7,7 +7,9 @@ import VendText
 struct Report: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Sales by product as a bar chart, and optionally as an SVG pie chart.",
-        discussion: "Bars and slices are proportional to the number of items sold. Without --since the totals are exact since the machine was new; with it they come from the kept sales history.")
+        discussion:
+            "Bars and slices are proportional to the number of items sold. Without --since the totals are exact since the machine was new; with it they come from the kept sales history."
+    )
 
     @OptionGroup var connection: Connection
     @Option(help: ArgumentHelp("Only sales at or after this moment.", valueName: "date"), transform: parseDate)
@@ -24,7 +26,9 @@ struct Report: ParsableCommand {
                 throw Failure("vendd's answer lacks the sales; is vendd older than this vendctl?", code: ExitStatus.unavailable)
             }
             if sales.incomplete {
-                StandardError.write("vendctl: note: the history keeps only the last sales; older ones before \(dateText(since)) are missing here (without --since the totals are complete)\n")
+                StandardError.write(
+                    "vendctl: note: the history keeps only the last sales; older ones before \(dateText(since)) are missing here (without --since the totals are complete)\n"
+                )
             }
             if let svg { try write(Self.pieChart(sales).svg, to: svg) }
             if !connection.json { print(Self.render(sales)) }
@@ -41,17 +45,21 @@ struct Report: ParsableCommand {
         let most = sales.products.map(\.sold.count).max() ?? 0
         var table = TextTable([.left, .left, .right, .right])
         for product in sales.products {
-            table.add([product.name, BarChart.bar(product.sold.count, maximum: most, width: barWidth),
-                       "\(product.sold.count)", product.sold.amountText])
+            table.add([
+                product.name, BarChart.bar(product.sold.count, maximum: most, width: barWidth),
+                "\(product.sold.count)", product.sold.amountText,
+            ])
         }
         table.add(["total", "", "\(sales.total.count)", sales.total.amountText])
         return ([title(sales)] + table.render()).joined(separator: "\n")
     }
 
     static func pieChart(_ sales: SalesReport) -> PieChart {
-        PieChart(title: title(sales), slices: sales.products.map {
-            PieChart.Slice(label: $0.name, value: $0.sold.count, detail: "\($0.sold.count) sold, \($0.sold.amountText)")
-        })
+        PieChart(
+            title: title(sales),
+            slices: sales.products.map {
+                PieChart.Slice(label: $0.name, value: $0.sold.count, detail: "\($0.sold.count) sold, \($0.sold.amountText)")
+            })
     }
 }
 

@@ -20,7 +20,9 @@ struct Restock: ParsableCommand {
 struct Price: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Set a slot's price, or go back to the configured one with default.",
-        discussion: "The amount is a plain decimal in the machine's currency (1300, or 1.50). A later edit of that slot's price in the configuration file wins over this one.")
+        discussion:
+            "The amount is a plain decimal in the machine's currency (1300, or 1.50). A later edit of that slot's price in the configuration file wins over this one."
+    )
 
     @OptionGroup var connection: Connection
     @Argument(help: "The slot, e.g. A1.") var slot: String

@@ -5,7 +5,8 @@ import VendText
 struct Status: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Show the machine: state, credit, hardware health and every slot.",
-        discussion: "Each slot shows its product, price, items in it out of its capacity, how many a customer can buy now, and when its oldest item expires.")
+        discussion:
+            "Each slot shows its product, price, items in it out of its capacity, how many a customer can buy now, and when its oldest item expires.")
 
     @OptionGroup var connection: Connection
 
@@ -16,12 +17,13 @@ struct Status: ParsableCommand {
     }
 
     static func render(_ status: StatusReport) -> String {
-        let state = switch status.state {
-        case "in-service": "in service"
-        case "service-mode": "service mode"
-        case "out-of-order": "OUT OF ORDER"
-        default: status.state
-        }
+        let state =
+            switch status.state {
+            case "in-service": "in service"
+            case "service-mode": "service mode"
+            case "out-of-order": "OUT OF ORDER"
+            default: status.state
+            }
         var lines = [
             "\(status.machine): \(state)\(status.stateReason.map { " (\($0))" } ?? "")",
             "credit   \(status.creditText)\(status.acceptingCoins ? "" : " (coins inhibited)")",
@@ -41,14 +43,18 @@ struct Status: ParsableCommand {
         if status.exactChangeOnly == true { lines.append("change   EXACT CHANGE ONLY: refill the payout devices") }
         if let outbox = status.fleetOutbox {
             let oldest = outbox.oldest.map { ", oldest \(dateText($0))" } ?? ""
-            lines.append("fleet    \(outbox.connected ? "connected to" : "not connected to") \(outbox.broker); \(outbox.pending) event(s) in the outbox\(oldest)")
+            lines.append(
+                "fleet    \(outbox.connected ? "connected to" : "not connected to") \(outbox.broker); \(outbox.pending) event(s) in the outbox\(oldest)"
+            )
         }
         lines.append("")
         var table = TextTable([.left, .left, .right, .right, .right, .left])
         table.add(["slot", "product", "price", "stock", "free", "earliest expiry"])
         for slot in status.slots {
-            table.add([slot.id, slot.productName, slot.priceText, "\(slot.stock)/\(slot.capacity)", "\(slot.available)",
-                       dateText(slot.earliestExpiry)])
+            table.add([
+                slot.id, slot.productName, slot.priceText, "\(slot.stock)/\(slot.capacity)", "\(slot.available)",
+                dateText(slot.earliestExpiry),
+            ])
         }
         lines += table.render()
         return lines.joined(separator: "\n")

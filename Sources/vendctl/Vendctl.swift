@@ -8,11 +8,14 @@ struct Vendctl: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "vendctl",
         abstract: "Operate a running vendd: look at the machine, restock, set prices, read the books.",
-        discussion: "Queries are open to anyone who can reach the socket; changes need root or the control group (vendtech). Exit status: 0 done, 1 refused by vendd, 64 wrong argument, 69 vendd not reachable, 73 an output file cannot be written, 77 not permitted. See docs/vendctl.md.",
+        discussion:
+            "Queries are open to anyone who can reach the socket; changes need root or the control group (vendtech). Exit status: 0 done, 1 refused by vendd, 64 wrong argument, 69 vendd not reachable, 73 an output file cannot be written, 77 not permitted. See docs/vendctl.md.",
         version: venddVersion,
-        subcommands: [Status.self, Stock.self, Purchasable.self, Expired.self, Hot.self, Products.self,
-                      Restock.self, Price.self, Service.self, History.self, Coins.self, Cash.self, Report.self,
-                      Watch.self, Audit.self, Select.self, CoinReturn.self, Sim.self])
+        subcommands: [
+            Status.self, Stock.self, Purchasable.self, Expired.self, Hot.self, Products.self,
+            Restock.self, Price.self, Service.self, History.self, Coins.self, Cash.self, Report.self,
+            Watch.self, Audit.self, Select.self, CoinReturn.self, Sim.self,
+        ])
 
     // Declared here too so that `vendctl --socket PATH status` works as well as `vendctl status --socket PATH`.
     @OptionGroup var connection: Connection

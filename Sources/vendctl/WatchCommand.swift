@@ -1,10 +1,11 @@
 import ArgumentParser
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 import VendControl
 import VendReports
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 struct Watch: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Print the machine's events as they happen, until interrupted.")
@@ -17,7 +18,8 @@ struct Watch: ParsableCommand {
             let client = try connection.client()
             do {
                 try client.watch { event in
-                    let line = connection.json
+                    let line =
+                        connection.json
                         ? jsonLine(event)
                         : "\(DateText.format(event.at, seconds: true))  \(event.text)"
                     // Written straight away, unbuffered, so a pipe or `tee` sees each event as it happens.

@@ -1,12 +1,13 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import ArgumentParser
 import VendConfig
 import VendControl
-import VendPOSIX
 import VendDisplay
 import VendKiosk
+import VendPOSIX
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// `vendd-display`: what the customer sees. Reads the technician's file for its `display:`
 /// section, follows vendd over the control socket, and drives the kiosk page and the LCD.

@@ -26,8 +26,9 @@ struct Run: AsyncParsableCommand {
     var resetState = false
 
     func run() async throws {
-        let status = await Daemon.run(DaemonOptions(
-            configPath: config, simulate: simulate, stateDirectory: stateDir, socketPath: socket, resetState: resetState))
+        let status = await Daemon.run(
+            DaemonOptions(
+                configPath: config, simulate: simulate, stateDirectory: stateDir, socketPath: socket, resetState: resetState))
         if status != 0 { throw ExitCode(status) }
     }
 }

@@ -1,6 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import ArgumentParser
 import Dispatch
 import FoundationEssentials
@@ -9,6 +6,10 @@ import VendConfig
 import VendMQTT
 import VendTelemetry
 import VendText
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// `vendfleet`: subscribes to the broker and prints every machine it hears of.
 @main
@@ -21,8 +22,10 @@ struct VendFleet: ParsableCommand {
     @Option(help: ArgumentHelp("The CA that signed the broker's certificate.", valueName: "file")) var caFile: String?
     @Option(help: ArgumentHelp("A file with one line username:password, mode 0600.", valueName: "file")) var credentialsFile: String?
     @Option(help: "The machines' topic prefix.") var topicPrefix = "vendd"
-    @Option(help: ArgumentHelp("Listen this long, print the fleet once and exit; without it, print on every change until interrupted.",
-                               valueName: "seconds")) var listenSeconds: Double?
+    @Option(
+        help: ArgumentHelp(
+            "Listen this long, print the fleet once and exit; without it, print on every change until interrupted.",
+            valueName: "seconds")) var listenSeconds: Double?
 
     func run() throws {
         guard let endpoint = MQTTSettings.Broker(url: broker) else {

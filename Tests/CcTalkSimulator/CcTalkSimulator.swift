@@ -41,8 +41,10 @@ public final class CcTalkSimulator: Sendable {
     /// Called with each line of what the simulator did (the CLI prints it).
     private let report: @Sendable (String) -> Void
 
-    public init(socketPath: String, settings: DeviceSettings = DeviceSettings(), echo: Bool = false,
-                hopper: SimulatedHopperDevice.Settings? = nil, report: @escaping @Sendable (String) -> Void = { _ in }) throws {
+    public init(
+        socketPath: String, settings: DeviceSettings = DeviceSettings(), echo: Bool = false,
+        hopper: SimulatedHopperDevice.Settings? = nil, report: @escaping @Sendable (String) -> Void = { _ in }
+    ) throws {
         self.socketPath = socketPath
         self.echo = echo
         self.report = report
@@ -132,7 +134,8 @@ public final class CcTalkSimulator: Sendable {
     public var status: String {
         let (counter, accepting, polls, held) = device.withLock { ($0.counter, $0.isAccepting, $0.pollCount, $0.held.count) }
         let (fault, connected, plugged) = (wire.withLock { $0.fault }, plug.isHostConnected, plug.isPlugged)
-        return "event counter \(counter), \(accepting ? "accepting" : "inhibited"), \(polls) polls, \(held) held, fault \(fault.rawValue), \(plugged ? (connected ? "host connected" : "waiting for a host") : "unplugged")"
+        return
+            "event counter \(counter), \(accepting ? "accepting" : "inhibited"), \(polls) polls, \(held) held, fault \(fault.rawValue), \(plugged ? (connected ? "host connected" : "waiting for a host") : "unplugged")"
     }
 
     /// Waits until `condition` holds (the host polled, enabled coins…); false on timeout.

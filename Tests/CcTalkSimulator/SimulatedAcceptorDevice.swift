@@ -93,8 +93,9 @@ public struct SimulatedAcceptorDevice: Sendable {
     public mutating func respond(to request: Frame) -> Frame? {
         guard request.destination == settings.address || request.destination == 0 else { return nil }
         guard let header = Header(rawValue: request.header), let data = reply(to: header, request.data) else { return nil }
-        return Frame(destination: request.source ?? 1, source: settings.checksum == .crc16 ? nil : settings.address,
-                     header: Header.reply.rawValue, data: data)
+        return Frame(
+            destination: request.source ?? 1, source: settings.checksum == .crc16 ? nil : settings.address,
+            header: Header.reply.rawValue, data: data)
     }
 
     private mutating func reply(to header: Header, _ data: [UInt8]) -> [UInt8]? {
@@ -134,7 +135,7 @@ public struct SimulatedAcceptorDevice: Sendable {
             return []
         // An acceptor ignores what only a hopper answers.
         case .reply, .nak, .busy, .testHopper, .enableHopper, .requestHopperStatus, .dispenseHopperCoins, .emergencyStop,
-             .requestPayoutHighLowStatus:
+            .requestPayoutHighLowStatus:
             return nil
         }
     }

@@ -70,8 +70,9 @@ public struct SimulatedHopperDevice: Sendable {
 
     /// What its level sensors say now.
     public var level: HopperLevel {
-        HopperLevel(lowSensor: settings.lowLevelTrigger != nil, belowLow: coins < settings.lowLevelTrigger ?? 0,
-                    highSensor: false, atOrAboveHigh: false)
+        HopperLevel(
+            lowSensor: settings.lowLevelTrigger != nil, belowLow: coins < settings.lowLevelTrigger ?? 0,
+            highSensor: false, atOrAboveHigh: false)
     }
 
     /// Power cut: the motor stops, the counter and the last payout are forgotten.
@@ -105,8 +106,9 @@ public struct SimulatedHopperDevice: Sendable {
         case .dispenseHopperCoins:
             // NAK (no reply data here: silence) unless enabled, idle and with the right security bytes.
             guard enabled, remaining == 0, !settings.encrypted, data.count == 4,
-                  Array(data.prefix(3)) == Payload.dispense(1, serialNumber: settings.serialNumber)?.prefix(3).map({ $0 }),
-                  data[3] > 0 else { return nil }
+                Array(data.prefix(3)) == Payload.dispense(1, serialNumber: settings.serialNumber)?.prefix(3).map({ $0 }),
+                data[3] > 0
+            else { return nil }
             dispenseCommands += 1
             counter = counter == 255 ? 1 : counter + 1
             remaining = data[3]

@@ -20,8 +20,11 @@ import Testing
         #expect(sch3.powerUpDetected)
         #expect(sch3.encryptionEnabled)
         #expect(sch3.powerDownDuringPayout)
-        #expect(sch3.flags == ["power-up detected", "payout disabled", "single coin payout mode",
-                               "power-down during payout", "encryption enabled"])
+        #expect(
+            sch3.flags == [
+                "power-up detected", "payout disabled", "single coin payout mode",
+                "power-down during payout", "encryption enabled",
+            ])
         // An SCH1 hopper has one register: the others read clear.
         let sch1 = try #require(HopperTest([0b0000_0100]))
         #expect(!sch1.encryptionEnabled)

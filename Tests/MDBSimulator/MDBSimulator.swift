@@ -23,8 +23,10 @@ public final class MDBSimulator: Sendable {
         public var lines = 0
     }
 
-    public init(socketPath: String, changer: Bool = true, billValidator: Bool = true,
-                report: @escaping @Sendable (String) -> Void = { _ in }) throws {
+    public init(
+        socketPath: String, changer: Bool = true, billValidator: Bool = true,
+        report: @escaping @Sendable (String) -> Void = { _ in }
+    ) throws {
         self.socketPath = socketPath
         self.report = report
         let changerDevice = SimulatedChanger(), billDevice = SimulatedBillValidator()
@@ -72,7 +74,9 @@ public final class MDBSimulator: Sendable {
             guard count > 0 else { return }
             for line in splitter.receive(Array(buffer[0..<count])) {
                 let answer = respond(to: line)
-                _ = Array((answer + "\r\n").utf8).withUnsafeBytes { Foundation.send(client.descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                _ = Array((answer + "\r\n").utf8).withUnsafeBytes {
+                    Foundation.send(client.descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+                }
             }
         }
     }

@@ -14,8 +14,9 @@ public final class SimulatedBillValidator: SimulatedPeripheral {
     }
 
     public var faults = Faults()
-    public var setup = BillSetup(level: 1, currency: MDBCurrencyCode(raw: 0x1410), scalingFactor: 1000, decimalPlaces: 0, stackerCapacity: 400,
-                                 highSecurityTypes: Array(0..<16), escrowCapable: true, billCredits: [1, 5, 10, 50])
+    public var setup = BillSetup(
+        level: 1, currency: MDBCurrencyCode(raw: 0x1410), scalingFactor: 1000, decimalPlaces: 0, stackerCapacity: 400,
+        highSecurityTypes: Array(0..<16), escrowCapable: true, billCredits: [1, 5, 10, 50])
     public var stackerCapacity = 400
     /// Every bill ever stacked: what the machine must credit, once each.
     public private(set) var stacked: [Int] = []
@@ -123,8 +124,11 @@ public final class SimulatedBillValidator: SimulatedPeripheral {
             return .ack
         case 6: return .data(StackerStatus(full: stackerFull, bills: stackerCount).bytes)
         case 7 where block.data == [0x00]:
-            return .data(PeripheralIdentification(manufacturer: "VSM", serialNumber: "000000003030", model: "SIM-BILLS",
-                                                  softwareVersion: 0x0100, features: 0).bytes(withFeatures: false))
+            return .data(
+                PeripheralIdentification(
+                    manufacturer: "VSM", serialNumber: "000000003030", model: "SIM-BILLS",
+                    softwareVersion: 0x0100, features: 0
+                ).bytes(withFeatures: false))
         default: return .noAnswer
         }
     }

@@ -29,8 +29,9 @@ public final class SimulatedCashlessReader: SimulatedPeripheral {
     public var faults = Faults()
     public var config: ReaderConfig
     public var offeredFeatures: CashlessFeatures
-    public var identity = PeripheralIdentification(manufacturer: "VSM", serialNumber: "000000001010", model: "SIM-READER",
-                                                   softwareVersion: 0x0100, features: 0)
+    public var identity = PeripheralIdentification(
+        manufacturer: "VSM", serialNumber: "000000001010", model: "SIM-READER",
+        softwareVersion: 0x0100, features: 0)
     public private(set) var state = State.inactive
     public private(set) var enabledFeatures = CashlessFeatures()
     public private(set) var vmcLevel: UInt8 = 1
@@ -47,11 +48,14 @@ public final class SimulatedCashlessReader: SimulatedPeripheral {
     private var pendingRequest: (price: UInt32, polls: Int)?
     private var alwaysIdleVend = false
 
-    public init(address: MDBPeripheral = .cashless1, level: UInt8 = 3, maximumResponseTime: UInt8 = 30,
-                options: CashlessOptions = [.canRefund, .cashSale], features: CashlessFeatures = [.alwaysIdle]) {
+    public init(
+        address: MDBPeripheral = .cashless1, level: UInt8 = 3, maximumResponseTime: UInt8 = 30,
+        options: CashlessOptions = [.canRefund, .cashSale], features: CashlessFeatures = [.alwaysIdle]
+    ) {
         self.address = address
-        config = ReaderConfig(level: level, currency: MDBCurrencyCode(raw: 0x1410), scaleFactor: 10, decimalPlaces: 0,
-                              maximumResponseTime: maximumResponseTime, options: options)
+        config = ReaderConfig(
+            level: level, currency: MDBCurrencyCode(raw: 0x1410), scaleFactor: 10, decimalPlaces: 0,
+            maximumResponseTime: maximumResponseTime, options: options)
         offeredFeatures = level >= 3 ? features : []
         busReset()
     }
@@ -63,8 +67,11 @@ public final class SimulatedCashlessReader: SimulatedPeripheral {
         guard state == .enabled, !faults.silent else { return }
         self.funds = funds
         state = .sessionIdle
-        queue.append(.beginSession(BeginSession(funds: funds, mediaID: config.level >= 2 ? 0x0000_0042 : nil,
-                                                paymentType: config.level >= 2 ? 0 : nil, paymentData: config.level >= 2 ? 0 : nil)))
+        queue.append(
+            .beginSession(
+                BeginSession(
+                    funds: funds, mediaID: config.level >= 2 ? 0x0000_0042 : nil,
+                    paymentType: config.level >= 2 ? 0 : nil, paymentData: config.level >= 2 ? 0 : nil)))
     }
 
     /// The customer takes the card away (or presses the reader's cancel).
@@ -156,9 +163,12 @@ public final class SimulatedCashlessReader: SimulatedPeripheral {
             queue.append(.cancelled)
             return .ack
         case (7, 0x00) where block.data.count == 30:
-            return data(.peripheralID(PeripheralIdentification(manufacturer: identity.manufacturer, serialNumber: identity.serialNumber,
-                                                               model: identity.model, softwareVersion: identity.softwareVersion,
-                                                               features: offeredFeatures.rawValue)))
+            return data(
+                .peripheralID(
+                    PeripheralIdentification(
+                        manufacturer: identity.manufacturer, serialNumber: identity.serialNumber,
+                        model: identity.model, softwareVersion: identity.softwareVersion,
+                        features: offeredFeatures.rawValue)))
         case (7, 0x04) where block.data.count == 5 && config.level >= 3:
             let bits = block.data[1...4].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
             enabledFeatures = CashlessFeatures(rawValue: bits).intersection(offeredFeatures)

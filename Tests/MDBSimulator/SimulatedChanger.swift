@@ -32,8 +32,9 @@ public final class SimulatedChanger: SimulatedPeripheral {
 
     public var faults = Faults()
     public var level: UInt8 = 3
-    public var setup = ChangerSetup(level: 3, currency: MDBCurrencyCode(raw: 0x1410), scalingFactor: 10, decimalPlaces: 0,
-                                    routableToTubes: [0, 1, 2, 3], coinCredits: [1, 5, 10, 50])
+    public var setup = ChangerSetup(
+        level: 3, currency: MDBCurrencyCode(raw: 0x1410), scalingFactor: 10, decimalPlaces: 0,
+        routableToTubes: [0, 1, 2, 3], coinCredits: [1, 5, 10, 50])
     public var tubes: [Int] = [0, 0, 0, 0] + [Int](repeating: 0, count: 12)
     public var tubeCapacity = 100
     public private(set) var acceptMask: [Int] = []
@@ -183,8 +184,11 @@ public final class SimulatedChanger: SimulatedPeripheral {
             }
             return faults.dropDispenseAck ? .noAnswer : .ack
         case (7, 0x00) where level >= 3:
-            return .data(PeripheralIdentification(manufacturer: "VSM", serialNumber: "000000000808", model: "SIM-CHANGER",
-                                                  softwareVersion: 0x0100, features: ChangerFeatures.alternativePayout.rawValue).bytes(withFeatures: true))
+            return .data(
+                PeripheralIdentification(
+                    manufacturer: "VSM", serialNumber: "000000000808", model: "SIM-CHANGER",
+                    softwareVersion: 0x0100, features: ChangerFeatures.alternativePayout.rawValue
+                ).bytes(withFeatures: true))
         case (7, 0x01) where level >= 3 && block.data.count == 5:
             featuresEnabled = ChangerFeatures(rawValue: block.data[1...4].reduce(0) { $0 << 8 | UInt32($1) })
             return .ack
@@ -200,7 +204,10 @@ public final class SimulatedChanger: SimulatedPeripheral {
                 // The value paid since the last value poll; ACK alone once the payout is over.
                 if payout.coins.isEmpty, payout.valueSincePoll == 0 { return .ack }
                 if faults.valueOnlyAtEnd, !payout.coins.isEmpty { return .data([0]) }
-                defer { payout.valueSincePoll = 0; timed = payout }
+                defer {
+                    payout.valueSincePoll = 0
+                    timed = payout
+                }
                 return .data([UInt8(payout.valueSincePoll / Int(setup.scalingFactor))])
             }
             if busyPolls > 0 {

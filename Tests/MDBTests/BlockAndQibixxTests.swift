@@ -5,7 +5,8 @@ import Testing
     /// CHK examples from reference §1.1 (cross-checked there against raw frames).
     @Test func checksumsMatchTheSpecExamples() {
         #expect(ChangerCommand.poll.block.wireBytes == [0x0B, 0x0B])
-        #expect(ChangerCommand.coinType(accept: [0, 1, 2, 3], manualDispense: [0, 1, 2, 3]).block.wireBytes == [0x0C, 0x00, 0x0F, 0x00, 0x0F, 0x2A])
+        #expect(
+            ChangerCommand.coinType(accept: [0, 1, 2, 3], manualDispense: [0, 1, 2, 3]).block.wireBytes == [0x0C, 0x00, 0x0F, 0x00, 0x0F, 0x2A])
         #expect(BillCommand.escrow(stack: true).block.wireBytes == [0x35, 0x01, 0x36])
         #expect(BillCommand.reset.block.wireBytes == [0x30, 0x30])
         // Carry dropped: 0F + 01 + FF... wraps.

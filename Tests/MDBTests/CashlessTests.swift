@@ -11,8 +11,9 @@ import Testing
         #expect(CashlessCommand.readerEnable.block(for: .cashless1).description == "14 01")
         #expect(CashlessCommand.setupConfig(vmcLevel: 3).block(for: .cashless1).description == "11 0003000000")
         #expect(CashlessCommand.setupPrices(maximum: 0xFFFF, minimum: 0, currency: nil).block(for: .cashless1).description == "11 01FFFF0000")
-        #expect(CashlessCommand.setupPrices(maximum: 0xFFFF_FFFF, minimum: 0, currency: MDBCurrencyCode(raw: 0x1978)).block(for: .cashless1).description
-            == "11 01FFFFFFFF000000001978")
+        #expect(
+            CashlessCommand.setupPrices(maximum: 0xFFFF_FFFF, minimum: 0, currency: MDBCurrencyCode(raw: 0x1978)).block(for: .cashless1).description
+                == "11 01FFFFFFFF000000001978")
         // 1.50 at scale 5, 2 decimals = 30 units; item 4.
         #expect(CashlessCommand.vendRequest(price: 30, item: 4, expanded: false).block(for: .cashless1).description == "13 00001E0004")
         #expect(CashlessCommand.vendRequest(price: 30, item: 4, expanded: true).block(for: .cashless2).description == "63 000000001E0004")
@@ -34,16 +35,18 @@ import Testing
     /// it refunds and wants CASH SALE.
     @Test func aRealReadersConfigDataReads() throws {
         let responses = try CashlessResponse.parse([0x01, 0x03, 0x19, 0x78, 0x05, 0x02, 0xC8, 0x09], level: 1, expanded: false)
-        let config = ReaderConfig(level: 3, currency: MDBCurrencyCode(raw: 0x1978), scaleFactor: 5, decimalPlaces: 2, maximumResponseTime: 200,
-                                  options: [.canRefund, .cashSale])
+        let config = ReaderConfig(
+            level: 3, currency: MDBCurrencyCode(raw: 0x1978), scaleFactor: 5, decimalPlaces: 2, maximumResponseTime: 200,
+            options: [.canRefund, .cashSale])
         #expect(responses == [.readerConfig(config)])
         #expect(CashlessResponse.readerConfig(config).bytes(level: 3, expanded: false) == [0x01, 0x03, 0x19, 0x78, 0x05, 0x02, 0xC8, 0x09])
     }
 
     /// One block, several answers, served in order (§7.4's own example).
     @Test func aMultiMessageAnswerSplitsByEachResponsesLength() throws {
-        #expect(try CashlessResponse.parse([0x06, 0x0A, 0x07, 0x04], level: 2, expanded: false)
-            == [.vendDenied, .malfunction(code: 0x07), .sessionCancelRequest])
+        #expect(
+            try CashlessResponse.parse([0x06, 0x0A, 0x07, 0x04], level: 2, expanded: false)
+                == [.vendDenied, .malfunction(code: 0x07), .sessionCancelRequest])
     }
 
     @Test func beginSessionAndVendApprovedFollowTheLevelAndTheMoneyWidth() throws {
@@ -68,23 +71,33 @@ import Testing
     }
 
     @Test func peripheralIDHasFeatureBitsOnlyForALevelThreeReaderAndVMC() throws {
-        let identity = PeripheralIdentification(manufacturer: "NYX", serialNumber: "123456789012", model: "VPOS TOUCH", softwareVersion: 0x0203,
-                                                features: CashlessFeatures.alwaysIdle.rawValue)
+        let identity = PeripheralIdentification(
+            manufacturer: "NYX", serialNumber: "123456789012", model: "VPOS TOUCH", softwareVersion: 0x0203,
+            features: CashlessFeatures.alwaysIdle.rawValue)
         let bytes = CashlessResponse.peripheralID(identity).bytes(level: 3, expanded: false)
         #expect(bytes.count == 34)
         #expect(try CashlessResponse.parse(bytes, level: 3, expanded: false) == [.peripheralID(identity)])
         let level2 = CashlessResponse.peripheralID(identity).bytes(level: 2, expanded: false)
         #expect(level2.count == 30)
         let read = try CashlessResponse.parse(level2, level: 2, expanded: false)
-        #expect(read == [.peripheralID(PeripheralIdentification(manufacturer: "NYX", serialNumber: "123456789012", model: "VPOS TOUCH",
-                                                                 softwareVersion: 0x0203, features: 0))])
+        #expect(
+            read == [
+                .peripheralID(
+                    PeripheralIdentification(
+                        manufacturer: "NYX", serialNumber: "123456789012", model: "VPOS TOUCH",
+                        softwareVersion: 0x0203, features: 0))
+            ])
     }
 
     @Test func garbledAnswersAreRefusedWithWhatIsWrong() {
         #expect(throws: MDBDecodeError.self) { try CashlessResponse.parse([0x05, 0x00], level: 3, expanded: false) }
         #expect(throws: MDBDecodeError.self) { try CashlessResponse.parse([0x1B, 0x00], level: 3, expanded: false) }
-        #expect(throws: MDBDecodeError.self) { try CashlessResponse.parse([0x01, 0x04, 0x19, 0x78, 0x05, 0x02, 0xC8, 0x09], level: 1, expanded: false) }
-        #expect(throws: MDBDecodeError.self) { try CashlessResponse.parse([0x01, 0x03, 0x19, 0x78, 0x00, 0x02, 0xC8, 0x09], level: 1, expanded: false) }
+        #expect(throws: MDBDecodeError.self) {
+            try CashlessResponse.parse([0x01, 0x04, 0x19, 0x78, 0x05, 0x02, 0xC8, 0x09], level: 1, expanded: false)
+        }
+        #expect(throws: MDBDecodeError.self) {
+            try CashlessResponse.parse([0x01, 0x03, 0x19, 0x78, 0x00, 0x02, 0xC8, 0x09], level: 1, expanded: false)
+        }
         #expect(throws: MDBDecodeError.self) { try CashlessResponse.parse([0x09, 0x41], level: 3, expanded: false) }
     }
 
@@ -118,11 +131,15 @@ import Testing
     /// RESET → JUST RESET → SETUP → config → max/min → REQUEST ID → PERIPHERAL ID → features → ENABLE.
     func initialise() throws {
         #expect(try poll() == [.justReset])
-        guard case .data(let config) = send(.setupConfig(vmcLevel: 3)) else { Issue.record("no READER CONFIG DATA"); return }
+        guard case .data(let config) = send(.setupConfig(vmcLevel: 3)) else {
+            Issue.record("no READER CONFIG DATA")
+            return
+        }
         #expect(try CashlessResponse.parse(config, level: 1, expanded: false) == [.readerConfig(reader.config)])
         #expect(send(.setupPrices(maximum: 0xFFFF, minimum: 0, currency: nil)) == .ack)
         guard case .data(let id) = send(.requestID(manufacturer: "VND", serialNumber: "1", model: "vendd", softwareVersion: 0x0100)),
-              case .peripheralID(let identity)? = try CashlessResponse.parse(id, level: 3, expanded: false).first else {
+            case .peripheralID(let identity)? = try CashlessResponse.parse(id, level: 3, expanded: false).first
+        else {
             Issue.record("no PERIPHERAL ID")
             return
         }
@@ -146,7 +163,10 @@ import Testing
     @Test func cardFirstAFailedVendIsRefundedAndTheSessionEnds() throws {
         try initialise()
         reader.presentCard(funds: 1_000)
-        guard case .beginSession(let session)? = try poll().first else { Issue.record("no BEGIN SESSION"); return }
+        guard case .beginSession(let session)? = try poll().first else {
+            Issue.record("no BEGIN SESSION")
+            return
+        }
         #expect(session.funds == 1_000)
         #expect(send(.vendRequest(price: 150, item: 4, expanded: false)) == .ack)
         #expect(try poll() == [.vendApproved(amount: 150)])

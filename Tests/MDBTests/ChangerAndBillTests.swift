@@ -42,15 +42,16 @@ import Testing
         // 500 won (type 3) to the tubes, 31 now; 100 won to the cash box; 2 slugs; payout busy;
         // manual dispense of 3 × type 1 leaving 12; JUST RESET; an undefined status.
         let answer: [UInt8] = [0x53, 0x1F, 0x42, 0x00, 0x22, 0x02, 0xB1, 0x0C, 0x0B, 0x0E]
-        #expect(try ChangerActivity.parse(answer) == [
-            .deposited(type: 3, routing: .tubes, tubeCount: 31),
-            .deposited(type: 2, routing: .cashBox, tubeCount: 0),
-            .slugs(2),
-            .status(.payoutBusy),
-            .manuallyDispensed(type: 1, count: 3, tubeCount: 12),
-            .status(.justReset),
-            .unknown(0x0E),
-        ])
+        #expect(
+            try ChangerActivity.parse(answer) == [
+                .deposited(type: 3, routing: .tubes, tubeCount: 31),
+                .deposited(type: 2, routing: .cashBox, tubeCount: 0),
+                .slugs(2),
+                .status(.payoutBusy),
+                .manuallyDispensed(type: 1, count: 3, tubeCount: 12),
+                .status(.justReset),
+                .unknown(0x0E),
+            ])
         #expect(try ChangerActivity.parse([0x73, 0x05]) == [.deposited(type: 3, routing: .rejected, tubeCount: 5)])
         #expect(throws: MDBDecodeError.self) { try ChangerActivity.parse([0x0B, 0x53]) }
     }
@@ -71,7 +72,8 @@ import Testing
     }
 
     @Test func identificationRoundTripsWithFeatureBits() throws {
-        let id = PeripheralIdentification(manufacturer: "VND", serialNumber: "000000001234", model: "SIM-CHANGER", softwareVersion: 0x0102, features: 0x0000_0003)
+        let id = PeripheralIdentification(
+            manufacturer: "VND", serialNumber: "000000001234", model: "SIM-CHANGER", softwareVersion: 0x0102, features: 0x0000_0003)
         let bytes = id.bytes(withFeatures: true)
         #expect(bytes.count == 33)
         let back = try PeripheralIdentification(bytes, withFeatures: true)
@@ -90,7 +92,8 @@ import Testing
 
 @Suite struct BillCodecTests {
     /// KRW, scaling 1000: 1,000 / 5,000 / 10,000 / 50,000 won (reference §7).
-    static let setup: [UInt8] = [0x01, 0x14, 0x10, 0x03, 0xE8, 0x00, 0x01, 0x90, 0xFF, 0xFF, 0xFF, 0x01, 0x05, 0x0A, 0x32] + [UInt8](repeating: 0, count: 12)
+    static let setup: [UInt8] =
+        [0x01, 0x14, 0x10, 0x03, 0xE8, 0x00, 0x01, 0x90, 0xFF, 0xFF, 0xFF, 0x01, 0x05, 0x0A, 0x32] + [UInt8](repeating: 0, count: 12)
 
     @Test func setupGivesValuesCapacityAndEscrow() throws {
         let setup = try BillSetup(Self.setup)
@@ -114,16 +117,17 @@ import Testing
     }
 
     @Test func pollActivitiesAndEveryStatusByName() {
-        #expect(BillActivity.parse([0x91, 0x81, 0xA2, 0xC0, 0x06, 0x09, 0x43, 0x25]) == [
-            .bill(type: 1, routing: .escrowPosition),
-            .bill(type: 1, routing: .stacked),
-            .bill(type: 2, routing: .returned),
-            .bill(type: 0, routing: .disabledBillRejected),
-            .status(.justReset),
-            .status(.validatorDisabled),
-            .insertedWhileDisabled(3),
-            .unknown(0x25),
-        ])
+        #expect(
+            BillActivity.parse([0x91, 0x81, 0xA2, 0xC0, 0x06, 0x09, 0x43, 0x25]) == [
+                .bill(type: 1, routing: .escrowPosition),
+                .bill(type: 1, routing: .stacked),
+                .bill(type: 2, routing: .returned),
+                .bill(type: 0, routing: .disabledBillRejected),
+                .status(.justReset),
+                .status(.validatorDisabled),
+                .insertedWhileDisabled(3),
+                .unknown(0x25),
+            ])
         #expect(BillStatus.allCases.map(\.rawValue) == Array(0x01...0x0C))
         #expect(Set(BillStatus.allCases.map(\.name)).count == 12)
         #expect(BillActivity.bill(type: 1, routing: .stacked).byte == 0x81)

@@ -37,7 +37,10 @@ public final class SocketPlug: Sendable {
     @discardableResult
     public func unplug() -> Bool {
         let (listener, client) = link.withLock { link in
-            defer { link.listener = nil; link.client = nil }
+            defer {
+                link.listener = nil
+                link.client = nil
+            }
             return (link.listener, link.client)
         }
         guard listener != nil || client != nil else { return false }
@@ -66,7 +69,10 @@ public final class SocketPlug: Sendable {
                 link.connections += 1
                 return link.serve
             }
-            guard let serve else { client.shutDown(); return }
+            guard let serve else {
+                client.shutDown()
+                return
+            }
             report("host connected")
             serve(client)
             link.withLock { if $0.client === client { $0.client = nil } }

@@ -23,7 +23,8 @@ import VenddTestSupport
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let sample = try String(contentsOf: repositoryRoot.appendingPathComponent("config/vendd.yaml"), encoding: .utf8)
-        let broken = sample
+        let broken =
+            sample
             .replacingOccurrences(of: "    price: 1400", with: "    prise: 1400")
             .replacingOccurrences(of: "    product: hot-latte", with: "    product: hot-late")
             .replacingOccurrences(of: "relay: { line: 8,", with: "relay: { line: 7,")

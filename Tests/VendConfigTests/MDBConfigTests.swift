@@ -4,20 +4,21 @@ import VendSettings
 
 /// The `mdb:` section: what it gives the drivers, and the exact message for each mistake.
 @Suite struct MDBConfigTests {
-    static let base = BadConfigTests.base + """
-        mdb:
-          port: /dev/ttyACM0
-          currency_code: 410
-          changer:
-            coins:
-              - { type: 0, value: 10 }
-              - { type: 3, value: 500, enabled: false }
-          bill_validator:
-            escrow: false
-            bills:
-              - { type: 1, value: 5000 }
+    static let base =
+        BadConfigTests.base + """
+            mdb:
+              port: /dev/ttyACM0
+              currency_code: 410
+              changer:
+                coins:
+                  - { type: 0, value: 10 }
+                  - { type: 3, value: 500, enabled: false }
+              bill_validator:
+                escrow: false
+                bills:
+                  - { type: 1, value: 5000 }
 
-        """
+            """
 
     func diagnostics(_ text: String) -> [String] {
         do {
@@ -59,13 +60,31 @@ import VendSettings
     }
 
     @Test(arguments: [
-        ("port: /dev/ttyACM0", "port: ttyACM0", "test.yaml:44:9: mdb.port: 'ttyACM0' is not a port: give the MDB interface's device path (/dev/ttyACM0, /dev/serial/by-id/…) or unix:/path/to/socket"),
-        ("{ type: 3, value: 500, enabled: false }", "{ type: 0, value: 500 }", "test.yaml:49:17: mdb.changer.coins[0].type: type 0 is already mapped at line 48; map each type once"),
-        ("{ type: 1, value: 5000 }", "{ type: 16, value: 5000 }", "test.yaml:53:17: mdb.bill_validator.bills[16].type: 16 is out of range (allowed: 0 to 15)"),
+        (
+            "port: /dev/ttyACM0", "port: ttyACM0",
+            "test.yaml:44:9: mdb.port: 'ttyACM0' is not a port: give the MDB interface's device path (/dev/ttyACM0, /dev/serial/by-id/…) or unix:/path/to/socket"
+        ),
+        (
+            "{ type: 3, value: 500, enabled: false }", "{ type: 0, value: 500 }",
+            "test.yaml:49:17: mdb.changer.coins[0].type: type 0 is already mapped at line 48; map each type once"
+        ),
+        (
+            "{ type: 1, value: 5000 }", "{ type: 16, value: 5000 }",
+            "test.yaml:53:17: mdb.bill_validator.bills[16].type: 16 is out of range (allowed: 0 to 15)"
+        ),
         ("poll_interval_ms", "poll_interval_ms", ""),
-        ("{ type: 1, value: 5000 }", "{ type: 1, value: 5000, high_security: yes }", "test.yaml:53:48: mdb.bill_validator.bills[1].high_security: 'yes' is not a yes/no value (write true or false)"),
-        ("{ type: 0, value: 10 }", "{ type: 0, value: 10, high_security: true }", "test.yaml:48:31: mdb.changer.coins[0]: unknown key 'high_security' (allowed here: type, value, enabled)"),
-        ("currency_code: 410", "currency_code: 410\n  pol_interval_ms: 150", "test.yaml:46:3: mdb: unknown key 'pol_interval_ms'; did you mean 'poll_interval_ms'? (allowed here: port, currency_code, poll_interval_ms, changer, bill_validator)"),
+        (
+            "{ type: 1, value: 5000 }", "{ type: 1, value: 5000, high_security: yes }",
+            "test.yaml:53:48: mdb.bill_validator.bills[1].high_security: 'yes' is not a yes/no value (write true or false)"
+        ),
+        (
+            "{ type: 0, value: 10 }", "{ type: 0, value: 10, high_security: true }",
+            "test.yaml:48:31: mdb.changer.coins[0]: unknown key 'high_security' (allowed here: type, value, enabled)"
+        ),
+        (
+            "currency_code: 410", "currency_code: 410\n  pol_interval_ms: 150",
+            "test.yaml:46:3: mdb: unknown key 'pol_interval_ms'; did you mean 'poll_interval_ms'? (allowed here: port, currency_code, poll_interval_ms, changer, bill_validator)"
+        ),
     ])
     func mistakesAreNamedWithTheirPlace(edit: (String, String, String)) {
         let text = Self.base.replacingOccurrences(of: edit.0, with: edit.1)

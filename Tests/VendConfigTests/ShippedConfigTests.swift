@@ -1,14 +1,15 @@
 import Foundation
 import Testing
-import VenddTestSupport
 import VendConfig
+import VenddTestSupport
 import VendingCore
-
 
 /// Every configuration the repository ships must load: they are what technicians copy.
 @Suite struct ShippedConfigTests {
-    static let shipped = ["config/vendd.yaml", "config/examples/minimal.yaml", "config/examples/cctalk-euro.yaml",
-                          "config/examples/change-won.yaml"]
+    static let shipped = [
+        "config/vendd.yaml", "config/examples/minimal.yaml", "config/examples/cctalk-euro.yaml",
+        "config/examples/change-won.yaml",
+    ]
 
     @Test(arguments: shipped)
     func loads(_ path: String) throws {
@@ -55,10 +56,11 @@ import VendingCore
 
     @Test func aMissingFileSaysSo() throws {
         let error = try #require(throws: ConfigError.self) { try ConfigLoader.load(file: "/nonexistent/vendd.yaml") }
-        #expect(error.description == """
-            /nonexistent/vendd.yaml:1:1: the file does not exist (pass the path of the configuration file, e.g. /etc/vendd/vendd.yaml)
-            /nonexistent/vendd.yaml: 1 error; nothing was applied
-            """)
+        #expect(
+            error.description == """
+                /nonexistent/vendd.yaml:1:1: the file does not exist (pass the path of the configuration file, e.g. /etc/vendd/vendd.yaml)
+                /nonexistent/vendd.yaml: 1 error; nothing was applied
+                """)
     }
 
     @Test func anEmptyFileSaysWhereToStart() throws {

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import VendDEX
 
 @Suite struct DEXWriterTests {
@@ -13,28 +14,30 @@ import Testing
         #expect(file.hasSuffix("\r\n"))
         let segments = file.components(separatedBy: "\r\n").dropLast()
         #expect(!segments.contains { $0.contains("\n") || $0.contains("\r") })
-        #expect(Array(segments) == [
-            "DXS*VDD0000001*VA*V0/6*1",
-            "ST*001*0001",
-            "ID1*VDD0000001*VENDD*1*Hall 2**VM-7",
-            "ID4*2**EUR",
-            "VA1*350*2*350*2",
-            "VA3*0*0*0*0",
-            "CA2*350*2*350*2",
-            "CA3*400*400*0*0*400*400*0*0",
-            "CA4*0*0*0*0",
-            "CA10*0*0",
-            "PA1*A1*150", "PA2*1*150*1*150", "PA4*0",
-            "PA1*A2*200", "PA2*1*200*1*200", "PA4*0",
-            "G85*\(String(CRC16ARC.checksum(Array(segments[1...15].map { $0 + "\r\n" }.joined().utf8)), radix: 16, uppercase: true))",
-            "SE*17*0001",
-            "DXE*1*1",
-        ])
+        #expect(
+            Array(segments) == [
+                "DXS*VDD0000001*VA*V0/6*1",
+                "ST*001*0001",
+                "ID1*VDD0000001*VENDD*1*Hall 2**VM-7",
+                "ID4*2**EUR",
+                "VA1*350*2*350*2",
+                "VA3*0*0*0*0",
+                "CA2*350*2*350*2",
+                "CA3*400*400*0*0*400*400*0*0",
+                "CA4*0*0*0*0",
+                "CA10*0*0",
+                "PA1*A1*150", "PA2*1*150*1*150", "PA4*0",
+                "PA1*A2*200", "PA2*1*200*1*200", "PA4*0",
+                "G85*\(String(CRC16ARC.checksum(Array(segments[1...15].map { $0 + "\r\n" }.joined().utf8)), radix: 16, uppercase: true))",
+                "SE*17*0001",
+                "DXE*1*1",
+            ])
     }
 
     @Test func theChecksumIsFourDigitsMostSignificantFirst() {
-        let audit = DEXAudit(communicationID: "VDD0000001", assetNumber: "1", location: "", decimalPlaces: 0,
-                             currencyCode: "KRW", selections: [], cash: .init(coinsIn: 0))
+        let audit = DEXAudit(
+            communicationID: "VDD0000001", assetNumber: "1", location: "", decimalPlaces: 0,
+            currencyCode: "KRW", selections: [], cash: .init(coinsIn: 0))
         let file = DEXWriter.file(audit)
         let g85 = file.components(separatedBy: "\r\n").first { $0.hasPrefix("G85*") }
         let checked = file[file.range(of: "ST*")!.lowerBound..<file.range(of: "G85*")!.lowerBound]
@@ -46,14 +49,16 @@ import Testing
     /// A changer machine: coins split between box and tubes, a bill, change and a payout test
     /// paid, float filled, tubes counted.
     @Test func cashSegmentsSplitTheCashByWhereItWent() {
-        let cash = DEXAudit.Cash(coinsIn: 1_500, coinsToTubes: 1_000, billsIn: 1_000, dispensed: 800,
-                                 manuallyDispensed: 300, filled: 5_000, tubeContents: 4_900)
-        #expect(DEXWriter.cashSegments(cash).map(DEXWriter.segment) == [
-            "CA3*2500*500*1000*1000*2500*500*1000*1000\r\n",
-            "CA4*800*300*800*300\r\n",
-            "CA10*5000*5000\r\n",
-            "CA15*4900\r\n",
-        ])
+        let cash = DEXAudit.Cash(
+            coinsIn: 1_500, coinsToTubes: 1_000, billsIn: 1_000, dispensed: 800,
+            manuallyDispensed: 300, filled: 5_000, tubeContents: 4_900)
+        #expect(
+            DEXWriter.cashSegments(cash).map(DEXWriter.segment) == [
+                "CA3*2500*500*1000*1000*2500*500*1000*1000\r\n",
+                "CA4*800*300*800*300\r\n",
+                "CA10*5000*5000\r\n",
+                "CA15*4900\r\n",
+            ])
     }
 
     @Test func aSelectionWithoutPriceOmitsIt() {

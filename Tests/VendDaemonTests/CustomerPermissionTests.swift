@@ -1,11 +1,13 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Testing
+
 @testable import VendConfig
 @testable import VendControl
-@testable import VendPOSIX
 @testable import VendDaemon
+@testable import VendPOSIX
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Who may send what: the customer group (the display) selects and returns coins, restocks only
 /// with the service key on, and changes nothing else; anyone may look.
@@ -32,14 +34,17 @@ import Testing
         #expect(Self.refusal(Self.display, .restock(slot: "A1", count: nil), key: false) == .forbidden)
         #expect(Self.refusal(Self.display, .restock(slot: "A1", count: nil), key: true) == nil)
         #expect(Self.refusal(Self.stranger, .restock(slot: "A1", count: nil), key: true) == .forbidden)
-        let message = CommandHandler.refusal(for: Self.display, of: .restock(slot: "A1", count: nil), control: Self.control,
-                                             serviceKeyOn: { false })?.message
+        let message = CommandHandler.refusal(
+            for: Self.display, of: .restock(slot: "A1", count: nil), control: Self.control,
+            serviceKeyOn: { false })?.message
         #expect(message == "restock from the 'dialout' group needs the service key turned on")
     }
 
     @Test func everythingElseStaysWithTheTechnicians() {
-        for command in [ControlCommand.price(slot: "A1", amount: "100"), .service(on: true), .simCoin(amount: "500"),
-                        .simPress(slot: "A1"), .simKey(on: true)] {
+        for command in [
+            ControlCommand.price(slot: "A1", amount: "100"), .service(on: true), .simCoin(amount: "500"),
+            .simPress(slot: "A1"), .simKey(on: true),
+        ] {
             #expect(Self.refusal(Self.display, command, key: true) == .forbidden, "\(command.op)")
         }
     }

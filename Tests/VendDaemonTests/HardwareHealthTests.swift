@@ -3,6 +3,7 @@ import VendConfig
 import VendControl
 import VendHardware
 import VendingCore
+
 @testable import VendDaemon
 
 @Suite struct HardwareHealthTests {

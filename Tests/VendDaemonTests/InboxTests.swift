@@ -4,6 +4,7 @@ import VendConfig
 import VendHardware
 import VendTime
 import VendingCore
+
 @testable import VendDaemon
 
 /// A coin acceptor that answers on its caller's stack: enabling it hands over the coin held in
@@ -40,7 +41,8 @@ final class InstantPayoutDevice: PayoutDevice {
         completion(PayoutDeviceResult(.ended(amount, paid: amount), counter: nil))
     }
     func lastPayout() -> LastPayoutReport {
-        LastPayoutReport(counter: nil, paid: .zero(ChangeGivingSample.won(0).currency), unpaid: .zero(ChangeGivingSample.won(0).currency), isUnknown: false)
+        LastPayoutReport(
+            counter: nil, paid: .zero(ChangeGivingSample.won(0).currency), unpaid: .zero(ChangeGivingSample.won(0).currency), isUnknown: false)
     }
     func emergencyStop() {}
 }
@@ -49,9 +51,10 @@ final class InstantPayoutDevice: PayoutDevice {
 @Suite(.timeLimit(.minutes(1))) struct InboxTests {
     @Test func devicesThatAnswerOnTheCallersStackWork() async throws {
         let rig = try ControllerRig(edit: ChangeGivingSample.edit) { hardware, time in
-            Hardware(panel: hardware.panel, dispenser: hardware.dispenser, coinAcceptor: EagerAcceptor(coin: ChangeGivingSample.won(500)),
-                     payouts: PayoutBank(devices: [InstantPayoutDevice()], timekeeper: time), world: hardware.world,
-                     gpioDescription: hardware.gpioDescription, coinAcceptorDescription: "eager", mdb: nil, hopperLinks: [])
+            Hardware(
+                panel: hardware.panel, dispenser: hardware.dispenser, coinAcceptor: EagerAcceptor(coin: ChangeGivingSample.won(500)),
+                payouts: PayoutBank(devices: [InstantPayoutDevice()], timekeeper: time), world: hardware.world,
+                gpioDescription: hardware.gpioDescription, coinAcceptorDescription: "eager", mdb: nil, hopperLinks: [])
         }
         // Restocking enables coins: the acceptor answers with a coin while the machine carries
         // out that very effect.
@@ -79,7 +82,9 @@ final class InstantPayoutDevice: PayoutDevice {
             for sender in 0..<4 {
                 group.addTask {
                     for sequence in 1...250 {
-                        controller.send(.coinInserted(value: ChangeGivingSample.won(10), event: CoinEventID(source: "sender\(sender)", sequence: UInt64(sequence))))
+                        controller.send(
+                            .coinInserted(
+                                value: ChangeGivingSample.won(10), event: CoinEventID(source: "sender\(sender)", sequence: UInt64(sequence))))
                     }
                 }
             }

@@ -2,9 +2,10 @@ import Foundation
 import Glibc
 import Logging
 import Testing
-@testable import VendDaemon
 import VendPOSIX
 import VenddTestSupport
+
+@testable import VendDaemon
 
 /// A datagram socket bound in a temporary directory, standing in for journald or systemd.
 final class DatagramReceiver {

@@ -3,9 +3,10 @@ import Testing
 import VendConfig
 import VendHardware
 import VendingCore
+
 @testable import VendControl
-@testable import VendPOSIX
 @testable import VendDaemon
+@testable import VendPOSIX
 
 /// Effects are carried out in the order the core returns them, and a request is answered only
 /// after its effects: the acceptor is always in the state of the last change, seen from outside.
@@ -18,11 +19,14 @@ import VendingCore
         for change in 0..<1_000 {
             let serviceOn = change % 2 == 0
             let answer = CommandHandler.handle(ControlRequest(.service(on: serviceOn)), peer: Self.root, controller: rig.controller)
-            guard answer.ok else { Issue.record("refused: \(answer)"); break }
+            guard answer.ok else {
+                Issue.record("refused: \(answer)")
+                break
+            }
             // The answer is never seen before its effect.
             #expect(rig.world.coinAcceptor.isAccepting == !serviceOn, "after change \(change)")
         }
-        #expect(rig.world.coinAcceptor.isAccepting)   // the last change (999) switched service off
+        #expect(rig.world.coinAcceptor.isAccepting)  // the last change (999) switched service off
         await rig.tearDown()
     }
 

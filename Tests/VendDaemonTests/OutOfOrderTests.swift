@@ -6,6 +6,7 @@ import VendHardware
 import VendTime
 import VenddTestSupport
 import VendingCore
+
 @testable import VendDaemon
 
 /// A controller on the sample machine with simulated hardware and manual time.
@@ -19,8 +20,10 @@ struct ControllerRig {
     /// `edit` may change the sample configuration's text; with `directory`, the machine is
     /// restored from the state left there (a restart), otherwise it starts new.
     /// `devices` may swap parts of the simulated hardware.
-    init(edit: (String) -> String = { $0 }, directory existing: TemporaryDirectory? = nil,
-         devices: (Hardware, ManualTimekeeper) -> Hardware = { hardware, _ in hardware }) throws {
+    init(
+        edit: (String) -> String = { $0 }, directory existing: TemporaryDirectory? = nil,
+        devices: (Hardware, ManualTimekeeper) -> Hardware = { hardware, _ in hardware }
+    ) throws {
         directory = try existing ?? TemporaryDirectory()
         let sample = try String(contentsOf: repositoryRoot.appendingPathComponent("config/vendd.yaml"), encoding: .utf8)
         let configPath = directory.path + "/vendd.yaml"
@@ -32,8 +35,10 @@ struct ControllerRig {
         controller = MachineController(machine: machine, store: store, config: config, logger: logger, timekeeper: time)
         if existing != nil { controller.resolveInterruptedVend() }
         let notices = controller.notices
-        hardware = devices(try Hardware.simulated(config, stateDirectory: directory.path, timekeeper: time, relayLane: time,
-                                                  notify: { notices.post($0) }), time)
+        hardware = devices(
+            try Hardware.simulated(
+                config, stateDirectory: directory.path, timekeeper: time, relayLane: time,
+                notify: { notices.post($0) }), time)
         controller.attach(hardware)
         controller.settle()
     }

@@ -8,6 +8,7 @@ import VendTelemetry
 import VendTime
 import VenddTestSupport
 import VendingCore
+
 @testable import VendDaemon
 
 /// The fleet outbox: events written in the journal record of their input, kept through
@@ -26,16 +27,19 @@ import VendingCore
             let store = try MachineStore(directory: directory.path)
             _ = try store.restore()
             outbox = Outbox(machine: "m1", currency: config.machine.currency, keepDays: 2, logger: Logger(label: "test"))
-            controller = MachineController(machine: Machine(setup: config.machineSetup), store: store, config: config,
-                                           logger: Logger(label: "test"), timekeeper: time, outbox: outbox)
+            controller = MachineController(
+                machine: Machine(setup: config.machineSetup), store: store, config: config,
+                logger: Logger(label: "test"), timekeeper: time, outbox: outbox)
         }
 
         private let coins = Counter()
 
         /// A coin from the simulated acceptor, each with its own event number.
         func coin(_ minorUnits: Int64) {
-            controller.sendAndWait(.coinInserted(value: Money(minorUnits: minorUnits, currency: config.machine.currency),
-                                            event: CoinEventID(source: "test", sequence: coins.next())))
+            controller.sendAndWait(
+                .coinInserted(
+                    value: Money(minorUnits: minorUnits, currency: config.machine.currency),
+                    event: CoinEventID(source: "test", sequence: coins.next())))
         }
 
         /// What a restart finds: the journal's records, and the outbox rebuilt from them.
@@ -45,8 +49,9 @@ import VendingCore
             defer { store.close() }
             let restored = try store.restore()
             let outbox = Outbox(machine: "m1", currency: config.machine.currency, keepDays: 2, logger: Logger(label: "test"))
-            try outbox.restore(saved: store.readCompanion(Outbox.fileName), journaled: restored.entries.flatMap { $0.outbox ?? [] },
-                               now: time.wallClockMilliseconds)
+            try outbox.restore(
+                saved: store.readCompanion(Outbox.fileName), journaled: restored.entries.flatMap { $0.outbox ?? [] },
+                now: time.wallClockMilliseconds)
             return (restored.entries, outbox)
         }
     }

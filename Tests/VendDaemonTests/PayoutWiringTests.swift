@@ -5,6 +5,7 @@ import VendHardware
 import VendTime
 import VenddTestSupport
 import VendingCore
+
 @testable import VendDaemon
 
 /// The sample machine with payout policy `change` and two simulated hoppers (500원 and 100원).

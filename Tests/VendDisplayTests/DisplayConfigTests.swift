@@ -30,7 +30,8 @@ import VenddTestSupport
     }
 
     @Test func anLCDOnlyMachine() throws {
-        let text = try Self.sample().components(separatedBy: "\n# What vendd-display shows")[0]
+        let text =
+            try Self.sample().components(separatedBy: "\n# What vendd-display shows")[0]
             + "\ndisplay:\n  kiosk: off\n  lcd:\n    bus: /dev/i2c-1\n    address: 0x3F\n    size: 20x4\n"
         let config = try ConfigLoader.parse(text, file: "vendd.yaml")
         #expect(config.display == DisplaySettings(language: .en, kiosk: nil, lcd: .init(bus: "/dev/i2c-1", address: 0x3F, size: .size20x4)))

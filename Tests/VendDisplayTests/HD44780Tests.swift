@@ -1,5 +1,6 @@
 import Synchronization
 import Testing
+
 @testable import VendDisplay
 
 /// Records what the LCD driver writes, as the PCF8574 would receive it.
@@ -63,10 +64,11 @@ final class RecordingDevice: I2CDevice {
         try CharacterLCD.perform(lcd.updates(from: nil, to: rows), on: device)
         let written = device.writes.withLock { $0 }
         // Row 0 at DDRAM 0x00 (instruction 0x80), row 1 at 0x40 (0xC0); each row in one I2C write.
-        #expect(written == [
-            Self.instruction(0x80) + rows[0].utf8.flatMap { Self.character($0) },
-            Self.instruction(0xC0) + rows[1].utf8.flatMap { Self.character($0) },
-        ])
+        #expect(
+            written == [
+                Self.instruction(0x80) + rows[0].utf8.flatMap { Self.character($0) },
+                Self.instruction(0xC0) + rows[1].utf8.flatMap { Self.character($0) },
+            ])
         // 'C' is 0x43: RS=1, high nibble 4 then low nibble 3.
         #expect(Array(written[0][6..<12]) == [0x49, 0x4D, 0x49, 0x39, 0x3D, 0x39])
         #expect(written[0].count == 6 * 17)

@@ -1,10 +1,12 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Foundation
 import Testing
 import VenddTestSupport
+
 @testable import VendDisplay
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// The three failures a technician meets when wiring an LCD, in the words they read.
 @Suite struct I2CErrorTests {
@@ -12,8 +14,10 @@ import VenddTestSupport
         let directory = try TemporaryDirectory()
         let path = directory.path + "/i2c-7"
         #expect(throws: I2CError.missingBus(path)) { try LinuxI2CDevice(bus: path, address: 0x27) }
-        #expect(I2CError.missingBus("/dev/i2c-1").description ==
-            "no I2C bus at /dev/i2c-1: enable I2C (on a Raspberry Pi: raspi-config → Interface Options → I2C, or dtparam=i2c_arm=on in config.txt) and load the i2c-dev module (modprobe i2c-dev; list it in /etc/modules); `ls /dev/i2c-*` shows the buses there are")
+        #expect(
+            I2CError.missingBus("/dev/i2c-1").description
+                == "no I2C bus at /dev/i2c-1: enable I2C (on a Raspberry Pi: raspi-config → Interface Options → I2C, or dtparam=i2c_arm=on in config.txt) and load the i2c-dev module (modprobe i2c-dev; list it in /etc/modules); `ls /dev/i2c-*` shows the buses there are"
+        )
     }
 
     @Test func permissionNamesTheBussGroup() throws {
@@ -25,8 +29,10 @@ import VenddTestSupport
         #expect(chown(path, 0, group.pointee.gr_gid) == 0)
         let error = LinuxI2CDevice.openError(path, errno: EACCES)
         #expect(error == .permissionDenied(path, group: "dialout"))
-        #expect(I2CError.permissionDenied("/dev/i2c-1", group: "i2c").description ==
-            "permission denied opening /dev/i2c-1: it is open to the 'i2c' group; add the display's user to it (SupplementaryGroups=i2c in vendd-display.service, or usermod -aG i2c USER)")
+        #expect(
+            I2CError.permissionDenied("/dev/i2c-1", group: "i2c").description
+                == "permission denied opening /dev/i2c-1: it is open to the 'i2c' group; add the display's user to it (SupplementaryGroups=i2c in vendd-display.service, or usermod -aG i2c USER)"
+        )
     }
 
     @Test func noAcknowledgeMeansNoDeviceAtTheAddress() {
@@ -34,8 +40,10 @@ import VenddTestSupport
         for code in [EREMOTEIO, ENXIO] {
             #expect(LinuxI2CDevice.writeError("/dev/i2c-1", address: 0x27, errno: code) == .noDevice("/dev/i2c-1", address: 0x27))
         }
-        #expect(I2CError.noDevice("/dev/i2c-1", address: 0x3F).description ==
-            "no device answers at address 0x3F on /dev/i2c-1: check the backpack's wiring (SDA, SCL, VCC, GND) and its address (0x27 for a PCF8574, 0x3F for a PCF8574A); `i2cdetect -y 1` lists the devices that answer")
+        #expect(
+            I2CError.noDevice("/dev/i2c-1", address: 0x3F).description
+                == "no device answers at address 0x3F on /dev/i2c-1: check the backpack's wiring (SDA, SCL, VCC, GND) and its address (0x27 for a PCF8574, 0x3F for a PCF8574A); `i2cdetect -y 1` lists the devices that answer"
+        )
     }
 
     @Test func aFileThatIsNotAnI2CBusIsRefused() {

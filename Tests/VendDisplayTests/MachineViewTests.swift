@@ -2,17 +2,21 @@ import Testing
 import VendConfig
 import VendControl
 import VendingCore
+
 @testable import VendDisplay
 
 /// What the customer is told, from what vendd reports: the guidance, the notices and the session.
 @Suite struct MachineViewTests {
     static let won = Currency(code: "KRW", minorDigits: 0)
 
-    static func status(credit: String, state: String = "in-service", serviceKey: Bool = false, vend: String? = nil,
-                       exactChangeOnly: Bool? = nil) -> StatusReport {
+    static func status(
+        credit: String, state: String = "in-service", serviceKey: Bool = false, vend: String? = nil,
+        exactChangeOnly: Bool? = nil
+    ) -> StatusReport {
         func slot(_ id: String, _ product: String, _ name: String, _ price: String, _ available: Int) -> StatusReport.Slot {
-            StatusReport.Slot(id: id, product: product, productName: name, price: price, priceText: price, available: available,
-                              stock: available, capacity: 8, earliestExpiry: nil)
+            StatusReport.Slot(
+                id: id, product: product, productName: name, price: price, priceText: price, available: available,
+                stock: available, capacity: 8, earliestExpiry: nil)
         }
         return StatusReport(
             machine: "Test", state: state, stateReason: state == "in-service" ? nil : "why", currency: "KRW", credit: credit,
@@ -22,11 +26,14 @@ import VendingCore
             serviceKey: serviceKey, exactChangeOnly: exactChangeOnly)
     }
 
-    static func style(_ language: DisplaySettings.Language = .en, ascii: Bool = false, format: String = "{amount}원",
-                      givesNoChange: Bool = true) -> MachineView.Style {
-        MachineView.Style(texts: DisplayTexts(language), format: MoneyFormat(template: format)!, currency: won,
-                          faces: ["hot-latte": ProductFace(picture: nil, shortName: "Hot Cafe Latte")], hot: ["hot-latte"],
-                          givesNoChange: givesNoChange, asciiNames: ascii, pictureURL: { "/pictures/\($0)" })
+    static func style(
+        _ language: DisplaySettings.Language = .en, ascii: Bool = false, format: String = "{amount}원",
+        givesNoChange: Bool = true
+    ) -> MachineView.Style {
+        MachineView.Style(
+            texts: DisplayTexts(language), format: MoneyFormat(template: format)!, currency: won,
+            faces: ["hot-latte": ProductFace(picture: nil, shortName: "Hot Cafe Latte")], hot: ["hot-latte"],
+            givesNoChange: givesNoChange, asciiNames: ascii, pictureURL: { "/pictures/\($0)" })
     }
 
     static func machine(_ status: StatusReport?) -> FollowedMachine {
@@ -88,15 +95,18 @@ import VendingCore
     @Test func aJamKeepsTheCreditAndSaysSo() {
         var machine = Self.machine(Self.status(credit: "1200"))
         machine.observe(kind: "vend-failed", at: 5_000)
-        #expect(MachineView(machine, style: Self.style()).message == .init(text: "Item stuck: nothing dropped. Your credit of 1,200원 is kept", tone: .error))
+        #expect(
+            MachineView(machine, style: Self.style()).message
+                == .init(text: "Item stuck: nothing dropped. Your credit of 1,200원 is kept", tone: .error))
         machine.observe(kind: "coin", at: 6_000)
         #expect(MachineView(machine, style: Self.style()).message.text == "Choose a product")
     }
 
     @Test func theBoughtStripIsThisCustomersUntilTheyLeave() {
         var machine = Self.machine(Self.status(credit: "0"))
-        let sale = HistoryReport.Sale(vend: 7, at: 10_000, slot: "A1", product: "banana-milk", productName: "Banana Milk",
-                                      price: "1200", priceText: "1,200원", confirmation: "drop-sensor")
+        let sale = HistoryReport.Sale(
+            vend: 7, at: 10_000, slot: "A1", product: "banana-milk", productName: "Banana Milk",
+            price: "1200", priceText: "1,200원", confirmation: "drop-sensor")
         machine.sold(sale, at: 10_000)
         machine.sold(sale, at: 10_100)  // the same vend read twice counts once
         let view = MachineView(machine, style: Self.style())
@@ -117,8 +127,10 @@ import VendingCore
         #expect(LCDFrame.rows(view, columns: 16, rows: 2, step: 0) == ["Credit   900 KRW", "Insert 300 KRW m"])
         #expect(LCDFrame.rows(view, columns: 16, rows: 2, step: 2) == ["Credit   900 KRW", "sert 300 KRW mor"])
         let four = MachineView(Self.machine(Self.status(credit: "1500")), style: Self.style(ascii: true, format: "{amount} KRW"))
-        #expect(LCDFrame.rows(four, columns: 20, rows: 4, step: 0) ==
-            ["Credit     1,500 KRW", "Choose a product", "Buy: Banana Milk", "No change given: wha"])
+        #expect(
+            LCDFrame.rows(four, columns: 20, rows: 4, step: 0) == [
+                "Credit     1,500 KRW", "Choose a product", "Buy: Banana Milk", "No change given: wha",
+            ])
         let away = MachineView(Self.machine(nil), style: Self.style(ascii: true))
         #expect(LCDFrame.rows(away, columns: 16, rows: 2, step: 0) == ["Out of order", "Sorry: please tr"])
     }

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import VendHardware
 import VenddTestSupport
+
 @testable import VendGPIO
 
 /// What the libgpiod driver can show without a GPIO chip: how it reports a missing or unusable

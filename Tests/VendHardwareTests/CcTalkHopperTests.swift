@@ -3,6 +3,7 @@ import CcTalkSimulator
 import Testing
 import VendTime
 import VendingCore
+
 @testable import VendDrivers
 @testable import VendHardware
 
@@ -30,7 +31,8 @@ final class HopperLoopbackBus: CcTalkBus, @unchecked Sendable {
         if silent { return .failure(.noReply(discardedBytes: 0)) }
         if exchanges == lostRequest { return .failure(.noReply(discardedBytes: 0)) }
         guard let request = Frame.decode(addressing.request(header, data), .simple8),
-              let reply = device.respond(to: request) else { return .failure(.noReply(discardedBytes: 0)) }
+            let reply = device.respond(to: request)
+        else { return .failure(.noReply(discardedBytes: 0)) }
         if exchanges == lostReply { return .failure(.noReply(discardedBytes: 0)) }
         var receiver = addressing.receiver()
         guard let frame = receiver.receive(reply.encoded(.simple8), at: 0).first else { return .failure(.noReply(discardedBytes: 0)) }
@@ -123,8 +125,9 @@ final class HopperLoopbackBus: CcTalkBus, @unchecked Sendable {
     func hopper() throws -> (CcTalkHopper, CcTalkHopperSession) {
         let session = CcTalkHopperSession(bus: bus)
         _ = try session.identify()
-        let hopper = CcTalkHopper(coin: coin, identity: "hopper", description: "test hopper",
-                                  session: CcTalkHopperSession(bus: HopperLoopbackBus()), timekeeper: time)
+        let hopper = CcTalkHopper(
+            coin: coin, identity: "hopper", description: "test hopper",
+            session: CcTalkHopperSession(bus: HopperLoopbackBus()), timekeeper: time)
         return (hopper, session)
     }
 

@@ -3,6 +3,7 @@ import CcTalkSimulator
 import Testing
 import VendConfig
 import VendingCore
+
 @testable import VendDrivers
 @testable import VendHardware
 
@@ -24,7 +25,8 @@ final class LoopbackBus: CcTalkBus {
             return .failure(.noReply(discardedBytes: 0))
         }
         guard let request = Frame.decode(addressing.request(header, data), .simple8),
-              let reply = device.respond(to: request) else { return .failure(.noReply(discardedBytes: 0)) }
+            let reply = device.respond(to: request)
+        else { return .failure(.noReply(discardedBytes: 0)) }
         var receiver = addressing.receiver()
         guard let frame = receiver.receive(reply.encoded(.simple8), at: 0).first else { return .failure(.noReply(discardedBytes: 0)) }
         return addressing.check(frame)
@@ -40,21 +42,23 @@ final class Recorder {
 }
 
 @Suite struct CcTalkHostTests {
-    static let yaml = HardwareFixtures.yaml.replacingOccurrences(of: """
-          port: /dev/null
-          protocol: bytecode
-          channels:
-            - { channel: 1, value: 500 }
-            - { channel: 2, value: 100, enabled: false }
-        """, with: """
-          port: unix:/tmp/none.sock
-          protocol: cctalk
-          channels:
-            - { channel: 1, value: 10, enabled: false }
-            - { channel: 2, value: 50 }
-            - { channel: 3, value: 100 }
-            - { channel: 4, value: 500 }
-        """)
+    static let yaml = HardwareFixtures.yaml.replacingOccurrences(
+        of: """
+              port: /dev/null
+              protocol: bytecode
+              channels:
+                - { channel: 1, value: 500 }
+                - { channel: 2, value: 100, enabled: false }
+            """,
+        with: """
+              port: unix:/tmp/none.sock
+              protocol: cctalk
+              channels:
+                - { channel: 1, value: 10, enabled: false }
+                - { channel: 2, value: 50 }
+                - { channel: 3, value: 100 }
+                - { channel: 4, value: 500 }
+            """)
 
     let bus = LoopbackBus()
     let recorder = Recorder()
@@ -83,8 +87,11 @@ final class Recorder {
         #expect(identity.source == "cctalk:12345678")
         #expect(identity.summary == "SIM CCSIM1 (Coin Acceptor), serial 12345678, software SIM-1.0")
         #expect(identity.maximumPollInterval == .milliseconds(200))
-        #expect(bus.sent.prefix(6) == [.simplePoll, .requestEquipmentCategory, .requestManufacturerID,
-                                      .requestProductCode, .requestSerialNumber, .requestSoftwareRevision])
+        #expect(
+            bus.sent.prefix(6) == [
+                .simplePoll, .requestEquipmentCategory, .requestManufacturerID,
+                .requestProductCode, .requestSerialNumber, .requestSoftwareRevision,
+            ])
         try session.checkCoinIDs()
         #expect(recorder.notices.contains("coin ids: 1=KR010A, 2=KR050A, 3=KR100A, 4=KR100B"))
         #expect(recorder.faults.count == 1)
@@ -93,7 +100,7 @@ final class Recorder {
 
     @Test func inhibitsFollowTheChannelTableWithCoin1AtBit0() throws {
         try ready()
-        #expect(bus.device.inhibitMask == [0b0000_1110, 0])   // channels 2, 3, 4; channel 1 disabled
+        #expect(bus.device.inhibitMask == [0b0000_1110, 0])  // channels 2, 3, 4; channel 1 disabled
         #expect(!bus.device.masterInhibitActive)
         try session.setAcceptance(false)
         #expect(bus.device.masterInhibitActive)
@@ -111,8 +118,8 @@ final class Recorder {
     }
 
     @Test func onRestartOnlyEventsNewerThanTheStoredOneAreCredited() throws {
-        bus.device.burst(2, count: 2)   // credited before the restart: sequences 1 and 2
-        bus.device.burst(3, count: 1)   // accepted, then vendd died before polling: sequence 3
+        bus.device.burst(2, count: 2)  // credited before the restart: sequences 1 and 2
+        bus.device.burst(3, count: 1)  // accepted, then vendd died before polling: sequence 3
         try ready(stored: 2)
         #expect(recorder.coins.map(\.value) == [won(100)])
         #expect(recorder.coins.map(\.event.sequence) == [3])
@@ -172,9 +179,9 @@ final class Recorder {
         _ = try session.poll()
         #expect(recorder.faults.contains("event 1: credit sensor blocked (code 14; coin returned: yes)"))
         #expect(!session.inhibitsNeedReapplying)
-        bus.device.reset()           // the device forgets our inhibits …
+        bus.device.reset()  // the device forgets our inhibits …
         _ = try session.poll()
-        bus.device.error(2)          // … and says so with a dummy "inhibited coin"
+        bus.device.error(2)  // … and says so with a dummy "inhibited coin"
         _ = try session.poll()
         #expect(session.inhibitsNeedReapplying)
         #expect(recorder.coins.isEmpty)
@@ -212,9 +219,11 @@ final class Recorder {
     }
 
     @Test func theDevicesPollingPriorityShortensALongerInterval() throws {
-        let config = try ConfigLoader.parse(Self.yaml.replacingOccurrences(of: "protocol: cctalk", with: "protocol: cctalk\n  cctalk: { poll_interval_ms: 500 }"), file: "t.yaml")
+        let config = try ConfigLoader.parse(
+            Self.yaml.replacingOccurrences(of: "protocol: cctalk", with: "protocol: cctalk\n  cctalk: { poll_interval_ms: 500 }"), file: "t.yaml")
         let coins = try #require(config.coinAcceptor)
-        let driver = CcTalkDriver(link: CcTalkLink(port: "unix:/x", baudRate: 9_600, echo: false), settings: try #require(coins.cctalk), channels: coins.channels)
+        let driver = CcTalkDriver(
+            link: CcTalkLink(port: "unix:/x", baudRate: 9_600, echo: false), settings: try #require(coins.cctalk), channels: coins.channels)
         #expect(driver.pollInterval(deviceMaximum: .milliseconds(200)) == .milliseconds(200))
         #expect(driver.pollInterval(deviceMaximum: .seconds(2)) == .milliseconds(500))
         #expect(driver.pollInterval(deviceMaximum: nil) == .milliseconds(500))

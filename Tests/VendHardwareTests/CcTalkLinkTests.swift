@@ -9,6 +9,7 @@ import VendSerial
 import VendSettings
 import VendTime
 import VendingCore
+
 @testable import VendDrivers
 @testable import VendHardware
 
@@ -36,8 +37,10 @@ import VendingCore
         acceptor = Self.acceptorSession(on: link, channels: channels) { recorder.events.append($0) }
     }
 
-    static func acceptorSession(on link: CcTalkLink, channels: [CoinChannel],
-                                emit: @escaping (CoinAcceptorEvent) -> Void) -> CcTalkSession {
+    static func acceptorSession(
+        on link: CcTalkLink, channels: [CoinChannel],
+        emit: @escaping (CoinAcceptorEvent) -> Void
+    ) -> CcTalkSession {
         CcTalkSession(bus: link.bus(CcTalkAddressing(device: 2, host: 1, checksum: .simple8)), channels: channels, emit: emit)
     }
 
@@ -63,7 +66,10 @@ import VendingCore
     /// replies, a coin inserted mid-payout is credited once, and the dispense is sent once.
     @Test func theAcceptorIsPolledBetweenTheHoppersStatusReads() throws {
         try link.connect()
-        defer { link.close(); simulator.unplug() }
+        defer {
+            link.close()
+            simulator.unplug()
+        }
         let hopper = try hopper()
         let session = try hopperSession()
         try readyAcceptor()
@@ -86,7 +92,10 @@ import VendingCore
     /// device's. Without it, replies cross (`wrongSource`) or are swallowed by the other's flush.
     @Test func commandsFromTwoThreadsNeverCrossOnTheWire() throws {
         try link.connect()
-        defer { link.close(); simulator.unplug() }
+        defer {
+            link.close()
+            simulator.unplug()
+        }
         let session = try hopperSession()
         let rounds = 300
         let acceptorFailures = Atomic(0)
@@ -115,7 +124,10 @@ import VendingCore
     /// again once the owner connects it again.
     @Test func aLostLinkIsTheSameLossForEveryDeviceUntilTheOwnerReconnects() throws {
         try link.connect()
-        defer { link.close(); simulator.unplug() }
+        defer {
+            link.close()
+            simulator.unplug()
+        }
         let session = try hopperSession()
         try readyAcceptor()
         simulator.unplug()

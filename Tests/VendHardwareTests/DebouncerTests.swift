@@ -10,7 +10,7 @@ import VendHardware
         var debouncer = Debouncer(initialLevels: [false], periods: [.milliseconds(20)])
         // Ten edges within 5 ms (press, bounce, ...), ending pressed.
         for edge in 0..<10 { _ = debouncer.edge(line: 0, isActive: edge % 2 == 1 || edge == 0, at: ms(edge / 2)) }
-        #expect(debouncer.settle(at: ms(10)).isEmpty)   // not yet stable for 20 ms
+        #expect(debouncer.settle(at: ms(10)).isEmpty)  // not yet stable for 20 ms
         let settled = debouncer.settle(at: ms(24))
         #expect(settled.map(\.line) == [0])
         #expect(settled.map(\.isActive) == [true])

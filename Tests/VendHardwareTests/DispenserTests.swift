@@ -32,14 +32,17 @@ import VendingCore
         time.advance(by: .milliseconds(1))
         #expect(!chip.isActive(.offset(11)))
         #expect(outcomes.all == [.pulsedWithoutSensor])
-        #expect(notices.all == [.relayEnergised("A2", line: .offset(11)),
-                                .relayReleased("A2", line: .offset(11), after: .milliseconds(50))])
-        #expect(time.pendingCount == 0)   // the guard went with the pulse
+        #expect(
+            notices.all == [
+                .relayEnergised("A2", line: .offset(11)),
+                .relayReleased("A2", line: .offset(11), after: .milliseconds(50)),
+            ])
+        #expect(time.pendingCount == 0)  // the guard went with the pulse
     }
 
     @Test func aDropWithinTheWindowConfirmsTheVend() {
         _ = dispenser.start("A1", completion: outcomes.record)
-        time.advance(by: .milliseconds(150))   // after the 100 ms pulse
+        time.advance(by: .milliseconds(150))  // after the 100 ms pulse
         dispenser.dropSensed(on: .offset(20))
         #expect(outcomes.all == [.dropped])
         #expect(notices.all.contains(.dropSensed("A1", after: .milliseconds(150))))
@@ -61,7 +64,7 @@ import VendingCore
         time.advance(by: .milliseconds(30))
         dispenser.dropSensed(on: .offset(20))
         #expect(outcomes.all.isEmpty)
-        #expect(chip.isActive(.offset(10)))   // the pulse runs its full length
+        #expect(chip.isActive(.offset(10)))  // the pulse runs its full length
         time.advance(by: .milliseconds(70))
         #expect(outcomes.all == [.dropped])
         #expect(!chip.isActive(.offset(10)))
@@ -91,13 +94,14 @@ import VendingCore
         #expect(!chip.isActive(.offset(11)))
         #expect(notices.all.contains(.interlockRefused("A2", busyWith: "A1")))
         time.advance(by: .milliseconds(480))
-        #expect(outcomes.all == [.notDropped])   // A1's window closed without a drop
-        #expect(dispenser.start("A2", completion: outcomes.record) == nil)   // free again
+        #expect(outcomes.all == [.notDropped])  // A1's window closed without a drop
+        #expect(dispenser.start("A2", completion: outcomes.record) == nil)  // free again
     }
 
     @Test func aPulseAsLongAsTheLimitIsNotReportedAsCut() throws {
-        let config = try ConfigLoader.parse(HardwareFixtures.yaml.replacingOccurrences(
-            of: "relay: { line: 10, pulse_ms: 100, max_on_ms: 400 }", with: "relay: { line: 10, pulse_ms: 400, max_on_ms: 400 }"),
+        let config = try ConfigLoader.parse(
+            HardwareFixtures.yaml.replacingOccurrences(
+                of: "relay: { line: 10, pulse_ms: 100, max_on_ms: 400 }", with: "relay: { line: 10, pulse_ms: 400, max_on_ms: 400 }"),
             file: "hardware-test.yaml")
         let chip = SimulatedGPIOChip(timekeeper: time)
         let notices = notices
@@ -127,7 +131,9 @@ import VendingCore
         let error = #expect(throws: GPIOError.self) {
             try chip.requestOutputs([config.slots[0].relay.line], consumer: "second")
         }
-        #expect(error?.description == "slots[A1].relay.line (hardware-test.yaml:15:20): line 10 is busy, held by 'vendd'; stop that program or choose another line")
+        #expect(
+            error?.description
+                == "slots[A1].relay.line (hardware-test.yaml:15:20): line 10 is busy, held by 'vendd'; stop that program or choose another line")
     }
 }
 
@@ -174,7 +180,7 @@ import VendingCore
         let config = try HardwareFixtures.config()
         let chip = SimulatedGPIOChip(timekeeper: time)
         let panel = try InputPanel(chip: chip, slots: config.slots, buttons: config.buttons, timekeeper: time)
-        chip.drive(.offset(4), active: true)   // before start: nobody is listening yet
+        chip.drive(.offset(4), active: true)  // before start: nobody is listening yet
         panel.start(events.record, lost: {})
         #expect(events.all == [.serviceKey(on: true)])
     }

@@ -1,3 +1,4 @@
+import Synchronization
 import VendConfig
 import VendHardware
 import VendingCore
@@ -49,8 +50,6 @@ final class NoticeLog: Sendable {
     var all: [HardwareNotice] { storage.withLock { $0 } }
     func record(_ notice: HardwareNotice) { storage.withLock { $0.append(notice) } }
 }
-
-import Synchronization
 
 /// Collects vend outcomes reported by the dispenser.
 final class OutcomeLog: Sendable {

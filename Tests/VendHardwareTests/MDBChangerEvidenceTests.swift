@@ -5,6 +5,7 @@ import Testing
 import VendSettings
 import VendTime
 import VendingCore
+
 @testable import VendDrivers
 @testable import VendHardware
 
@@ -59,16 +60,17 @@ import VendingCore
         #expect(TubeHolding(status).byValue([0: won(10), 1: won(10)]) == [ChangeStock(value: won(10), count: nil)])
     }
 
-    @Test(arguments: [
-        // before, now, paid, can tell
-        ([20, 20, 20, 20], [20, 20, 17, 13], 3_800, true),
-        ([20, 20, 20, 20], [20, 20, 20, 20], 0, true),
-        ([20, 20, 20, nil], [20, 20, 17, 13], 300, false),
-        ([20, 20, 20, 20], [20, 20, 17, nil], 300, false),
-        ([20, 20, 20, 20], [20, 25, 17, 13], 3_800, false),
-        // More left than 3,800 could take: the counts say nothing.
-        ([20, 20, 20, 20], [0, 0, 0, 0], 0, false),
-    ] as [([Int?], [Int?], Int64, Bool)])
+    @Test(
+        arguments: [
+            // before, now, paid, can tell
+            ([20, 20, 20, 20], [20, 20, 17, 13], 3_800, true),
+            ([20, 20, 20, 20], [20, 20, 20, 20], 0, true),
+            ([20, 20, 20, nil], [20, 20, 17, 13], 300, false),
+            ([20, 20, 20, 20], [20, 20, 17, nil], 300, false),
+            ([20, 20, 20, 20], [20, 25, 17, 13], 3_800, false),
+            // More left than 3,800 could take: the counts say nothing.
+            ([20, 20, 20, 20], [0, 0, 0, 0], 0, false),
+        ] as [([Int?], [Int?], Int64, Bool)])
     func anInterruptedPayoutIsWhatLeftTheTubes(before: [Int?], now: [Int?], paid: Int64, canTell: Bool) {
         let part = TubeHolding.paid(before: tubes(before), now: tubes(now), of: won(3_800))
         #expect(part.paid == won(paid))
@@ -77,18 +79,25 @@ import VendingCore
 
     @Test func aChangerThatNeverReportsItsTubesLeavesItsPartUnknownAfterTheWait() {
         let clock = ManualTimekeeper()
-        let settings = MDBSettings(port: "unix:/nonexistent/mdb.sock", currency: MDBRig.krw, currencyNumeric: 410, pollInterval: .milliseconds(150),
-                                   changer: MDBChangerSettings(coins: MDBRig.coins), billValidator: nil)
+        let settings = MDBSettings(
+            port: "unix:/nonexistent/mdb.sock", currency: MDBRig.krw, currencyNumeric: 410, pollInterval: .milliseconds(150),
+            changer: MDBChangerSettings(coins: MDBRig.coins), billValidator: nil)
         let changer = MDBChangerPayout(bus: MDBBus(settings: settings, timekeeper: clock))
         let parts = Mutex<[InterruptedPayoutPart]>([])
-        changer.resolveInterrupted(InterruptedPayoutRecord(amount: won(3_800), keptCounter: nil, holding: tubes([20, 20, 20, 20]))) { part in parts.withLock { $0.append(part) } }
+        changer.resolveInterrupted(InterruptedPayoutRecord(amount: won(3_800), keptCounter: nil, holding: tubes([20, 20, 20, 20]))) { part in
+            parts.withLock { $0.append(part) }
+        }
         clock.advance(by: MDBChangerPayout.tubesWait - .seconds(1))
         #expect(parts.withLock { $0 }.isEmpty, "waits for the changer to come up")
         clock.advance(by: .seconds(1))
-        #expect(parts.withLock { $0 } == [InterruptedPayoutPart(paid: won(0), cannotTell: "it did not report its tubes within 30.0 seconds of the start")])
+        #expect(
+            parts.withLock { $0 } == [InterruptedPayoutPart(paid: won(0), cannotTell: "it did not report its tubes within 30.0 seconds of the start")]
+        )
 
         // A payout recorded before the changer said what it held: nothing to judge by.
-        changer.resolveInterrupted(InterruptedPayoutRecord(amount: won(3_800), keptCounter: nil, holding: nil)) { part in parts.withLock { $0.append(part) } }
+        changer.resolveInterrupted(InterruptedPayoutRecord(amount: won(3_800), keptCounter: nil, holding: nil)) { part in
+            parts.withLock { $0.append(part) }
+        }
         #expect(parts.withLock { $0.last?.cannotTell }?.hasPrefix("its tubes were not counted when it was asked") == true)
     }
 }

@@ -3,6 +3,7 @@ import MDBSimulator
 import Testing
 import VendSettings
 import VendingCore
+
 @testable import VendDrivers
 @testable import VendHardware
 
@@ -70,7 +71,10 @@ import VendingCore
         let rig = MDBRig(coins: coins)
         try rig.start()
         #expect(rig.changer.acceptMask == [0, 1, 3])
-        #expect(rig.log.faults.contains { $0.contains("coin type 2 is 1000 in the table but 100 in the coin changer's SETUP") && $0.hasPrefix("mdb (mdb-test.yaml:1:1)") })
+        #expect(
+            rig.log.faults.contains {
+                $0.contains("coin type 2 is 1000 in the table but 100 in the coin changer's SETUP") && $0.hasPrefix("mdb (mdb-test.yaml:1:1)")
+            })
     }
 
     // MARK: - Payout
@@ -110,7 +114,7 @@ import VendingCore
         let rig = MDBRig()
         rig.changer.tubes[0...3] = [0, 0, 0, 20]
         try rig.start()
-        rig.pay(5000)   // 500 scaled units: 255 + 245
+        rig.pay(5000)  // 500 scaled units: 255 + 245
         try rig.run(for: .seconds(3))
         let result = try #require(rig.results.first)
         #expect(result.paid == won(5000))
@@ -242,7 +246,10 @@ import VendingCore
     @Test func theMachineIsAskedWithTheBillsValue() throws {
         let rig = MDBRig()
         var asked: [Money] = []
-        rig.stackAllowed = { asked.append($0); return $0 <= MDBRig.won(10000) }
+        rig.stackAllowed = {
+            asked.append($0)
+            return $0 <= MDBRig.won(10000)
+        }
         try rig.start()
         rig.validator.insert(type: 3)
         try rig.run(for: .milliseconds(300))

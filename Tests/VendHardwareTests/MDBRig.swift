@@ -5,6 +5,7 @@ import VendSerial
 import VendSettings
 import VendTime
 import VendingCore
+
 @testable import VendDrivers
 @testable import VendHardware
 
@@ -73,8 +74,12 @@ final class MDBRig: @unchecked Sendable {
     static let krw = Currency(code: "KRW", minorDigits: 0)
     static let origin = ConfigOrigin(location: SourceLocation(file: "mdb-test.yaml", line: 1, column: 1), path: "mdb")
     static func won(_ amount: Int64) -> Money { Money(minorUnits: amount, currency: krw) }
-    static let coins = [10, 50, 100, 500].enumerated().map { MDBDenomination(type: $0.offset, value: won(Int64($0.element)), enabled: true, origin: origin) }
-    static let bills = [1000, 5000, 10000, 50000].enumerated().map { MDBDenomination(type: $0.offset, value: won(Int64($0.element)), enabled: true, origin: origin) }
+    static let coins = [10, 50, 100, 500].enumerated().map {
+        MDBDenomination(type: $0.offset, value: won(Int64($0.element)), enabled: true, origin: origin)
+    }
+    static let bills = [1000, 5000, 10000, 50000].enumerated().map {
+        MDBDenomination(type: $0.offset, value: won(Int64($0.element)), enabled: true, origin: origin)
+    }
     static let pollInterval: Duration = .milliseconds(100)
 
     let clock = ManualTimekeeper()
@@ -100,8 +105,11 @@ final class MDBRig: @unchecked Sendable {
     private let escrow: Bool
     private let stallLimit: Duration
 
-    init(changerLevel: UInt8 = 3, coins: [MDBDenomination] = MDBRig.coins, bills: [MDBDenomination] = MDBRig.bills, lastCoin: UInt64? = nil, escrow: Bool = true,
-         payoutStallLimit: Duration = MDBChangerSettings.defaultPayoutStallLimit) {
+    init(
+        changerLevel: UInt8 = 3, coins: [MDBDenomination] = MDBRig.coins, bills: [MDBDenomination] = MDBRig.bills, lastCoin: UInt64? = nil,
+        escrow: Bool = true,
+        payoutStallLimit: Duration = MDBChangerSettings.defaultPayoutStallLimit
+    ) {
         changer.level = changerLevel
         bus = SimulatedBus([changer, validator])
         transport = LoopbackTransport(bus: bus)
@@ -116,17 +124,20 @@ final class MDBRig: @unchecked Sendable {
     /// devices and their state stay).
     func makeMaster(lastCoin: UInt64?) -> MDBMaster {
         let log = log
-        let changerDriver = MDBCoinChanger(settings: MDBChangerSettings(coins: coinTable, payoutStallLimit: stallLimit), currency: Self.krw, currencyNumeric: 410,
-                                           source: "mdb:test:changer", lastSequence: lastCoin, emit: log.record,
-                                           wantsAcceptance: { [unowned self] in accepting },
-                                           takePayout: { [unowned self] in payouts.isEmpty ? nil : payouts.removeFirst() },
-                                           payoutStopped: { [unowned self] in payoutStopped },
-                                           tubesRead: tubeReadings.record)
-        let billDriver = MDBBillValidator(settings: MDBBillValidatorSettings(bills: billTable, escrow: escrow), currency: Self.krw, currencyNumeric: 410,
-                                          source: "mdb:test:bills", lastSequence: nil, emit: log.record,
-                                          wantsAcceptance: { [unowned self] in accepting },
-                                          shouldStack: { [unowned self] in stackAllowed($0) })
-        return MDBMaster(transport: transport, drivers: [changerDriver, billDriver], timekeeper: clock, pollInterval: Self.pollInterval, emit: log.record)
+        let changerDriver = MDBCoinChanger(
+            settings: MDBChangerSettings(coins: coinTable, payoutStallLimit: stallLimit), currency: Self.krw, currencyNumeric: 410,
+            source: "mdb:test:changer", lastSequence: lastCoin, emit: log.record,
+            wantsAcceptance: { [unowned self] in accepting },
+            takePayout: { [unowned self] in payouts.isEmpty ? nil : payouts.removeFirst() },
+            payoutStopped: { [unowned self] in payoutStopped },
+            tubesRead: tubeReadings.record)
+        let billDriver = MDBBillValidator(
+            settings: MDBBillValidatorSettings(bills: billTable, escrow: escrow), currency: Self.krw, currencyNumeric: 410,
+            source: "mdb:test:bills", lastSequence: nil, emit: log.record,
+            wantsAcceptance: { [unowned self] in accepting },
+            shouldStack: { [unowned self] in stackAllowed($0) })
+        return MDBMaster(
+            transport: transport, drivers: [changerDriver, billDriver], timekeeper: clock, pollInterval: Self.pollInterval, emit: log.record)
     }
 
     /// Bus reset and the handshake: both devices ready.
@@ -145,13 +156,19 @@ final class MDBRig: @unchecked Sendable {
     }
 
     func pay(_ amount: Int64) {
-        payouts.append(MDBPayoutRequest(amount: Self.won(amount), holding: { [unowned self] holding in
-            holdings.record(holding, moneyCommandsBefore: bus.count(0x0D) + bus.count(0x0F, sub: 0x02))
-        }) { [resultLog] in resultLog.record($0) })
+        payouts.append(
+            MDBPayoutRequest(
+                amount: Self.won(amount),
+                holding: { [unowned self] holding in
+                    holdings.record(holding, moneyCommandsBefore: bus.count(0x0D) + bus.count(0x0F, sub: 0x02))
+                }
+            ) { [resultLog] in resultLog.record($0) })
     }
 
     /// Blocks sent to one device, as "0B" / "0F00" strings.
     func sent(to peripheral: MDBPeripheral) -> [String] {
-        bus.transactions.filter { $0.peripheral == peripheral.rawValue }.map { Hex.encode([$0.addressByte] + ($0.command == 7 ? $0.data.prefix(1) : [])) }
+        bus.transactions.filter { $0.peripheral == peripheral.rawValue }.map {
+            Hex.encode([$0.addressByte] + ($0.command == 7 ? $0.data.prefix(1) : []))
+        }
     }
 }

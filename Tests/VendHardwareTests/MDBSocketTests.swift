@@ -5,6 +5,7 @@ import Testing
 import VendSettings
 import VendTime
 import VendingCore
+
 @testable import VendDrivers
 @testable import VendHardware
 
@@ -13,8 +14,9 @@ import VendingCore
 /// each wait is for a condition, with a deadline, never a fixed sleep.
 @Suite(.serialized) struct MDBSocketTests {
     static func settings(_ path: String) -> MDBSettings {
-        MDBSettings(port: "unix:" + path, currency: MDBRig.krw, currencyNumeric: 410, pollInterval: .milliseconds(50),
-                    changer: MDBChangerSettings(coins: MDBRig.coins), billValidator: MDBBillValidatorSettings(bills: MDBRig.bills, escrow: true))
+        MDBSettings(
+            port: "unix:" + path, currency: MDBRig.krw, currencyNumeric: 410, pollInterval: .milliseconds(50),
+            changer: MDBChangerSettings(coins: MDBRig.coins), billValidator: MDBBillValidatorSettings(bills: MDBRig.bills, escrow: true))
     }
 
     static func socketPath() -> String { "/tmp/vendd-mdb-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).sock" }
@@ -80,10 +82,12 @@ import VendingCore
         }
         let settings = Self.settings(path)
         let stall: Duration = .seconds(5)
-        let bus = MDBBus(settings: MDBSettings(port: settings.port, currency: settings.currency, currencyNumeric: settings.currencyNumeric,
-                                               pollInterval: settings.pollInterval, changer: MDBChangerSettings(coins: MDBRig.coins, payoutStallLimit: stall),
-                                               billValidator: nil),
-                         timekeeper: SystemTimekeeper())
+        let bus = MDBBus(
+            settings: MDBSettings(
+                port: settings.port, currency: settings.currency, currencyNumeric: settings.currencyNumeric,
+                pollInterval: settings.pollInterval, changer: MDBChangerSettings(coins: MDBRig.coins, payoutStallLimit: stall),
+                billValidator: nil),
+            timekeeper: SystemTimekeeper())
         let log = MDBEventLog()
         let results = PayoutResults()
         bus.start(lastSequence: { _ in nil }, deliver: log.record, shouldStack: { _ in false })

@@ -2,6 +2,7 @@ import Synchronization
 import Testing
 import VendTime
 import VendingCore
+
 @testable import VendHardware
 
 /// A payout device whose judgement of an interrupted payout is given by the test, when it likes.
@@ -26,7 +27,10 @@ final class JudgingDevice: PayoutDevice {
     var records: [InterruptedPayoutRecord] { pending.withLock { $0.map(\.0) } }
 
     func judge(_ part: InterruptedPayoutPart) {
-        let waiting = pending.withLock { pending in defer { pending.removeAll() }; return pending }
+        let waiting = pending.withLock { pending in
+            defer { pending.removeAll() }
+            return pending
+        }
         for (_, completion) in waiting { completion(part) }
     }
 }
@@ -45,7 +49,8 @@ private func won(_ amount: Int64) -> Money { Money(minorUnits: amount, currency:
         let bank = PayoutBank(devices: [hopper, never, changer], timekeeper: ManualTimekeeper())
         let answers = Answers()
         let tubes = [ChangeStock(value: won(500), count: 20)]
-        bank.resolveInterrupted(won(3_800), counters: ["hopper": 7], asked: ["hopper", "changer"], holdings: ["changer": tubes], completion: answers.record)
+        bank.resolveInterrupted(
+            won(3_800), counters: ["hopper": 7], asked: ["hopper", "changer"], holdings: ["changer": tubes], completion: answers.record)
         #expect(hopper.records == [InterruptedPayoutRecord(amount: won(3_800), keptCounter: 7, holding: nil)])
         hopper.judge(InterruptedPayoutPart(paid: won(1_000), cannotTell: nil))
         #expect(answers.results.isEmpty, "the changer has not judged yet")

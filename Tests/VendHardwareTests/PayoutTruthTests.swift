@@ -7,6 +7,7 @@ import Testing
 import VendSettings
 import VendTime
 import VendingCore
+
 @testable import VendDrivers
 @testable import VendHardware
 
@@ -73,7 +74,8 @@ struct TruthRun {
             return "booked \(bookedPaid) paid, the device paid \(devicePaid)\(paidByHand > 0 ? " (and \(paidByHand) by hand)" : "")"
         }
         if devicePaid > bookedPaid + bookedUnknown {
-            return "the device paid \(devicePaid), the books say \(bookedPaid) paid + \(bookedUnknown) unknown: \(devicePaid - bookedPaid - bookedUnknown) would be paid twice from credit"
+            return
+                "the device paid \(devicePaid), the books say \(bookedPaid) paid + \(bookedUnknown) unknown: \(devicePaid - bookedPaid - bookedUnknown) would be paid twice from credit"
         }
         if devicePaid > asked { return "the device paid \(devicePaid) of \(asked)" }
         if clean, bookedUnknown != 0 { return "no fault, yet \(bookedUnknown) unknown" }
@@ -139,12 +141,16 @@ struct MDBTruthRun {
         changer.faults.coinInterval = .milliseconds([40, 150, 400, 1_200, 4_000].randomElement(using: &random)!)
         changer.faults.valueOnlyAtEnd = Bool.random(using: &random)
         for type in 0..<4 { changer.tubes[type] = Int.random(in: 0...40, using: &random) }
-        var story = ["level \(changer.level)", "stall \(stall)", "coin every \(changer.faults.coinInterval!)",
-                     "tubes \(changer.tubes[0..<4].map(String.init).joined(separator: "/"))"]
+        var story = [
+            "level \(changer.level)", "stall \(stall)", "coin every \(changer.faults.coinInterval!)",
+            "tubes \(changer.tubes[0..<4].map(String.init).joined(separator: "/"))",
+        ]
         let jam = Int.random(in: 0..<12, using: &random) == 0
         var faults: [(at: Duration, fault: Fault, lasting: Duration)] = (0..<Int.random(in: 0...3, using: &random)).map { _ in
-            (.milliseconds(Int.random(in: 0...40_000, using: &random)), Fault.allCases.randomElement(using: &random)!,
-             .milliseconds(Int.random(in: 200...15_000, using: &random)))
+            (
+                .milliseconds(Int.random(in: 0...40_000, using: &random)), Fault.allCases.randomElement(using: &random)!,
+                .milliseconds(Int.random(in: 200...15_000, using: &random))
+            )
         }
         faults.sort { $0.at < $1.at }
         try rig.start()
@@ -241,8 +247,9 @@ struct MDBTruthRun {
             unknown = result.unknown.minorUnits
             story.append("\(result)")
         }
-        return TruthRun(seed: seed, asked: amount, bookedPaid: paid, bookedUnknown: unknown, devicePaid: devicePaid, paidByHand: paidByHand,
-                        clean: !faulted, story: story.joined(separator: "; "))
+        return TruthRun(
+            seed: seed, asked: amount, bookedPaid: paid, bookedUnknown: unknown, devicePaid: devicePaid, paidByHand: paidByHand,
+            clean: !faulted, story: story.joined(separator: "; "))
     }
 
     /// vendd starts again: new drivers, a bus reset, and the payout judged from the tubes
@@ -287,7 +294,8 @@ struct HopperTruthRun {
         let time = ManualTimekeeper()
         let session = CcTalkHopperSession(bus: bus)
         _ = try session.identify()
-        let hopper = CcTalkHopper(coin: coin, identity: "hopper", description: "test hopper", session: CcTalkHopperSession(bus: bus), timekeeper: time)
+        let hopper = CcTalkHopper(
+            coin: coin, identity: "hopper", description: "test hopper", session: CcTalkHopperSession(bus: bus), timekeeper: time)
         let coins = Int.random(in: 1...40, using: &random)
         let keptCounter = UInt64(try session.status().eventCounter)
         var faults: [(at: Int, fault: Fault, lasting: Int)] = (0..<Int.random(in: 0...2, using: &random)).map { _ in
@@ -346,8 +354,9 @@ struct HopperTruthRun {
             story.append("\(result.tally)")
         }
         let devicePaid = Int64(coinsBefore - bus.device.coins) * coin.minorUnits
-        return TruthRun(seed: seed, asked: coin.minorUnits * Int64(coins), bookedPaid: paid, bookedUnknown: unknown, devicePaid: devicePaid,
-                        clean: story.count == 4, story: story.joined(separator: "; "))
+        return TruthRun(
+            seed: seed, asked: coin.minorUnits * Int64(coins), bookedPaid: paid, bookedUnknown: unknown, devicePaid: devicePaid,
+            clean: story.count == 4, story: story.joined(separator: "; "))
     }
 
     /// The restart's judgement, as the payout bank asks for it (it answers at once for a hopper).
@@ -428,7 +437,8 @@ final class LockedBox<Value: Sendable>: @unchecked Sendable {
             waited += .seconds(1)
         }
         let result = try #require(rig.results.first)
-        #expect(waited >= MDBChangerSettings.defaultPayoutStallLimit - .seconds(1) && waited <= MDBChangerSettings.defaultPayoutStallLimit + .seconds(12))
+        #expect(
+            waited >= MDBChangerSettings.defaultPayoutStallLimit - .seconds(1) && waited <= MDBChangerSettings.defaultPayoutStallLimit + .seconds(12))
         #expect(result.paid == won(0))
         #expect(result.unknown == won(2_550), "the chunk in flight")
         #expect(result.tally.provablyUnpaid == won(1_450), "never asked of it")

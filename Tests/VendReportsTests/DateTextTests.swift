@@ -16,8 +16,10 @@ import VendReports
         #expect(try DateText.parse("2025-03-01T09:30", timeZone: seoul) == 1_740_821_400_000 - 9 * 3_600_000)
     }
 
-    @Test(arguments: ["", "2025-3-1", "2025-02-30", "2025-13-01", "2025-03-01T25:00", "2025-03-01T09", "01.03.2025",
-                      "2025-03-01T09:30 ", "2025-03-01T09:30+9", "tomorrow"])
+    @Test(arguments: [
+        "", "2025-3-1", "2025-02-30", "2025-13-01", "2025-03-01T25:00", "2025-03-01T09", "01.03.2025",
+        "2025-03-01T09:30 ", "2025-03-01T09:30+9", "tomorrow",
+    ])
     func refusesAnythingElseNamingTheForms(_ text: String) {
         #expect(throws: DateText.Invalid.self) { try DateText.parse(text, timeZone: utc) }
         #expect(DateText.Invalid(text: text).description.contains("YYYY-MM-DD"))

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import VendReports
 
 @Suite struct PieChartTests {
@@ -15,8 +16,12 @@ import Testing
     }
 
     @Test func slicesAreProportionalAndStartAtTheTop() {
-        let chart = PieChart(title: "t", slices: [.init(label: "a", value: 3, detail: ""), .init(label: "b", value: 1, detail: ""),
-                                                  .init(label: "c", value: 0, detail: "")])
+        let chart = PieChart(
+            title: "t",
+            slices: [
+                .init(label: "a", value: 3, detail: ""), .init(label: "b", value: 1, detail: ""),
+                .init(label: "c", value: 0, detail: ""),
+            ])
         let svg = chart.svg
         let sweeps = Self.sweeps(svg)
         #expect(sweeps.count == 2)
@@ -32,8 +37,13 @@ import Testing
     }
 
     @Test func aThinSliceCarriesItsLegendNumber() {
-        let svg = PieChart(title: "t", slices: [.init(label: "Very Long Product Name", value: 20, detail: ""),
-                                                .init(label: "Another Long Product Name", value: 1, detail: "")]).svg
+        let svg = PieChart(
+            title: "t",
+            slices: [
+                .init(label: "Very Long Product Name", value: 20, detail: ""),
+                .init(label: "Another Long Product Name", value: 1, detail: ""),
+            ]
+        ).svg
         #expect(svg.contains(">Very Long Product Name</tspan>"))
         #expect(svg.contains(">2</tspan>"))
         #expect(svg.contains("2. Another Long Product Name"))

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import VendStore
 
 struct Tally: Codable, Sendable, Equatable {
@@ -138,7 +139,7 @@ func lineStarts(_ bytes: [UInt8]) -> [Int] {
             let journal = directory + "/journal.log"
             var damaged = try contents(journal)
             let middle = lineStarts(damaged)[1]
-            damaged[middle + 13] ^= 0x01   // `{"source"` → `{"rource"`
+            damaged[middle + 13] ^= 0x01  // `{"source"` → `{"rource"`
             try write(damaged, to: journal)
             let snapshot = try contents(directory + "/state.json")
 
@@ -156,7 +157,7 @@ func lineStarts(_ bytes: [UInt8]) -> [Int] {
             #expect(throws: lost) { try restart(directory) }
 
             let store = try openStore(directory)
-            #expect(try store.reset() == nil)   // the files are already aside
+            #expect(try store.reset() == nil)  // the files are already aside
             let restored = try store.restore()
             #expect(restored.isFresh && restored.entries.isEmpty && restored.snapshot == nil)
             #expect(!exists(directory + "/STATE-LOST"))
@@ -171,19 +172,22 @@ func lineStarts(_ bytes: [UInt8]) -> [Int] {
             let half = Array(file[..<(file.count / 2)])
             let headerLength = try #require(file.firstIndex(of: UInt8(ascii: "\n")))
             let announced = file.count - headerLength - 2
-            try expectCorruptSnapshot(half, in: directory,
-                                      reason: "the header announces \(announced) bytes of JSON but the file holds \(half.count - headerLength - 2) (cut short?)")
+            try expectCorruptSnapshot(
+                half, in: directory,
+                reason: "the header announces \(announced) bytes of JSON but the file holds \(half.count - headerLength - 2) (cut short?)")
         }
     }
 
     @Test func snapshotWithGarbageJSONAndAValidChecksumIsCorrupt() throws {
         try withStateDirectory { directory in
-            try expectCorruptSnapshot(snapshotFile(body: "not json"), in: directory,
-                                      reason: "the JSON does not decode as a snapshot: The given data was not valid JSON.")
+            try expectCorruptSnapshot(
+                snapshotFile(body: "not json"), in: directory,
+                reason: "the JSON does not decode as a snapshot: The given data was not valid JSON.")
         }
         try withStateDirectory { directory in
-            try expectCorruptSnapshot(snapshotFile(body: #"{"total":"two"}"#), in: directory,
-                                      reason: "the JSON does not decode as a snapshot: total: Expected to decode Int but found a string instead.")
+            try expectCorruptSnapshot(
+                snapshotFile(body: #"{"total":"two"}"#), in: directory,
+                reason: "the JSON does not decode as a snapshot: total: Expected to decode Int but found a string instead.")
         }
     }
 
@@ -191,12 +195,16 @@ func lineStarts(_ bytes: [UInt8]) -> [Int] {
         try withStateDirectory { directory in
             var file = snapshotFile(body: #"{"total":7}"#)
             file[file.count - 3] = UInt8(ascii: "8")
-            try expectCorruptSnapshot(file, in: directory,
-                                      reason: "the JSON's checksum is \(CRC32.hex(CRC32.checksum(#"{"total":8}"#.utf8))) but the header says \(CRC32.hex(CRC32.checksum(#"{"total":7}"#.utf8)))")
+            try expectCorruptSnapshot(
+                file, in: directory,
+                reason:
+                    "the JSON's checksum is \(CRC32.hex(CRC32.checksum(#"{"total":8}"#.utf8))) but the header says \(CRC32.hex(CRC32.checksum(#"{"total":7}"#.utf8)))"
+            )
         }
         try withStateDirectory { directory in
-            try expectCorruptSnapshot(Array("vendd-state 2 sequence=0 length=2 crc32=00000000\n{}\n".utf8), in: directory,
-                                      reason: "the first line is not a header 'vendd-state 1 sequence=… length=… crc32=…'")
+            try expectCorruptSnapshot(
+                Array("vendd-state 2 sequence=0 length=2 crc32=00000000\n{}\n".utf8), in: directory,
+                reason: "the first line is not a header 'vendd-state 1 sequence=… length=… crc32=…'")
         }
     }
 
@@ -209,7 +217,7 @@ func lineStarts(_ bytes: [UInt8]) -> [Int] {
             let beforeCompaction = try contents(journal)
             try store.writeSnapshot(Tally(total: 600))
             store.close()
-            try write(beforeCompaction, to: journal)   // as if power was lost before the journal's rename
+            try write(beforeCompaction, to: journal)  // as if power was lost before the journal's rename
 
             let reopened = try openStore(directory)
             let restored = try reopened.restore()
@@ -233,10 +241,12 @@ func lineStarts(_ bytes: [UInt8]) -> [Int] {
             let full = try contents(journal)
             let starts = lineStarts(full)
             try write(Array(full[..<starts[1]] + full[starts[2]...]), to: journal)
-            #expect(throws: StateStoreError.corrupt(
-                file: journal,
-                reason: "found record 3 at byte \(starts[1]) where record 2 should be (records are missing or out of order)",
-                movedTo: directory + "/corrupt-" + stamp)) { try restart(directory) }
+            #expect(
+                throws: StateStoreError.corrupt(
+                    file: journal,
+                    reason: "found record 3 at byte \(starts[1]) where record 2 should be (records are missing or out of order)",
+                    movedTo: directory + "/corrupt-" + stamp)
+            ) { try restart(directory) }
         }
     }
 
@@ -258,10 +268,11 @@ func lineStarts(_ bytes: [UInt8]) -> [Int] {
             try write([], to: directory + "/journal.log.tmp")
             let restored = try restart(directory)
             #expect(restored.isFresh)
-            #expect(restored.notes == [
-                "\(directory)/state.json.tmp: removed a temporary file left by an interrupted write",
-                "\(directory)/journal.log.tmp: removed a temporary file left by an interrupted write",
-            ])
+            #expect(
+                restored.notes == [
+                    "\(directory)/state.json.tmp: removed a temporary file left by an interrupted write",
+                    "\(directory)/journal.log.tmp: removed a temporary file left by an interrupted write",
+                ])
             #expect(!exists(directory + "/state.json.tmp") && !exists(directory + "/journal.log.tmp"))
         }
     }
@@ -276,7 +287,7 @@ func lineStarts(_ bytes: [UInt8]) -> [Int] {
             #expect(exists(directory + "/reset-\(stamp)/state.json"))
             #expect(try store.restore().isFresh)
             try store.append(Coin(value: 1))
-            #expect(try store.reset() == directory + "/reset-\(stamp)-2")   // the same second again
+            #expect(try store.reset() == directory + "/reset-\(stamp)-2")  // the same second again
             #expect(try store.restore().isFresh)
         }
     }
@@ -289,33 +300,42 @@ func lineStarts(_ bytes: [UInt8]) -> [Int] {
                 try openStore(parent + "/plain-file/state")
             }
         }
-        #expect(StateStoreError.system(operation: "mkdir", path: "/var/lib/vendd", errno: ENOTDIR).description
-            == "/var/lib/vendd: mkdir failed: Not a directory; check that the file system is mounted read-write and not full, and that the vendd user may write there")
-        #expect(StateStoreError.locked(directory: "/var/lib/vendd").description
-            == "/var/lib/vendd: another vendd is using this state directory (it holds /var/lib/vendd/lock); stop it first (systemctl stop vendd): two daemons would count the same coins twice")
-        #expect(StateStoreError.stateLost(marker: "/var/lib/vendd/STATE-LOST", foundOn: "2026-11-21T01:45:00Z",
-                                          movedTo: "/var/lib/vendd/corrupt-20261121T014500Z").description
-            == "/var/lib/vendd/STATE-LOST: the saved state was found corrupt on 2026-11-21T01:45:00Z and moved to "
-            + "/var/lib/vendd/corrupt-20261121T014500Z, and vendd will not start an empty machine on its own. "
-            + "Inspect the files in /var/lib/vendd/corrupt-20261121T014500Z, then either start vendd once with "
-            + "--reset-state, which starts an empty machine (credit, stock and sales at zero: count the cash box "
-            + "and restock the machine), or put a good backup of state.json and journal.log back into the state "
-            + "directory and delete its STATE-LOST file.")
+        #expect(
+            StateStoreError.system(operation: "mkdir", path: "/var/lib/vendd", errno: ENOTDIR).description
+                == "/var/lib/vendd: mkdir failed: Not a directory; check that the file system is mounted read-write and not full, and that the vendd user may write there"
+        )
+        #expect(
+            StateStoreError.locked(directory: "/var/lib/vendd").description
+                == "/var/lib/vendd: another vendd is using this state directory (it holds /var/lib/vendd/lock); stop it first (systemctl stop vendd): two daemons would count the same coins twice"
+        )
+        #expect(
+            StateStoreError.stateLost(
+                marker: "/var/lib/vendd/STATE-LOST", foundOn: "2026-11-21T01:45:00Z",
+                movedTo: "/var/lib/vendd/corrupt-20261121T014500Z"
+            ).description
+                == "/var/lib/vendd/STATE-LOST: the saved state was found corrupt on 2026-11-21T01:45:00Z and moved to "
+                + "/var/lib/vendd/corrupt-20261121T014500Z, and vendd will not start an empty machine on its own. "
+                + "Inspect the files in /var/lib/vendd/corrupt-20261121T014500Z, then either start vendd once with "
+                + "--reset-state, which starts an empty machine (credit, stock and sales at zero: count the cash box "
+                + "and restock the machine), or put a good backup of state.json and journal.log back into the state "
+                + "directory and delete its STATE-LOST file.")
     }
 
     @Test func fileFormatsAreExact() throws {
-        #expect(CRC32.checksum("123456789".utf8) == 0xCBF4_3926)   // the standard check value
+        #expect(CRC32.checksum("123456789".utf8) == 0xCBF4_3926)  // the standard check value
         #expect(CRC32.hex(0x0000_00AB) == "000000ab")
         try withStateDirectory { directory in
             let store = try openStore(directory)
             _ = try store.restore()
             try store.append(Coin(value: 100, source: "coin"))
             // crc32 values from Python's zlib.crc32.
-            #expect(String(decoding: try contents(directory + "/journal.log"), as: UTF8.self)
-                == #"1 54526d44 {"source":"coin","value":100}"# + "\n")
+            #expect(
+                String(decoding: try contents(directory + "/journal.log"), as: UTF8.self)
+                    == #"1 54526d44 {"source":"coin","value":100}"# + "\n")
             try store.writeSnapshot(Tally(total: 2, note: "ok"))
-            #expect(String(decoding: try contents(directory + "/state.json"), as: UTF8.self)
-                == "vendd-state 1 sequence=1 length=23 crc32=c96ebc3d\n" + #"{"note":"ok","total":2}"# + "\n")
+            #expect(
+                String(decoding: try contents(directory + "/state.json"), as: UTF8.self)
+                    == "vendd-state 1 sequence=1 length=23 crc32=c96ebc3d\n" + #"{"note":"ok","total":2}"# + "\n")
         }
     }
 }

@@ -39,8 +39,9 @@ final class HopperRig: @unchecked Sendable {
             case .ownPort:
                 return selling + "\npayout_devices:\n  - { type: cctalk-hopper, coin: 100, address: 3, port: \"unix:\(socketPath)\" }\n"
             case .acceptorsBus:
-                return selling.replacingOccurrences(of: "port: /dev/serial/by-id/usb-FTDI_FT232R_USB_UART_A10KQ1XZ-if00-port0",
-                                                    with: "port: unix:\(socketPath)")
+                return selling.replacingOccurrences(
+                    of: "port: /dev/serial/by-id/usb-FTDI_FT232R_USB_UART_A10KQ1XZ-if00-port0",
+                    with: "port: unix:\(socketPath)")
                     + "\npayout_devices:\n  - { type: cctalk-hopper, coin: 100, address: 3 }\n"
             }
         }
@@ -176,7 +177,8 @@ final class HopperRig: @unchecked Sendable {
         try rig.daemon.start()
         #expect(try rig.daemon.waitForExit() != 0)
         let log = rig.daemon.log
-        #expect(log.contains("payout_devices") && log.contains("the ccTalk hopper at address 3 on unix:")
+        #expect(
+            log.contains("payout_devices") && log.contains("the ccTalk hopper at address 3 on unix:")
                 && log.contains("wants encrypted dispense commands"), "\(log)")
         #expect(rig.simulator.hopperDispenseCommands == 0)
     }

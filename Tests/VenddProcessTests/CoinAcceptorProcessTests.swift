@@ -18,7 +18,7 @@ import VenddTestSupport
         #expect(rig.simulator.insert(4) != .accepted)
         try rig.daemon.send(.restock(slot: "all", count: nil))
         try rig.waitUntilAccepting()
-        #expect(rig.simulator.enabledPositions == [2, 3, 4])   // channel 1 is disabled in the file
+        #expect(rig.simulator.enabledPositions == [2, 3, 4])  // channel 1 is disabled in the file
         try rig.insert([2, 3, 4])
         let status = try rig.expectCoinsIn(650)
         #expect(status.credit == "650")
@@ -128,7 +128,7 @@ import VenddTestSupport
         rig.simulator.reset()
         try rig.waitForLog("acceptor serial changed from 12345678 to 99999")
         #expect(!rig.simulator.isAccepting)
-        rig.simulator.burst(4, count: 2)   // what it reports is not credited
+        rig.simulator.burst(4, count: 2)  // what it reports is not credited
         usleep(600_000)
         #expect(try rig.daemon.status().books.coinsIn == "500")
         // A restart takes the new device; what its buffer held before is not credited.
@@ -192,11 +192,13 @@ import VenddTestSupport
         let socketPath = socketDirectory.path + "/acceptor.sock"
         let listener = try UnixSocket.listen(at: socketPath, mode: 0o600)
         let daemon = try DaemonHarness { sample in
-            sample.replacingOccurrences(of: "port: /dev/serial/by-id/usb-FTDI_FT232R_USB_UART_A10KQ1XZ-if00-port0\n  protocol: cctalk\n",
-                                        with: "port: unix:\(socketPath)\n  protocol: bytecode\n")
-                .replacingOccurrences(of: "  cctalk:\n    address: 2 ", with: "  #cctalk:\n    #address: 2 ")
-                .replacingOccurrences(of: "    checksum: simple-8\n    echo: false ", with: "    #checksum: simple-8\n    #echo: false ")
-                .replacingOccurrences(of: "    poll_interval_ms: 200\n", with: "    #poll_interval_ms: 200\n")
+            sample.replacingOccurrences(
+                of: "port: /dev/serial/by-id/usb-FTDI_FT232R_USB_UART_A10KQ1XZ-if00-port0\n  protocol: cctalk\n",
+                with: "port: unix:\(socketPath)\n  protocol: bytecode\n"
+            )
+            .replacingOccurrences(of: "  cctalk:\n    address: 2 ", with: "  #cctalk:\n    #address: 2 ")
+            .replacingOccurrences(of: "    checksum: simple-8\n    echo: false ", with: "    #checksum: simple-8\n    #echo: false ")
+            .replacingOccurrences(of: "    poll_interval_ms: 200\n", with: "    #poll_interval_ms: 200\n")
         }
         defer { daemon.tearDown() }
         try daemon.start()

@@ -13,15 +13,18 @@ final class CoinAcceptorRig: @unchecked Sendable {
     let simulator: CcTalkSimulator
     let daemon: DaemonHarness
 
-    init(settings: DeviceSettings = DeviceSettings(), simulatorEcho: Bool = false,
-         editCcTalk: @escaping (String) -> String = { $0 }) throws {
+    init(
+        settings: DeviceSettings = DeviceSettings(), simulatorEcho: Bool = false,
+        editCcTalk: @escaping (String) -> String = { $0 }
+    ) throws {
         socketDirectory = try TemporaryDirectory()
         let socketPath = socketDirectory.path + "/acceptor.sock"
         simulator = try CcTalkSimulator(socketPath: socketPath, settings: settings, echo: simulatorEcho)
         daemon = try DaemonHarness { sample in
-            editCcTalk(sample.replacingOccurrences(
-                of: "port: /dev/serial/by-id/usb-FTDI_FT232R_USB_UART_A10KQ1XZ-if00-port0",
-                with: "port: unix:\(socketPath)"))
+            editCcTalk(
+                sample.replacingOccurrences(
+                    of: "port: /dev/serial/by-id/usb-FTDI_FT232R_USB_UART_A10KQ1XZ-if00-port0",
+                    with: "port: unix:\(socketPath)"))
         }
     }
 

@@ -54,7 +54,9 @@ import VenddTestSupport
         #expect(Set(started).count == started.count, "a vend started twice")
         #expect(!started.isEmpty, "the traffic never bought anything")
         let interrupted = logs.matches(of: /was in flight when vendd stopped/).count
-        print("crash test: \(Self.kills) kills, \(started.count) vends started, \(interrupted) resolved after a crash, \(traffic.totals.coins) minor units of coins confirmed")
+        print(
+            "crash test: \(Self.kills) kills, \(started.count) vends started, \(interrupted) resolved after a crash, \(traffic.totals.coins) minor units of coins confirmed"
+        )
     }
 
     /// Coins, selections and restocks as fast as the daemon answers, until the connection dies.

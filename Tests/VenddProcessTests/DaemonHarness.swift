@@ -26,8 +26,11 @@ final class DaemonHarness: @unchecked Sendable {
     func start(extraArguments: [String] = [], openFileLimit: Int? = nil) throws {
         runs += 1
         let process = Process()
-        let arguments = ["run", "--config", configPath, "--simulate", "--state-dir", stateDirectory,
-                         "--socket", socketPath] + extraArguments
+        let arguments =
+            [
+                "run", "--config", configPath, "--simulate", "--state-dir", stateDirectory,
+                "--socket", socketPath,
+            ] + extraArguments
         if let openFileLimit {
             process.executableURL = URL(fileURLWithPath: "/bin/sh")
             process.arguments = ["-c", "ulimit -n \(openFileLimit) && exec \"$0\" \"$@\"", builtProduct("vendd")] + arguments

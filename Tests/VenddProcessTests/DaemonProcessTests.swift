@@ -2,8 +2,8 @@ import Foundation
 import Testing
 import VendControl
 import VendPOSIX
-import VendingCore
 import VenddTestSupport
+import VendingCore
 
 /// The real daemon, in simulation, driven through its control socket.
 @Suite(.oneRealProcessTestAtATime) struct DaemonProcessTests {
@@ -59,7 +59,7 @@ import VenddTestSupport
         #expect(restored.books == before.books)
         #expect(try daemon.stop() == 0)
         let savedSecond = try StateFile.machine(in: daemon.stateDirectory)
-        #expect(savedFirst == savedSecond)   // history, coin counters, cursors: everything
+        #expect(savedFirst == savedSecond)  // history, coin counters, cursors: everything
         #expect(savedSecond.ledger.history.count == 1)
         #expect(savedSecond.cashCounters.map(\.count) == [1, 1, 3])
     }
@@ -71,8 +71,10 @@ import VenddTestSupport
         try daemon.send(.restock(slot: "A1", count: 2))
         try daemon.send(.simCoin(amount: "500"))
         let original = try String(contentsOfFile: daemon.configPath, encoding: .utf8)
-        try original.replacingOccurrences(of: "    price: 1200\n    capacity: 8\n    button: { line: 2,", with: "    prise: 1200\n    capacity: 8\n    button: { line: 2,")
-            .write(toFile: daemon.configPath, atomically: true, encoding: .utf8)
+        try original.replacingOccurrences(
+            of: "    price: 1200\n    capacity: 8\n    button: { line: 2,", with: "    prise: 1200\n    capacity: 8\n    button: { line: 2,"
+        )
+        .write(toFile: daemon.configPath, atomically: true, encoding: .utf8)
         daemon.signal(SIGHUP)
         try daemon.waitForLog("configuration NOT reloaded")
         #expect(daemon.log.contains("unknown key 'prise'; did you mean 'price'?"))
@@ -82,8 +84,10 @@ import VenddTestSupport
         #expect(status.state == "in-service")
 
         // A valid edit is applied without losing credit or stock.
-        try original.replacingOccurrences(of: "    price: 1200\n    capacity: 8\n    button: { line: 2,", with: "    price: 1300\n    capacity: 8\n    button: { line: 2,")
-            .write(toFile: daemon.configPath, atomically: true, encoding: .utf8)
+        try original.replacingOccurrences(
+            of: "    price: 1200\n    capacity: 8\n    button: { line: 2,", with: "    price: 1300\n    capacity: 8\n    button: { line: 2,"
+        )
+        .write(toFile: daemon.configPath, atomically: true, encoding: .utf8)
         daemon.signal(SIGHUP)
         try daemon.waitForLog("configuration reloaded")
         let reloaded = try daemon.status()
@@ -172,7 +176,10 @@ enum StateFile {
         #expect(look.status == 0, "\(look.errors)")
         let change = try Self.vendctl(asNobody: ["--socket", daemon.socketPath, "restock", "A1"])
         #expect(change.status == 77)
-        #expect(change.errors == "vendctl: permission denied: changing the machine needs root or membership in the 'vendtech' group (ask an administrator: usermod -aG vendtech $USER, then log in again)\n")
+        #expect(
+            change.errors
+                == "vendctl: permission denied: changing the machine needs root or membership in the 'vendtech' group (ask an administrator: usermod -aG vendtech $USER, then log in again)\n"
+        )
         #expect(try daemon.status().totalStock == 0)
     }
 }

@@ -82,7 +82,7 @@ import VenddTestSupport
         try daemon.start()
         try daemon.send(.restock(slot: "A1", count: 4))
         try daemon.send(.simCoin(amount: "500"))
-        daemon.signal(SIGKILL)   // no snapshot: the journal holds the inputs
+        daemon.signal(SIGKILL)  // no snapshot: the journal holds the inputs
         _ = try daemon.waitForExit()
         let journal = daemon.stateDirectory + "/journal.log"
         try damage(journal) { data in data.append(contentsOf: Array("9999 deadbeef {\"at\":17".utf8)) }

@@ -56,7 +56,9 @@ import VenddTestSupport
                 if milliseconds < Self.pulse { shortPulses.append(line) }
             }
         }
-        print("drain stress: \(Self.reloads) reloads, \(Self.restarts) restarts, \(customer.presses) presses, \(started) vends started, \(energised) relays energised, \(released) released, \(startedWhileDraining.count) vends started while draining, \(shortPulses.count) pulses cut short")
+        print(
+            "drain stress: \(Self.reloads) reloads, \(Self.restarts) restarts, \(customer.presses) presses, \(started) vends started, \(energised) relays energised, \(released) released, \(startedWhileDraining.count) vends started while draining, \(shortPulses.count) pulses cut short"
+        )
         #expect(started > 20, "the customer bought through the reloads")
         #expect(startedWhileDraining.isEmpty, "\(startedWhileDraining.prefix(3))")
         #expect(shortPulses.isEmpty, "\(shortPulses.prefix(3))")

@@ -21,8 +21,10 @@ import VenddTestSupport
 
         let attacker = Process()
         attacker.executableURL = URL(fileURLWithPath: "/bin/sh")
-        attacker.arguments = ["-c", "ulimit -n 1024 && exec python3 \"$0\" \"$1\"",
-                              repositoryRoot.appendingPathComponent("scripts/hostile-clients.py").path, daemon.socketPath]
+        attacker.arguments = [
+            "-c", "ulimit -n 1024 && exec python3 \"$0\" \"$1\"",
+            repositoryRoot.appendingPathComponent("scripts/hostile-clients.py").path, daemon.socketPath,
+        ]
         let report = Pipe()
         attacker.standardOutput = report
         try attacker.run()
@@ -65,7 +67,9 @@ import VenddTestSupport
         #expect(after.books == before.books)
         #expect(after.credit == before.credit)
         #expect(after.slots.map(\.stock) == before.slots.map(\.stock), "an attacker's restock went through")
-        print("hostile clients (vendd under ulimit -n \(venddOpenFiles)): \(summary.trimmingCharacters(in: .whitespacesAndNewlines)); \(asked) status requests during the attack (\(busy) busy), slowest \(slowest)")
+        print(
+            "hostile clients (vendd under ulimit -n \(venddOpenFiles)): \(summary.trimmingCharacters(in: .whitespacesAndNewlines)); \(asked) status requests during the attack (\(busy) busy), slowest \(slowest)"
+        )
         if venddOpenFiles < 64 {
             #expect(daemon.log.contains("cannot accept a client"), "EMFILE was never hit")
         }

@@ -7,13 +7,21 @@ indirect enum JSONValue: Decodable, Equatable {
 
     init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
-        if container.decodeNil() { self = .null }
-        else if let value = try? container.decode(Bool.self) { self = .bool(value) }
-        else if let value = try? container.decode(Int64.self) { self = .integer(value) }
-        else if let value = try? container.decode(Double.self) { self = .number(value) }
-        else if let value = try? container.decode(String.self) { self = .string(value) }
-        else if let value = try? container.decode([JSONValue].self) { self = .array(value) }
-        else { self = .object(try container.decode([String: JSONValue].self)) }
+        if container.decodeNil() {
+            self = .null
+        } else if let value = try? container.decode(Bool.self) {
+            self = .bool(value)
+        } else if let value = try? container.decode(Int64.self) {
+            self = .integer(value)
+        } else if let value = try? container.decode(Double.self) {
+            self = .number(value)
+        } else if let value = try? container.decode(String.self) {
+            self = .string(value)
+        } else if let value = try? container.decode([JSONValue].self) {
+            self = .array(value)
+        } else {
+            self = .object(try container.decode([String: JSONValue].self))
+        }
     }
 
     static func parse(_ text: String) throws -> JSONValue {
@@ -81,7 +89,8 @@ struct DocumentedSchemas {
         if let constant = rules["const"], constant != value { problems.append("\(path): not \(constant)") }
         if case .array(let allowed)? = rules["enum"], !allowed.contains(value) { problems.append("\(path): \(value) is not one of \(allowed)") }
         if case .string(let pattern)? = rules["pattern"], case .string(let text) = value,
-           text.range(of: pattern, options: .regularExpression) == nil {
+            text.range(of: pattern, options: .regularExpression) == nil
+        {
             problems.append("\(path): '\(text)' does not match \(pattern)")
         }
         if case .object(let members) = value {

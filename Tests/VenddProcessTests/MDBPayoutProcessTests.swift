@@ -13,7 +13,10 @@ import VenddTestSupport
     /// A 5,000 won note for A1 (1,200 won): 3,800 won of change (7 × 500 + 3 × 100), and vendd
     /// killed once the changer has paid `coins` of it. Returns what the changer had paid then.
     static func killMidPayout(_ rig: MDBProcessTests.Rig, after coins: Int) throws -> Int {
-        rig.simulator.with { $0.changer.level = 2; $0.changer.faults.slowPayout = true }
+        rig.simulator.with {
+            $0.changer.level = 2
+            $0.changer.faults.slowPayout = true
+        }
         try rig.startSelling()
         _ = try rig.daemon.waitUntil("the changer's tubes known") { $0.exactChangeOnly == false }
         rig.simulator.with { $0.bills.insert(type: 1) }
@@ -28,7 +31,8 @@ import VenddTestSupport
     /// The books after a restart: every won taken is a sale, change, a refund, unknown or credit.
     static func expectBalanced(_ status: StatusReport) {
         let books = status.books
-        #expect(won(books.billsIn) + won(books.coinsIn) == won(books.sales) + won(books.changePaid) + won(books.refunds)
+        #expect(
+            won(books.billsIn) + won(books.coinsIn) == won(books.sales) + won(books.changePaid) + won(books.refunds)
                 + won(books.unknownPayouts) + won(status.credit), "\(books), credit \(status.credit)")
     }
 

@@ -22,24 +22,27 @@ import VenddTestSupport
             daemon = try DaemonHarness { sample in
                 let start = sample.range(of: "coin_acceptor:")!.lowerBound
                 let end = sample.range(of: "    - { channel: 4, value: 500 }\n")!.upperBound
-                return sample.replacingCharacters(in: start..<end, with: """
-                    mdb:
-                      port: unix:\(socketPath)
-                      currency_code: 410
-                      changer:
-                        coins:
-                          - { type: 0, value: 10 }
-                          - { type: 1, value: 50 }
-                          - { type: 2, value: 100 }
-                          - { type: 3, value: 500 }
-                      bill_validator:
-                        bills:
-                          - { type: 0, value: 1000 }
-                          - { type: 1, value: 5000 }
-                          - { type: 2, value: 10000 }
-                          - { type: 3, value: 50000, high_security: true }
+                return sample.replacingCharacters(
+                    in: start..<end,
+                    with: """
+                        mdb:
+                          port: unix:\(socketPath)
+                          currency_code: 410
+                          changer:
+                            coins:
+                              - { type: 0, value: 10 }
+                              - { type: 1, value: 50 }
+                              - { type: 2, value: 100 }
+                              - { type: 3, value: 500 }
+                          bill_validator:
+                            bills:
+                              - { type: 0, value: 1000 }
+                              - { type: 1, value: 5000 }
+                              - { type: 2, value: 10000 }
+                              - { type: 3, value: 50000, high_security: true }
 
-                    """).replacingOccurrences(of: "  payout: none ", with: "  payout: change ")
+                        """
+                ).replacingOccurrences(of: "  payout: none ", with: "  payout: change ")
             }
         }
 
@@ -77,7 +80,7 @@ import VenddTestSupport
         _ = try rig.daemon.waitUntil("the changer's tubes known") { $0.exactChangeOnly == false }
         rig.simulator.with { $0.bills.insert(type: 1) }
         _ = try rig.daemon.waitUntil("the note credited") { $0.books.billsIn == "5000" && $0.credit == "5000" }
-        try rig.daemon.send(.simPress(slot: "A1"))   // 1,200 won
+        try rig.daemon.send(.simPress(slot: "A1"))  // 1,200 won
         let status = try rig.daemon.waitUntil("the sale and its change") {
             $0.books.itemsSold == 1 && $0.books.changePaid == "3800" && $0.credit == "0"
         }
@@ -107,7 +110,11 @@ import VenddTestSupport
         #expect(rig.simulator.wait { $0.changer.acceptMask.isEmpty }, "service mode takes no coins")
         try rig.daemon.requireSuccess(rig.daemon.vendctl("cash", "fill", "on"))
         #expect(rig.simulator.wait { $0.changer.acceptMask == [0, 1, 2, 3] }, "fill mode takes coins")
-        rig.simulator.with { $0.changer.insert(type: 3); $0.changer.insert(type: 3); $0.changer.insert(type: 2) }
+        rig.simulator.with {
+            $0.changer.insert(type: 3)
+            $0.changer.insert(type: 3)
+            $0.changer.insert(type: 2)
+        }
         let filled = try rig.daemon.waitUntil("the float booked") { $0.payoutDevices?.first?.coins.last?.count == 22 }
         #expect(filled.fillMode == true)
         #expect(filled.credit == "0" && filled.books.coinsIn == "0")
@@ -139,7 +146,11 @@ import VenddTestSupport
         let rig = try Rig()
         defer { rig.tearDown() }
         try rig.startSelling()
-        rig.simulator.with { $0.changer.insert(type: 3); $0.changer.insert(type: 2); $0.bills.insert(type: 0) }
+        rig.simulator.with {
+            $0.changer.insert(type: 3)
+            $0.changer.insert(type: 2)
+            $0.bills.insert(type: 0)
+        }
         _ = try rig.daemon.waitUntil("first money") { $0.credit == "1600" }
         // More than the maximum credit (10,000): the note is returned from escrow, not credited.
         rig.simulator.with { $0.bills.insert(type: 3) }
@@ -157,10 +168,14 @@ import VenddTestSupport
         // Money only once vendd has reset the bus again (a reset wipes what a device holds) and
         // initialised both devices after it (the masks the reset cleared are set again).
         try rig.daemon.waitForLog("MDB interface ready on", count: 2, timeout: 15)
-        #expect(rig.simulator.wait(timeout: .seconds(15)) {
-            $0.masterMode && $0.changer.acceptMask == [0, 1, 2, 3] && $0.bills.acceptMask == [0, 1, 2, 3]
-        })
-        rig.simulator.with { $0.changer.insert(type: 3); $0.bills.insert(type: 1) }
+        #expect(
+            rig.simulator.wait(timeout: .seconds(15)) {
+                $0.masterMode && $0.changer.acceptMask == [0, 1, 2, 3] && $0.bills.acceptMask == [0, 1, 2, 3]
+            })
+        rig.simulator.with {
+            $0.changer.insert(type: 3)
+            $0.bills.insert(type: 1)
+        }
         let status = try rig.daemon.waitUntil("everything credited", timeout: 20) { $0.credit == "7150" }
         let taken = rig.taken
         #expect(status.books.coinsIn == "\(taken.coins)")
@@ -171,4 +186,3 @@ import VenddTestSupport
         #expect(try rig.daemon.stop() == 0)
     }
 }
-

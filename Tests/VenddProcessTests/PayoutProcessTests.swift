@@ -41,7 +41,8 @@ import VenddTestSupport
         #expect(Self.won(books.changePaid) == paid, "the books say \(books.changePaid ?? "-") of change, the hoppers paid \(paid)")
         #expect(Self.won(books.unknownPayouts) == 0)
         #expect(Self.won(restarted.credit) == 2_800 - paid)
-        #expect(Self.won(books.coinsIn) == Self.won(books.sales) + Self.won(books.changePaid) + Self.won(books.refunds)
+        #expect(
+            Self.won(books.coinsIn) == Self.won(books.sales) + Self.won(books.changePaid) + Self.won(books.refunds)
                 + Self.won(restarted.credit))
         #expect(daemon.log.contains("was in flight when vendd stopped"))
         // Nothing more comes out by itself.
@@ -58,8 +59,10 @@ import VenddTestSupport
         #expect(cash.output.contains("coins in          4,000원") && cash.output.contains("unknown payouts       0원"), "\(cash.output)")
         print("vendctl cash:\n" + cash.output)
         #expect(try daemon.stop() == 0)
-        print("payout process test, after the restart:\n" + daemon.log.split(separator: "\n").filter {
-            $0.contains("payout") || $0.contains("change") || $0.contains("credit")
-        }.joined(separator: "\n"))
+        print(
+            "payout process test, after the restart:\n"
+                + daemon.log.split(separator: "\n").filter {
+                    $0.contains("payout") || $0.contains("change") || $0.contains("credit")
+                }.joined(separator: "\n"))
     }
 }

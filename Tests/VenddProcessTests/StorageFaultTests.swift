@@ -15,7 +15,8 @@ import VenddTestSupport
         let path: String
         init(at path: String) throws {
             guard getuid() == 0 else {
-                throw HarnessError("StorageFaultTests mounts a small tmpfs and needs root (CI runs as root); run `sudo swift test --filter StorageFaultTests`")
+                throw HarnessError(
+                    "StorageFaultTests mounts a small tmpfs and needs root (CI runs as root); run `sudo swift test --filter StorageFaultTests`")
             }
             self.path = path
             try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
@@ -24,7 +25,8 @@ import VenddTestSupport
         func fill() throws {
             // A filler file that takes every free block: the next journal write gets ENOSPC.
             guard FileManager.default.createFile(atPath: path + "/filler", contents: nil),
-                  let filler = FileHandle(forWritingAtPath: path + "/filler") else {
+                let filler = FileHandle(forWritingAtPath: path + "/filler")
+            else {
                 throw HarnessError("cannot create \(path)/filler")
             }
             let block = Data(repeating: 0, count: 64 * 1024)
@@ -40,7 +42,9 @@ import VenddTestSupport
             process.arguments = Array(arguments.dropFirst())
             try process.run()
             process.waitUntilExit()
-            guard process.terminationStatus == 0 else { throw HarnessError("\(arguments.joined(separator: " ")) failed (\(process.terminationStatus))") }
+            guard process.terminationStatus == 0 else {
+                throw HarnessError("\(arguments.joined(separator: " ")) failed (\(process.terminationStatus))")
+            }
         }
     }
 
@@ -76,7 +80,7 @@ import VenddTestSupport
             #expect(broken.books.coinsIn == String(Int(before.books.coinsIn)! + credited), "\(fault)")
             // No sale while the state cannot be written: the selection is refused, no relay moves.
             let refused = try harness.client().send(.simPress(slot: "A3"))
-            #expect(refused.ok)   // the press happens; the machine refuses it
+            #expect(refused.ok)  // the press happens; the machine refuses it
             let coin = try harness.client().send(.simCoin(amount: "50"))
             #expect(!coin.ok, "\(fault): coins are inhibited")
 

@@ -16,26 +16,27 @@ import VenddTestSupport
         try daemon.requireSuccess(daemon.vendctl("sim", "coin", "500"))
         let run = try daemon.vendctl("status")
         #expect(run.status == 0)
-        #expect(run.output == """
-            Corridor B, 2nd floor: in service
-            credit   500원
-            vend     none in progress
-            coins    ok: simulated cctalk acceptor (4 channels)
-            gpio     ok: simulated (24 lines)
+        #expect(
+            run.output == """
+                Corridor B, 2nd floor: in service
+                credit   500원
+                vend     none in progress
+                coins    ok: simulated cctalk acceptor (4 channels)
+                gpio     ok: simulated (24 lines)
 
-            slot  product             price  stock  free  earliest expiry
-            A1    Banana Milk       1,200원    8/8     8  2025-03-11 09:00
-            A2    Strawberry Milk   1,200원    8/8     8  2025-03-11 09:00
-            A3    White Milk        1,000원    8/8     8  2025-03-08 09:00
-            A4    Cola              1,500원   9/10     9  2025-11-26 09:00
-            A5    Zero Cola         1,500원  10/10    10  2025-11-26 09:00
-            B1    Lemon-Lime Cider  1,400원  10/10    10  2025-11-26 09:00
-            B2    Canned Coffee     1,000원  12/12    12  2026-03-01 09:00
-            B3    Hot Americano     1,300원    6/6     6  2025-03-15 09:00
-            B4    Hot Café Latte    1,500원    6/6     6  2025-03-15 09:00
-            B5    Barley Tea        1,100원  10/10    10  2026-03-01 09:00
+                slot  product             price  stock  free  earliest expiry
+                A1    Banana Milk       1,200원    8/8     8  2025-03-11 09:00
+                A2    Strawberry Milk   1,200원    8/8     8  2025-03-11 09:00
+                A3    White Milk        1,000원    8/8     8  2025-03-08 09:00
+                A4    Cola              1,500원   9/10     9  2025-11-26 09:00
+                A5    Zero Cola         1,500원  10/10    10  2025-11-26 09:00
+                B1    Lemon-Lime Cider  1,400원  10/10    10  2025-11-26 09:00
+                B2    Canned Coffee     1,000원  12/12    12  2026-03-01 09:00
+                B3    Hot Americano     1,300원    6/6     6  2025-03-15 09:00
+                B4    Hot Café Latte    1,500원    6/6     6  2025-03-15 09:00
+                B5    Barley Tea        1,100원  10/10    10  2026-03-01 09:00
 
-            """)
+                """)
     }
 
     @Test func stockAddsUpEachProductOverItsSlots() throws {
@@ -46,20 +47,21 @@ import VenddTestSupport
         try daemon.requireSuccess(daemon.vendctl("restock", "B3"))
         let run = try daemon.vendctl("stock")
         #expect(run.status == 0)
-        #expect(run.output == """
-            product           id               available  capacity  slots
-            Banana Milk       banana-milk              3         8  A1
-            Strawberry Milk   strawberry-milk          0         8  A2
-            White Milk        white-milk               0         8  A3
-            Cola              cola                     0        10  A4
-            Zero Cola         zero-cola                0        10  A5
-            Lemon-Lime Cider  cider                    0        10  B1
-            Canned Coffee     canned-coffee            0        12  B2
-            Hot Americano     hot-americano            6         6  B3
-            Hot Café Latte    hot-latte                0         6  B4
-            Barley Tea        barley-tea               0        10  B5
+        #expect(
+            run.output == """
+                product           id               available  capacity  slots
+                Banana Milk       banana-milk              3         8  A1
+                Strawberry Milk   strawberry-milk          0         8  A2
+                White Milk        white-milk               0         8  A3
+                Cola              cola                     0        10  A4
+                Zero Cola         zero-cola                0        10  A5
+                Lemon-Lime Cider  cider                    0        10  B1
+                Canned Coffee     canned-coffee            0        12  B2
+                Hot Americano     hot-americano            6         6  B3
+                Hot Café Latte    hot-latte                0         6  B4
+                Barley Tea        barley-tea               0        10  B5
 
-            """)
+                """)
     }
 
     @Test func purchasableFollowsTheCredit() throws {
@@ -71,14 +73,15 @@ import VenddTestSupport
         for coin in ["500", "500", "100"] { try daemon.requireSuccess(daemon.vendctl("sim", "coin", coin)) }
         let run = try daemon.vendctl("purchasable")
         #expect(run.status == 0)
-        #expect(run.output == """
-            credit 1,100원 buys from:
-            slot  product          price  free
-            A3    White Milk     1,000원     8
-            B2    Canned Coffee  1,000원    12
-            B5    Barley Tea     1,100원    10
+        #expect(
+            run.output == """
+                credit 1,100원 buys from:
+                slot  product          price  free
+                A3    White Milk     1,000원     8
+                B2    Canned Coffee  1,000원    12
+                B5    Barley Tea     1,100원    10
 
-            """)
+                """)
     }
 
     @Test func expiredJudgesAtTheGivenDate() throws {
@@ -89,14 +92,15 @@ import VenddTestSupport
         #expect(try daemon.vendctl("expired", "--at", "2025-03-08T08:59").output == "nothing has expired at 2025-03-08 08:59\n")
         let run = try daemon.vendctl("expired", "--at", "2025-03-12")
         #expect(run.status == 0)
-        #expect(run.output == """
-            expired at 2025-03-12 00:00:
-            slot  product          items  expired since
-            A1    Banana Milk          8  2025-03-11 09:00
-            A2    Strawberry Milk      8  2025-03-11 09:00
-            A3    White Milk           8  2025-03-08 09:00
+        #expect(
+            run.output == """
+                expired at 2025-03-12 00:00:
+                slot  product          items  expired since
+                A1    Banana Milk          8  2025-03-11 09:00
+                A2    Strawberry Milk      8  2025-03-11 09:00
+                A3    White Milk           8  2025-03-08 09:00
 
-            """)
+                """)
     }
 
     @Test func hotListsTheHeatedProducts() throws {
@@ -105,12 +109,13 @@ import VenddTestSupport
         try daemon.start()
         let run = try daemon.vendctl("hot")
         #expect(run.status == 0)
-        #expect(run.output == """
-            product         id             slots  shelf life
-            Hot Americano   hot-americano  B3        14 days
-            Hot Café Latte  hot-latte      B4        14 days
+        #expect(
+            run.output == """
+                product         id             slots  shelf life
+                Hot Americano   hot-americano  B3        14 days
+                Hot Café Latte  hot-latte      B4        14 days
 
-            """)
+                """)
     }
 
     @Test func productsShowsTheCategoryTree() throws {
@@ -119,29 +124,30 @@ import VenddTestSupport
         try daemon.start()
         let run = try daemon.vendctl("products")
         #expect(run.status == 0)
-        #expect(run.output == """
-            beverage/
-              coffee/
-                canned/
-                  Canned Coffee     canned-coffee    B2
-                  Hot Americano     hot-americano    B3  hot
-                  Hot Café Latte    hot-latte        B4  hot
-              milk/
-                flavoured/
-                  Banana Milk       banana-milk      A1  chilled
-                  Strawberry Milk   strawberry-milk  A2  chilled
-                plain/
-                  White Milk        white-milk       A3  chilled
-              soda/
-                cola/
-                  Cola              cola             A4
-                  Zero Cola         zero-cola        A5  sugar-free
-                lemon-lime/
-                  Lemon-Lime Cider  cider            B1
-              tea/
-                Barley Tea          barley-tea       B5
+        #expect(
+            run.output == """
+                beverage/
+                  coffee/
+                    canned/
+                      Canned Coffee     canned-coffee    B2
+                      Hot Americano     hot-americano    B3  hot
+                      Hot Café Latte    hot-latte        B4  hot
+                  milk/
+                    flavoured/
+                      Banana Milk       banana-milk      A1  chilled
+                      Strawberry Milk   strawberry-milk  A2  chilled
+                    plain/
+                      White Milk        white-milk       A3  chilled
+                  soda/
+                    cola/
+                      Cola              cola             A4
+                      Zero Cola         zero-cola        A5  sugar-free
+                    lemon-lime/
+                      Lemon-Lime Cider  cider            B1
+                  tea/
+                    Barley Tea          barley-tea       B5
 
-            """)
+                """)
     }
 
     @Test func restockFillsCountsAndDatesTheLoad() throws {
@@ -151,8 +157,9 @@ import VenddTestSupport
         let some = try daemon.vendctl("restock", "A1", "3", "--loaded", "2025-03-01T09:00")
         #expect(some.status == 0)
         #expect(some.output == "restocked A1 0→3\n")
-        #expect(try daemon.vendctl("restock", "all").output
-            == "restocked A1 3→8, A2 0→8, A3 0→8, A4 0→10, A5 0→10, B1 0→10, B2 0→12, B3 0→6, B4 0→6, B5 0→10\n")
+        #expect(
+            try daemon.vendctl("restock", "all").output
+                == "restocked A1 3→8, A2 0→8, A3 0→8, A4 0→10, A5 0→10, B1 0→10, B2 0→12, B3 0→6, B4 0→6, B5 0→10\n")
         #expect(try daemon.vendctl("restock", "all").output == "every slot was already full\n")
         let full = try daemon.vendctl("restock", "A1", "1")
         #expect(full.status == 1)
@@ -196,19 +203,21 @@ import VenddTestSupport
         try daemon.stockAndSell(sampleSales)
         let run = try daemon.vendctl("history")
         #expect(run.status == 0)
-        #expect(run.normalisedOutput == """
-            time              vend  slot  product          price  confirmed by
-            <time>    #1  A4    Cola           1,500원  drop-sensor
-            <time>    #2  B2    Canned Coffee  1,000원  drop-sensor
-            <time>    #3  A4    Cola           1,500원  drop-sensor
-            <time>    #4  A1    Banana Milk    1,200원  drop-sensor
+        #expect(
+            run.normalisedOutput == """
+                time              vend  slot  product          price  confirmed by
+                <time>    #1  A4    Cola           1,500원  drop-sensor
+                <time>    #2  B2    Canned Coffee  1,000원  drop-sensor
+                <time>    #3  A4    Cola           1,500원  drop-sensor
+                <time>    #4  A1    Banana Milk    1,200원  drop-sensor
 
-            """)
-        #expect(try daemon.vendctl("history", "--limit", "1").normalisedOutput == """
-            time              vend  slot  product        price  confirmed by
-            <time>    #4  A1    Banana Milk  1,200원  drop-sensor
+                """)
+        #expect(
+            try daemon.vendctl("history", "--limit", "1").normalisedOutput == """
+                time              vend  slot  product        price  confirmed by
+                <time>    #4  A1    Banana Milk  1,200원  drop-sensor
 
-            """)
+                """)
         #expect(try daemon.vendctl("history", "--since", "2999-01-01").output == "no sales since 2999-01-01 00:00\n")
         #expect(try daemon.vendctl("history", "--since", "2000-01-01").output == run.output)
     }
@@ -221,14 +230,15 @@ import VenddTestSupport
         try daemon.requireSuccess(daemon.vendctl("sim", "coin", "50"))
         let run = try daemon.vendctl("coins")
         #expect(run.status == 0)
-        #expect(run.output == """
-            coin   count   amount
-            50원       1     50원
-            100원      2    200원
-            500원     10  5,000원
-            total     13  5,250원
+        #expect(
+            run.output == """
+                coin   count   amount
+                50원       1     50원
+                100원      2    200원
+                500원     10  5,000원
+                total     13  5,250원
 
-            """)
+                """)
     }
 
     @Test func reportChartsSalesByProduct() throws {
@@ -238,14 +248,15 @@ import VenddTestSupport
         try daemon.stockAndSell(sampleSales)
         let run = try daemon.vendctl("report")
         #expect(run.status == 0)
-        #expect(run.output == """
-            Sales by product, all time — Corridor B, 2nd floor
-            Cola           ██████████████████████████████  2  3,000원
-            Banana Milk    ███████████████                 1  1,200원
-            Canned Coffee  ███████████████                 1  1,000원
-            total                                          4  5,200원
+        #expect(
+            run.output == """
+                Sales by product, all time — Corridor B, 2nd floor
+                Cola           ██████████████████████████████  2  3,000원
+                Banana Milk    ███████████████                 1  1,200원
+                Canned Coffee  ███████████████                 1  1,000원
+                total                                          4  5,200원
 
-            """)
+                """)
         let future = try daemon.vendctl("report", "--since", "2999-01-01")
         #expect(future.output == "Sales by product, since 2999-01-01 00:00 — Corridor B, 2nd floor\nno sales\n")
         #expect(future.errors == "")

@@ -9,7 +9,10 @@ import VenddTestSupport
         defer { directory.remove() }
         let run = try DaemonHarness.vendctl(["--socket", directory.path + "/none.sock", "status"])
         #expect(run.status == 69)
-        #expect(run.errors == "vendctl: vendd is not running: nothing listens at \(directory.path)/none.sock (start it with `systemctl start vendd`, or pass --socket)\n")
+        #expect(
+            run.errors
+                == "vendctl: vendd is not running: nothing listens at \(directory.path)/none.sock (start it with `systemctl start vendd`, or pass --socket)\n"
+        )
         #expect(run.output == "")
     }
 
@@ -29,17 +32,23 @@ import VenddTestSupport
         #expect(try daemon.status().totalStock == 0)
     }
 
-    @Test(arguments: [["expired", "--at", "2025-02-30"], ["history", "--since", "yesterday"],
-                      ["report", "--since", "01/03/2025"], ["restock", "A1", "--loaded", "2025-03-01T9:00"]])
+    @Test(arguments: [
+        ["expired", "--at", "2025-02-30"], ["history", "--since", "yesterday"],
+        ["report", "--since", "01/03/2025"], ["restock", "A1", "--loaded", "2025-03-01T9:00"],
+    ])
     func aBadDateExits64AndNamesTheAcceptedForms(_ arguments: [String]) throws {
         let run = try DaemonHarness.vendctl(["--socket", "/nonexistent.sock"] + arguments)
         #expect(run.status == 64)
-        #expect(run.errors.contains("is not a date; use YYYY-MM-DD, YYYY-MM-DDTHH:MM or YYYY-MM-DD HH:MM[:SS], local time unless followed by Z or ±HH:MM"))
+        #expect(
+            run.errors.contains("is not a date; use YYYY-MM-DD, YYYY-MM-DDTHH:MM or YYYY-MM-DD HH:MM[:SS], local time unless followed by Z or ±HH:MM")
+        )
     }
 
     @Test func otherWrongArgumentsExit64() throws {
-        for arguments in [["service", "maybe"], ["history", "--limit", "0"], ["audit", "--dex", "/tmp/x.dex", "--comm-id", "VDD1"],
-                          ["frobnicate"], ["sim", "drop", "A1", "perhaps"]] {
+        for arguments in [
+            ["service", "maybe"], ["history", "--limit", "0"], ["audit", "--dex", "/tmp/x.dex", "--comm-id", "VDD1"],
+            ["frobnicate"], ["sim", "drop", "A1", "perhaps"],
+        ] {
             let run = try DaemonHarness.vendctl(["--socket", "/nonexistent.sock"] + arguments)
             #expect(run.status == 64, "\(arguments): \(run.errors)")
         }
@@ -67,9 +76,11 @@ import VenddTestSupport
     }
 
     @Test func everyCommandHasHelp() throws {
-        let commands = ["status", "stock", "purchasable", "expired", "hot", "products", "restock", "price", "service",
-                        "history", "coins", "cash", "cash fill", "cash payout-test", "report", "watch", "audit", "sim", "sim press",
-                        "sim coin", "sim drop", "sim coin-return"]
+        let commands = [
+            "status", "stock", "purchasable", "expired", "hot", "products", "restock", "price", "service",
+            "history", "coins", "cash", "cash fill", "cash payout-test", "report", "watch", "audit", "sim", "sim press",
+            "sim coin", "sim drop", "sim coin-return",
+        ]
         // Groups of subcommands list them; `cash` alone shows its position.
         let groups: Set = ["sim", "cash"]
         for command in commands {
@@ -96,6 +107,9 @@ import VenddTestSupport
         #expect(chmod(daemon.directory.path, 0o750) == 0)
         let run = try PermissionTests.vendctl(asNobody: ["--socket", daemon.socketPath, "status"])
         #expect(run.status == 77)
-        #expect(run.errors == "vendctl: permission denied: \(daemon.directory.path) is open only to its owner and the '\(groupName)' group (ask an administrator: usermod -aG \(groupName) $USER, then log in again)\n")
+        #expect(
+            run.errors
+                == "vendctl: permission denied: \(daemon.directory.path) is open only to its owner and the '\(groupName)' group (ask an administrator: usermod -aG \(groupName) $USER, then log in again)\n"
+        )
     }
 }

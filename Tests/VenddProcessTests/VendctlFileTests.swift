@@ -1,10 +1,11 @@
 import Foundation
-#if canImport(FoundationXML)
-import FoundationXML
-#endif
 import Testing
-import VendingCore
 import VenddTestSupport
+import VendingCore
+
+#if canImport(FoundationXML)
+    import FoundationXML
+#endif
 
 /// The files vendctl writes: the SVG pie chart and the EVA-DTS DEX audit.
 @Suite(.oneRealProcessTestAtATime) struct VendctlFileTests {
@@ -95,7 +96,9 @@ import VenddTestSupport
             #expect(figure.value == booked?.amount.minorUnits ?? 0, "\(slot)")
         }
         #expect(segments.contains("VA1*\(ledger.sales.minorUnits)*4*\(ledger.sales.minorUnits)*4"))
-        #expect(segments.contains("CA3*\(ledger.coinsIn.minorUnits)*\(ledger.coinsIn.minorUnits)*0*0*\(ledger.coinsIn.minorUnits)*\(ledger.coinsIn.minorUnits)*0*0"))
+        #expect(
+            segments.contains(
+                "CA3*\(ledger.coinsIn.minorUnits)*\(ledger.coinsIn.minorUnits)*0*0*\(ledger.coinsIn.minorUnits)*\(ledger.coinsIn.minorUnits)*0*0"))
         #expect(ledger.coinsIn.minorUnits == 5_300)
     }
 }

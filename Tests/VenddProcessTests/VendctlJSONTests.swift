@@ -38,9 +38,11 @@ import VenddTestSupport
         let daemon = try DaemonHarness()
         defer { daemon.tearDown() }
         try daemon.start()
-        for arguments in [["restock", "A1", "2"], ["price", "A1", "1300"], ["service", "on"], ["service", "off"],
-                          ["sim", "coin", "500"], ["sim", "drop", "A1", "ok"], ["sim", "key", "on"], ["sim", "key", "off"],
-                          ["sim", "coin", "500"], ["sim", "coin", "500"], ["select", "A1"]] {
+        for arguments in [
+            ["restock", "A1", "2"], ["price", "A1", "1300"], ["service", "on"], ["service", "off"],
+            ["sim", "coin", "500"], ["sim", "drop", "A1", "ok"], ["sim", "key", "on"], ["sim", "key", "off"],
+            ["sim", "coin", "500"], ["sim", "coin", "500"], ["select", "A1"],
+        ] {
             let run = try DaemonHarness.vendctl(["--socket", daemon.socketPath, "--json"] + arguments)
             #expect(run.status == 0, "\(arguments): \(run.errors)")
             #expect(try schemas.violations(of: "done", in: run.output) == [], "\(arguments)")
@@ -100,8 +102,9 @@ import VenddTestSupport
         #expect(try schemas.violations(of: "done", in: #"{"v":1,"ok":true,"message":"x"}"#) == [])
         #expect(try schemas.violations(of: "done", in: #"{"v":1,"ok":true,"message":"x","extra":1}"#) == ["$: 'extra' is not documented"])
         #expect(try schemas.violations(of: "done", in: #"{"v":1,"ok":true}"#) == ["$: 'message' is missing"])
-        #expect(try schemas.violations(of: "coins", in: #"{"v":1,"ok":true,"coins":{"count":"1","total":"1.5.0","totalText":"","denominations":[]}}"#)
-            == ["$.coins.count: string where the schema says integer", "$.coins.total: '1.5.0' does not match ^-?[0-9]+(\\.[0-9]+)?$"])
+        #expect(
+            try schemas.violations(of: "coins", in: #"{"v":1,"ok":true,"coins":{"count":"1","total":"1.5.0","totalText":"","denominations":[]}}"#)
+                == ["$.coins.count: string where the schema says integer", "$.coins.total: '1.5.0' does not match ^-?[0-9]+(\\.[0-9]+)?$"])
         #expect(try schemas.violations(of: "failure", in: #"{"v":1,"ok":false,"error":{"code":"oops","message":""}}"#).count == 1)
     }
 }

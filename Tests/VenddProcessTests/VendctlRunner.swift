@@ -4,8 +4,9 @@ import VenddTestSupport
 extension ProcessRun {
     /// The output with wall-clock times (sales, events) replaced by `<time>`.
     var normalisedOutput: String {
-        output.replacingOccurrences(of: #"\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}(:\d{2})?(\.\d+)?(Z|[+-]\d{2}:?\d{2})?"#,
-                                    with: "<time>", options: .regularExpression)
+        output.replacingOccurrences(
+            of: #"\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}(:\d{2})?(\.\d+)?(Z|[+-]\d{2}:?\d{2})?"#,
+            with: "<time>", options: .regularExpression)
     }
 
     /// The output as a JSON object (for `--json`).

@@ -25,7 +25,8 @@ public struct ProcessRun: Sendable {
         let out = output.fileHandleForReading.readDataToEndOfFile()
         let err = errors.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        return ProcessRun(status: process.terminationStatus, output: String(decoding: out, as: UTF8.self),
-                          errors: String(decoding: err, as: UTF8.self))
+        return ProcessRun(
+            status: process.terminationStatus, output: String(decoding: out, as: UTF8.self),
+            errors: String(decoding: err, as: UTF8.self))
     }
 }

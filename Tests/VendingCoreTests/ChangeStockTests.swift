@@ -13,8 +13,10 @@ import VendingCore
 
     static func route(_ rig: inout Rig, _ amount: Int64, _ route: CoinRoute?) -> [Effect] {
         rig.coinSequence += 1
-        return rig.apply(.coinInserted(value: Fixtures.won(amount), event: CoinEventID(source: "test", sequence: rig.coinSequence),
-                                       route: route))
+        return rig.apply(
+            .coinInserted(
+                value: Fixtures.won(amount), event: CoinEventID(source: "test", sequence: rig.coinSequence),
+                route: route))
     }
 
     @Test func fillModeNeedsServiceModeAndPayoutDevices() {
@@ -39,8 +41,9 @@ import VendingCore
         #expect(rig.machine.ledger.coinsIn.isZero)
         #expect(!rig.machine.acceptsBill(Fixtures.won(1_000)))
         // A replayed event is still a duplicate, float or not.
-        #expect(rig.apply(.coinInserted(value: Fixtures.won(500), event: CoinEventID(source: "test", sequence: 1)))
-            .events == [.duplicateCoinIgnored(CoinEventID(source: "test", sequence: 1))])
+        #expect(
+            rig.apply(.coinInserted(value: Fixtures.won(500), event: CoinEventID(source: "test", sequence: 1)))
+                .events == [.duplicateCoinIgnored(CoinEventID(source: "test", sequence: 1))])
         #expect(rig.machine.integrityProblems.isEmpty)
     }
 

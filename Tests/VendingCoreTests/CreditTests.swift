@@ -6,10 +6,11 @@ import VendingCore
         var rig = Rig()
         let effects = rig.insert(500)
         #expect(rig.machine.credit == Fixtures.won(500))
-        #expect(effects.events == [
-            .coinCredited(value: Fixtures.won(500), event: CoinEventID(source: "test", sequence: 1)),
-            .creditChanged(from: Fixtures.won(0), to: Fixtures.won(500)),
-        ])
+        #expect(
+            effects.events == [
+                .coinCredited(value: Fixtures.won(500), event: CoinEventID(source: "test", sequence: 1)),
+                .creditChanged(from: Fixtures.won(0), to: Fixtures.won(500)),
+            ])
         #expect(rig.machine.lastCoinSequence(from: "test") == 1)
     }
 
@@ -46,8 +47,10 @@ import VendingCore
 
     @Test func aCoinInAnotherCurrencyIsRefused() {
         var rig = Rig()
-        let effects = rig.apply(.coinInserted(value: Money(minorUnits: 100, currency: Fixtures.euro),
-                                              event: CoinEventID(source: "x", sequence: 1)))
+        let effects = rig.apply(
+            .coinInserted(
+                value: Money(minorUnits: 100, currency: Fixtures.euro),
+                event: CoinEventID(source: "x", sequence: 1)))
         #expect(effects.rejections == [.wrongCurrency(Money(minorUnits: 100, currency: Fixtures.euro))])
         #expect(rig.machine.credit.isZero)
         #expect(rig.machine.lastCoinSequence(from: "x") == nil)

@@ -1,5 +1,5 @@
-import VendingCore
 import Foundation
+import VendingCore
 
 /// A small machine shared by the tests: won, three drinks (one hot), three slots.
 enum Fixtures {
@@ -8,12 +8,15 @@ enum Fixtures {
 
     static func won(_ amount: Int64) -> Money { Money(minorUnits: amount, currency: won) }
 
-    static let milk = Product(id: "milk", name: "Banana Milk", category: CategoryPath(["beverage", "milk"]),
-                              shelfLifeDays: 10)
-    static let cola = Product(id: "cola", name: "Cola", category: CategoryPath(["beverage", "soda", "cola"]),
-                              shelfLifeDays: 180, tags: ["fizzy"])
-    static let coffee = Product(id: "coffee", name: "Canned Coffee", category: CategoryPath(["beverage", "coffee", "canned"]),
-                                isHot: true, shelfLifeDays: 90)
+    static let milk = Product(
+        id: "milk", name: "Banana Milk", category: CategoryPath(["beverage", "milk"]),
+        shelfLifeDays: 10)
+    static let cola = Product(
+        id: "cola", name: "Cola", category: CategoryPath(["beverage", "soda", "cola"]),
+        shelfLifeDays: 180, tags: ["fizzy"])
+    static let coffee = Product(
+        id: "coffee", name: "Canned Coffee", category: CategoryPath(["beverage", "coffee", "canned"]),
+        isHot: true, shelfLifeDays: 90)
 
     static func setup(
         unknownOutcomePolicy: UnknownOutcomePolicy = .refundCredit,

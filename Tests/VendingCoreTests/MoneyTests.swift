@@ -1,6 +1,6 @@
+import Foundation
 import Testing
 import VendingCore
-import Foundation
 
 @Suite struct MoneyTests {
     func won(_ amount: Int64) -> Money { Fixtures.won(amount) }
@@ -66,8 +66,10 @@ import Foundation
     }
 
     @Test func encodesAsReadableExactText() throws {
-        for money in [won(1_200), Money(minorUnits: 150, currency: euro), Money(minorUnits: -5, currency: euro),
-                      Money(minorUnits: 1_005, currency: dinar), .zero(euro)] {
+        for money in [
+            won(1_200), Money(minorUnits: 150, currency: euro), Money(minorUnits: -5, currency: euro),
+            Money(minorUnits: 1_005, currency: dinar), .zero(euro),
+        ] {
             #expect(try JSON.roundTrip(money) == money)
         }
         #expect(try JSON.text(Money(minorUnits: 150, currency: euro)) == #""1.50 EUR""#)

@@ -34,8 +34,11 @@ import VendingCore
         #expect(rig.machine.integrityProblems.isEmpty)
 
         let ended = rig.apply(.payoutEnded(payout, paid: Fixtures.won(800), unknown: Fixtures.won(0), counters: ["hopper": 7]))
-        #expect(ended.events.contains(.payoutEnded(payout, paid: Fixtures.won(800), returnedToCredit: Fixtures.won(0),
-                                                   unknown: Fixtures.won(0))))
+        #expect(
+            ended.events.contains(
+                .payoutEnded(
+                    payout, paid: Fixtures.won(800), returnedToCredit: Fixtures.won(0),
+                    unknown: Fixtures.won(0))))
         #expect(rig.machine.pendingPayout == nil)
         #expect(rig.machine.ledger.changePaid == Fixtures.won(800))
         #expect(rig.machine.ledger.sales == Fixtures.won(1_200))
@@ -61,8 +64,11 @@ import VendingCore
         let payout = PayoutID(rawValue: 1)
         // The hoppers ran low: only 500 of the 800 came out.
         let ended = rig.apply(.payoutEnded(payout, paid: Fixtures.won(500), unknown: Fixtures.won(0), counters: [:]))
-        #expect(ended.events.contains(.payoutEnded(payout, paid: Fixtures.won(500), returnedToCredit: Fixtures.won(300),
-                                                   unknown: Fixtures.won(0))))
+        #expect(
+            ended.events.contains(
+                .payoutEnded(
+                    payout, paid: Fixtures.won(500), returnedToCredit: Fixtures.won(300),
+                    unknown: Fixtures.won(0))))
         #expect(Self.payouts(ended).isEmpty)
         #expect(rig.machine.credit == Fixtures.won(300))
         #expect(rig.machine.ledger.changePaid == Fixtures.won(500))
@@ -87,8 +93,9 @@ import VendingCore
         rig.apply(.payoutDeviceAsked(PayoutID(rawValue: 1), device: "hopper-500"))
         rig.apply(.payoutDeviceAsked(PayoutID(rawValue: 1), device: "hopper-100"))
         #expect(rig.machine.pendingPayout?.askedDevices == ["hopper-500", "hopper-100"])
-        #expect(rig.apply(.payoutDeviceAsked(PayoutID(rawValue: 9), device: "hopper-100")).rejections
-            == [.stalePayoutReport(PayoutID(rawValue: 9))])
+        #expect(
+            rig.apply(.payoutDeviceAsked(PayoutID(rawValue: 9), device: "hopper-100")).rejections
+                == [.stalePayoutReport(PayoutID(rawValue: 9))])
     }
 
     @Test func whatADeviceHeldWhenAskedIsKeptAndALaterReportReplacesIt() throws {

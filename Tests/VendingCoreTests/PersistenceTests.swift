@@ -35,8 +35,10 @@ import VendingCore
         var original = try busyMachine()
         var restored = try JSON.roundTrip(MachineSnapshot(original)).machine
         let now = Fixtures.start.adding(days: 1)
-        let inputs: [Input] = [.vendEnded(VendID(rawValue: 2), .dropped), .coinReturnPressed,
-                               .restock("A1", count: nil, loadedAt: nil)]
+        let inputs: [Input] = [
+            .vendEnded(VendID(rawValue: 2), .dropped), .coinReturnPressed,
+            .restock("A1", count: nil, loadedAt: nil),
+        ]
         for input in inputs {
             #expect(original.apply(input, at: now) == restored.apply(input, at: now))
         }
@@ -70,9 +72,10 @@ import VendingCore
         let tampered = text.replacingOccurrences(of: #""credit":"500 KRW""#, with: #""credit":"5000 KRW""#)
         #expect(tampered != text)
         let machine = try JSONDecoder().decode(MachineSnapshot.self, from: Data(tampered.utf8)).machine
-        #expect(machine.integrityProblems.map(\.description) == [
-            "coins in (2500 KRW) differ from sales + refunds + credit + held (7000 KRW)",
-        ])
+        #expect(
+            machine.integrityProblems.map(\.description) == [
+                "coins in (2500 KRW) differ from sales + refunds + credit + held (7000 KRW)"
+            ])
     }
 
     @Test func aNegativeLotOrStrayStockIsDetected() throws {

@@ -1,6 +1,6 @@
 import Testing
-import VendingCore
 import VenddTestSupport
+import VendingCore
 
 /// Random but plausible machine inputs, including the abusive ones: replayed coin events, late
 /// vend outcomes, unknown slots, nonsense counts, reconfiguration.
@@ -85,16 +85,21 @@ extension Input {
         let payout = PayoutPolicy.allCases.randomElement(using: &random)!
         let failed: FailedVendPolicy = payout != .none && Bool.random(using: &random) ? .payOut : .keepCredit
         let layouts: [[SlotSetup]] = [
-            [SlotSetup(id: "A1", product: "milk", price: Fixtures.won(1_200), capacity: 3),
-             SlotSetup(id: "A2", product: "cola", price: Fixtures.won(1_500), capacity: 2),
-             SlotSetup(id: "B1", product: "coffee", price: Fixtures.won(900), capacity: 4)],
-            [SlotSetup(id: "A1", product: "milk", price: Fixtures.won(1_100), capacity: 2),
-             SlotSetup(id: "B1", product: "cola", price: Fixtures.won(900), capacity: 4),
-             SlotSetup(id: "C1", product: "coffee", price: Fixtures.won(700), capacity: 5)],
+            [
+                SlotSetup(id: "A1", product: "milk", price: Fixtures.won(1_200), capacity: 3),
+                SlotSetup(id: "A2", product: "cola", price: Fixtures.won(1_500), capacity: 2),
+                SlotSetup(id: "B1", product: "coffee", price: Fixtures.won(900), capacity: 4),
+            ],
+            [
+                SlotSetup(id: "A1", product: "milk", price: Fixtures.won(1_100), capacity: 2),
+                SlotSetup(id: "B1", product: "cola", price: Fixtures.won(900), capacity: 4),
+                SlotSetup(id: "C1", product: "coffee", price: Fixtures.won(700), capacity: 5),
+            ],
         ]
         return layouts.map {
-            Fixtures.setup(unknownOutcomePolicy: unknown, failedVendPolicy: failed, payoutPolicy: payout,
-                           maximumCredit: 6_000, historyLimit: 5, slots: $0)
+            Fixtures.setup(
+                unknownOutcomePolicy: unknown, failedVendPolicy: failed, payoutPolicy: payout,
+                maximumCredit: 6_000, historyLimit: 5, slots: $0)
         }
     }
 
@@ -132,7 +137,8 @@ extension Input {
                 return "\(context): a rejected input changed the machine"
             }
             if case .coinInserted(_, let event, _) = input, let last = before.lastCoinSequence(from: event.source),
-               event.sequence <= last, machine.credit != before.credit {
+                event.sequence <= last, machine.credit != before.credit
+            {
                 return "\(context): a replayed coin event changed the credit"
             }
             switch input {

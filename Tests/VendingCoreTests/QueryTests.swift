@@ -31,9 +31,9 @@ import VendingCore
     @Test func expiredStockIsCountedFromEachLotsLoadDate() {
         var rig = Rig(setup: Fixtures.setup(), stocked: false)
         let loaded = rig.now
-        rig.apply(.restock("A1", count: 3, loadedAt: loaded))           // milk keeps 10 days
+        rig.apply(.restock("A1", count: 3, loadedAt: loaded))  // milk keeps 10 days
         rig.apply(.restock("A1", count: 2, loadedAt: loaded.adding(days: 5)))
-        rig.apply(.restock("B1", count: 4, loadedAt: loaded))           // coffee keeps 90 days
+        rig.apply(.restock("B1", count: 4, loadedAt: loaded))  // coffee keeps 90 days
         #expect(rig.machine.expiredStock(at: loaded.adding(days: 9)).isEmpty)
         let tenDays = loaded.adding(days: 10)
         #expect(rig.machine.expiredStock(at: tenDays) == [ExpiredStock(slot: "A1", product: "milk", count: 3, since: tenDays)])

@@ -112,15 +112,18 @@ import VendingCore
 
     @Test func aSlotWithAnotherProductOrRemovedLosesItsCountedStock() {
         var rig = Rig(setup: Fixtures.setup(slots: slots()))
-        let effects = rig.apply(.reconfigure(Fixtures.setup(slots: [
-            SlotSetup(id: "A1", product: "coffee", price: Fixtures.won(900), capacity: 8),
-        ])))
-        #expect(effects.events == [
-            .stockChanged(slot: "A1", product: "milk", from: 8, to: 0, reason: .slotReconfigured),
-            .stockChanged(slot: "A2", product: "cola", from: 10, to: 0, reason: .slotReconfigured),
-            .setupChanged(addedSlots: [], removedSlots: ["A2"]),
-            .coinAcceptanceChanged(false),  // nothing left to sell
-        ])
+        let effects = rig.apply(
+            .reconfigure(
+                Fixtures.setup(slots: [
+                    SlotSetup(id: "A1", product: "coffee", price: Fixtures.won(900), capacity: 8)
+                ])))
+        #expect(
+            effects.events == [
+                .stockChanged(slot: "A1", product: "milk", from: 8, to: 0, reason: .slotReconfigured),
+                .stockChanged(slot: "A2", product: "cola", from: 10, to: 0, reason: .slotReconfigured),
+                .setupChanged(addedSlots: [], removedSlots: ["A2"]),
+                .coinAcceptanceChanged(false),  // nothing left to sell
+            ])
         #expect(rig.machine.stock["A1"]?.count == 0)
         #expect(rig.machine.stock["A2"] == nil)
         #expect(rig.machine.integrityProblems.isEmpty)
@@ -162,8 +165,9 @@ import VendingCore
     @Test func theCoreRefusesAnInconsistentSetup() {
         let slot = SlotSetup(id: "A1", product: "milk", price: Fixtures.won(100), capacity: 1)
         func make(_ slots: [SlotSetup], payout: Bool = true, policy: FailedVendPolicy = .keepCredit) throws(SetupError) {
-            _ = try MachineSetup(currency: Fixtures.won, catalog: Catalog([Fixtures.milk]), slots: slots,
-                                 maximumCredit: Fixtures.won(1_000), failedVendPolicy: policy, payoutPolicy: payout ? .manual : .none)
+            _ = try MachineSetup(
+                currency: Fixtures.won, catalog: Catalog([Fixtures.milk]), slots: slots,
+                maximumCredit: Fixtures.won(1_000), failedVendPolicy: policy, payoutPolicy: payout ? .manual : .none)
         }
         #expect(throws: SetupError.duplicateSlot("A1")) { try make([slot, slot]) }
         #expect(throws: SetupError.unknownProduct("A1", "tea")) {

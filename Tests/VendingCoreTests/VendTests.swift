@@ -8,11 +8,12 @@ import VendingCore
         rig.insert(500)
         let effects = rig.select("A1")
         let vend = try #require(rig.pendingVend)
-        #expect(effects == [
-            .energiseRelay("A1", vend),
-            .event(.creditChanged(from: Fixtures.won(1_500), to: Fixtures.won(300))),
-            .event(.vendStarted(vend, slot: "A1", product: "milk", price: Fixtures.won(1_200))),
-        ])
+        #expect(
+            effects == [
+                .energiseRelay("A1", vend),
+                .event(.creditChanged(from: Fixtures.won(1_500), to: Fixtures.won(300))),
+                .event(.vendStarted(vend, slot: "A1", product: "milk", price: Fixtures.won(1_200))),
+            ])
         #expect(rig.machine.available(in: "A1") == 7)
         #expect(rig.machine.stock["A1"]?.count == 8)  // reserved, not yet removed
     }
@@ -24,10 +25,11 @@ import VendingCore
         let vend = try #require(rig.pendingVend)
         let effects = rig.apply(.vendEnded(vend, .dropped))
         let sale = Sale(vend: vend, slot: "A2", product: "cola", price: Fixtures.won(1_500), at: rig.now, confirmation: .dropSensor)
-        #expect(effects.events == [
-            .stockChanged(slot: "A2", product: "cola", from: 10, to: 9, reason: .sold),
-            .vendCompleted(sale),
-        ])
+        #expect(
+            effects.events == [
+                .stockChanged(slot: "A2", product: "cola", from: 10, to: 9, reason: .sold),
+                .vendCompleted(sale),
+            ])
         #expect(rig.machine.pendingVend == nil)
         #expect(rig.machine.credit.isZero)
         #expect(rig.machine.ledger.history == [sale])
@@ -49,10 +51,11 @@ import VendingCore
         rig.select("A1")
         let vend = try #require(rig.pendingVend)
         let effects = rig.apply(.vendEnded(vend, .notDropped))
-        #expect(effects.events == [
-            .creditChanged(from: Fixtures.won(300), to: Fixtures.won(1_500)),
-            .vendFailed(vend, slot: "A1", product: "milk", outcome: .notDropped, creditRestored: Fixtures.won(1_200)),
-        ])
+        #expect(
+            effects.events == [
+                .creditChanged(from: Fixtures.won(300), to: Fixtures.won(1_500)),
+                .vendFailed(vend, slot: "A1", product: "milk", outcome: .notDropped, creditRestored: Fixtures.won(1_200)),
+            ])
         #expect(rig.machine.stock["A1"]?.count == 8)
         #expect(rig.machine.ledger.failedVends == 1)
         #expect(rig.machine.ledger.history.isEmpty)

@@ -68,8 +68,9 @@ if let low = value(after: "--hopper-low") {
 
 let simulator: CcTalkSimulator
 do {
-    simulator = try CcTalkSimulator(socketPath: socketPath, settings: settings,
-                                    echo: CommandLine.arguments.contains("--echo"), hopper: hopper, report: say)
+    simulator = try CcTalkSimulator(
+        socketPath: socketPath, settings: settings,
+        echo: CommandLine.arguments.contains("--echo"), hopper: hopper, report: say)
 } catch {
     StandardError.write("cctalk-sim: cannot listen on \(socketPath): \(error)\n")
     exit(71)
@@ -86,7 +87,11 @@ while let line = readLine() {
     case ("error", 1) where (0...255).contains(numbers[0]): simulator.error(UInt8(numbers[0]))
     case ("trickle", 0) where words.count == 2: simulator.setReleasesTwoPerPoll(words[1] == "on")
     case ("fault", 0) where words.count == 2:
-        if let fault = WireFault(rawValue: words[1]) { simulator.setFault(fault) } else { say("unknown fault '\(words[1])': \(WireFault.allCases.map(\.rawValue).joined(separator: ", "))") }
+        if let fault = WireFault(rawValue: words[1]) {
+            simulator.setFault(fault)
+        } else {
+            say("unknown fault '\(words[1])': \(WireFault.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
     case ("reset", 0): simulator.reset()
     case ("serial", 1) where numbers[0] >= 0 && numbers[0] < 1 << 24: simulator.setSerialNumber(UInt32(numbers[0]))
     case ("unplug", 0): simulator.unplug()

@@ -72,7 +72,8 @@ if let interval = value(after: "--coin-interval") {
 func status() -> String {
     simulator.with { devices in
         let changer = devices.changer, bills = devices.bills
-        return "changer: tubes \(changer.tubes.prefix(4).map(String.init).joined(separator: ",")), accepting \(changer.acceptMask), taken \(changer.coinsTaken.map { changer.value(ofType: $0) }.reduce(0, +)), paid \(changer.coinsPaid.map { changer.value(ofType: $0) }.reduce(0, +)), faults \(changer.faults); bills: accepting \(bills.acceptMask), escrow \(bills.inEscrow.map(String.init) ?? "empty"), high security \(bills.highSecurity.map { "\($0)" } ?? "not set"), stacked \(bills.stacked.map { Int(bills.setup.value(ofType: $0) ?? 0) }.reduce(0, +)), stacker \(bills.stackerCount)/\(bills.stackerCapacity), returned \(bills.returned.count); master mode \(devices.masterMode)"
+        return
+            "changer: tubes \(changer.tubes.prefix(4).map(String.init).joined(separator: ",")), accepting \(changer.acceptMask), taken \(changer.coinsTaken.map { changer.value(ofType: $0) }.reduce(0, +)), paid \(changer.coinsPaid.map { changer.value(ofType: $0) }.reduce(0, +)), faults \(changer.faults); bills: accepting \(bills.acceptMask), escrow \(bills.inEscrow.map(String.init) ?? "empty"), high security \(bills.highSecurity.map { "\($0)" } ?? "not set"), stacked \(bills.stacked.map { Int(bills.setup.value(ofType: $0) ?? 0) }.reduce(0, +)), stacker \(bills.stackerCount)/\(bills.stackerCapacity), returned \(bills.returned.count); master mode \(devices.masterMode)"
     }
 }
 
@@ -112,7 +113,10 @@ while let line = readLine() {
         }
         say(known ? "fault \(words[1]) \(flag ? "on" : "off")" : "unknown fault '\(words[1])' (see help)")
     case ("clear-jam", 1):
-        simulator.with { $0.bills.clearJam(); $0.changer.clearJam() }
+        simulator.with {
+            $0.bills.clearJam()
+            $0.changer.clearJam()
+        }
         say("jams cleared")
     case ("stacker-full", 1):
         simulator.with { $0.bills.stackerCapacity = $0.bills.stackerCount }

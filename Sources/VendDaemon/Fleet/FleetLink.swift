@@ -4,8 +4,8 @@ import Logging
 import Synchronization
 import VendConfig
 import VendControl
-import VendMQTT
 import VendDEX
+import VendMQTT
 import VendTelemetry
 
 /// The machine's MQTT link. libmosquitto's network thread only hands its reports to one serial
@@ -51,8 +51,9 @@ final class FleetLink: Sendable {
             try client.setCredentials(username: username, password: password)
         }
         if settings.broker.tls, let ca = settings.caFile { try client.setTLS(caFile: ca) }
-        let offline = MachineStateMessage(machine: settings.machineID, online: false, state: "offline", reason: "connection lost",
-                                          credit: nil, currency: nil)
+        let offline = MachineStateMessage(
+            machine: settings.machineID, online: false, state: "offline", reason: "connection lost",
+            credit: nil, currency: nil)
         try client.setWill(topic: topics.state(settings.machineID), payload: Self.json(offline), retain: true)
         outbox.onAdd { [weak self] in self?.schedulePublish() }
         self.client.withLock { $0 = client }
@@ -65,8 +66,9 @@ final class FleetLink: Sendable {
         guard let client = client.withLock({ $0 }) else { return }
         queue.sync {
             if link.withLock({ $0.connected }) {
-                let offline = MachineStateMessage(machine: settings.machineID, online: false, state: "offline", reason: "vendd stopped",
-                                                  credit: nil, currency: nil, at: controller.timekeeper.wallClockMilliseconds)
+                let offline = MachineStateMessage(
+                    machine: settings.machineID, online: false, state: "offline", reason: "vendd stopped",
+                    credit: nil, currency: nil, at: controller.timekeeper.wallClockMilliseconds)
                 _ = try? client.publish(topics.state(settings.machineID), Self.json(offline), retain: true)
             }
         }
@@ -79,7 +81,11 @@ final class FleetLink: Sendable {
         guard let client = client.withLock({ $0 }) else { return }
         switch event {
         case .connected(nil):
-            link.withLock { $0.connected = true; $0.lastProblem = nil; $0.retained.removeAll() }
+            link.withLock {
+                $0.connected = true
+                $0.lastProblem = nil
+                $0.retained.removeAll()
+            }
             logger.notice("MQTT: connected to \(settings.broker.url); \(outbox.summary.count) event(s) to send")
             do {
                 try client.subscribe(topics.commands(settings.machineID))
@@ -89,7 +95,9 @@ final class FleetLink: Sendable {
             outbox.connectionRestarted()
             publishPending(client)
         case .connected(let refusal?):
-            problem("the broker \(settings.broker.url) refused the connection: \(refusal) (check \(settings.credentialsFile ?? "the credentials") and the broker's password file and ACL)")
+            problem(
+                "the broker \(settings.broker.url) refused the connection: \(refusal) (check \(settings.credentialsFile ?? "the credentials") and the broker's password file and ACL)"
+            )
         case .disconnected(let reason):
             let wasConnected = link.withLock { state in
                 defer { state.connected = false }
@@ -105,7 +113,9 @@ final class FleetLink: Sendable {
             if accepted {
                 outbox.acknowledged(messageID: messageID)
             } else {
-                problem("the broker refused an event (message \(messageID)): is this machine allowed to publish on \(topics.machine(settings.machineID))/events/#? It stays in the outbox")
+                problem(
+                    "the broker refused an event (message \(messageID)): is this machine allowed to publish on \(topics.machine(settings.machineID))/events/#? It stays in the outbox"
+                )
             }
         case .message(let message):
             answer(message, client)
@@ -125,7 +135,8 @@ final class FleetLink: Sendable {
 
     private func explain(_ text: String) -> String {
         if text.contains("certificate verify failed") {
-            return "\(settings.broker.url): the broker's certificate is not signed by the CA in \(settings.caFile ?? "ca_file") (\(text)); check mqtt.ca_file"
+            return
+                "\(settings.broker.url): the broker's certificate is not signed by the CA in \(settings.caFile ?? "ca_file") (\(text)); check mqtt.ca_file"
         }
         return "\(settings.broker.url): \(text)"
     }
@@ -163,22 +174,28 @@ final class FleetLink: Sendable {
         // Each retained topic is sent again only when its content changes; `at` is not content.
         var messages: [(topic: String, content: [UInt8], payload: [UInt8])] = []
         if settings.publish.contains(.state) {
-            var state = MachineStateMessage(machine: machine, online: true, state: status.state, reason: status.stateReason,
-                                            credit: status.credit, currency: status.currency)
+            var state = MachineStateMessage(
+                machine: machine, online: true, state: status.state, reason: status.stateReason,
+                credit: status.credit, currency: status.currency)
             let content = Self.json(state)
             state.at = controller.timekeeper.wallClockMilliseconds
             messages.append((topics.state(machine), content, Self.json(state)))
         }
         if settings.publish.contains(.stock) {
-            let stock = Self.json(StockMessage(machine: machine, currency: status.currency, slots: status.slots.map {
-                StockMessage.Slot(slot: $0.id, product: $0.product, price: $0.price, available: $0.available, stock: $0.stock,
-                                  capacity: $0.capacity, earliestExpiry: $0.earliestExpiry)
-            }))
+            let stock = Self.json(
+                StockMessage(
+                    machine: machine, currency: status.currency,
+                    slots: status.slots.map {
+                        StockMessage.Slot(
+                            slot: $0.id, product: $0.product, price: $0.price, available: $0.available, stock: $0.stock,
+                            capacity: $0.capacity, earliestExpiry: $0.earliestExpiry)
+                    }))
             messages.append((topics.stock(machine), stock, stock))
         }
         if settings.publish.contains(.cash) {
-            var message = CashMessage(machine: machine, currency: status.currency, coinsIn: status.books.coinsIn,
-                                      sales: status.books.sales, refunds: status.books.refunds)
+            var message = CashMessage(
+                machine: machine, currency: status.currency, coinsIn: status.books.coinsIn,
+                sales: status.books.sales, refunds: status.books.refunds)
             message.billsIn = status.books.billsIn
             message.changePaid = status.books.changePaid
             message.unknownPayouts = status.books.unknownPayouts
@@ -221,11 +238,13 @@ final class FleetLink: Sendable {
         if let command = MQTTSettings.Command(rawValue: name), settings.commands.contains(command) {
             (response, body) = perform(command, request)
         } else {
-            response = .failure(ControlError(.forbidden, "command '\(name)' is not allowed on this machine (mqtt.commands in \(controller.config.file))"))
+            response = .failure(
+                ControlError(.forbidden, "command '\(name)' is not allowed on this machine (mqtt.commands in \(controller.config.file))"))
         }
         fields["MQTT_RESULT"] = "\(response.ok ? "ok" : "refused")"
         let outcome = response.ok ? (response.message ?? "done") : (response.error?.message ?? "failed")
-        logger.log(level: response.ok ? .notice : .warning, "MQTT command '\(name)' from \(sender) (reply to \(replyTopic)): \(outcome)", metadata: fields)
+        logger.log(
+            level: response.ok ? .notice : .warning, "MQTT command '\(name)' from \(sender) (reply to \(replyTopic)): \(outcome)", metadata: fields)
         do {
             try client.reply(replyTopic, body ?? Self.json(response), correlation: message.correlation)
         } catch {
@@ -250,11 +269,14 @@ final class FleetLink: Sendable {
         case .dex:
             let communicationID = request.commId ?? "VDD0000001"
             guard DEXAudit.isValidCommunicationID(communicationID) else {
-                return (.failure(ControlError(.badRequest, "commId '\(communicationID)' must be 3 capital letters and 7 digits, e.g. VDD0000001")), nil)
+                return (
+                    .failure(ControlError(.badRequest, "commId '\(communicationID)' must be 3 capital letters and 7 digits, e.g. VDD0000001")), nil
+                )
             }
             do {
-                let audit = try DEXAudit(controller.reports.sales(since: nil), communicationID: communicationID,
-                                         asset: request.asset ?? communicationID)
+                let audit = try DEXAudit(
+                    controller.reports.sales(since: nil), communicationID: communicationID,
+                    asset: request.asset ?? communicationID)
                 return (.success("DEX audit of \(audit.selections.count) selections sent"), Array(DEXWriter.file(audit).utf8))
             } catch {
                 return (.failure(ControlError(.rejected, "\(error)")), nil)

@@ -46,8 +46,9 @@ final class Outbox: Sendable {
     }
 
     func fault(_ reason: String, at: Instant) -> TelemetryEvent {
-        var event = TelemetryEvent(id: UUID().uuidString.lowercased(), machine: machine, at: at.millisecondsSinceEpoch,
-                                   type: .fault, currency: currency.code)
+        var event = TelemetryEvent(
+            id: UUID().uuidString.lowercased(), machine: machine, at: at.millisecondsSinceEpoch,
+            type: .fault, currency: currency.code)
         event.reason = reason
         return event
     }
@@ -77,7 +78,9 @@ final class Outbox: Sendable {
         for event in journaled where seen.insert(event.id).inserted { events.append(event) }
         let kept = withinKeep(events, now: now)
         state.withLock { $0.pending = kept }
-        if !kept.isEmpty { logger.notice("fleet outbox: \(kept.count) event(s) not yet acknowledged by the broker; they are sent when it is reached") }
+        if !kept.isEmpty {
+            logger.notice("fleet outbox: \(kept.count) event(s) not yet acknowledged by the broker; they are sent when it is reached")
+        }
     }
 
     /// What `outbox.json` holds at a compaction: every unacknowledged event still within `keepDays`.
@@ -93,7 +96,9 @@ final class Outbox: Sendable {
         let oldestKept = now - Int64(keepDays) * 86_400_000
         let kept = events.filter { $0.at >= oldestKept }
         if kept.count < events.count {
-            logger.error("fleet outbox: dropped \(events.count - kept.count) event(s) older than \(keepDays) day(s) that the broker never acknowledged (mqtt.outbox_days)")
+            logger.error(
+                "fleet outbox: dropped \(events.count - kept.count) event(s) older than \(keepDays) day(s) that the broker never acknowledged (mqtt.outbox_days)"
+            )
         }
         return kept
     }

@@ -7,8 +7,9 @@ extension TelemetryEvent {
     /// need (rejections, coin acceptance toggles, duplicates ignored).
     init?(_ event: MachineEvent, machine: String, currency: Currency, at: Instant) {
         func make(_ kind: Kind) -> TelemetryEvent {
-            TelemetryEvent(id: UUID().uuidString.lowercased(), machine: machine, at: at.millisecondsSinceEpoch,
-                           type: kind, currency: currency.code)
+            TelemetryEvent(
+                id: UUID().uuidString.lowercased(), machine: machine, at: at.millisecondsSinceEpoch,
+                type: kind, currency: currency.code)
         }
         switch event {
         case .coinCredited(let value, _):

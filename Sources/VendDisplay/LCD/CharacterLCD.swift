@@ -1,8 +1,9 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Foundation
 import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Drives the LCD from the machine's views: initialises it, then redraws the rows that changed,
 /// a scroll step every `stepInterval`. A failing bus (a loose wire) is reported once and the LCD

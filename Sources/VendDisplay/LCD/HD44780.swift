@@ -44,20 +44,20 @@ public struct HD44780: Sendable {
     /// moves right, no shift), display on without cursor.
     public var initialisation: [Step] {
         [
-            .pause(.milliseconds(50)),            // > 40 ms after VCC rises to 2.7 V
-            .write([Self.backlight]),             // every line low, the backlight on
+            .pause(.milliseconds(50)),  // > 40 ms after VCC rises to 2.7 V
+            .write([Self.backlight]),  // every line low, the backlight on
             .write(Self.nibble(0x3, data: false)),
-            .pause(.microseconds(4_500)),         // > 4.1 ms
+            .pause(.microseconds(4_500)),  // > 4.1 ms
             .write(Self.nibble(0x3, data: false)),
-            .pause(.microseconds(150)),           // > 100 µs
+            .pause(.microseconds(150)),  // > 100 µs
             .write(Self.nibble(0x3, data: false)),
             .write(Self.nibble(0x2, data: false)),
-            .write(Self.byte(0x28, data: false)), // function set: DL=0 (4 bits), N=1 (2 lines), F=0 (5×8)
-            .write(Self.byte(0x08, data: false)), // display off
-            .write(Self.byte(0x01, data: false)), // clear display
-            .pause(.microseconds(2_000)),         // clear takes 1.52 ms
-            .write(Self.byte(0x06, data: false)), // entry mode: I/D=1, S=0
-            .write(Self.byte(0x0C, data: false)), // display on, cursor off, blink off
+            .write(Self.byte(0x28, data: false)),  // function set: DL=0 (4 bits), N=1 (2 lines), F=0 (5×8)
+            .write(Self.byte(0x08, data: false)),  // display off
+            .write(Self.byte(0x01, data: false)),  // clear display
+            .pause(.microseconds(2_000)),  // clear takes 1.52 ms
+            .write(Self.byte(0x06, data: false)),  // entry mode: I/D=1, S=0
+            .write(Self.byte(0x0C, data: false)),  // display on, cursor off, blink off
         ]
     }
 

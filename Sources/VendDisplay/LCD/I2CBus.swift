@@ -1,7 +1,8 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import VendPOSIX
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// One device on an I2C bus: the PCF8574 backpack takes each written byte as its 8 output pins.
 public protocol I2CDevice: Sendable {

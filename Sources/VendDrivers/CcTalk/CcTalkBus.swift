@@ -1,6 +1,6 @@
 import CcTalk
-import VendSerial
 import VendHardware
+import VendSerial
 
 /// Why one command got no usable reply.
 public enum BusFailure: Error, Equatable, CustomStringConvertible {

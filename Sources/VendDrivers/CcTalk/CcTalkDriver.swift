@@ -1,8 +1,8 @@
 import CcTalk
+import VendHardware
 import VendSerial
 import VendSettings
 import VendingCore
-import VendHardware
 
 /// The ccTalk coin acceptor's thread: connect (and reconnect with backoff), initialise, poll at
 /// the interval, apply the wanted acceptance, and say every change of state. It owns its link,
@@ -17,8 +17,9 @@ struct CcTalkDriver: Sendable {
     static let failuresBeforeDown = 3
 
     var addressing: CcTalkAddressing {
-        CcTalkAddressing(device: UInt8(settings.address), host: UInt8(settings.hostAddress),
-                         checksum: settings.checksum == .crc16 ? .crc16 : .simple8)
+        CcTalkAddressing(
+            device: UInt8(settings.address), host: UInt8(settings.hostAddress),
+            checksum: settings.checksum == .crc16 ? .crc16 : .simple8)
     }
 
     func run(_ context: DriverContext) {
@@ -56,7 +57,9 @@ struct CcTalkDriver: Sendable {
                 identity = try session.identify()
             } catch {
                 if case .disconnected(let link) = error { return state.health.down("\(link)", emit) }
-                state.health.down("no answer from the ccTalk acceptor at address \(settings.address) on \(port) (\(error)): check its power and cable, and coin_acceptor.baud, cctalk.address, cctalk.checksum and cctalk.echo", emit)
+                state.health.down(
+                    "no answer from the ccTalk acceptor at address \(settings.address) on \(port) (\(error)): check its power and cable, and coin_acceptor.baud, cctalk.address, cctalk.checksum and cctalk.echo",
+                    emit)
                 context.control.sleep(state.backoff.next())
                 continue
             }
@@ -64,7 +67,9 @@ struct CcTalkDriver: Sendable {
                 // A different device mid-run: swapped, or someone impersonating the acceptor on the
                 // bus. Nothing it reports is credited; see README "Coin acceptor" for the rule.
                 try? session.setAcceptance(false)
-                state.health.down("acceptor serial changed from \(pinned) to \(identity.serialNumber) while vendd runs: a swapped or impersonated device. Its coins are refused and nothing it reports is credited until acceptor \(pinned) is back, or vendd is restarted to accept the new one", emit)
+                state.health.down(
+                    "acceptor serial changed from \(pinned) to \(identity.serialNumber) while vendd runs: a swapped or impersonated device. Its coins are refused and nothing it reports is credited until acceptor \(pinned) is back, or vendd is restarted to accept the new one",
+                    emit)
                 context.control.sleep(.seconds(5))
                 continue
             }
@@ -79,7 +84,9 @@ struct CcTalkDriver: Sendable {
                 var accepting = context.control.wantsAcceptance
                 try session.setAcceptance(accepting)
                 let interval = pollInterval(deviceMaximum: identity.maximumPollInterval)
-                state.health.up("ccTalk acceptor ready on \(port): serial \(identity.serialNumber), polling every \(interval.wholeMilliseconds) ms, coins \(accepting ? "accepted" : "inhibited")", emit)
+                state.health.up(
+                    "ccTalk acceptor ready on \(port): serial \(identity.serialNumber), polling every \(interval.wholeMilliseconds) ms, coins \(accepting ? "accepted" : "inhibited")",
+                    emit)
                 state.backoff.reset()
                 if try poll(session, every: interval, accepting: &accepting, state: &state, context) == .deviceReset { continue }
                 return
@@ -93,8 +100,10 @@ struct CcTalkDriver: Sendable {
 
     /// The credit poll. Returns when vendd stops, or `.deviceReset` when the device must be
     /// initialised again (reset, or back after not answering: it may have been swapped).
-    private func poll(_ session: CcTalkSession, every interval: Duration, accepting: inout Bool,
-                      state: inout DriverState, _ context: DriverContext) throws(BusFailure) -> CcTalkSession.PollOutcome {
+    private func poll(
+        _ session: CcTalkSession, every interval: Duration, accepting: inout Bool,
+        state: inout DriverState, _ context: DriverContext
+    ) throws(BusFailure) -> CcTalkSession.PollOutcome {
         var failures = 0
         var nextPoll = context.control.timekeeper.now
         while true {
@@ -127,7 +136,9 @@ struct CcTalkDriver: Sendable {
                 if case .disconnected = error { throw error }
                 failures += 1
                 if failures == Self.failuresBeforeDown {
-                    state.health.down("the ccTalk acceptor on \(port) stopped answering polls (\(error)); it keeps its last 5 events and refuses coins after 1 s without polls", context.emit)
+                    state.health.down(
+                        "the ccTalk acceptor on \(port) stopped answering polls (\(error)); it keeps its last 5 events and refuses coins after 1 s without polls",
+                        context.emit)
                 }
             }
         }

@@ -1,9 +1,9 @@
 import CcTalk
 import Synchronization
+import VendHardware
 import VendPOSIX
 import VendTime
 import VendingCore
-import VendHardware
 
 /// A ccTalk hopper as a payout device, on a port of its own or on the coin acceptor's bus (a
 /// `CcTalkLink` either way: its commands go between the acceptor's polls). A payout runs on a
@@ -40,17 +40,20 @@ public final class CcTalkHopper: PayoutDevice {
     /// Identifies the hopper at `address` on `link` (`port` as configured, for its identity): a
     /// hopper that does not answer or wants encrypted dispense commands stops vendd here, with
     /// what to do. `hostAddress` is the one the bus's other devices answer to.
-    public static func connect(coin: Money, address: Int, hostAddress: Int = 1, port: String, on link: CcTalkLink,
-                               timekeeper: any Timekeeper) throws(HopperError) -> (CcTalkHopper, [String]) {
+    public static func connect(
+        coin: Money, address: Int, hostAddress: Int = 1, port: String, on link: CcTalkLink,
+        timekeeper: any Timekeeper
+    ) throws(HopperError) -> (CcTalkHopper, [String]) {
         do {
             try link.connect()
         } catch {
             throw .bus(.disconnected(error))
         }
         let bus = link.bus(CcTalkAddressing(device: UInt8(address), host: UInt8(hostAddress), checksum: .simple8))
-        let hopper = CcTalkHopper(coin: coin, identity: "cctalk-hopper@\(port)#\(address)",
-                                  description: "ccTalk hopper at address \(address) on \(link.name) (\(coin.decimalString) coins)",
-                                  session: CcTalkHopperSession(bus: bus), timekeeper: timekeeper)
+        let hopper = CcTalkHopper(
+            coin: coin, identity: "cctalk-hopper@\(port)#\(address)",
+            description: "ccTalk hopper at address \(address) on \(link.name) (\(coin.decimalString) coins)",
+            session: CcTalkHopperSession(bus: bus), timekeeper: timekeeper)
         let flags = try hopper.session.withLock { session throws(HopperError) in
             let flags = try session.identify()
             _ = hopper.readLevel(on: session)
@@ -187,8 +190,9 @@ public final class CcTalkHopper: PayoutDevice {
             return try? session.status()
         }
         guard let status else { return LastPayoutReport(counter: nil, paid: .zero(coin.currency), unpaid: .zero(coin.currency), isUnknown: true) }
-        return LastPayoutReport(counter: UInt64(status.eventCounter), paid: coin * Int(status.lastPaid),
-                                unpaid: coin * Int(status.lastUnpaid), isUnknown: status.wasReset)
+        return LastPayoutReport(
+            counter: UInt64(status.eventCounter), paid: coin * Int(status.lastPaid),
+            unpaid: coin * Int(status.lastUnpaid), isUnknown: status.wasReset)
     }
 
     /// Stops a payout within one status interval, the hopper itself, and the level watch. The link stays open:

@@ -1,7 +1,7 @@
 import CcTalk
 import Synchronization
-import VendSerial
 import VendHardware
+import VendSerial
 
 /// One serial link to a ccTalk bus, shared by every device on it (a coin acceptor and the
 /// hoppers at their own addresses). Exchanges are strictly one at a time: a device's command and
@@ -52,8 +52,10 @@ public final class CcTalkLink: Sendable {
 
     /// One command to the device `addressing` names, and its reply. A lost stream takes the link
     /// down until its owner connects it again.
-    func exchange(_ addressing: CcTalkAddressing, _ header: Header, _ data: [UInt8],
-                  timeout: Duration) -> Result<[UInt8], BusFailure> {
+    func exchange(
+        _ addressing: CcTalkAddressing, _ header: Header, _ data: [UInt8],
+        timeout: Duration
+    ) -> Result<[UInt8], BusFailure> {
         state.withLock { state in
             let stream: any ByteStream
             switch state {

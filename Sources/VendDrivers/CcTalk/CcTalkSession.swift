@@ -1,7 +1,7 @@
 import CcTalk
+import VendHardware
 import VendSettings
 import VendingCore
-import VendHardware
 
 /// What the acceptor says about itself at initialisation.
 struct AcceptorIdentity: Sendable, Equatable {
@@ -77,10 +77,13 @@ final class CcTalkSession {
         let priority = try? request(.requestPollingPriority, timeout: .milliseconds(100))
         let interval = priority.flatMap(Payload.pollingInterval).map { Duration.milliseconds($0) }
         if String(category.map { $0 == "_" ? " " : $0 }) != "Coin Acceptor" {
-            emit(.notice("the device at the configured address says it is a '\(category)', not a 'Coin Acceptor': check cctalk.address", isFault: true))
+            emit(
+                .notice("the device at the configured address says it is a '\(category)', not a 'Coin Acceptor': check cctalk.address", isFault: true)
+            )
         }
-        return AcceptorIdentity(category: category, manufacturer: manufacturer, productCode: product,
-                                serialNumber: serial, softwareRevision: software, maximumPollInterval: interval)
+        return AcceptorIdentity(
+            category: category, manufacturer: manufacturer, productCode: product,
+            serialNumber: serial, softwareRevision: software, maximumPollInterval: interval)
     }
 
     /// Reads the coin ids of positions 1–16, logs them, and warns where the channel table
@@ -93,9 +96,13 @@ final class CcTalkSession {
             if !id.isEmpty { ids.append("\(position)=\(id)") }
             guard let channel = channels.first(where: { $0.channel == position }) else { continue }
             if id.isEmpty {
-                disagreements.append("\(channel.origin): channel \(position) is worth \(channel.value.decimalString) here, but the acceptor has no coin programmed at position \(position)")
+                disagreements.append(
+                    "\(channel.origin): channel \(position) is worth \(channel.value.decimalString) here, but the acceptor has no coin programmed at position \(position)"
+                )
             } else if id.hasValue(minorUnits: channel.value.minorUnits) == false {
-                disagreements.append("\(channel.origin): channel \(position) is worth \(channel.value.decimalString) here, but the acceptor's coin at position \(position) is \(id)")
+                disagreements.append(
+                    "\(channel.origin): channel \(position) is worth \(channel.value.decimalString) here, but the acceptor's coin at position \(position) is \(id)"
+                )
             }
         }
         emit(.notice("coin ids: \(ids.isEmpty ? "none programmed" : ids.joined(separator: ", "))", isFault: false))
@@ -131,7 +138,10 @@ final class CcTalkSession {
         cursor = start
         emit(.synchronised(CoinEventID(source: source, sequence: start.sequence)))
         if counter != 0 {
-            emit(.notice("acceptor serial \(identity.serialNumber) is new to this machine: its \(counter) earlier event(s) are not credited; counting from here", isFault: false))
+            emit(
+                .notice(
+                    "acceptor serial \(identity.serialNumber) is new to this machine: its \(counter) earlier event(s) are not credited; counting from here",
+                    isFault: false))
         }
         return .ok
     }
@@ -148,11 +158,17 @@ final class CcTalkSession {
             return .ok
         case .reset(let lapStart):
             emit(.synchronised(CoinEventID(source: source, sequence: lapStart)))
-            emit(.notice("the acceptor was reset or lost power (event counter \(previous) → 0): coins inserted since the last poll, if any, are unknown; initialising it again", isFault: true))
+            emit(
+                .notice(
+                    "the acceptor was reset or lost power (event counter \(previous) → 0): coins inserted since the last poll, if any, are unknown; initialising it again",
+                    isFault: true))
             return .deviceReset
         case .events(let count, let newest, let lost):
             if lost > 0 {
-                emit(.notice("LOST \(lost) coin event(s): the event counter jumped from \(previous) to \(counter) between two polls and the acceptor keeps only the last 5; those coins are NOT credited. Check for long pauses in polling or a faulty acceptor", isFault: true))
+                emit(
+                    .notice(
+                        "LOST \(lost) coin event(s): the event counter jumped from \(previous) to \(counter) between two polls and the acceptor keeps only the last 5; those coins are NOT credited. Check for long pauses in polling or a faulty acceptor",
+                        isFault: true))
             }
             for index in (0..<min(count, EventCursor.bufferDepth)).reversed() {
                 record(results[index], sequence: newest - UInt64(index))
@@ -186,18 +202,26 @@ final class CcTalkSession {
         if code == AcceptorEventCode.inhibitedCoin { inhibitsNeedReapplying = true }
         if !AcceptorEventCode.isRoutine(code) { suspicion += 1 }
         let rejected = AcceptorEventCode.rejected(code)
-        emit(.notice("event \(sequence): \(AcceptorEventCode.name(code)) (code \(code); coin returned: \(rejected.rawValue))",
-                     isFault: !AcceptorEventCode.isRoutine(code)))
+        emit(
+            .notice(
+                "event \(sequence): \(AcceptorEventCode.name(code)) (code \(code); coin returned: \(rejected.rawValue))",
+                isFault: !AcceptorEventCode.isRoutine(code)))
     }
 
     private func credit(position: Int, path: UInt8, sequence: UInt64) {
         let event = CoinEventID(source: source, sequence: sequence)
         guard let channel = channels.first(where: { $0.channel == position }) else {
-            emit(.notice("a coin was accepted on position \(position), which coin_acceptor.channels does not map: NOT credited (event \(event)). Map the position or inhibit it in the acceptor", isFault: true))
+            emit(
+                .notice(
+                    "a coin was accepted on position \(position), which coin_acceptor.channels does not map: NOT credited (event \(event)). Map the position or inhibit it in the acceptor",
+                    isFault: true))
             return
         }
         if !channel.enabled {
-            emit(.notice("a coin was accepted on disabled channel \(position) (the acceptor ignored its inhibit); crediting it, since it is in the cash box", isFault: true))
+            emit(
+                .notice(
+                    "a coin was accepted on disabled channel \(position) (the acceptor ignored its inhibit); crediting it, since it is in the cash box",
+                    isFault: true))
         }
         emit(.accepted(AcceptedCoin(channel: position, value: channel.value, event: event)))
     }

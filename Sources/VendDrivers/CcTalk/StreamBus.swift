@@ -1,7 +1,7 @@
 import CcTalk
+import VendHardware
 import VendPOSIX
 import VendSerial
-import VendHardware
 
 /// ccTalk over a byte stream: flush, send, verify our echo when the bus returns it, then collect
 /// the reply until its deadline. Runs on the driver thread.

@@ -1,7 +1,7 @@
 import MDB
+import VendHardware
 import VendSettings
 import VendingCore
-import VendHardware
 
 /// The bill validator (30h) driver: bills go to escrow, and are stacked only when the machine
 /// says it can take them (`shouldStack`, asked for each bill), else returned; a bill is credited
@@ -30,8 +30,10 @@ final class MDBBillValidator: MDBPeripheralDriver {
     private var decided: (type: Int, stack: Bool, at: ContinuousClock.Instant)?
     private var lastRepeatingStatus: BillStatus?
 
-    init(settings: MDBBillValidatorSettings, currency: Currency, currencyNumeric: Int?, source: String, lastSequence: UInt64?,
-         emit: @escaping MDBEventHandler, wantsAcceptance: @escaping () -> Bool, shouldStack: @escaping (Money) -> Bool) {
+    init(
+        settings: MDBBillValidatorSettings, currency: Currency, currencyNumeric: Int?, source: String, lastSequence: UInt64?,
+        emit: @escaping MDBEventHandler, wantsAcceptance: @escaping () -> Bool, shouldStack: @escaping (Money) -> Bool
+    ) {
         self.settings = settings
         self.currency = currency
         self.currencyNumeric = currencyNumeric
@@ -50,7 +52,12 @@ final class MDBBillValidator: MDBPeripheralDriver {
         applied = nil
         if let decided {
             // RESET returns an escrowed bill (§6.2), so only a bill told to stack is in doubt.
-            if decided.stack { emit(.notice("the bill validator reset while stacking a bill of type \(decided.type): if it was stacked it is NOT credited; count the cash box", isFault: true)) }
+            if decided.stack {
+                emit(
+                    .notice(
+                        "the bill validator reset while stacking a bill of type \(decided.type): if it was stacked it is NOT credited; count the cash box",
+                        isFault: true))
+            }
             self.decided = nil
         }
         let setup = try bus.request(BillCommand.setup.block, BillSetup.init)
@@ -59,22 +66,31 @@ final class MDBBillValidator: MDBPeripheralDriver {
         // Only when the table asks for it: SECURITY sets every other type to the normal level.
         let highSecurity = settings.bills.filter { $0.highSecurity && values[$0.type] != nil }.map(\.type)
         if !highSecurity.isEmpty { _ = try bus.send(BillCommand.security(highSecurity: highSecurity).block) }
-        let id = try? bus.request(BillCommand.identification.block) { (bytes) throws(MDBDecodeError) in try PeripheralIdentification(bytes, withFeatures: false) }
+        let id = try? bus.request(BillCommand.identification.block) { (bytes) throws(MDBDecodeError) in
+            try PeripheralIdentification(bytes, withFeatures: false)
+        }
         stackerCapacity = Int(setup.stackerCapacity)
         let stacker = try bus.request(BillCommand.stacker.block, StackerStatus.init)
         stackerFull = stacker.full
         emit(.stacker(StackerLevel(bills: stacker.bills, capacity: stackerCapacity, full: stacker.full)))
-        emit(.notice("bill validator: \(id.map { $0.summary + ", " } ?? "")level \(setup.level), \(setup.currency), scaling \(setup.scalingFactor), bills \(values.keys.sorted().map { "\($0)=\(values[$0]!.decimalString)" }.joined(separator: " ")), escrow \(escrowCapable && settings.escrow ? "on" : "off"), \(highSecurity.isEmpty ? "security levels as the validator keeps them" : "high security for types \(highSecurity.sorted().map(String.init).joined(separator: " "))"), stacker \(stacker.bills)/\(setup.stackerCapacity)\(stacker.full ? " FULL" : "")", isFault: stacker.full))
+        emit(
+            .notice(
+                "bill validator: \(id.map { $0.summary + ", " } ?? "")level \(setup.level), \(setup.currency), scaling \(setup.scalingFactor), bills \(values.keys.sorted().map { "\($0)=\(values[$0]!.decimalString)" }.joined(separator: " ")), escrow \(escrowCapable && settings.escrow ? "on" : "off"), \(highSecurity.isEmpty ? "security levels as the validator keeps them" : "high security for types \(highSecurity.sorted().map(String.init).joined(separator: " "))"), stacker \(stacker.bills)/\(setup.stackerCapacity)\(stacker.full ? " FULL" : "")",
+                isFault: stacker.full))
         if settings.escrow, !escrowCapable {
-            emit(.notice("the bill validator cannot hold bills in escrow: bills are stacked and credited even when the machine cannot sell", isFault: true))
+            emit(
+                .notice(
+                    "the bill validator cannot hold bills in escrow: bills are stacked and credited even when the machine cannot sell", isFault: true)
+            )
         }
         try applyAcceptance(bus)
     }
 
     /// The table's types whose value SETUP confirms; the others are refused, loudly.
     private func checkedValues(_ setup: BillSetup) -> [Int: Money] {
-        let (values, refusals) = settings.bills.confirmed(by: setup.currency, expectedNumeric: currencyNumeric, machineCurrency: currency,
-                                                 wording: MDBTableWording(device: "bill validator", item: "bill"), reportedValue: setup.value(ofType:))
+        let (values, refusals) = settings.bills.confirmed(
+            by: setup.currency, expectedNumeric: currencyNumeric, machineCurrency: currency,
+            wording: MDBTableWording(device: "bill validator", item: "bill"), reportedValue: setup.value(ofType:))
         for refusal in refusals { emit(.notice(refusal, isFault: true)) }
         return values
     }
@@ -86,7 +102,10 @@ final class MDBBillValidator: MDBPeripheralDriver {
         if stackerFull { try checkStacker(bus) }
         try applyAcceptance(bus)
         if let decided, bus.timekeeper.now - decided.at > Self.escrowAnswerTime {
-            emit(.notice("the bill validator did not report the bill of type \(decided.type) \(decided.stack ? "stacked" : "returned") within 30 s", isFault: true))
+            emit(
+                .notice(
+                    "the bill validator did not report the bill of type \(decided.type) \(decided.stack ? "stacked" : "returned") within 30 s",
+                    isFault: true))
             self.decided = nil
         }
         guard case .data(let bytes) = try bus.send(BillCommand.poll.block) else {
@@ -107,11 +126,17 @@ final class MDBBillValidator: MDBPeripheralDriver {
             let stack = value.map(shouldStack) ?? false
             _ = try bus.send(BillCommand.escrow(stack: stack).block)
             decided = (type, stack, bus.timekeeper.now)
-            emit(.notice("bill of type \(type) (\(value?.decimalString ?? "not in the table")) in escrow: \(stack ? "stacking it" : "returning it (the machine cannot take it now)")", isFault: false))
+            emit(
+                .notice(
+                    "bill of type \(type) (\(value?.decimalString ?? "not in the table")) in escrow: \(stack ? "stacking it" : "returning it (the machine cannot take it now)")",
+                    isFault: false))
         case .bill(let type, .stacked), .bill(let type, .toRecycler):
             decided = nil
             guard let value = values[type] else {
-                emit(.notice("a bill of type \(type) was stacked but is not in mdb.bill_validator.bills (or disagrees with the validator): NOT credited. Map the type or disable it", isFault: true))
+                emit(
+                    .notice(
+                        "a bill of type \(type) was stacked but is not in mdb.bill_validator.bills (or disagrees with the validator): NOT credited. Map the type or disable it",
+                        isFault: true))
                 return
             }
             sequence += 1
@@ -139,7 +164,10 @@ final class MDBBillValidator: MDBPeripheralDriver {
         emit(.stacker(StackerLevel(bills: stacker.bills, capacity: stackerCapacity, full: stacker.full)))
         guard stacker.full != stackerFull else { return }
         stackerFull = stacker.full
-        emit(.notice(stacker.full ? "bill stacker FULL (\(stacker.bills) bills): bills refused until it is emptied" : "bill stacker emptied", isFault: stacker.full))
+        emit(
+            .notice(
+                stacker.full ? "bill stacker FULL (\(stacker.bills) bills): bills refused until it is emptied" : "bill stacker emptied",
+                isFault: stacker.full))
     }
 
     var hasWorkInProgress: Bool { false }

@@ -1,10 +1,10 @@
 import Synchronization
+import VendHardware
 import VendPOSIX
 import VendSerial
 import VendSettings
 import VendTime
 import VendingCore
-import VendHardware
 
 /// The MDB bus as the daemon sees it: a thread that opens the master interface (reconnecting
 /// after an unplug), resets the bus and runs the configured peripherals. Acceptance follows the
@@ -44,8 +44,10 @@ public final class MDBBus: Sendable {
     /// Event sources: one per device kind and port, numbered on from `lastSequence`.
     public func source(_ device: String) -> String { "mdb:\(port.path):\(device)" }
 
-    public func start(lastSequence: @escaping @Sendable (String) -> UInt64?, deliver outside: @escaping MDBEventHandler,
-                      shouldStack: @escaping @Sendable (Money) -> Bool) {
+    public func start(
+        lastSequence: @escaping @Sendable (String) -> UInt64?, deliver outside: @escaping MDBEventHandler,
+        shouldStack: @escaping @Sendable (Money) -> Bool
+    ) {
         let deliver: MDBEventHandler = { [self] event in
             switch event {
             case .changeInventory(let tubes):
@@ -76,8 +78,10 @@ public final class MDBBus: Sendable {
     /// Queues a payout for the changer; `completion` runs once, with what was really paid. On the
     /// bus thread, `holding` gets the tubes by value just before the first coin is asked for (and
     /// again when coins go in or out other than by paying); the payout waits until it returns.
-    public func pay(_ amount: Money, holding: @escaping @Sendable ([ChangeStock]) -> Void = { _ in },
-                    completion: @escaping @Sendable (MDBPayoutResult) -> Void) {
+    public func pay(
+        _ amount: Money, holding: @escaping @Sendable ([ChangeStock]) -> Void = { _ in },
+        completion: @escaping @Sendable (MDBPayoutResult) -> Void
+    ) {
         guard settings.changer != nil else {
             return completion(.neverStarted(amount))
         }
@@ -91,7 +95,12 @@ public final class MDBBus: Sendable {
     public func whenTubesRead(within limit: Duration, _ action: @escaping @Sendable ([ChangeStock]?) -> Void) {
         let claimed = Mutex(false)
         let once: @Sendable ([ChangeStock]?) -> Void = { levels in
-            if claimed.withLock({ claimed in defer { claimed = true }; return !claimed }) { action(levels) }
+            if claimed.withLock({ claimed in
+                defer { claimed = true }
+                return !claimed
+            }) {
+                action(levels)
+            }
         }
         let timekeeper = control.timekeeper
         let timer = timekeeper.schedule(after: limit) { once(nil) }
@@ -131,28 +140,36 @@ public final class MDBBus: Sendable {
     }
 
     /// The drivers, made once: they keep payout state and event numbers across reconnects.
-    private func makeDrivers(lastSequence: @Sendable (String) -> UInt64?, deliver: @escaping MDBEventHandler,
-                     shouldStack: @escaping @Sendable (Money) -> Bool) -> [MDBPeripheralDriver] {
+    private func makeDrivers(
+        lastSequence: @Sendable (String) -> UInt64?, deliver: @escaping MDBEventHandler,
+        shouldStack: @escaping @Sendable (Money) -> Bool
+    ) -> [MDBPeripheralDriver] {
         var drivers: [MDBPeripheralDriver] = []
         let control = control, payouts = payouts
         if let changer = settings.changer {
             let source = source("changer")
-            drivers.append(MDBCoinChanger(settings: changer, currency: settings.currency, currencyNumeric: settings.currencyNumeric,
-                                          source: source, lastSequence: lastSequence(source), emit: deliver,
-                                          wantsAcceptance: { control.wantsAcceptance && !control.isStopping },
-                                          takePayout: payouts.takeFirst, payoutStopped: { [self] in payoutStopped.withLock { $0 } },
-                                          tubesRead: { [self] in tubesRead($0) }))
+            drivers.append(
+                MDBCoinChanger(
+                    settings: changer, currency: settings.currency, currencyNumeric: settings.currencyNumeric,
+                    source: source, lastSequence: lastSequence(source), emit: deliver,
+                    wantsAcceptance: { control.wantsAcceptance && !control.isStopping },
+                    takePayout: payouts.takeFirst, payoutStopped: { [self] in payoutStopped.withLock { $0 } },
+                    tubesRead: { [self] in tubesRead($0) }))
         }
         if let bills = settings.billValidator {
             let source = source("bills")
-            drivers.append(MDBBillValidator(settings: bills, currency: settings.currency, currencyNumeric: settings.currencyNumeric,
-                                            source: source, lastSequence: lastSequence(source), emit: deliver,
-                                            wantsAcceptance: { control.wantsAcceptance && !control.isStopping }, shouldStack: shouldStack))
+            drivers.append(
+                MDBBillValidator(
+                    settings: bills, currency: settings.currency, currencyNumeric: settings.currencyNumeric,
+                    source: source, lastSequence: lastSequence(source), emit: deliver,
+                    wantsAcceptance: { control.wantsAcceptance && !control.isStopping }, shouldStack: shouldStack))
         }
         return drivers
     }
 
-    private func run(lastSequence: @Sendable (String) -> UInt64?, deliver: @escaping MDBEventHandler, shouldStack: @escaping @Sendable (Money) -> Bool) {
+    private func run(
+        lastSequence: @Sendable (String) -> UInt64?, deliver: @escaping MDBEventHandler, shouldStack: @escaping @Sendable (Money) -> Bool
+    ) {
         let drivers = makeDrivers(lastSequence: lastSequence, deliver: deliver, shouldStack: shouldStack)
         var health = LinkHealth()
         var backoff = Backoff()
@@ -170,8 +187,9 @@ public final class MDBBus: Sendable {
                 continue
             }
             let transport = QibixxTransport(stream: stream) { deliver(.notice($0, isFault: $1)) }
-            let master = MDBMaster(transport: transport, drivers: drivers, timekeeper: control.timekeeper,
-                                   pollInterval: settings.pollInterval, emit: deliver)
+            let master = MDBMaster(
+                transport: transport, drivers: drivers, timekeeper: control.timekeeper,
+                pollInterval: settings.pollInterval, emit: deliver)
             do {
                 try transport.start()
                 try master.busReset()
@@ -221,5 +239,10 @@ private final class PayoutQueue: Sendable {
 
     func append(_ request: MDBPayoutRequest) { queue.withLock { $0.append(request) } }
     func takeFirst() -> MDBPayoutRequest? { queue.withLock { $0.isEmpty ? nil : $0.removeFirst() } }
-    func takeAll() -> [MDBPayoutRequest] { queue.withLock { queue in defer { queue.removeAll() }; return queue } }
+    func takeAll() -> [MDBPayoutRequest] {
+        queue.withLock { queue in
+            defer { queue.removeAll() }
+            return queue
+        }
+    }
 }

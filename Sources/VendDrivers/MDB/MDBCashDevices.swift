@@ -1,9 +1,9 @@
 import Synchronization
+import VendHardware
 import VendSerial
 import VendSettings
 import VendTime
 import VendingCore
-import VendHardware
 
 /// The MDB bus seen as the daemon's coin acceptor: coins and bills come in through the same
 /// event path as the ccTalk acceptor's coins, and acceptance follows the machine the same way.
@@ -18,7 +18,10 @@ public final class MDBCashDevices: CoinAcceptor {
     }
 
     public static func describe(_ settings: MDBSettings) -> String {
-        let devices = [settings.changer.map { "coin changer (\($0.coins.count) types)" }, settings.billValidator.map { "bill validator (\($0.bills.count) types)" }]
+        let devices = [
+            settings.changer.map { "coin changer (\($0.coins.count) types)" },
+            settings.billValidator.map { "bill validator (\($0.bills.count) types)" },
+        ]
         return "MDB on \(PortAddress(settings.port, baudRate: MDBSettings.interfaceBaudRate)): \(devices.compactMap { $0 }.joined(separator: ", "))"
     }
 
@@ -27,15 +30,17 @@ public final class MDBCashDevices: CoinAcceptor {
     }
 
     public func start(lastSequence: @escaping @Sendable (String) -> UInt64?, deliver: @escaping CoinAcceptorEventHandler) {
-        bus.start(lastSequence: lastSequence, deliver: { event in
-            switch event {
-            case .coinDeposited(let coin): deliver(.accepted(coin))
-            case .billStacked(let value, let id): deliver(.billStacked(value: value, event: id))
-            case .notice(let text, let isFault): deliver(.notice(text, isFault: isFault))
-            case .dispensedManually(let amount): deliver(.dispensedManually(amount))
-            case .changeInventory, .stacker: break  // kept by the bus (`MDBChangerPayout`, `vendctl status`)
-            }
-        }, shouldStack: { [self] value in escrowDecision.withLock { $0 }?(value) ?? false })
+        bus.start(
+            lastSequence: lastSequence,
+            deliver: { event in
+                switch event {
+                case .coinDeposited(let coin): deliver(.accepted(coin))
+                case .billStacked(let value, let id): deliver(.billStacked(value: value, event: id))
+                case .notice(let text, let isFault): deliver(.notice(text, isFault: isFault))
+                case .dispensedManually(let amount): deliver(.dispensedManually(amount))
+                case .changeInventory, .stacker: break  // kept by the bus (`MDBChangerPayout`, `vendctl status`)
+                }
+            }, shouldStack: { [self] value in escrowDecision.withLock { $0 }?(value) ?? false })
     }
 
     public func setAcceptance(_ enabled: Bool) { bus.setAcceptance(enabled) }

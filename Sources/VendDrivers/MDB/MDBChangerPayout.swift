@@ -1,5 +1,5 @@
-import VendingCore
 import VendHardware
+import VendingCore
 
 /// The MDB coin changer as one of the machine's payout devices. It keeps no payout counter: what
 /// it held when asked is its evidence instead. Within one run, what it paid is read back from
@@ -29,8 +29,10 @@ public final class MDBChangerPayout: PayoutDevice {
     }
 
     /// `asked` gets the tubes just before the first coin is asked for, from the bus thread.
-    public func pay(_ amount: Money, asked: @escaping @Sendable ([ChangeStock]?) -> Void,
-                    completion: @escaping @Sendable (PayoutDeviceResult) -> Void) {
+    public func pay(
+        _ amount: Money, asked: @escaping @Sendable ([ChangeStock]?) -> Void,
+        completion: @escaping @Sendable (PayoutDeviceResult) -> Void
+    ) {
         bus.pay(amount, holding: { asked($0) }) { result in
             completion(PayoutDeviceResult(result.tally, counter: nil))
         }
@@ -47,11 +49,15 @@ public final class MDBChangerPayout: PayoutDevice {
     public func resolveInterrupted(_ record: InterruptedPayoutRecord, completion: @escaping @Sendable (InterruptedPayoutPart) -> Void) {
         let currency = bus.currency
         guard let before = record.holding else {
-            return completion(InterruptedPayoutPart(paid: .zero(currency), cannotTell: "its tubes were not counted when it was asked (a payout recorded before vendd kept that count)"))
+            return completion(
+                InterruptedPayoutPart(
+                    paid: .zero(currency), cannotTell: "its tubes were not counted when it was asked (a payout recorded before vendd kept that count)"
+                ))
         }
         bus.whenTubesRead(within: Self.tubesWait) { now in
             guard let now else {
-                return completion(InterruptedPayoutPart(paid: .zero(currency), cannotTell: "it did not report its tubes within \(Self.tubesWait) of the start"))
+                return completion(
+                    InterruptedPayoutPart(paid: .zero(currency), cannotTell: "it did not report its tubes within \(Self.tubesWait) of the start"))
             }
             completion(TubeHolding.paid(before: before, now: now, of: record.amount))
         }

@@ -1,7 +1,7 @@
 import MDB
+import VendHardware
 import VendSettings
 import VendingCore
-import VendHardware
 
 /// What a payout really paid, read back from the changer.
 public struct MDBPayoutResult: Sendable, Equatable, CustomStringConvertible {
@@ -25,7 +25,8 @@ public struct MDBPayoutResult: Sendable, Equatable, CustomStringConvertible {
 
     public var description: String {
         let list = coins.sorted { $0.key > $1.key }.map { "\($0.value) × \($0.key.decimalString)" }.joined(separator: ", ")
-        return "paid \(paid) of \(requested)\(list.isEmpty ? "" : " (\(list))")\(unknown.isZero ? "" : ", \(unknown) unknown")\(certain ? "" : ", uncertain")"
+        return
+            "paid \(paid) of \(requested)\(list.isEmpty ? "" : " (\(list))")\(unknown.isZero ? "" : ", \(unknown) unknown")\(certain ? "" : ", uncertain")"
     }
 }
 
@@ -73,9 +74,12 @@ final class MDBCoinChanger: MDBPeripheralDriver {
     /// Statuses the changer repeats every POLL while true: said once per change.
     private var lastRepeatingStatus: ChangerStatus?
 
-    init(settings: MDBChangerSettings, currency: Currency, currencyNumeric: Int?, source: String, lastSequence: UInt64?, emit: @escaping MDBEventHandler,
-         wantsAcceptance: @escaping () -> Bool, takePayout: @escaping () -> MDBPayoutRequest?, payoutStopped: @escaping () -> Bool = { false },
-         tubesRead: @escaping ([ChangeStock]) -> Void = { _ in }) {
+    init(
+        settings: MDBChangerSettings, currency: Currency, currencyNumeric: Int?, source: String, lastSequence: UInt64?,
+        emit: @escaping MDBEventHandler,
+        wantsAcceptance: @escaping () -> Bool, takePayout: @escaping () -> MDBPayoutRequest?, payoutStopped: @escaping () -> Bool = { false },
+        tubesRead: @escaping ([ChangeStock]) -> Void = { _ in }
+    ) {
         self.settings = settings
         self.currency = currency
         self.currencyNumeric = currencyNumeric
@@ -102,14 +106,19 @@ final class MDBCoinChanger: MDBPeripheralDriver {
         var summary = "level \(setup.level), \(setup.currency), scaling \(setup.scalingFactor)"
         alternativePayout = false
         if setup.level >= 3 {
-            let id = try bus.request(ChangerCommand.identification.block) { (bytes) throws(MDBDecodeError) in try PeripheralIdentification(bytes, withFeatures: true) }
+            let id = try bus.request(ChangerCommand.identification.block) { (bytes) throws(MDBDecodeError) in
+                try PeripheralIdentification(bytes, withFeatures: true)
+            }
             let offered = ChangerFeatures(rawValue: id.features)
             let wanted = offered.intersection(.alternativePayout)
             _ = try bus.send(ChangerCommand.featureEnable(wanted).block)
             alternativePayout = wanted.contains(.alternativePayout)
             summary = "\(id.summary), " + summary
         }
-        emit(.notice("coin changer: \(summary), coins \(values.keys.sorted().map { "\($0)=\(values[$0]!.decimalString)" }.joined(separator: " ")), pays by \(alternativePayout ? "alternative payout" : "DISPENSE")", isFault: false))
+        emit(
+            .notice(
+                "coin changer: \(summary), coins \(values.keys.sorted().map { "\($0)=\(values[$0]!.decimalString)" }.joined(separator: " ")), pays by \(alternativePayout ? "alternative payout" : "DISPENSE")",
+                isFault: false))
         try readTubes(bus)
         if var job = payout, job.isUnderway {
             // Reset mid-payout: it pays no more, and what it paid is what left the tubes.
@@ -122,8 +131,9 @@ final class MDBCoinChanger: MDBPeripheralDriver {
 
     /// The table's types whose value SETUP confirms; the others are refused, loudly.
     private func checkedValues(_ setup: ChangerSetup) -> [Int: Money] {
-        let (values, refusals) = settings.coins.confirmed(by: setup.currency, expectedNumeric: currencyNumeric, machineCurrency: currency,
-                                                 wording: MDBTableWording(device: "coin changer", item: "coin"), reportedValue: setup.value(ofType:))
+        let (values, refusals) = settings.coins.confirmed(
+            by: setup.currency, expectedNumeric: currencyNumeric, machineCurrency: currency,
+            wording: MDBTableWording(device: "coin changer", item: "coin"), reportedValue: setup.value(ofType:))
         for refusal in refusals { emit(.notice(refusal, isFault: true)) }
         return values
     }
@@ -162,23 +172,35 @@ final class MDBCoinChanger: MDBPeripheralDriver {
         switch activity {
         case .deposited(let type, let routing, let tubeCount):
             guard routing == .cashBox || routing == .tubes else {
-                emit(.notice("a coin of type \(type) was \(routing == .rejected ? "returned to the customer" : "routed nowhere (routing 10)"): not credited", isFault: routing != .rejected))
+                emit(
+                    .notice(
+                        "a coin of type \(type) was \(routing == .rejected ? "returned to the customer" : "routed nowhere (routing 10)"): not credited",
+                        isFault: routing != .rejected))
                 return
             }
             guard let value = values[type] else {
-                emit(.notice("a coin of type \(type) went to the \(routing == .tubes ? "tubes" : "cash box") but is not in mdb.changer.coins (or disagrees with the changer): NOT credited. Map the type or disable it", isFault: true))
+                emit(
+                    .notice(
+                        "a coin of type \(type) went to the \(routing == .tubes ? "tubes" : "cash box") but is not in mdb.changer.coins (or disagrees with the changer): NOT credited. Map the type or disable it",
+                        isFault: true))
                 return
             }
             sequence += 1
-            emit(.coinDeposited(AcceptedCoin(channel: type, value: value, event: CoinEventID(source: source, sequence: sequence),
-                                             route: routing == .tubes ? .tubes : .cashBox)))
+            emit(
+                .coinDeposited(
+                    AcceptedCoin(
+                        channel: type, value: value, event: CoinEventID(source: source, sequence: sequence),
+                        route: routing == .tubes ? .tubes : .cashBox)))
             if routing == .tubes {
                 tubes = tubes.map { TubeStatus(full: $0.full, counts: replacing($0.counts, at: type, with: tubeCount)) }
                 reportInventory()
                 reviseHolding(type, by: 1)
             }
         case .manuallyDispensed(let type, let count, let left):
-            emit(.notice("\(count) coin(s) of type \(type) paid out by the changer's own buttons (\(left) left in the tube): not a sale, not change", isFault: false))
+            emit(
+                .notice(
+                    "\(count) coin(s) of type \(type) paid out by the changer's own buttons (\(left) left in the tube): not a sale, not change",
+                    isFault: false))
             if let value = values[type], count > 0 { emit(.dispensedManually(value * count)) }
             tubes = tubes.map { TubeStatus(full: $0.full, counts: replacing($0.counts, at: type, with: left)) }
             reportInventory()
@@ -227,7 +249,11 @@ final class MDBCoinChanger: MDBPeripheralDriver {
     /// read). The machine is free again; a changer that comes back is read at its reset.
     func stillOffline(_ now: ContinuousClock.Instant) {
         guard let job = payout, job.isUnderway, let last = job.lastProgress, now - last >= settings.payoutStallLimit else { return }
-        finish(job, uncertain: true, note: "it has not answered for \(settings.payoutStallLimit) (mdb.changer.payout_stall_ms) mid-payout: what it was still asked to pay is unknown — count the tubes")
+        finish(
+            job, uncertain: true,
+            note:
+                "it has not answered for \(settings.payoutStallLimit) (mdb.changer.payout_stall_ms) mid-payout: what it was still asked to pay is unknown — count the tubes"
+        )
     }
 
     // MARK: - Acceptance and tubes
@@ -334,7 +360,10 @@ final class MDBCoinChanger: MDBPeripheralDriver {
                 job.phase = .dispense
             }
         case .dispense:
-            guard !job.jammed, !payoutStopped(), let next = job.plan.first, let tubes else { payout = job; return finish(job, uncertain: job.uncertain, note: nil) }
+            guard !job.jammed, !payoutStopped(), let next = job.plan.first, let tubes else {
+                payout = job
+                return finish(job, uncertain: job.uncertain, note: nil)
+            }
             job.plan.removeFirst()
             // Open before it goes out: an unanswered DISPENSE may still be paying.
             job.open += Int64(next.count) * (values[next.type]?.minorUnits ?? 0)
@@ -362,7 +391,8 @@ final class MDBCoinChanger: MDBPeripheralDriver {
             // The next chunk while each pays something: the tubes may not make a chunk's exact
             // value, and one that pays nothing means the changer can pay no more.
             if !paidMoney(chunk).isZero, !job.jammed, !payoutStopped(),
-               let next = try sendAlternative(bus, job: &job, scaling: Int64(setup.scalingFactor)) {
+                let next = try sendAlternative(bus, job: &job, scaling: Int64(setup.scalingFactor))
+            {
                 job.phase = next
             } else {
                 payout = job
@@ -377,7 +407,11 @@ final class MDBCoinChanger: MDBPeripheralDriver {
                 payout = job
                 try readTubes(bus)
                 settleFromTubes(&job, changerStopped: false)
-                return finish(job, uncertain: true, note: "no sign of progress for \(settings.payoutStallLimit) (mdb.changer.payout_stall_ms): what left the tubes is paid; what it was still asked to pay is unknown — count the tubes")
+                return finish(
+                    job, uncertain: true,
+                    note:
+                        "no sign of progress for \(settings.payoutStallLimit) (mdb.changer.payout_stall_ms): what left the tubes is paid; what it was still asked to pay is unknown — count the tubes"
+                )
             }
             if now - last >= Self.tubeCheckInterval, now - (job.lastTubeCheck ?? last) >= Self.tubeCheckInterval {
                 job.lastTubeCheck = now
@@ -433,7 +467,9 @@ final class MDBCoinChanger: MDBPeripheralDriver {
             job.open += Int64(count - left) * value
         }
         if !acknowledged {
-            emit(.notice("the changer did not answer DISPENSE \(count) × type \(type); it was not repeated. The tubes say \(paidNow) left", isFault: true))
+            emit(
+                .notice(
+                    "the changer did not answer DISPENSE \(count) × type \(type); it was not repeated. The tubes say \(paidNow) left", isFault: true))
         }
         if paidNow > 0 { job.paid[type, default: 0] += paidNow }
         if !acknowledged || paidNow < count {
@@ -452,12 +488,18 @@ final class MDBCoinChanger: MDBPeripheralDriver {
         guard job.open > 0, let holding = job.holding, let tubes else { return }
         let evidence = TubeHolding.paid(before: holding.byValue(values), now: TubeHolding(tubes).byValue(values), of: job.request.amount)
         guard evidence.cannotTell == nil else {
-            emit(.notice("coin changer: its tubes cannot say what the payout paid (\(evidence.cannotTell!)): the part still open is unknown", isFault: true))
+            emit(
+                .notice(
+                    "coin changer: its tubes cannot say what the payout paid (\(evidence.cannotTell!)): the part still open is unknown", isFault: true
+                ))
             return
         }
         let fromOpen = evidence.paid.minorUnits - paidMoney(job.paid).minorUnits - job.paidByTubes
         guard fromOpen >= 0, fromOpen <= job.open else {
-            emit(.notice("coin changer: its tubes say \(evidence.paid) left, which the payout's own reports cannot explain: the part still open is unknown", isFault: true))
+            emit(
+                .notice(
+                    "coin changer: its tubes say \(evidence.paid) left, which the payout's own reports cannot explain: the part still open is unknown",
+                    isFault: true))
             return
         }
         job.paidByTubes += fromOpen
@@ -486,7 +528,9 @@ final class MDBCoinChanger: MDBPeripheralDriver {
 
     private func paidMoney(_ coins: [Int: Int]) -> Money {
         coins.reduce(.zero(currency)) { total, entry in
-            guard let value = values[entry.key] ?? setup?.value(ofType: entry.key).map({ Money(minorUnits: $0, currency: currency) }) else { return total }
+            guard let value = values[entry.key] ?? setup?.value(ofType: entry.key).map({ Money(minorUnits: $0, currency: currency) }) else {
+                return total
+            }
             return total + value * entry.value
         }
     }
@@ -502,8 +546,9 @@ final class MDBCoinChanger: MDBPeripheralDriver {
         let amount = job.request.amount
         let paid = paidMoney(job.paid) + Money(minorUnits: job.paidByTubes, currency: currency)
         let open = Money(minorUnits: job.open, currency: currency)
-        let result = MDBPayoutResult(tally: PayoutTally(asked: amount, paid: paid, provablyUnpaid: amount - paid - open), coins: coins,
-                                     certain: !uncertain && !job.uncertain)
+        let result = MDBPayoutResult(
+            tally: PayoutTally(asked: amount, paid: paid, provablyUnpaid: amount - paid - open), coins: coins,
+            certain: !uncertain && !job.uncertain)
         emit(.notice("coin changer \(result)\(note.map { ": \($0)" } ?? "")", isFault: !result.certain || result.paid != result.requested))
         job.request.completion(result)
     }

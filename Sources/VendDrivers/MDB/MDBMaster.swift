@@ -1,7 +1,7 @@
 import MDB
+import VendHardware
 import VendTime
 import VendingCore
-import VendHardware
 
 /// What the MDB drivers tell the daemon. Coins and bills carry an event id per source, numbered
 /// on from the last one credited (MDB devices keep no event counter of their own).
@@ -144,13 +144,16 @@ final class MDBMaster {
     private let emit: MDBEventHandler
     private let links: [Link]
 
-    init(transport: MDBTransport, drivers: [MDBPeripheralDriver], timekeeper: any Timekeeper, pollInterval: Duration, emit: @escaping MDBEventHandler) {
+    init(transport: MDBTransport, drivers: [MDBPeripheralDriver], timekeeper: any Timekeeper, pollInterval: Duration, emit: @escaping MDBEventHandler)
+    {
         self.transport = transport
         self.timekeeper = timekeeper
         self.pollInterval = pollInterval
         self.emit = emit
         let now = timekeeper.now
-        links = drivers.map { Link(driver: $0, bus: MDBDeviceBus(transport: transport, timekeeper: timekeeper), phase: .awaitingJustReset(since: now), due: now) }
+        links = drivers.map {
+            Link(driver: $0, bus: MDBDeviceBus(transport: transport, timekeeper: timekeeper), phase: .awaitingJustReset(since: now), due: now)
+        }
     }
 
     /// Resets every peripheral at once; they are talked to again after the setup time (§3.1).
@@ -220,7 +223,9 @@ final class MDBMaster {
                     link.phase = .offline
                     link.due = now + Self.offlineResetInterval
                     link.driver.lost()
-                    link.health.down("\(name) not answering for \(link.driver.nonResponseTime) (\(error)): check its power and the MDB cable; vendd sends it a RESET every 10 s", { emitNotice($0) })
+                    link.health.down(
+                        "\(name) not answering for \(link.driver.nonResponseTime) (\(error)): check its power and the MDB cable; vendd sends it a RESET every 10 s",
+                        { emitNotice($0) })
                 } else if case .badAnswer = error {
                     emit(.notice("\(name): \(error)", isFault: true))
                 }

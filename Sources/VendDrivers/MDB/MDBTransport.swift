@@ -1,7 +1,7 @@
 import MDB
+import VendHardware
 import VendPOSIX
 import VendSerial
-import VendHardware
 
 /// Why the master interface itself (not a peripheral) failed: the link must be opened again.
 public enum MDBLinkFailure: Error, Equatable, CustomStringConvertible {
@@ -15,7 +15,8 @@ public enum MDBLinkFailure: Error, Equatable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .disconnected(let error): "\(error)"
-        case .interfaceSilent(let command): "the MDB interface did not answer '\(command)' (unplugged, hung, or not a Qibixx MDB master at this port?)"
+        case .interfaceSilent(let command):
+            "the MDB interface did not answer '\(command)' (unplugged, hung, or not a Qibixx MDB master at this port?)"
         case .refused(let command, let answer): "the MDB interface answered '\(command)' with '\(answer)'"
         }
     }

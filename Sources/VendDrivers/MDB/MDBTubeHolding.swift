@@ -1,6 +1,6 @@
 import MDB
-import VendingCore
 import VendHardware
+import VendingCore
 
 /// The coins in the changer's tubes, per coin type, as evidence of what a payout took from them.
 /// A tube reported "full with 0" (a jam or a bad sensor) or at 255 (the most TUBE STATUS can
@@ -51,7 +51,11 @@ struct TubeHolding: Equatable {
             }
         }
         guard paid <= amount else {
-            return InterruptedPayoutPart(paid: .zero(amount.currency), cannotTell: "its tubes hold \(paid.decimalString) less than when the payout of \(amount.decimalString) began: more than it could have paid (counts lost, or coins taken out by hand)")
+            return InterruptedPayoutPart(
+                paid: .zero(amount.currency),
+                cannotTell:
+                    "its tubes hold \(paid.decimalString) less than when the payout of \(amount.decimalString) began: more than it could have paid (counts lost, or coins taken out by hand)"
+            )
         }
         return InterruptedPayoutPart(paid: paid, cannotTell: cannotTell.isEmpty ? nil : cannotTell.joined(separator: "; "))
     }

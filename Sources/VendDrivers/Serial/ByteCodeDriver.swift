@@ -1,7 +1,7 @@
+import VendHardware
 import VendSerial
 import VendSettings
 import VendingCore
-import VendHardware
 
 /// The one-byte protocol of simple acceptors: each byte received is the channel of a coin just
 /// accepted. There is no event counter and no inhibit command, so exactly-once is weaker than
@@ -32,7 +32,10 @@ struct ByteCodeDriver: Sendable {
             while !context.control.isStopping {
                 if !context.control.wantsAcceptance, !warnedAboutInhibit {
                     warnedAboutInhibit = true
-                    context.emit(.notice("the bytecode protocol cannot inhibit the acceptor: coins it still takes are credited. Wire its inhibit input if the machine must refuse coins", isFault: false))
+                    context.emit(
+                        .notice(
+                            "the bytecode protocol cannot inhibit the acceptor: coins it still takes are credited. Wire its inhibit input if the machine must refuse coins",
+                            isFault: false))
                 }
                 let outcome = context.control.waiter.wait(for: stream.fileDescriptor, timeout: .seconds(60))
                 guard outcome == .readable || outcome == .hangUp else { continue }
@@ -51,12 +54,18 @@ struct ByteCodeDriver: Sendable {
 
     private func credit(_ byte: UInt8, sequence: inout UInt64, _ context: DriverContext) {
         guard let channel = channels.first(where: { $0.channel == Int(byte) }) else {
-            context.emit(.notice("byte \(byte) from the acceptor is not a channel in coin_acceptor.channels: ignored (noise, or a coin to add to the table)", isFault: true))
+            context.emit(
+                .notice(
+                    "byte \(byte) from the acceptor is not a channel in coin_acceptor.channels: ignored (noise, or a coin to add to the table)",
+                    isFault: true))
             return
         }
         sequence += 1
-        context.emit(.accepted(AcceptedCoin(channel: channel.channel, value: channel.value,
-                                            event: CoinEventID(source: source, sequence: sequence))))
+        context.emit(
+            .accepted(
+                AcceptedCoin(
+                    channel: channel.channel, value: channel.value,
+                    event: CoinEventID(source: source, sequence: sequence))))
     }
 }
 

@@ -1,7 +1,7 @@
+import VendHardware
 import VendSerial
 import VendSettings
 import VendTime
-import VendHardware
 
 /// Builds the coin acceptor a configuration describes, talking to real hardware (or to a Unix
 /// socket standing in for it).
@@ -11,8 +11,9 @@ public enum CoinAcceptorFactory {
         let port = PortAddress(config.port, baudRate: config.baudRate)
         // The parser gives ccTalk settings exactly when the protocol is ccTalk.
         if config.protocol == .cctalk, let settings = config.cctalk {
-            let driver = CcTalkDriver(link: link ?? CcTalkLink(port: config.port, baudRate: config.baudRate, echo: settings.echo), settings: settings,
-                                      channels: config.channels)
+            let driver = CcTalkDriver(
+                link: link ?? CcTalkLink(port: config.port, baudRate: config.baudRate, echo: settings.echo), settings: settings,
+                channels: config.channels)
             return ThreadedCoinAcceptor(name: "vendd-cctalk", timekeeper: timekeeper, body: driver.run)
         } else {
             let driver = ByteCodeDriver(port: port, channels: config.channels)

@@ -1,8 +1,8 @@
 import Synchronization
+import VendHardware
 import VendPOSIX
 import VendTime
 import VendingCore
-import VendHardware
 
 /// What a serial coin-acceptor driver's thread shares with the rest of vendd: the wanted
 /// acceptance, the stop request, and a `Waiter` that wakes the thread when either changes.

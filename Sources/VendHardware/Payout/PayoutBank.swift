@@ -69,13 +69,15 @@ public final class PayoutBank: Sendable {
     }
 
     private func startNext() {
-        guard let request = queue.withLock({ queue -> Request? in
-            guard !queue.waiting.isEmpty else {
-                queue.busy = false
-                return nil
-            }
-            return queue.waiting.removeFirst()
-        }) else { return }
+        guard
+            let request = queue.withLock({ queue -> Request? in
+                guard !queue.waiting.isEmpty else {
+                    queue.busy = false
+                    return nil
+                }
+                return queue.waiting.removeFirst()
+            })
+        else { return }
         let zero = Money.zero(request.amount.currency)
         pay(request, from: 0, sofar: PayoutBankResult(paid: zero, unknown: zero, counters: [:]))
     }
@@ -90,8 +92,10 @@ public final class PayoutBank: Sendable {
         device.pay(rest, asked: { holding in request.asking(device.identity, holding) }) { [self] result in
             var counters = sofar.counters
             if let counter = result.counter { counters[device.identity] = counter }
-            pay(request, from: index + 1, sofar: PayoutBankResult(
-                paid: sofar.paid + result.paid, unknown: sofar.unknown + result.unknown, counters: counters))
+            pay(
+                request, from: index + 1,
+                sofar: PayoutBankResult(
+                    paid: sofar.paid + result.paid, unknown: sofar.unknown + result.unknown, counters: counters))
         }
     }
 
@@ -116,14 +120,18 @@ public final class PayoutBank: Sendable {
     /// tell, or an asked device is no longer configured, the part not accounted for is unknown.
     /// `completion` runs once, when every asked device has judged (a changer only once it has
     /// reported its tubes).
-    public func resolveInterrupted(_ amount: Money, counters kept: [String: UInt64], asked: [String]?, holdings: [String: [ChangeStock]],
-                                   completion: @escaping @Sendable (Resolution) -> Void) {
+    public func resolveInterrupted(
+        _ amount: Money, counters kept: [String: UInt64], asked: [String]?, holdings: [String: [ChangeStock]],
+        completion: @escaping @Sendable (Resolution) -> Void
+    ) {
         let askedDevices = devices.filter { asked?.contains($0.identity) ?? true }
         let gone = (asked ?? []).filter { identity in !devices.contains { $0.identity == identity } }
         let zero = Money.zero(amount.currency)
         let findings = gone.map { (device: $0, part: InterruptedPayoutPart(paid: zero, cannotTell: "it was asked and is no longer configured")) }
-        judge(askedDevices[...], amount: amount, kept: kept, holdings: holdings,
-              sofar: InterruptedPayoutPart(paid: zero, cannotTell: findings.first?.part.cannotTell), findings: findings) { [self] total, findings in
+        judge(
+            askedDevices[...], amount: amount, kept: kept, holdings: holdings,
+            sofar: InterruptedPayoutPart(paid: zero, cannotTell: findings.first?.part.cannotTell), findings: findings
+        ) { [self] total, findings in
             let paid = min(total.paid, amount)
             let unknown = total.cannotTell == nil ? Money.zero(amount.currency) : amount - paid
             completion(Resolution(result: PayoutBankResult(paid: paid, unknown: unknown, counters: counters()), findings: findings))
@@ -131,15 +139,19 @@ public final class PayoutBank: Sendable {
     }
 
     /// Asks each device in turn (one may answer later), adding up what they say.
-    private func judge(_ devices: ArraySlice<any PayoutDevice>, amount: Money, kept: [String: UInt64], holdings: [String: [ChangeStock]], sofar: InterruptedPayoutPart,
-                       findings: [(device: String, part: InterruptedPayoutPart)],
-                       completion: @escaping @Sendable (InterruptedPayoutPart, [(device: String, part: InterruptedPayoutPart)]) -> Void) {
+    private func judge(
+        _ devices: ArraySlice<any PayoutDevice>, amount: Money, kept: [String: UInt64], holdings: [String: [ChangeStock]],
+        sofar: InterruptedPayoutPart,
+        findings: [(device: String, part: InterruptedPayoutPart)],
+        completion: @escaping @Sendable (InterruptedPayoutPart, [(device: String, part: InterruptedPayoutPart)]) -> Void
+    ) {
         guard let device = devices.first else { return completion(sofar, findings) }
         let record = InterruptedPayoutRecord(amount: amount, keptCounter: kept[device.identity], holding: holdings[device.identity])
         device.resolveInterrupted(record) { [self] part in
-            judge(devices.dropFirst(), amount: amount, kept: kept, holdings: holdings,
-                  sofar: InterruptedPayoutPart(paid: sofar.paid + part.paid, cannotTell: sofar.cannotTell ?? part.cannotTell),
-                  findings: findings + [(device.description, part)], completion: completion)
+            judge(
+                devices.dropFirst(), amount: amount, kept: kept, holdings: holdings,
+                sofar: InterruptedPayoutPart(paid: sofar.paid + part.paid, cannotTell: sofar.cannotTell ?? part.cannotTell),
+                findings: findings + [(device.description, part)], completion: completion)
         }
     }
 

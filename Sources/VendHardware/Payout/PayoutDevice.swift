@@ -104,8 +104,9 @@ public protocol PayoutDevice: AnyObject, Sendable {
     /// makes that durable) with what it holds then, or nil if it keeps a counter instead. A device
     /// that reads what it holds while paying (an MDB changer's tubes) calls `asked` from its own
     /// thread, and again whenever coins go in or out of it other than by paying.
-    func pay(_ amount: Money, asked: @escaping @Sendable ([ChangeStock]?) -> Void,
-             completion: @escaping @Sendable (PayoutDeviceResult) -> Void)
+    func pay(
+        _ amount: Money, asked: @escaping @Sendable ([ChangeStock]?) -> Void,
+        completion: @escaping @Sendable (PayoutDeviceResult) -> Void)
     /// Reads, without paying, what the device reports about its last payout.
     func lastPayout() -> LastPayoutReport
     /// Judges, never by paying, what it paid of a payout in flight when vendd stopped, from its
@@ -125,8 +126,10 @@ extension PayoutDevice {
     public func watchInventory(_ changed: @escaping @Sendable () -> Void) {}
 
     /// A device with a payout counter is asked just before it is told, with nothing held.
-    public func pay(_ amount: Money, asked: @escaping @Sendable ([ChangeStock]?) -> Void,
-                    completion: @escaping @Sendable (PayoutDeviceResult) -> Void) {
+    public func pay(
+        _ amount: Money, asked: @escaping @Sendable ([ChangeStock]?) -> Void,
+        completion: @escaping @Sendable (PayoutDeviceResult) -> Void
+    ) {
         asked(nil)
         pay(amount, completion: completion)
     }

@@ -70,8 +70,9 @@ public final class SimulatedCoinAcceptor: CoinAcceptor {
             guard state.running else { return (.returned(reason: "the acceptor is not running"), nil) }
             guard state.accepting else { return (.returned(reason: "coin acceptance is inhibited"), nil) }
             state.sequence += 1
-            let coin = AcceptedCoin(channel: channel.channel, value: value,
-                                    event: CoinEventID(source: Self.source, sequence: state.sequence))
+            let coin = AcceptedCoin(
+                channel: channel.channel, value: value,
+                event: CoinEventID(source: Self.source, sequence: state.sequence))
             return (.accepted(coin), state.deliver)
         }
         if case .accepted(let coin) = result { deliver?(.accepted(coin)) }

@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Synchronization
 import VendTime
 import VendingCore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// A hopper for `--simulate`: one coin value, a coin every `coinInterval`, a ccTalk-like event
 /// counter (1…255, counted once per payout) and the last payout's paid and unpaid coins. Like a
@@ -38,8 +39,10 @@ public final class SimulatedHopper: PayoutDevice {
     private let memoryFile: String?
     private let state: Mutex<State>
 
-    public init(coin: Money, identity: String, coins: Int, coinInterval: Duration = .milliseconds(200),
-                memoryFile: String?, timekeeper: any Timekeeper) {
+    public init(
+        coin: Money, identity: String, coins: Int, coinInterval: Duration = .milliseconds(200),
+        memoryFile: String?, timekeeper: any Timekeeper
+    ) {
         self.coin = coin
         self.identity = identity
         self.coinInterval = coinInterval
@@ -95,8 +98,9 @@ public final class SimulatedHopper: PayoutDevice {
 
     public func lastPayout() -> LastPayoutReport {
         let memory = state.withLock { $0.memory }
-        return LastPayoutReport(counter: memory.counter, paid: coin * memory.paid, unpaid: coin * memory.unpaid,
-                                isUnknown: memory.counter == 0)
+        return LastPayoutReport(
+            counter: memory.counter, paid: coin * memory.paid, unpaid: coin * memory.unpaid,
+            isUnknown: memory.counter == 0)
     }
 
     public func emergencyStop() {

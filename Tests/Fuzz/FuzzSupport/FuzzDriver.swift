@@ -1,7 +1,8 @@
-#if FUZZING
-import CLibFuzzer
-#endif
 import Foundation
+
+#if FUZZING
+    import CLibFuzzer
+#endif
 
 /// What each harness's `@main` calls with its `LLVMFuzzerTestOneInput`.
 ///
@@ -14,11 +15,11 @@ public enum FuzzDriver {
 
     public static func main(_ testOneInput: TestOneInput) -> Never {
         #if FUZZING
-        var argc = CommandLine.argc
-        var argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? = CommandLine.unsafeArgv
-        exit(LLVMFuzzerRunDriver(&argc, &argv, testOneInput))
+            var argc = CommandLine.argc
+            var argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? = CommandLine.unsafeArgv
+            exit(LLVMFuzzerRunDriver(&argc, &argv, testOneInput))
         #else
-        exit(replay(Array(CommandLine.arguments.dropFirst()), through: testOneInput))
+            exit(replay(Array(CommandLine.arguments.dropFirst()), through: testOneInput))
         #endif
     }
 
@@ -39,7 +40,8 @@ public enum FuzzDriver {
                 FileHandle.standardError.write(Data("\(name): \(path) does not exist\n".utf8))
                 return 2
             }
-            let files = isDirectory.boolValue
+            let files =
+                isDirectory.boolValue
                 ? ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? [])
                     .filter { !$0.hasPrefix(".") }.sorted().map { "\(path)/\($0)" }
                 : [path]

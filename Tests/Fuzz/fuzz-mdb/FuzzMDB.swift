@@ -49,7 +49,9 @@ func parseReply(_ line: String) -> QibixxReply? {
         reply = try QibixxReply.parse(line)
     } catch {
         precondition(isAnswer, "'\(line)' is refused as garbled, but it is no answer line: \(error)")
-        precondition(error.line == line && !error.reason.isEmpty && error.description.contains("'\(line)'"), "the error \(error) does not name its line '\(line)'")
+        precondition(
+            error.line == line && !error.reason.isEmpty && error.description.contains("'\(line)'"),
+            "the error \(error) does not name its line '\(line)'")
         return nil
     }
     if case .other(let text) = reply {
@@ -69,7 +71,9 @@ func asciiUppercased(_ text: String) -> [UInt8] {
 /// Every answer decoder on one data block (the transport cannot know which command a block it
 /// did not expect answers). POLL answers must account for every byte: a byte dropped may be a coin.
 func decodeAnswers(_ bytes: [UInt8]) {
-    if let activities = decode(bytes, "changer POLL", { (bytes) throws(MDBDecodeError) in try ChangerActivity.parse(bytes) }, encode: { $0.flatMap(\.bytes) }, exactly: 0) {
+    if let activities = decode(
+        bytes, "changer POLL", { (bytes) throws(MDBDecodeError) in try ChangerActivity.parse(bytes) }, encode: { $0.flatMap(\.bytes) }, exactly: 0)
+    {
         for case .status(let status) in activities { precondition(!status.name.isEmpty) }
     }
     let bills = BillActivity.parse(bytes)
@@ -87,8 +91,10 @@ func decodeAnswers(_ bytes: [UInt8]) {
     }
     _ = decode(bytes, "PAYOUT STATUS", { (bytes) throws(MDBDecodeError) in try PayoutStatus(bytes) }, encode: \.bytes, exactly: 16)
     for withFeatures in [true, false] {
-        _ = decode(bytes, "IDENTIFICATION", { (bytes) throws(MDBDecodeError) in try PeripheralIdentification(bytes, withFeatures: withFeatures) },
-                   encode: { $0.bytes(withFeatures: withFeatures) })?.summary
+        _ =
+            decode(
+                bytes, "IDENTIFICATION", { (bytes) throws(MDBDecodeError) in try PeripheralIdentification(bytes, withFeatures: withFeatures) },
+                encode: { $0.bytes(withFeatures: withFeatures) })?.summary
     }
     if let setup = decode(bytes, "bill SETUP", { (bytes) throws(MDBDecodeError) in try BillSetup(bytes) }, encode: \.bytes) {
         _ = setup.currency.description
@@ -97,9 +103,10 @@ func decodeAnswers(_ bytes: [UInt8]) {
     _ = decode(bytes, "STACKER", { (bytes) throws(MDBDecodeError) in try StackerStatus(bytes) }, encode: \.bytes, exactly: 2)
     // A cashless reader's answer splits differently by its level and money width.
     for (level, expanded) in [(UInt8(1), false), (2, false), (3, false), (3, true)] {
-        _ = decode(bytes, "cashless answer (level \(level)\(expanded ? ", 32-bit" : ""))",
-                   { (bytes) throws(MDBDecodeError) in try CashlessResponse.parse(bytes, level: level, expanded: expanded) },
-                   encode: { $0.flatMap { $0.bytes(level: level, expanded: expanded) } })
+        _ = decode(
+            bytes, "cashless answer (level \(level)\(expanded ? ", 32-bit" : ""))",
+            { (bytes) throws(MDBDecodeError) in try CashlessResponse.parse(bytes, level: level, expanded: expanded) },
+            encode: { $0.flatMap { $0.bytes(level: level, expanded: expanded) } })
     }
 }
 
@@ -114,12 +121,16 @@ func decode<Answer: Equatable>(
     do {
         answer = try decoder(bytes)
     } catch {
-        precondition(error.bytes == bytes && !error.what.isEmpty && error.description.hasSuffix(": \(Hex.encode(bytes)))"), "\(name): the error '\(error)' does not name its input \(Hex.encode(bytes))")
+        precondition(
+            error.bytes == bytes && !error.what.isEmpty && error.description.hasSuffix(": \(Hex.encode(bytes)))"),
+            "\(name): the error '\(error)' does not name its input \(Hex.encode(bytes))")
         return nil
     }
     let encoded = encode(answer)
     if let length {
-        precondition(encoded == bytes + [UInt8](repeating: 0, count: max(0, length - bytes.count)), "\(name) \(Hex.encode(bytes)) re-encodes as \(Hex.encode(encoded))")
+        precondition(
+            encoded == bytes + [UInt8](repeating: 0, count: max(0, length - bytes.count)),
+            "\(name) \(Hex.encode(bytes)) re-encodes as \(Hex.encode(encoded))")
     }
     do {
         let again = try decoder(encoded)

@@ -62,12 +62,15 @@ import VenddTestSupport
             seen.insert(schema)
             #expect(try schemas.violations(of: schema, in: payload) == [], "\(topic): \(payload)")
         }
-        for expected in ["coin-credited", "credit-changed", "vend-started", "vend-ended", "stock-changed", "price-changed",
-                         "payout-started", "payout-ended", "fill-mode", "float-added", "service-mode", "state", "stock",
-                         "cash", "command", "reply"] {
+        for expected in [
+            "coin-credited", "credit-changed", "vend-started", "vend-ended", "stock-changed", "price-changed",
+            "payout-started", "payout-ended", "fill-mode", "float-added", "service-mode", "state", "stock",
+            "cash", "command", "reply",
+        ] {
             #expect(seen.contains(expected), "nothing was published for \(expected): \(seen.sorted())")
         }
-        #expect(everything.lines.last { $0.topic == "vendd/m1/state" }?.payload.contains(#""online":false"#) == true,
-                "a stopped vendd says it is offline")
+        #expect(
+            everything.lines.last { $0.topic == "vendd/m1/state" }?.payload.contains(#""online":false"#) == true,
+            "a stopped vendd says it is offline")
     }
 }

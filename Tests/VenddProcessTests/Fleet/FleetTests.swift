@@ -18,11 +18,17 @@ import VenddTestSupport
         var coins = 0
         var sales = 0
         for phase in 0..<3 {
-            for _ in 0..<15 { try daemon.send(.simCoin(amount: "100")); coins += 1 }
+            for _ in 0..<15 {
+                try daemon.send(.simCoin(amount: "100"))
+                coins += 1
+            }
             if phase < 2 {
                 // Mid-stream: the broker goes away while coins and a sale go on, then comes back.
                 rig.broker.stop()
-                for _ in 0..<5 { try daemon.send(.simCoin(amount: "500")); coins += 1 }
+                for _ in 0..<5 {
+                    try daemon.send(.simCoin(amount: "500"))
+                    coins += 1
+                }
                 try daemon.send(.select(slot: "B2"))
                 sales += 1
                 _ = try daemon.waitUntil("sale \(sales)") { $0.books.itemsSold == sales && $0.vendInProgress == nil }
@@ -41,7 +47,9 @@ import VenddTestSupport
         let coinTotal = events.filter { $0.type == .coinCredited }.compactMap { $0.amount.flatMap(Int.init) }.reduce(0, +)
         #expect(coinTotal == 15 * 3 * 100 + 10 * 500)
         #expect(try daemon.stop() == 0)
-        print("fleet: \(coins) coins and \(sales) sales across 2 broker restarts; \(subscriber.lines.count) deliveries of \(events.count) distinct events")
+        print(
+            "fleet: \(coins) coins and \(sales) sales across 2 broker restarts; \(subscriber.lines.count) deliveries of \(events.count) distinct events"
+        )
     }
 
     @Test func eventsInTheOutboxOfAKilledVenddAreDeliveredAfterRestart() throws {
@@ -88,8 +96,9 @@ import VenddTestSupport
         try daemon.send(.simCoin(amount: "500"))
         let deadline = Date().addingTimeInterval(10)
         while !daemon.log.contains("certificate is not signed by the CA in"), Date() < deadline { usleep(50_000) }
-        #expect(daemon.log.contains("the broker's certificate is not signed by the CA in \(rig.broker.directory)/other-ca.pem"),
-                "log:\n\(daemon.log)")
+        #expect(
+            daemon.log.contains("the broker's certificate is not signed by the CA in \(rig.broker.directory)/other-ca.pem"),
+            "log:\n\(daemon.log)")
         let status = try daemon.status()
         #expect(status.credit == "500")
         #expect(status.fleetOutbox?.connected == false)
@@ -104,20 +113,24 @@ import VenddTestSupport
         let daemon = try rig.machine("m1", commands: ["price", "report", "dex"])
         try daemon.start()
         _ = try daemon.waitUntil("connected") { $0.fleetOutbox?.connected == true }
-        let replies = try FleetSubscriber(broker: rig.broker, topic: "vendd/m1/reply/#", clientID: "operator-replies", user: MosquittoBroker.operatorUser)
+        let replies = try FleetSubscriber(
+            broker: rig.broker, topic: "vendd/m1/reply/#", clientID: "operator-replies", user: MosquittoBroker.operatorUser)
         defer { replies.stop() }
 
         // Another machine's credentials: the broker's ACL drops the command before vendd sees it.
         try rig.publish(as: "m2", "vendd/m1/cmd/price", #"{"slot":"A1","price":"100","sender":"intruder"}"#)
         // Allowed, from the operator: the price changes and the reply says so.
-        try rig.publish(as: MosquittoBroker.operatorUser, "vendd/m1/cmd/price", #"{"slot":"A1","price":"1300","sender":"alice"}"#,
-                        responseTopic: "vendd/m1/reply/alice-1")
+        try rig.publish(
+            as: MosquittoBroker.operatorUser, "vendd/m1/cmd/price", #"{"slot":"A1","price":"1300","sender":"alice"}"#,
+            responseTopic: "vendd/m1/reply/alice-1")
         // Not allowed on this machine: refused and logged.
-        try rig.publish(as: MosquittoBroker.operatorUser, "vendd/m1/cmd/service", #"{"on":true,"sender":"alice"}"#,
-                        responseTopic: "vendd/m1/reply/alice-2")
+        try rig.publish(
+            as: MosquittoBroker.operatorUser, "vendd/m1/cmd/service", #"{"on":true,"sender":"alice"}"#,
+            responseTopic: "vendd/m1/reply/alice-2")
         // The DEX audit file itself as the answer.
-        try rig.publish(as: MosquittoBroker.operatorUser, "vendd/m1/cmd/dex", #"{"commId":"ABC1234567","sender":"alice"}"#,
-                        responseTopic: "vendd/m1/reply/alice-3")
+        try rig.publish(
+            as: MosquittoBroker.operatorUser, "vendd/m1/cmd/dex", #"{"commId":"ABC1234567","sender":"alice"}"#,
+            responseTopic: "vendd/m1/reply/alice-3")
         let deadline = Date().addingTimeInterval(10)
         func answered(_ reply: String) -> Bool { replies.text.contains("vendd/m1/reply/\(reply) ") }
         while !(answered("alice-1") && answered("alice-2") && replies.text.contains("DXE*")), Date() < deadline { usleep(50_000) }
@@ -155,10 +168,12 @@ import VenddTestSupport
         defer { m3.stop() }
         try daemons[2].send(.service(on: true))
         try m3.waitUntil("m3's retained state in service mode") { $0.last?.payload.contains("service-mode") == true }
-        let run = try ProcessRun.run(builtProduct("vendfleet"), [
-            "--broker", rig.broker.url, "--ca-file", rig.broker.caFile,
-            "--credentials-file", try rig.broker.credentialsFile(for: MosquittoBroker.fleetUser), "--listen-seconds", "2",
-        ])
+        let run = try ProcessRun.run(
+            builtProduct("vendfleet"),
+            [
+                "--broker", rig.broker.url, "--ca-file", rig.broker.caFile,
+                "--credentials-file", try rig.broker.credentialsFile(for: MosquittoBroker.fleetUser), "--listen-seconds", "2",
+            ])
         #expect(run.status == 0, "\(run.errors)")
         print("vendfleet:\n\(run.output)")
         let lines = run.output.split(separator: "\n").map(String.init)
@@ -185,8 +200,10 @@ final class FleetRig: @unchecked Sendable {
     }
 
     /// A simulated vendd whose configuration has an `mqtt:` section for this broker.
-    func machine(_ id: String, caFile: String? = nil, commands: [String] = [],
-                 edit: @escaping (String) -> String = { $0 }) throws -> DaemonHarness {
+    func machine(
+        _ id: String, caFile: String? = nil, commands: [String] = [],
+        edit: @escaping (String) -> String = { $0 }
+    ) throws -> DaemonHarness {
         let credentials = try broker.credentialsFile(for: id)
         let section = """
 
@@ -217,8 +234,10 @@ final class FleetRig: @unchecked Sendable {
 
     /// Waits until the distinct events received satisfy `done`. Every delivery must decode, and
     /// an id delivered twice must carry the same event both times.
-    func waitForEvents(_ subscriber: FleetSubscriber, _ what: String, timeout: TimeInterval = 30,
-                       _ done: ([TelemetryEvent]) -> Bool) throws -> [TelemetryEvent] {
+    func waitForEvents(
+        _ subscriber: FleetSubscriber, _ what: String, timeout: TimeInterval = 30,
+        _ done: ([TelemetryEvent]) -> Bool
+    ) throws -> [TelemetryEvent] {
         let deadline = Date().addingTimeInterval(timeout)
         while true {
             var byID: [String: TelemetryEvent] = [:]

@@ -107,16 +107,32 @@ final class MosquittoBroker: @unchecked Sendable {
 
     private func makeCertificates() throws {
         let d = directory
-        try Self.run("openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", d + "/ca.key", "-out", d + "/ca.pem",
-                                 "-days", "2", "-subj", "/CN=vendd test CA"])
-        try Self.run("openssl", ["req", "-newkey", "rsa:2048", "-nodes", "-keyout", d + "/server.key", "-out", d + "/server.csr",
-                                 "-subj", "/CN=localhost"])
+        try Self.run(
+            "openssl",
+            [
+                "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", d + "/ca.key", "-out", d + "/ca.pem",
+                "-days", "2", "-subj", "/CN=vendd test CA",
+            ])
+        try Self.run(
+            "openssl",
+            [
+                "req", "-newkey", "rsa:2048", "-nodes", "-keyout", d + "/server.key", "-out", d + "/server.csr",
+                "-subj", "/CN=localhost",
+            ])
         try "subjectAltName=IP:127.0.0.1,DNS:localhost\n".write(toFile: d + "/san.ext", atomically: true, encoding: .utf8)
-        try Self.run("openssl", ["x509", "-req", "-in", d + "/server.csr", "-CA", d + "/ca.pem", "-CAkey", d + "/ca.key",
-                                 "-CAcreateserial", "-out", d + "/server.pem", "-days", "2", "-extfile", d + "/san.ext"])
+        try Self.run(
+            "openssl",
+            [
+                "x509", "-req", "-in", d + "/server.csr", "-CA", d + "/ca.pem", "-CAkey", d + "/ca.key",
+                "-CAcreateserial", "-out", d + "/server.pem", "-days", "2", "-extfile", d + "/san.ext",
+            ])
         // A second CA that signed nothing here: a machine configured with it must refuse the broker.
-        try Self.run("openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", d + "/other-ca.key",
-                                 "-out", d + "/other-ca.pem", "-days", "2", "-subj", "/CN=some other CA"])
+        try Self.run(
+            "openssl",
+            [
+                "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", d + "/other-ca.key",
+                "-out", d + "/other-ca.pem", "-days", "2", "-subj", "/CN=some other CA",
+            ])
     }
 
     private func makeUsers() throws {
@@ -180,9 +196,10 @@ final class FleetSubscriber: @unchecked Sendable {
 
     init(broker: MosquittoBroker, topic: String, clientID: String, user: String = MosquittoBroker.fleetUser) throws {
         outputPath = broker.directory + "/\(clientID).out"
-        process = try ChildProcess(try MosquittoBroker.tool("mosquitto_sub"),
-                                   broker.clientArguments(user) + ["-c", "-i", clientID, "-q", "1", "-t", topic, "-F", "%t %p"],
-                                   output: outputPath, errors: "/dev/null")
+        process = try ChildProcess(
+            try MosquittoBroker.tool("mosquitto_sub"),
+            broker.clientArguments(user) + ["-c", "-i", clientID, "-q", "1", "-t", topic, "-F", "%t %p"],
+            output: outputPath, errors: "/dev/null")
         // Subscribed once the broker says so (`log_type subscribe`: "<client> <qos> <topic>"):
         // nothing published after this is missed.
         let deadline = Date().addingTimeInterval(10)
