@@ -16,6 +16,7 @@ import VendingCore
 /// counts as empty (see `inventory()`).
 public final class CcTalkHopper: PayoutDevice {
     public let coin: Money
+    public var singleCoin: Money? { coin }
     public let identity: String
     public let description: String
     private let session: Mutex<CcTalkHopperSession>

@@ -107,6 +107,8 @@ public protocol PayoutDevice: AnyObject, Sendable {
     func pay(
         _ amount: Money, asked: @escaping @Sendable ([ChangeStock]?) -> Void,
         completion: @escaping @Sendable (PayoutDeviceResult) -> Void)
+    /// The one coin it pays, for a device of a single coin value (a hopper); nil for several.
+    var singleCoin: Money? { get }
     /// Reads, without paying, what the device reports about its last payout.
     func lastPayout() -> LastPayoutReport
     /// Judges, never by paying, what it paid of a payout in flight when vendd stopped, from its
@@ -120,6 +122,9 @@ public protocol PayoutDevice: AnyObject, Sendable {
 extension PayoutDevice {
     /// No level sensors.
     public func levelReading() -> CoinLevelReading? { nil }
+
+    /// Coins of several values.
+    public var singleCoin: Money? { nil }
 
     /// A device that holds only what its payouts leave (a simulated hopper, refilled through vendd)
     /// or reports its coins another way (an MDB changer, through its bus) has nothing to watch.
@@ -138,9 +143,14 @@ extension PayoutDevice {
     /// kept shows the device made its part, as its report says; one that did not move was never
     /// told. One that cannot tell (counter 0: reset since its power-up; no counter kept) leaves
     /// its part unknown. A device with no counter reports its last payout as it knows it.
+    /// A single-coin device asked for less than its coin was told nothing: it paid nothing,
+    /// whatever its counter says.
     public func resolveInterrupted(_ record: InterruptedPayoutRecord, completion: @escaping @Sendable (InterruptedPayoutPart) -> Void) {
+        let nothing = Money.zero(record.amount.currency)
+        if let coin = singleCoin, record.amount < coin {
+            return completion(InterruptedPayoutPart(paid: nothing, cannotTell: nil))
+        }
         let report = lastPayout()
-        let nothing = Money.zero(report.paid.currency)
         if report.isUnknown || report.counter == 0 {
             return completion(InterruptedPayoutPart(paid: nothing, cannotTell: "it was reset and no longer knows its last payout"))
         }

@@ -32,6 +32,7 @@ public final class SimulatedHopper: PayoutDevice {
     public static let initialCoins = 60
 
     public let coin: Money
+    public var singleCoin: Money? { coin }
     public let identity: String
     public var description: String { "simulated hopper (\(coin.decimalString) coins)" }
     private let coinInterval: Duration
