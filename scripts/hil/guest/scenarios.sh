@@ -350,7 +350,7 @@ run_bench_throttled() {
     hiltool latency "$(pull 0)" "$(value 1)" "${HIL_PRESSES:-500}" "${HIL_GAP_MS:-100}" "$pulse_ms" 2>&1 | sed 's/^/BENCH vendd, throttled disk, coins: /'
     kill "$feeder"; wait "$feeder" 2>/dev/null
     within 30 books_settle || { fail "the books still changed 30 s after the last press"; return; }
-    echo "BENCH vendd, throttled disk, books: sold $(books itemsSold), failed $(books failedVends), coins sent $(cat /tmp/coins-sent), coins in +$(($(books coinsIn) - coins_in))원"
+    echo "BENCH vendd, throttled disk, books: sold $(books itemsSold), failed $(books failedVends), unknown outcome $(books unknownOutcomes), coins sent $(cat /tmp/coins-sent), coins in +$(($(books coinsIn) - coins_in))원"
     stop_vendd
     umount "$STATE"
     echo "HIL done"
