@@ -336,7 +336,7 @@ run_bench_throttled() {
     sleep 1
     hiltool latency "$(pull 0)" "$(value 1)" "${HIL_PRESSES:-500}" "${HIL_GAP_MS:-100}" "$pulse_ms" 2>&1 | sed 's/^/BENCH gpio-mirror timed pulse: /'
     kill "$mirror"; wait "$mirror" 2>/dev/null
-    rm -rf "$STATE" && mkdir -p "$STATE"
+    rm -rf "$STATE" /run/vendd && mkdir -p "$STATE" /run/vendd
     mount -t ext4 /dev/vda "$STATE" || { fail "cannot mount /dev/vda (ext4) on $STATE"; return; }
     echo "BENCH fsync on /dev/vda, idle disk (1 s apart): $(hiltool fsync "$STATE/fsync-probe" 10 1000)"
     echo "BENCH fsync on /dev/vda, back to back: $(hiltool fsync "$STATE/fsync-probe" 10 0)"
