@@ -4,15 +4,23 @@
 # The guest runs scripts/hil/guest/scenarios.sh and prints "HIL <scenario>: PASS|FAIL ..." lines;
 # cctalk-sim and mdb-sim run here, behind the guest's /dev/ttyS1 and /dev/ttyS2.
 #
-# Usage: scripts/hil/run.sh [--libgpiod v1|v2] [--bench] [--scenarios "a b ..."] [--powercut N]
+# Usage: scripts/hil/run.sh [--libgpiod v1|v2] [--bench | --bench-throttled] [--scenarios "a b ..."]
+#                           [--powercut N] [--source DIR]
 #   --bench        instead of the scenarios, measure button edge -> relay active latency for
 #                  vendd (release build) and for a minimal C program on libgpiod (500 presses each)
+#   --bench-throttled
+#                  --bench, then vendd's state on ext4 on a virtio disk that qemu throttles to
+#                  VENDD_HIL_DISK_IOPS requests a second (default 10: no fsync under 100 ms): the
+#                  fsync time, then relay pulse lengths and press -> relay over 500 vends while coins
+#                  arrive over ttyS1
 #   --powercut N   instead of the scenarios, N power cuts: the state on ext4 on a virtio disk,
 #                  qemu killed at random instants of a transaction stream whose change a ccTalk
 #                  hopper and an MDB changer pay, slowly (scripts/hil/powercut.py)
+#   --source DIR   build vendd and the simulators from the checkout in DIR (another commit's
+#                  worktree, to compare), with this checkout's guest scripts and benchmark
 # Exits 0 only when every scenario printed PASS (or the benchmark finished, or every cut reconciled).
 #
-# Environment: VENDD_HIL_BOOT_TIMEOUT (seconds, default 600).
+# Environment: VENDD_HIL_BOOT_TIMEOUT (seconds, default 600; 1800 with --bench-throttled).
 set -euo pipefail
 
 SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -22,13 +30,15 @@ source "$SCRIPT_DIR/lib.sh"
 # shellcheck source=../lib/common.sh
 source "$ROOT/scripts/lib/common.sh"
 
-api=v1 mode=scenarios scenarios="" cuts=0
+api=v1 mode=scenarios scenarios="" cuts=0 source="$ROOT"
 while (($#)); do
     case "$1" in
     --libgpiod) api="$2"; shift 2 ;;
     --bench) mode=bench; shift ;;
+    --bench-throttled) mode=bench-throttled; shift ;;
     --scenarios) scenarios="$2"; shift 2 ;;
     --powercut) mode=powercut; cuts="$2"; shift 2 ;;
+    --source) source="$(cd "$2" && pwd)"; shift 2 ;;
     *) hil_die "unknown argument '$1' (see the comment at the top of $0)" ;;
     esac
 done
@@ -38,6 +48,7 @@ ensure_swift
 ensure_build_dependencies
 hil_ensure_packages qemu-system-x86 busybox-static cpio gcc libc6-dev
 [[ "$mode" == powercut ]] && hil_ensure_packages e2fsprogs python3
+[[ "$mode" == bench-throttled ]] && hil_ensure_packages e2fsprogs
 kernel="$("$SCRIPT_DIR/build-kernel.sh" | tail -n 1)"
 
 # libgpiod v2 comes from an unpacked prefix; headers, library and runtime all from there.
@@ -48,13 +59,14 @@ if [[ "$api" == v2 ]]; then
     library_path="$(pkg-config --variable=libdir libgpiod)"
 fi
 
-scratch="$ROOT/.build-hil-$api"
+scratch="$source/.build-hil-$api"
 # Scenarios check behaviour: a debug build is quicker to make. Figures come from a release build.
 configuration=debug
-[[ "$mode" == bench ]] && configuration=release
-hil_log "building vendd and vendctl ($configuration, static Swift stdlib, libgpiod $api) in $scratch"
+[[ "$mode" == bench* ]] && configuration=release
+built_from="$(git -C "$source" describe --always --dirty)"
+hil_log "building vendd and vendctl ($configuration, static Swift stdlib, libgpiod $api) from $source ($built_from) in $scratch"
 for product in vendd vendctl cctalk-sim mdb-sim; do
-    (cd "$ROOT" && swift build -c "$configuration" --static-swift-stdlib --scratch-path "$scratch" --product "$product" >&2)
+    (cd "$source" && swift build -c "$configuration" --static-swift-stdlib --scratch-path "$scratch" --product "$product" >&2)
 done
 bin="$scratch/$configuration"
 
@@ -94,6 +106,8 @@ COINS
 prepare credit "$SCRIPT_DIR/hil.yaml" "1000 2000 2000"
 prepare nocredit "$SCRIPT_DIR/hil.yaml" ""
 prepare bench "$SCRIPT_DIR/bench.yaml" "$(printf '2000 %.0s' {1..10})"
+# Half the maximum credit: 500 vends and the coins that arrive meanwhile stay within it.
+[[ "$mode" == bench-throttled ]] && prepare bench-disk "$SCRIPT_DIR/bench.yaml" "$(printf '2000 %.0s' {1..5})"
 
 # The guest's files: the binaries, every shared library they load, busybox, the test files.
 cp /bin/busybox "$root/bin/busybox"
@@ -112,17 +126,17 @@ if [[ -n "$library_path" ]]; then
     cp -L "$library_path"/libgpiod.so.3 "$root/lib/x86_64-linux-gnu/"
 fi
 cp "$SCRIPT_DIR/hil.yaml" "$SCRIPT_DIR/bench.yaml" "$root/etc/vendd/"
-# The same machine with a ccTalk acceptor on the second UART; positions as cctalk-sim's coin ids.
-cat "$SCRIPT_DIR/hil.yaml" - >"$root/etc/vendd/hil-coin.yaml" <<'COINS'
-coin_acceptor:
+# The same machines with a ccTalk acceptor on the second UART; positions as cctalk-sim's coin ids.
+cctalk_acceptor='coin_acceptor:
   port: /dev/ttyS1
   protocol: cctalk
   channels:
     - { channel: 1, value: "10" }
     - { channel: 2, value: "50" }
     - { channel: 3, value: "100" }
-    - { channel: 4, value: "500" }
-COINS
+    - { channel: 4, value: "500" }'
+printf '%s\n' "$(cat "$SCRIPT_DIR/hil.yaml")" "$cctalk_acceptor" >"$root/etc/vendd/hil-coin.yaml"
+printf '%s\n' "$(cat "$SCRIPT_DIR/bench.yaml")" "$cctalk_acceptor" >"$root/etc/vendd/bench-coin.yaml"
 # The same machine with an MDB interface on the third UART (mdb-sim on the host), its changer
 # paying change; coin and bill types as mdb-sim's.
 {
@@ -180,6 +194,7 @@ HIL_SCENARIOS="$scenarios"
 . /scenarios.sh
 case "$mode" in
 bench) run_bench ;;
+bench-throttled) run_bench_throttled ;;
 powercut) . /powercut.sh; run_powercut ;;
 *) run_scenarios ;;
 esac
@@ -213,6 +228,15 @@ start_simulator() {
     for _ in $(seq 100); do [[ -S "$work/$name.sock" ]] && break; sleep 0.1; done
     [[ -S "$work/$name.sock" ]] || hil_die "${1##*/} did not listen on $work/$name.sock: $(cat "$work/$name.out")"
 }
+# The throttled benchmark's state disk: ext4 holding the prepared state. qemu delays its reads and
+# writes to the rate given; an fsync waits for several (the data, ext4's journal and commit).
+disk=() boot_timeout=600
+if [[ "$mode" == bench-throttled ]]; then
+    boot_timeout=1800
+    mkfs.ext4 -q -F -L vendd-state -d "$root/prepared/bench-disk" "$work/state.ext4" 32M
+    disk=(-drive "file=$work/state.ext4,format=raw,if=virtio,throttling.iops-total=${VENDD_HIL_DISK_IOPS:-10}")
+fi
+
 # The ccTalk acceptor on ttyS1; the MDB interface on ttyS2, with coins in every tube to pay change.
 start_simulator coin 7 "$bin/cctalk-sim"
 start_simulator mdb 8 "$bin/mdb-sim" --tubes 10,10,10,10
@@ -241,11 +265,11 @@ set +e
 # COM3's usual IRQ 4 is the console's, and qemu does not OR two devices' levels on one ISA
 # line, so one UART's interrupt could hide the other's. qemu connects it to mdb-sim again
 # (reconnect=1) after the simulator's `unplug`/`replug`.
-timeout "${VENDD_HIL_BOOT_TIMEOUT:-600}" qemu-system-x86_64 -accel tcg -m 1024 -smp 2 \
+timeout "${VENDD_HIL_BOOT_TIMEOUT:-$boot_timeout}" qemu-system-x86_64 -accel tcg -m 1024 -smp 2 \
     -kernel "$kernel" -initrd "$work/initramfs.cpio" -append "console=ttyS0 quiet panic=-1" \
     -nographic -no-reboot -serial mon:stdio -serial "unix:$work/coin.sock" \
     -chardev "socket,id=mdb,path=$work/mdb.sock,reconnect=1" -device isa-serial,chardev=mdb,index=2,irq=5 \
-    </dev/null 2>&1 | forward_host_requests "$console"
+    "${disk[@]}" </dev/null 2>&1 | forward_host_requests "$console"
 qemu_status=${PIPESTATUS[0]}
 set -e
 # End of their input: the simulators finish the commands they were sent, then exit.
@@ -260,7 +284,7 @@ if grep -q '^HIL mdb_over_ttyS2: FAIL' "$console"; then
     tail -n 20 "$work/mdb.out" >&2
 fi
 
-echo "HIL summary (libgpiod $api, $mode):"
+echo "HIL summary (libgpiod $api, $mode, vendd from $built_from):"
 grep -E '^(HIL [A-Za-z0-9_]+: |BENCH )' "$console" || true
 grep -q '^HIL done' "$console" || hil_die "the guest did not finish (qemu exit $qemu_status); console above"
 # mdb-sim's own count of the money it took and paid must agree with the books vendd showed the

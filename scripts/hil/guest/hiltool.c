@@ -6,8 +6,14 @@
 //   hiltool bounce PULL EDGES SPAN_US       EDGES alternating edges within SPAN_US, then pressed
 //   hiltool wait VALUE LEVEL TIMEOUT_MS     waits for LEVEL; prints the ms waited; exit 1 on timeout
 //   hiltool hold VALUE LEVEL MS             exit 1 if VALUE leaves LEVEL within MS
-//   hiltool latency PULL VALUE PRESSES GAP_MS
-//                                           press → output active, PRESSES times; prints p50/p99 µs
+//   hiltool latency PULL VALUE PRESSES GAP_MS [PULSE_MS]
+//                                           press → output active, PRESSES times; prints p50/p99 µs;
+//                                           with PULSE_MS, also each pulse's length (output active →
+//                                           inactive) and its deviation from PULSE_MS, for every
+//                                           pulse and for those whose edges were both seen within
+//                                           EDGE_GAP_US of happening
+//   hiltool fsync FILE COUNT GAP_MS         appends a short record to FILE and fsyncs it, COUNT times
+//                                           GAP_MS apart (what vendd's journal does per input); prints ms
 //   hiltool monitor NAME=VALUE...           until killed, prints "OBS relay-on NAME T_US" and
 //                                           "OBS relay-off NAME T_US ON_MS" on every change of an output
 //   hiltool uart-irq TTY IRQ                tells the 8250 driver the UART's interrupt line (what
@@ -59,17 +65,47 @@ static int open_value(const char *path) {
 static void press(const char *pull, int pressed) { write_text(pull, pressed ? "pull-down" : "pull-up"); }
 
 // Spins on the sysfs value (no sleep: the latency figures must not include a polling period).
-static long long wait_level(int fd, int level, long long timeout_us) {
-    long long start = now_us();
+// Sets *seen to when LEVEL was first read, *gap to how long before that the other level was last
+// read: the change happened within that gap. A guest CPU taken away mid-spin makes it long.
+static long long wait_level(int fd, int level, long long timeout_us, long long *seen, long long *gap) {
+    long long start = now_us(), last = start, now;
     while (read_level(fd) != level) {
-        if (now_us() - start > timeout_us) return -1;
+        last = now_us();
+        if (last - start > timeout_us) return -1;
     }
-    return now_us() - start;
+    now = now_us();
+    if (seen) *seen = now;
+    if (gap) *gap = now - last;
+    return now - start;
 }
+
+// An edge seen this late may have been missed while the guest CPU was taken away from the spin;
+// two such edges make the pulse's length uncertain by at most 0.5 ms.
+enum { EDGE_GAP_US = 250 };
 
 static int compare(const void *a, const void *b) {
     long long x = *(const long long *)a, y = *(const long long *)b;
     return (x > y) - (x < y);
+}
+
+// The sample at percentile P of COUNT sorted samples (index COUNT * P / 100, as the figures
+// already published were computed).
+static long long percentile(const long long *sorted, int count, int p) {
+    int index = count * p / 100;
+    return sorted[index < count ? index : count - 1];
+}
+
+// Prints NAME's p50, p99 and max in ms, and how many exceed 2 ms (the figure asked for); sorts them.
+static void print_deviations(const char *name, long long *deviations, int count) {
+    if (count == 0) {
+        printf("%s: none\n", name);
+        return;
+    }
+    int beyond = 0;
+    for (int i = 0; i < count; i++) beyond += deviations[i] > 2000;
+    qsort(deviations, (size_t)count, sizeof *deviations, compare);
+    printf("%s p50 %.2f ms p99 %.2f ms max %.2f ms; %d beyond 2 ms\n", name, percentile(deviations, count, 50) / 1e3,
+           percentile(deviations, count, 99) / 1e3, deviations[count - 1] / 1e3, beyond);
 }
 
 int main(int argc, char **argv) {
@@ -93,7 +129,7 @@ int main(int argc, char **argv) {
         if (edges % 2 == 0 && pwrite(fd, "pull-down", 9, 0) < 0) { perror(argv[2]); return 2; }
         printf("%d edges in %lld us, then pressed\n", edges, took);
     } else if (argc >= 5 && strcmp(argv[1], "wait") == 0) {
-        long long waited = wait_level(open_value(argv[2]), atoi(argv[3]), atoll(argv[4]) * 1000);
+        long long waited = wait_level(open_value(argv[2]), atoi(argv[3]), atoll(argv[4]) * 1000, NULL, NULL);
         if (waited < 0) return 1;
         printf("%lld\n", waited / 1000);
     } else if (argc >= 5 && strcmp(argv[1], "hold") == 0) {
@@ -105,24 +141,61 @@ int main(int argc, char **argv) {
         }
     } else if (argc >= 6 && strcmp(argv[1], "latency") == 0) {
         int fd = open_value(argv[3]), presses = atoi(argv[4]), gap_ms = atoi(argv[5]);
+        long long pulse_us = argc >= 7 ? atoll(argv[6]) * 1000 : -1;
         long long *samples = calloc((size_t)presses, sizeof *samples);
-        int taken = 0;
+        long long *pulses = calloc((size_t)presses, sizeof *pulses);
+        long long *deviations = calloc((size_t)presses, sizeof *deviations);
+        long long *precise = calloc((size_t)presses, sizeof *precise);  // deviations of pulses timed precisely
+        int taken = 0, pulsed = 0, timed = 0;
         for (int i = 0; i < presses; i++) {
-            long long start = now_us();
+            long long start = now_us(), on = -1, off, on_gap, off_gap;
             press(argv[2], 1);
-            if (wait_level(fd, 1, 2000000) >= 0) samples[taken++] = now_us() - start;
+            if (wait_level(fd, 1, 2000000, &on, &on_gap) >= 0) samples[taken++] = on - start;
+            else on = -1;
             press(argv[2], 0);
-            if (wait_level(fd, 0, 2000000) < 0) {
+            if (wait_level(fd, 0, 2000000, &off, &off_gap) < 0) {
                 fprintf(stderr, "press %d: output stayed active\n", i);
                 return 1;
+            }
+            if (on >= 0 && pulse_us >= 0) {
+                pulses[pulsed] = off - on;
+                deviations[pulsed] = llabs(pulses[pulsed] - pulse_us);
+                if (on_gap <= EDGE_GAP_US && off_gap <= EDGE_GAP_US) precise[timed++] = deviations[pulsed];
+                pulsed++;
             }
             usleep((useconds_t)gap_ms * 1000);
         }
         if (taken < presses) fprintf(stderr, "%d of %d presses never turned the output on\n", presses - taken, presses);
         if (taken == 0) return 1;
         qsort(samples, (size_t)taken, sizeof *samples, compare);
-        printf("presses %d p50 %lld us p99 %lld us max %lld us\n", taken, samples[taken / 2],
-               samples[(taken * 99) / 100 < taken ? (taken * 99) / 100 : taken - 1], samples[taken - 1]);
+        printf("presses %d p50 %lld us p99 %lld us max %lld us\n", taken, percentile(samples, taken, 50),
+               percentile(samples, taken, 99), samples[taken - 1]);
+        if (pulsed > 0) {
+            qsort(pulses, (size_t)pulsed, sizeof *pulses, compare);
+            printf("pulses %d (configured %lld ms) p50 %.2f ms p90 %.2f ms p99 %.2f ms max %.2f ms min %.2f ms; ",
+                   pulsed, pulse_us / 1000, percentile(pulses, pulsed, 50) / 1e3, percentile(pulses, pulsed, 90) / 1e3,
+                   percentile(pulses, pulsed, 99) / 1e3, pulses[pulsed - 1] / 1e3, pulses[0] / 1e3);
+            print_deviations("|length - configured|", deviations, pulsed);
+            printf("pulses with both edges seen within %d us: %d of %d; ", EDGE_GAP_US, timed, pulsed);
+            print_deviations("|length - configured|", precise, timed);
+        }
+    } else if (argc >= 5 && strcmp(argv[1], "fsync") == 0) {
+        // Each record as vendd's journal writes one: append, then fsync before going on.
+        int fd = open(argv[2], O_WRONLY | O_CREAT | O_APPEND, 0644), count = atoi(argv[3]), gap_ms = atoi(argv[4]);
+        if (fd < 0 || count < 1) { perror(argv[2]); return 2; }
+        long long *samples = calloc((size_t)count, sizeof *samples);
+        char record[200];
+        memset(record, 'x', sizeof record - 1);
+        record[sizeof record - 1] = '\n';
+        for (int i = 0; i < count; i++) {
+            usleep((useconds_t)gap_ms * 1000);
+            long long start = now_us();
+            if (write(fd, record, sizeof record) != (ssize_t)sizeof record || fsync(fd) < 0) { perror(argv[2]); return 2; }
+            samples[i] = now_us() - start;
+        }
+        qsort(samples, (size_t)count, sizeof *samples, compare);
+        printf("fsyncs %d min %.1f ms p50 %.1f ms max %.1f ms\n", count, samples[0] / 1e3,
+               percentile(samples, count, 50) / 1e3, samples[count - 1] / 1e3);
     } else if (argc >= 3 && strcmp(argv[1], "monitor") == 0) {
         // The power-cut test's witness: each line is written the moment the change is seen, so
         // it reaches the host before a cut. Polled every 1 ms: a relay pulse lasts 300 ms.

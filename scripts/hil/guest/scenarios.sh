@@ -37,7 +37,11 @@ level() { cat "$(value "$1")"; }
 start_vendd() {  # start_vendd PREPARED [CONFIG]
     rm -rf "$STATE" /run/vendd && mkdir -p /run/vendd /var/lib
     cp -a "/prepared/$1" "$STATE"
-    vendd run --config "${2:-$CONFIG}" >/tmp/vendd.log 2>&1 &
+    launch_vendd "${2:-$CONFIG}"
+}
+
+launch_vendd() {  # launch_vendd CONFIG: vendd on the state in $STATE; returns once it answers
+    vendd run --config "$1" >/tmp/vendd.log 2>&1 &
     VPID=$!
     tries=0
     until vendctl status >/dev/null 2>&1; do
@@ -290,7 +294,7 @@ run_scenarios() {
 # Both with the same gap between presses (vendd's relay pulses 50 ms, so 100 ms): under TCG an
 # idle guest CPU takes milliseconds to wake, so a baseline pressed every 2 ms while vendd waits
 # 100 ms would measure a hot CPU against a cold one (gpio-mirror: 0.5 ms at 2 ms, 4.9 ms at 100 ms).
-run_bench() {
+bench_latency() {
     make_chip
     SCENARIO=bench
     gpio-mirror "/dev/$(cat "$CFS/bank0/chip_name")" 0 1 &
@@ -298,9 +302,56 @@ run_bench() {
     sleep 1
     echo "BENCH gpio-mirror: $(hiltool latency "$(pull 0)" "$(value 1)" "${HIL_PRESSES:-500}" "${HIL_GAP_MS:-100}")"
     kill "$mirror"; wait "$mirror" 2>/dev/null
-    start_vendd bench /etc/vendd/bench.yaml || { fail "vendd did not start"; return; }
+    start_vendd bench /etc/vendd/bench.yaml || { fail "vendd did not start"; return 1; }
     echo "BENCH vendd: $(hiltool latency "$(pull 0)" "$(value 1)" "${HIL_PRESSES:-500}" "${HIL_GAP_MS:-100}")"
     echo "BENCH vendd books: sold $(books itemsSold), failed $(books failedVends)"
     stop_vendd
+}
+
+run_bench() {
+    bench_latency || return
+    echo "HIL done"
+}
+
+# The throttled-disk benchmark: the figures above, then vendd's state on ext4 on /dev/vda, which
+# qemu throttles (run.sh --bench-throttled) so that no fsync takes less than 100 ms; measured here
+# first as vendd's journal does it. Then 500 vends while cctalk-sim on ttyS1 takes a 10원 coin
+# (one vend's price) every second, each coin an fsync'd journal record that holds the machine
+# while a relay pulses: press -> relay active, and each relay pulse's length on the line against
+# the configured pulse_ms. (A coin every 0.5 s would keep this disk busy for good, and measure
+# its queue instead.) gpio-mirror's timed pulse on the same guest comes first: how much this
+# guest stretches a pulse with nothing else to do, the floor vendd's figure stands on.
+# books_settle: the books stood still for a second (every coin credited, every vend's end journaled).
+books_settle() {
+    was="$(books itemsSold) $(books failedVends) $(books coinsIn)"
+    sleep 1
+    [ "$(books itemsSold) $(books failedVends) $(books coinsIn)" = "$was" ]
+}
+
+run_bench_throttled() {
+    bench_latency || return
+    pulse_ms=$(sed -n 's/.*pulse_ms: \([0-9]*\).*/\1/p' /etc/vendd/bench.yaml)
+    gpio-mirror "/dev/$(cat "$CFS/bank0/chip_name")" 0 1 "$pulse_ms" >/dev/null &
+    mirror=$!
+    sleep 1
+    hiltool latency "$(pull 0)" "$(value 1)" "${HIL_PRESSES:-500}" "${HIL_GAP_MS:-100}" "$pulse_ms" 2>&1 | sed 's/^/BENCH gpio-mirror timed pulse: /'
+    kill "$mirror"; wait "$mirror" 2>/dev/null
+    rm -rf "$STATE" /run/vendd && mkdir -p "$STATE" /run/vendd
+    mount -t ext4 /dev/vda "$STATE" || { fail "cannot mount /dev/vda (ext4) on $STATE"; return; }
+    echo "BENCH fsync on /dev/vda, idle disk (1 s apart): $(hiltool fsync "$STATE/fsync-probe" 10 1000)"
+    echo "BENCH fsync on /dev/vda, back to back: $(hiltool fsync "$STATE/fsync-probe" 10 0)"
+    rm "$STATE/fsync-probe"
+    launch_vendd /etc/vendd/bench-coin.yaml || { fail "vendd did not start on /dev/vda"; return; }
+    within 300 logged "ccTalk acceptor ready" 1 || { fail "the acceptor on /dev/ttyS1 never became ready"; return; }
+    coins_in=$(books coinsIn)
+    # The count goes first: a feeder killed between the two has not sent more than it counted.
+    (sent=0; while :; do sent=$((sent + 1)); echo $sent >/tmp/coins-sent; echo "HIL-HOST: coin 1"; sleep 1; done) &
+    feeder=$!
+    hiltool latency "$(pull 0)" "$(value 1)" "${HIL_PRESSES:-500}" "${HIL_GAP_MS:-100}" "$pulse_ms" 2>&1 | sed 's/^/BENCH vendd, throttled disk, coins: /'
+    kill "$feeder"; wait "$feeder" 2>/dev/null
+    within 30 books_settle || { fail "the books still changed 30 s after the last press"; return; }
+    echo "BENCH vendd, throttled disk, books: sold $(books itemsSold), failed $(books failedVends), unknown outcome $(books unknownOutcomes), coins sent $(cat /tmp/coins-sent), coins in +$(($(books coinsIn) - coins_in))원"
+    stop_vendd
+    umount "$STATE"
     echo "HIL done"
 }
