@@ -25,17 +25,50 @@ extension ConfigParser {
             guard let escrow, let list else { return nil }
             return MDBBillValidatorSettings(bills: list, escrow: escrow)
         }
+        let readerNodes = section.list("cashless", required: false)
+        let readers = readerNodes.map { parseCardReaders($0, path: section.path.key("cashless")) } ?? []
         section.finish()
         if let port, !(port.hasPrefix("/") || port.hasPrefix("unix:/")) {
             sink.report(
                 "'\(port)' is not a port: give the MDB interface's device path (/dev/ttyACM0, /dev/serial/by-id/…) or unix:/path/to/socket",
                 at: section.value("port"), path: section.path.key("port"))
         }
-        if changerSection == nil, billSection == nil {
-            sink.report("name at least one MDB device: 'changer' and/or 'bill_validator'", at: section.node, path: section.path)
+        if changerSection == nil, billSection == nil, readerNodes == nil {
+            sink.report("name at least one MDB device: 'changer', 'bill_validator' and/or 'cashless'", at: section.node, path: section.path)
         }
         guard let port, let currency, let poll, changerSection == nil || changer != nil, billSection == nil || bills != nil else { return nil }
-        return MDBSettings(port: port, currency: currency, currencyNumeric: currencyCode, pollInterval: poll, changer: changer, billValidator: bills)
+        return MDBSettings(
+            port: port, currency: currency, currencyNumeric: currencyCode, pollInterval: poll, changer: changer, billValidator: bills,
+            cashless: readers)
+    }
+
+    /// `- { reader: 1 }` rows: cashless #1 (10h) and/or #2 (60h), each once.
+    private func parseCardReaders(_ nodes: [Node], path listPath: ConfigPath) -> [MDBCashlessSettings] {
+        var readers: [MDBCashlessSettings] = []
+        var seen: [CardReader: Node] = [:]
+        if nodes.isEmpty { sink.report("list the card readers: '- reader: 1' (address 10h) and/or '- reader: 2' (60h)", at: nil as Node?, path: listPath) }
+        for (index, node) in nodes.enumerated() {
+            let label = node.mapping.flatMap { labelValue(in: $0, key: "reader") } ?? "#\(index + 1)"
+            guard let row = MappingReader(node, path: listPath.element(label), sink: sink) else { continue }
+            let number = row.int("reader", in: 1...2)
+            let selectionFirst = row.bool("selection_first", default: true)
+            let timeout = row.milliseconds(
+                "session_timeout_ms", in: 10_000...600_000, default: Int(MDBCashlessSettings.defaultSessionTimeout.wholeMilliseconds))
+            row.finish()
+            guard let number, let reader = CardReader(rawValue: number), let selectionFirst, let timeout, let readerNode = row.value("reader") else {
+                continue
+            }
+            if let first = seen[reader] {
+                sink.report(
+                    "cashless #\(number) is already listed at line \(first.mark.line); list each reader once",
+                    at: readerNode, path: row.path.key("reader"))
+                continue
+            }
+            seen[reader] = node
+            readers.append(
+                MDBCashlessSettings(reader: reader, selectionFirst: selectionFirst, sessionTimeout: timeout, origin: origin(of: readerNode, path: row.path)))
+        }
+        return readers
     }
 
     /// `- { type: 0, value: 10 }` rows: MDB coin or bill types 0–15, each once.

@@ -30,11 +30,12 @@ struct EventDescription {
                 ["VEND": "\(vend.rawValue)", "SLOT": "\(slot)", "PRODUCT": "\(product)", "AMOUNT": "\(price.decimalString)"])
         case .vendCompleted(let sale):
             self.init(
-                "vend-completed", "\(sale.vend) sold \(sale.product) from slot \(sale.slot) for \(money(sale.price)) (\(sale.confirmation.rawValue))",
+                "vend-completed",
+                "\(sale.vend) sold \(sale.product) from slot \(sale.slot) for \(money(sale.price)) (\(sale.confirmation.rawValue), \(sale.payment))",
                 sale.confirmation == .assumed ? .warning : .notice,
                 [
                     "VEND": "\(sale.vend.rawValue)", "SLOT": "\(sale.slot)", "PRODUCT": "\(sale.product)",
-                    "AMOUNT": "\(sale.price.decimalString)", "CONFIRMATION": "\(sale.confirmation.rawValue)",
+                    "AMOUNT": "\(sale.price.decimalString)", "CONFIRMATION": "\(sale.confirmation.rawValue)", "PAYMENT": "\(sale.payment)",
                 ])
         case .vendFailed(let vend, let slot, let product, let outcome, let restored):
             self.init(
@@ -108,6 +109,39 @@ struct EventDescription {
             self.init("setup", "configuration applied" + (detail.isEmpty ? "" : ": \(detail)"), .notice, [:])
         case .rejected(let reason):
             self.init("rejected", "refused: \(reason.describe(format))", .info, [:])
+        case .cardSessionBegan(let session):
+            self.init(
+                "card-session", "\(session.reader): card presented (\(session.media.rawValue)), funds \(session.funds.map(money) ?? "not told")", .info,
+                ["CASHLESS": "\(session.reader.rawValue)", "SESSION": "began", "AMOUNT": session.funds.map { "\($0.decimalString)" } ?? "unknown"])
+        case .cardSessionEnded(let reader):
+            self.init("card-session", "\(reader): session ended", .info, ["CASHLESS": "\(reader.rawValue)", "SESSION": "ended"])
+        case .cardVendRequested(let vend, let reader, let slot, let product, let price):
+            self.init(
+                "card-vend", "\(vend): slot \(slot), \(product) for \(money(price)) by card on \(reader): waiting for the approval", .info,
+                ["CASHLESS": "\(reader.rawValue)", "VEND": "\(vend.rawValue)", "SLOT": "\(slot)", "AMOUNT": "\(price.decimalString)", "RESULT": "requested"])
+        case .cardVendApproved(let vend, let reader, let amount):
+            self.init(
+                "card-vend", "\(vend) approved by \(reader) for \(money(amount)): dispensing", .notice,
+                ["CASHLESS": "\(reader.rawValue)", "VEND": "\(vend.rawValue)", "AMOUNT": "\(amount.decimalString)", "RESULT": "approved"])
+        case .cardVendDenied(let vend, let reader, let slot):
+            self.init(
+                "card-vend", "\(vend) at slot \(slot) denied by \(reader): nothing charged, nothing dispensed", .notice,
+                ["CASHLESS": "\(reader.rawValue)", "VEND": "\(vend.rawValue)", "SLOT": "\(slot)", "RESULT": "denied"])
+        case .cardVendSettled(let settlement, let refundLost):
+            let text =
+                settlement.success
+                ? "\(settlement.vend): \(settlement.reader) told VEND SUCCESS (\(money(settlement.amount)) charged)"
+                : refundLost
+                    ? "\(settlement.vend): the card stays charged \(money(settlement.amount)) for an item that did not come out (\(settlement.reader) could not refund): refund the customer through the card provider"
+                    : "\(settlement.vend): \(settlement.reader) told VEND FAILURE: the card is refunded"
+            self.init(
+                "card-settled", text, refundLost ? .critical : .notice,
+                [
+                    "CASHLESS": "\(settlement.reader.rawValue)", "VEND": "\(settlement.vend.rawValue)", "SLOT": "\(settlement.slot)",
+                    "AMOUNT": "\(settlement.amount.decimalString)", "RESULT": settlement.success ? "success" : refundLost ? "refund-lost" : "failure",
+                ])
+        case .cardAcceptanceChanged(let accepting):
+            self.init("card-acceptance", accepting ? "card readers enabled" : "card readers disabled", .info, [:])
         }
     }
 
@@ -127,6 +161,8 @@ extension Rejection {
             "slot \(slot) costs \(format.string(for: price)); credit is \(format.string(for: credit))"
         case .payoutUnavailable(let credit):
             "this machine gives no change; the credit of \(format.string(for: credit)) stays for a purchase"
+        case .insufficientFunds(let slot, let price, let funds):
+            "slot \(slot) costs \(format.string(for: price)); the card has \(format.string(for: funds))"
         default:
             description
         }

@@ -257,6 +257,7 @@ final class Hardware: Sendable {
     func start(routingTo controller: MachineController, lastSequence: @escaping @Sendable (String) -> UInt64?) {
         let dispenser = dispenser
         mdb?.decideEscrow { controller.acceptsBill($0) }
+        mdb?.routeCardReports { controller.send($0) }
         payouts?.watchInventory { controller.changeInventoryChanged() }
         let events = controller.deviceEvents
         coinAcceptor.start(lastSequence: lastSequence, deliver: { events.handle($0) })

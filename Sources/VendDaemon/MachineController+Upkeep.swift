@@ -25,6 +25,7 @@ extension MachineController {
         if case .storage = state.fault, case .storage = fault { return }
         state.fault = fault
         state.hardware?.coinAcceptor.setAcceptance(false)
+        state.hardware?.mdb?.bus.setCardAcceptance(false)
         // Not journaled (the journal may be what failed): durable from the next compaction on.
         if let outbox { outbox.add([outbox.fault(fault.reason, at: Instant(millisecondsSinceEpoch: timekeeper.wallClockMilliseconds))]) }
         switch fault {
@@ -55,6 +56,7 @@ extension MachineController {
         state.fault = nil
         logger.notice("the state can be written again: the machine is saved and back in service")
         state.hardware?.coinAcceptor.setAcceptance(Self.acceptsCoins(state))
+        state.hardware?.mdb?.bus.setCardAcceptance(state.machine.acceptsCards)
     }
 
     func compactIfDue(_ state: inout State) {

@@ -141,10 +141,12 @@ final class MachineController: Sendable {
             enterFault(.storage("the state journal cannot be written: \(error)"), &state)
             // What has physically happened (a coin in the cash box, an item dropped or not) is
             // applied anyway and said loudly; the save that ends the fault makes it durable.
-            // Requests (a selection, a restock) are refused.
+            // Requests (a selection, a restock) are refused, and so is a card's approval: unjournaled,
+            // it must not move a relay; the vend times out and the reader is told VEND FAILURE.
             switch input {
             case .coinInserted, .billStacked, .coinSourceSynchronised, .vendEnded, .payoutEnded, .payoutDeviceAsked,
-                .payoutCountersSynchronised, .changeInventory, .coinsDispensedManually:
+                .payoutCountersSynchronised, .changeInventory, .coinsDispensedManually, .cardVendDenied, .cardVendSettled, .cardSessionBegan,
+                .cardSessionEnded, .cardReaderReady:
                 logger.critical(
                     "\(input) applied without being journaled: it is saved once the state can be written again, and lost if vendd stops before")
             default:
@@ -162,8 +164,10 @@ final class MachineController: Sendable {
         let isFaulty: Bool
         let payoutPolicy: PayoutPolicy
         let format: MoneyFormat
+        let setup: MachineSetup
 
         init(_ state: State) {
+            setup = state.machine.setup
             hardware = state.hardware
             isFaulty = state.fault != nil
             payoutPolicy = state.machine.setup.payoutPolicy
@@ -203,6 +207,25 @@ final class MachineController: Sendable {
             }
         case .setCoinAcceptance(let enabled):
             devices.hardware?.coinAcceptor.setAcceptance(enabled && !devices.isFaulty)
+        case .requestCardVend(let reader, let vend, let price, let slot):
+            guard let item = devices.setup.itemNumber(of: slot), devices.hardware?.mdb?.bus.post(.requestVend(vend, price: price, item: item), to: reader) == true
+            else {
+                logger.error("\(vend): \(reader) is not attached; the card vend is denied")
+                return .cardVendDenied(vend)
+            }
+        case .cancelCardVend(let reader, let vend):
+            devices.hardware?.mdb?.bus.post(.cancelVend(vend), to: reader)
+        case .settleCardVend(let settlement):
+            // Kept by the machine until the reader acknowledges: told again when it is attached.
+            devices.hardware?.mdb?.bus.post(.settle(settlement, item: devices.setup.itemNumber(of: settlement.slot) ?? 0xFFFF), to: settlement.reader)
+        case .endCardSession(let reader):
+            devices.hardware?.mdb?.bus.post(.endSession, to: reader)
+        case .setCardAcceptance(let accepting):
+            devices.hardware?.mdb?.bus.setCardAcceptance(accepting && !devices.isFaulty)
+        case .reportCashSale(let price, let slot):
+            for mailbox in devices.hardware?.mdb?.bus.cardReaders ?? [] {
+                devices.hardware?.mdb?.bus.post(.cashSale(price: price, item: devices.setup.itemNumber(of: slot) ?? 0xFFFF), to: mailbox.reader)
+            }
         case .event(let event):
             events.publish(event, format: devices.format, at: timekeeper.wallClockMilliseconds)
         }
@@ -219,12 +242,27 @@ final class MachineController: Sendable {
         }
         notices.reset()
         if let bank = hardware.payouts { InterruptedPayoutTakeover(controller: self, bank: bank).run() }
+        handOverCardReaders(to: hardware)
         // Outside the lock: starting announces switch positions, which are inputs themselves.
         hardware.start(routingTo: self, lastSequence: { cursors[$0] })
         state.withLock { state in hardware.coinAcceptor.setAcceptance(Self.acceptsCoins(state)) }
         // What the devices said at once (a hopper's judgement of an interrupted payout) is
         // carried out before the machine is called ready.
         settle()
+    }
+
+    /// The card readers of freshly attached hardware hear first how every vend they may still
+    /// hold ended (the machine keeps those settlements until acknowledged), and are told
+    /// whether to take cards; readers no longer configured are not ready any more.
+    private func handOverCardReaders(to hardware: Hardware) {
+        let (machine, faulty) = state.withLock { ($0.machine, $0.fault != nil) }
+        let configured = Set(hardware.mdb?.bus.cardReaders.map(\.reader) ?? [])
+        for reader in machine.cardReaders.keys where !configured.contains(reader) { send(.cardReaderReady(reader, nil)) }
+        guard let bus = hardware.mdb?.bus else { return }
+        for settlement in machine.cardSettlements {
+            bus.post(.settle(settlement, item: machine.setup.itemNumber(of: settlement.slot) ?? 0xFFFF), to: settlement.reader)
+        }
+        bus.setCardAcceptance(machine.acceptsCards && !faulty)
     }
 
     /// A payout device's coins changed outside a payout (an MDB changer reporting its tubes after

@@ -92,7 +92,7 @@ struct Reports {
         let position: [(String, Money)] = [
             ("coins-in", ledger.coinsIn), ("bills-in", ledger.billsIn), ("sales", ledger.sales),
             ("change-paid", ledger.changePaid), ("refunds", ledger.refunds), ("unknown-payouts", ledger.unknownPayouts),
-            ("credit", machine.credit), ("held-by-vend", machine.pendingVend?.price ?? zero),
+            ("credit", machine.credit), ("held-by-vend", machine.pendingVend?.heldCredit ?? zero),
             ("payout-in-flight", machine.heldByPayout),
         ]
         let details: [(String, Money)] = [

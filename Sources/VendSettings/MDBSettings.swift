@@ -48,6 +48,25 @@ public struct MDBBillValidatorSettings: Sendable {
     }
 }
 
+/// A cashless reader (card or phone) on the bus, at 10h (#1) or 60h (#2).
+public struct MDBCashlessSettings: Sendable {
+    public let reader: CardReader
+    /// Offer "always idle" when the reader does: the customer selects first, then taps.
+    public let selectionFirst: Bool
+    /// A session left idle this long is ended (SESSION COMPLETE).
+    public let sessionTimeout: Duration
+    public let origin: ConfigOrigin
+
+    public static let defaultSessionTimeout: Duration = .seconds(60)
+
+    public init(reader: CardReader, selectionFirst: Bool = true, sessionTimeout: Duration = defaultSessionTimeout, origin: ConfigOrigin) {
+        self.reader = reader
+        self.selectionFirst = selectionFirst
+        self.sessionTimeout = sessionTimeout
+        self.origin = origin
+    }
+}
+
 /// The MDB bus behind one master interface (a Qibixx MDB-USB or MDB Pi HAT).
 public struct MDBSettings: Sendable {
     /// A device path (`/dev/ttyACM0`, `/dev/serial/by-id/…`) or `unix:/path/to/socket`.
@@ -59,13 +78,14 @@ public struct MDBSettings: Sendable {
     public let pollInterval: Duration
     public let changer: MDBChangerSettings?
     public let billValidator: MDBBillValidatorSettings?
+    public let cashless: [MDBCashlessSettings]
 
     /// The Qibixx interfaces' serial settings (docs.qibixx.com "API general").
     public static let interfaceBaudRate = 115_200
 
     public init(
         port: String, currency: Currency, currencyNumeric: Int?, pollInterval: Duration, changer: MDBChangerSettings?,
-        billValidator: MDBBillValidatorSettings?
+        billValidator: MDBBillValidatorSettings?, cashless: [MDBCashlessSettings] = []
     ) {
         self.port = port
         self.currency = currency
@@ -73,5 +93,6 @@ public struct MDBSettings: Sendable {
         self.pollInterval = pollInterval
         self.changer = changer
         self.billValidator = billValidator
+        self.cashless = cashless
     }
 }

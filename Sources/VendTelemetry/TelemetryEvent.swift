@@ -20,6 +20,8 @@ public struct TelemetryEvent: Codable, Sendable, Hashable {
         case floatAdded = "float-added"
         case manualDispense = "manual-dispense"
         case fault
+        case cardSession = "card-session"
+        case cardVend = "card-vend"
     }
 
     public let id: String
@@ -40,6 +42,8 @@ public struct TelemetryEvent: Codable, Sendable, Hashable {
     public var unknown: String? = nil
     /// vend-ended: "sold" (confirmed or assumed) or the failure ("not-dropped", "unknown", …).
     public var outcome: String? = nil
+    /// How a sale was paid: `cash`, `cashless1`, `cashless2` (free-vend and test cards: `free-cashless1`…).
+    public var payment: String? = nil
     public var stock: Int? = nil
     /// stock-changed: "restock", "sale", …; payout-started: "change", "coin-return", "failed-vend",
     /// "test" (also on a test's payout-ended); fault: what is wrong.

@@ -54,6 +54,20 @@ public enum Input: Hashable, Sendable, Codable {
     /// no vend, coin or payout starts (what is in flight finishes). Never journaled: a restart is
     /// never draining.
     case setDraining(Bool)
+    /// A reader is ready for vends (nil: not any more, it went offline or is being reset).
+    case cardReaderReady(CardReader, CardReaderReadiness?)
+    /// A card was presented (BEGIN SESSION); `funds` nil when the reader does not say.
+    case cardSessionBegan(CardReader, funds: Money?, media: CardMedia)
+    /// The reader ended its session (END SESSION, or a reset).
+    case cardSessionEnded(CardReader)
+    /// VEND APPROVED: the card is charged `amount` (nil: a token, charged the price).
+    case cardVendApproved(VendID, amount: Money?)
+    /// VEND DENIED (also the answer to a VEND CANCEL): nothing charged, nothing dispensed.
+    case cardVendDenied(VendID)
+    /// The reader acknowledged the settlement of this vend. `refundLost`: a VEND FAILURE it could
+    /// not refund (MALFUNCTION Ch), or a reset that made it a sale: the card was charged for an
+    /// item that did not come out.
+    case cardVendSettled(VendID, refundLost: Bool)
 }
 
 /// Where an accepted coin went.
@@ -83,6 +97,19 @@ public enum Effect: Hashable, Sendable {
     case payOut(PayoutID, Money)
     /// Enable (true) or inhibit (false) the coin acceptor.
     case setCoinAcceptance(Bool)
+    /// Send VEND REQUEST for the vend to the reader; it answers with `.cardVendApproved` or
+    /// `.cardVendDenied`. The relay waits for the approval.
+    case requestCardVend(CardReader, VendID, price: Money, slot: SlotID)
+    /// VEND CANCEL: the customer gave up while the approval was awaited.
+    case cancelCardVend(CardReader, VendID)
+    /// Tell the reader how a vend it approved (or may have) ended; it answers with `.cardVendSettled`.
+    case settleCardVend(CardSettlement)
+    /// SESSION COMPLETE: the machine ends the reader's session.
+    case endCardSession(CardReader)
+    /// Readers take cards (true) or not (false).
+    case setCardAcceptance(Bool)
+    /// A sale paid in cash, for readers that count them (CASH SALE).
+    case reportCashSale(price: Money, slot: SlotID)
     /// Something observers (logs, `vendctl watch`) should know.
     case event(MachineEvent)
 }

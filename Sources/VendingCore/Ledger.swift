@@ -16,15 +16,34 @@ public struct Sale: Hashable, Sendable, Codable {
     public let price: Money
     public let at: Instant
     public let confirmation: SaleConfirmation
+    public let payment: Payment
 
-    public init(vend: VendID, slot: SlotID, product: ProductID, price: Money, at: Instant, confirmation: SaleConfirmation) {
+    public init(
+        vend: VendID, slot: SlotID, product: ProductID, price: Money, at: Instant, confirmation: SaleConfirmation, payment: Payment = .cash
+    ) {
         self.vend = vend
         self.slot = slot
         self.product = product
         self.price = price
         self.at = at
         self.confirmation = confirmation
+        self.payment = payment
     }
+
+    private enum CodingKeys: String, CodingKey { case vend, slot, product, price, at, confirmation, payment }
+
+    /// Sales recorded before cards were taken were paid in cash.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            vend: try container.decode(VendID.self, forKey: .vend), slot: try container.decode(SlotID.self, forKey: .slot),
+            product: try container.decode(ProductID.self, forKey: .product), price: try container.decode(Money.self, forKey: .price),
+            at: try container.decode(Instant.self, forKey: .at), confirmation: try container.decode(SaleConfirmation.self, forKey: .confirmation),
+            payment: try container.decodeIfPresent(Payment.self, forKey: .payment) ?? .cash)
+    }
+
+    /// A sale to count: not a free-vend card or test media.
+    public var isSale: Bool { if case .freeCard = payment { false } else { true } }
 }
 
 /// How many items of something sold, and for how much.
@@ -60,7 +79,15 @@ public struct CoinCount: Hashable, Sendable, Codable {
 /// payouts (payout tests, a changer's own buttons) are kept beside them, not in that sum.
 public struct Ledger: Hashable, Sendable, Codable {
     public private(set) var coinsIn: Money
+    /// Sales paid in cash (card sales are in `cardSales`: they never enter the cash books).
     public private(set) var sales: Money
+    /// Sales paid by card, per reader: what the readers charged.
+    public private(set) var cardSales: [CardReader: SalesFigure] = [:]
+    /// Cards charged for an item that did not come out, which their reader could not refund: the
+    /// operator refunds them through the card provider.
+    public private(set) var cardRefundsLost: Money
+    /// Items that left on free-vend cards and test media: no sale.
+    public private(set) var freeCardVends = 0
     /// Money handed back other than change: coin return and failed vends, by hand or by device.
     public private(set) var refunds: Money
     /// Per denomination, smallest first.
@@ -105,6 +132,7 @@ public struct Ledger: Hashable, Sendable, Codable {
         testPayouts = .zero(currency)
         unknownTestPayouts = .zero(currency)
         manuallyDispensed = .zero(currency)
+        cardRefundsLost = .zero(currency)
     }
 
     /// Books written before bills, payout devices and fill mode existed decode with those at zero.
@@ -130,11 +158,14 @@ public struct Ledger: Hashable, Sendable, Codable {
         testPayouts = try container.decodeIfPresent(Money.self, forKey: .testPayouts) ?? zero
         unknownTestPayouts = try container.decodeIfPresent(Money.self, forKey: .unknownTestPayouts) ?? zero
         manuallyDispensed = try container.decodeIfPresent(Money.self, forKey: .manuallyDispensed) ?? zero
+        cardSales = try container.decodeIfPresent([CardReader: SalesFigure].self, forKey: .cardSales) ?? [:]
+        cardRefundsLost = try container.decodeIfPresent(Money.self, forKey: .cardRefundsLost) ?? zero
+        freeCardVends = try container.decodeIfPresent(Int.self, forKey: .freeCardVends) ?? 0
     }
 
     var isEmpty: Bool {
         coinsIn.isZero && billsIn.isZero && cashbox.isEmpty && stacker.isEmpty && history.isEmpty && salesByProduct.isEmpty
-            && floatFilled.isZero && testPayouts.isZero && manuallyDispensed.isZero
+            && floatFilled.isZero && testPayouts.isZero && manuallyDispensed.isZero && cardSales.isEmpty && freeCardVends == 0
     }
 
     /// Everything customers put in.
@@ -178,12 +209,20 @@ public struct Ledger: Hashable, Sendable, Codable {
     }
 
     mutating func recordSale(_ sale: Sale, historyLimit: Int) {
-        sales += sale.price
-        salesByProduct[sale.product, default: .zero(sale.price.currency)].add(sale.price)
-        salesBySlot[sale.slot, default: .zero(sale.price.currency)].add(sale.price)
         history.append(sale)
         if history.count > historyLimit { history.removeFirst(history.count - historyLimit) }
+        switch sale.payment {
+        case .cash: sales += sale.price
+        case .card(let reader): cardSales[reader, default: .zero(sale.price.currency)].add(sale.price)
+        case .freeCard:
+            freeCardVends += 1
+            return
+        }
+        salesByProduct[sale.product, default: .zero(sale.price.currency)].add(sale.price)
+        salesBySlot[sale.slot, default: .zero(sale.price.currency)].add(sale.price)
     }
+
+    mutating func recordCardRefundLost(_ amount: Money) { cardRefundsLost += amount }
 
     mutating func recordFailedVend() { failedVends += 1 }
     mutating func recordUnknownOutcome() { unknownOutcomes += 1 }

@@ -9,7 +9,7 @@ extension Machine {
     public var integrityProblems: [IntegrityProblem] {
         var problems: [String] = []
         let currency = setup.currency
-        let held = pendingVend?.price ?? .zero(currency)
+        let held = pendingVend?.heldCredit ?? .zero(currency)
         let paying = heldByPayout
         let amounts = [
             credit, held, paying, ledger.coinsIn, ledger.billsIn, ledger.sales, ledger.refunds,

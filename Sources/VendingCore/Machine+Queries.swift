@@ -92,7 +92,7 @@ extension Machine {
         if let instant {
             byProduct = [:]
             bySlot = [:]
-            for sale in history(since: instant) {
+            for sale in history(since: instant) where sale.isSale {
                 byProduct[sale.product, default: .zero(setup.currency)].add(sale.price)
                 bySlot[sale.slot, default: .zero(setup.currency)].add(sale.price)
             }
@@ -105,7 +105,7 @@ extension Machine {
     /// Whether the kept history holds every sale at or after `instant` (it keeps the most recent
     /// `historyLimit`).
     public func historyCovers(since instant: Instant) -> Bool {
-        let everSold = ledger.salesByProduct.values.reduce(0) { $0 + $1.count }
+        let everSold = ledger.salesByProduct.values.reduce(0) { $0 + $1.count } + ledger.freeCardVends
         guard everSold > ledger.history.count, let oldestKept = ledger.history.first else { return everSold == ledger.history.count }
         return instant > oldestKept.at
     }

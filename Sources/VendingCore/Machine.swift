@@ -5,7 +5,15 @@ public struct PendingVend: Hashable, Sendable, Codable {
     public let product: ProductID
     public let price: Money
     public let startedAt: Instant
-    public let deadline: Instant
+    /// When the vend is given up as of unknown outcome (a card vend: its approval, then its drop).
+    public internal(set) var deadline: Instant
+    /// Paid by card: the reader's part. Nil: paid from cash credit.
+    public internal(set) var card: CardVend?
+
+    /// What the vend holds of cash credit: its price, unless a card pays.
+    public var heldCredit: Money { card == nil ? price : .zero(price.currency) }
+    /// A card vend still waiting for its approval: the relay has not moved.
+    public var awaitsApproval: Bool { card != nil && card?.approved == nil }
 }
 
 /// A price set at run time over the configured one. It remembers the configured price it
@@ -43,10 +51,16 @@ public struct Machine: Hashable, Sendable, Codable {
     public private(set) var setup: MachineSetup
     /// Reloading or stopping: nothing new starts (see `Input.setDraining`). Not saved.
     public private(set) var isDraining = false
+    /// A card presented to a reader: the customer selects, paying by card.
+    public private(set) var cardSession: CardSession?
+    /// Card vends whose outcome the reader has not yet acknowledged, oldest first.
+    public private(set) var cardSettlements: [CardSettlement] = []
+    /// The readers ready for vends, as their drivers last said. Not saved: a restarted reader says again.
+    public private(set) var cardReaders: [CardReader: CardReaderReadiness] = [:]
 
     private enum CodingKeys: String, CodingKey {
         case credit, pendingVend, lastVendNumber, pendingPayout, lastPayoutNumber, isInServiceMode, isFilling, coinCursors,
-            payoutCounters, changeInventory, stock, priceOverrides, ledger, setup
+            payoutCounters, changeInventory, stock, priceOverrides, ledger, setup, cardSession, cardSettlements
     }
 
     /// A new, empty machine: no credit, no stock, nothing sold.
@@ -74,11 +88,34 @@ public struct Machine: Hashable, Sendable, Codable {
         priceOverrides = try container.decode([SlotID: PriceOverride].self, forKey: .priceOverrides)
         ledger = try container.decode(Ledger.self, forKey: .ledger)
         setup = try container.decode(MachineSetup.self, forKey: .setup)
+        cardSession = try container.decodeIfPresent(CardSession.self, forKey: .cardSession)
+        cardSettlements = try container.decodeIfPresent([CardSettlement].self, forKey: .cardSettlements) ?? []
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(credit, forKey: .credit)
+        try container.encodeIfPresent(pendingVend, forKey: .pendingVend)
+        try container.encode(lastVendNumber, forKey: .lastVendNumber)
+        try container.encodeIfPresent(pendingPayout, forKey: .pendingPayout)
+        try container.encode(lastPayoutNumber, forKey: .lastPayoutNumber)
+        try container.encode(isInServiceMode, forKey: .isInServiceMode)
+        try container.encode(isFilling, forKey: .isFilling)
+        try container.encode(coinCursors, forKey: .coinCursors)
+        try container.encode(payoutCounters, forKey: .payoutCounters)
+        try container.encode(changeInventory, forKey: .changeInventory)
+        try container.encode(stock, forKey: .stock)
+        try container.encode(priceOverrides, forKey: .priceOverrides)
+        try container.encode(ledger, forKey: .ledger)
+        try container.encode(setup, forKey: .setup)
+        try container.encodeIfPresent(cardSession, forKey: .cardSession)
+        if !cardSettlements.isEmpty { try container.encode(cardSettlements, forKey: .cardSettlements) }
     }
 
     public mutating func apply(_ input: Input, at now: Instant) -> [Effect] {
         var effects = Effects()
         let acceptedCoinsBefore = acceptsCoins
+        let acceptedCardsBefore = acceptsCards
         let neededExactChangeBefore = needsExactChange
         switch input {
         case .coinInserted(let value, let event, let route): insertCoin(value, event: event, route: route ?? .cashBox, into: &effects)
@@ -108,10 +145,20 @@ public struct Machine: Hashable, Sendable, Codable {
         case .reconfigure(let newSetup): reconfigure(newSetup, into: &effects)
         case .tick: timeOutVend(at: now, into: &effects)
         case .setDraining(let on): isDraining = on
+        case .cardReaderReady(let reader, let readiness): setReadiness(of: reader, readiness, into: &effects)
+        case .cardSessionBegan(let reader, let funds, let media): beginCardSession(reader, funds: funds, media: media, into: &effects)
+        case .cardSessionEnded(let reader): endCardSession(of: reader, into: &effects)
+        case .cardVendApproved(let vend, let amount): approveCardVend(vend, amount: amount, at: now, into: &effects)
+        case .cardVendDenied(let vend): denyCardVend(vend, into: &effects)
+        case .cardVendSettled(let vend, let refundLost): recordSettlement(of: vend, refundLost: refundLost, into: &effects)
         }
         if acceptsCoins != acceptedCoinsBefore {
             effects.command(.setCoinAcceptance(acceptsCoins))
             effects.emit(.coinAcceptanceChanged(acceptsCoins))
+        }
+        if acceptsCards != acceptedCardsBefore {
+            effects.command(.setCardAcceptance(acceptsCards))
+            effects.emit(.cardAcceptanceChanged(acceptsCards))
         }
         if needsExactChange != neededExactChangeBefore { effects.emit(.exactChangeOnlyChanged(needsExactChange)) }
         return effects.list
@@ -123,10 +170,17 @@ public struct Machine: Hashable, Sendable, Codable {
     /// never while a payout is under way (its devices may share the bus, and neither credit nor
     /// the devices' stock may change under it).
     public var acceptsCoins: Bool {
-        !isDraining && pendingPayout == nil
+        !isDraining && pendingPayout == nil && cardSession == nil && pendingVend?.card == nil
             && (isFilling
                 || (!isInServiceMode && credit < setup.maximumCredit
                     && setup.slots.contains { available(in: $0.id) > 0 }))
+    }
+
+    /// Readers take a card while nothing else is under way and a card could buy something: no cash
+    /// credit (cash and cards never mix), no payout, not in service mode.
+    public var acceptsCards: Bool {
+        !isDraining && !isInServiceMode && pendingPayout == nil && credit.isZero && !cardReaders.isEmpty
+            && setup.slots.contains { available(in: $0.id) > 0 }
     }
 
     /// What a customer's payout in flight holds: neither credit nor paid until the devices report.
@@ -183,6 +237,13 @@ public struct Machine: Hashable, Sendable, Codable {
     }
 
     private mutating func returnCredit(at now: Instant, into effects: inout Effects) {
+        // The coin-return button speaks to a card too (MDB §7.4): cancel an approval still
+        // awaited, or end the session.
+        if let vend = pendingVend, let card = vend.card {
+            if vend.awaitsApproval { effects.command(.cancelCardVend(card.reader, vend.id)) }
+            return
+        }
+        if let session = cardSession { return effects.command(.endCardSession(session.reader)) }
         guard !credit.isZero else { return effects.reject(.nothingToPayOut) }
         guard !isDraining else { return effects.reject(.draining) }
         guard setup.payoutAvailable else { return effects.reject(.payoutUnavailable(credit: credit)) }
@@ -249,7 +310,10 @@ public struct Machine: Hashable, Sendable, Codable {
         }
         guard available(in: slotID) > 0 else { return effects.reject(.outOfStock(slotID)) }
         guard price <= credit else {
-            return effects.reject(.insufficientCredit(slotID, price: price, credit: credit))
+            if let reader = cardPaying(for: slotID, price: price, into: &effects) {
+                return startCardVend(slot, price: price, reader: reader, at: now, into: &effects)
+            }
+            return
         }
         lastVendNumber += 1
         let vend = PendingVend(
@@ -274,6 +338,7 @@ public struct Machine: Hashable, Sendable, Codable {
 
     private mutating func resolve(_ vend: PendingVend, outcome: VendOutcome, at now: Instant, into effects: inout Effects) {
         pendingVend = nil
+        if let card = vend.card { return resolveCardVend(vend, card, outcome: outcome, at: now, into: &effects) }
         switch outcome {
         case .dropped:
             completeSale(vend, confirmation: .dropSensor, at: now, into: &effects)
@@ -293,15 +358,18 @@ public struct Machine: Hashable, Sendable, Codable {
         }
     }
 
-    private mutating func completeSale(_ vend: PendingVend, confirmation: SaleConfirmation, at now: Instant, into effects: inout Effects) {
+    private mutating func completeSale(
+        _ vend: PendingVend, confirmation: SaleConfirmation, payment: Payment = .cash, at now: Instant, into effects: inout Effects
+    ) {
         let before = stock[vend.slot]?.count ?? 0
         stock[vend.slot]?.removeOldest(1)
         let sale = Sale(
-            vend: vend.id, slot: vend.slot, product: vend.product, price: vend.price,
-            at: now, confirmation: confirmation)
+            vend: vend.id, slot: vend.slot, product: vend.product, price: vend.card?.approved ?? vend.price,
+            at: now, confirmation: confirmation, payment: payment)
         ledger.recordSale(sale, historyLimit: setup.historyLimit)
         effects.emit(.stockChanged(slot: vend.slot, product: vend.product, from: before, to: before - 1, reason: .sold))
         effects.emit(.vendCompleted(sale))
+        if payment == .cash, !cardReaders.isEmpty { effects.command(.reportCashSale(price: sale.price, slot: sale.slot)) }
         // Draining: the change stays credit, for coin return once vendd is back.
         if setup.payoutPolicy == .change, !credit.isZero, pendingPayout == nil, !isDraining {
             payOut(credit, for: .change, at: now, into: &effects)
@@ -319,6 +387,127 @@ public struct Machine: Hashable, Sendable, Codable {
                 vend.id, slot: vend.slot, product: vend.product, outcome: outcome,
                 creditRestored: paysOut ? .zero(setup.currency) : vend.price))
         if paysOut { payOut(vend.price, for: .failedVend, at: now, into: &effects) }
+    }
+
+    // MARK: - Card vends
+
+    /// The reader that pays for a selection the cash credit does not cover, or nil with the
+    /// rejection said: the open session's reader if its funds allow, else (no cash credit) a
+    /// reader that takes a selection before the card ("always idle").
+    private func cardPaying(for slot: SlotID, price: Money, into effects: inout Effects) -> CardReader? {
+        if let session = cardSession {
+            if let funds = session.funds, funds < price {
+                effects.reject(.insufficientFunds(slot, price: price, funds: funds))
+                return nil
+            }
+            return session.reader
+        }
+        if acceptsCards, let reader = cardReaders.values.filter(\.selectionFirst).map(\.reader).min() { return reader }
+        effects.reject(.insufficientCredit(slot, price: price, credit: credit))
+        return nil
+    }
+
+    /// VEND REQUEST first: the item is reserved, the relay waits for the reader's approval.
+    private mutating func startCardVend(_ slot: SlotSetup, price: Money, reader: CardReader, at now: Instant, into effects: inout Effects) {
+        lastVendNumber += 1
+        let id = VendID(rawValue: lastVendNumber)
+        pendingVend = PendingVend(
+            id: id, slot: slot.id, product: slot.product, price: price, startedAt: now, deadline: now + .cardApprovalLimit,
+            card: CardVend(reader: reader, media: cardSession?.media ?? .normal, approved: nil))
+        effects.command(.requestCardVend(reader, id, price: price, slot: slot.id))
+        effects.emit(.cardVendRequested(id, reader: reader, slot: slot.id, product: slot.product, price: price))
+    }
+
+    /// Approved: journaled ("approved, not settled") before the relay moves.
+    private mutating func approveCardVend(_ id: VendID, amount: Money?, at now: Instant, into effects: inout Effects) {
+        guard var vend = pendingVend, vend.id == id, var card = vend.card, card.approved == nil else {
+            return effects.reject(.staleVendOutcome(id))
+        }
+        let charged = amount.flatMap { $0.currency == setup.currency && !$0.isNegative ? $0 : nil } ?? vend.price
+        card.approved = charged
+        vend.card = card
+        vend.deadline = now + setup.vendTimeout
+        pendingVend = vend
+        effects.command(.energiseRelay(vend.slot, vend.id))
+        effects.emit(.cardVendApproved(id, reader: card.reader, amount: charged))
+    }
+
+    private mutating func denyCardVend(_ id: VendID, into effects: inout Effects) {
+        guard let vend = pendingVend, vend.id == id, let card = vend.card, card.approved == nil else {
+            return effects.reject(.staleVendOutcome(id))
+        }
+        pendingVend = nil
+        effects.emit(.cardVendDenied(id, reader: card.reader, slot: vend.slot))
+    }
+
+    /// The outcome decides what the reader is told: SUCCESS when the item came out (or is
+    /// assumed to have), else FAILURE and the reader refunds. A vend never approved (given up,
+    /// or interrupted by a restart) is told FAILURE too: an approval may have been missed.
+    private mutating func resolveCardVend(_ vend: PendingVend, _ card: CardVend, outcome: VendOutcome, at now: Instant, into effects: inout Effects) {
+        guard let charged = card.approved else {
+            effects.command(.cancelCardVend(card.reader, vend.id))
+            effects.emit(.vendFailed(vend.id, slot: vend.slot, product: vend.product, outcome: outcome, creditRestored: .zero(setup.currency)))
+            return settle(vend, card, success: false, amount: .zero(setup.currency), into: &effects)
+        }
+        let confirmation: SaleConfirmation?
+        switch outcome {
+        case .dropped: confirmation = .dropSensor
+        case .pulsedWithoutSensor: confirmation = .relayOnly
+        case .notDropped:
+            ledger.recordFailedVend()
+            confirmation = nil
+        case .unknown:
+            ledger.recordUnknownOutcome()
+            confirmation = setup.unknownOutcomePolicy == .assumeDispensed ? .assumed : nil
+        }
+        if let confirmation {
+            let payment: Payment = card.media == .normal ? .card(card.reader) : .freeCard(card.reader)
+            completeSale(vend, confirmation: confirmation, payment: payment, at: now, into: &effects)
+        } else {
+            effects.emit(.vendFailed(vend.id, slot: vend.slot, product: vend.product, outcome: outcome, creditRestored: .zero(setup.currency)))
+        }
+        settle(vend, card, success: confirmation != nil, amount: charged, into: &effects)
+    }
+
+    private mutating func settle(_ vend: PendingVend, _ card: CardVend, success: Bool, amount: Money, into effects: inout Effects) {
+        let settlement = CardSettlement(vend: vend.id, reader: card.reader, slot: vend.slot, success: success, amount: amount)
+        cardSettlements.append(settlement)
+        effects.command(.settleCardVend(settlement))
+    }
+
+    private mutating func recordSettlement(of id: VendID, refundLost: Bool, into effects: inout Effects) {
+        guard let index = cardSettlements.firstIndex(where: { $0.vend == id }) else { return effects.reject(.staleVendOutcome(id)) }
+        let settlement = cardSettlements.remove(at: index)
+        let lost = refundLost && !settlement.success && !settlement.amount.isZero
+        if lost { ledger.recordCardRefundLost(settlement.amount) }
+        effects.emit(.cardVendSettled(settlement, refundLost: lost))
+    }
+
+    /// A card presented while cash credit or another session is open is refused: its session is
+    /// ended at once (cash and cards never mix).
+    private mutating func beginCardSession(_ reader: CardReader, funds: Money?, media: CardMedia, into effects: inout Effects) {
+        if cardSession?.reader == reader { return }
+        guard cardSession == nil, credit.isZero, !isInServiceMode, !isDraining, pendingPayout == nil,
+            funds.map({ $0.currency == setup.currency }) ?? true
+        else {
+            effects.command(.endCardSession(reader))
+            return effects.reject(.cardSessionRefused(reader))
+        }
+        let session = CardSession(reader: reader, funds: funds, media: media)
+        cardSession = session
+        effects.emit(.cardSessionBegan(session))
+    }
+
+    private mutating func endCardSession(of reader: CardReader, into effects: inout Effects) {
+        guard cardSession?.reader == reader else { return }
+        cardSession = nil
+        effects.emit(.cardSessionEnded(reader))
+    }
+
+    /// A reader (re)initialised or lost has no session any more.
+    private mutating func setReadiness(of reader: CardReader, _ readiness: CardReaderReadiness?, into effects: inout Effects) {
+        cardReaders[reader] = readiness
+        endCardSession(of: reader, into: &effects)
     }
 
     // MARK: - Technician operations
@@ -413,6 +602,9 @@ public struct Machine: Hashable, Sendable, Codable {
 
     private mutating func reconfigure(_ newSetup: MachineSetup, into effects: inout Effects) {
         if let pendingVend { return effects.reject(.vendInProgress(pendingVend.id)) }
+        if !cardSettlements.isEmpty, newSetup.currency != setup.currency {
+            return effects.reject(.currencyChange(from: setup.currency, to: newSetup.currency))
+        }
         // A payout in flight is resolved by the devices of the same policy, in the same currency.
         if let pendingPayout, newSetup.currency != setup.currency || newSetup.payoutPolicy != .change {
             return effects.reject(.payoutInProgress(pendingPayout.id))

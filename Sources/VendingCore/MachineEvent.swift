@@ -31,6 +31,16 @@ public enum MachineEvent: Hashable, Sendable, Codable {
     case coinAcceptanceChanged(Bool)
     case setupChanged(addedSlots: [SlotID], removedSlots: [SlotID])
     case rejected(Rejection)
+    case cardSessionBegan(CardSession)
+    case cardSessionEnded(CardReader)
+    /// A card vend waits for the reader's approval; nothing is dispensed before it.
+    case cardVendRequested(VendID, reader: CardReader, slot: SlotID, product: ProductID, price: Money)
+    case cardVendApproved(VendID, reader: CardReader, amount: Money)
+    case cardVendDenied(VendID, reader: CardReader, slot: SlotID)
+    /// The reader was told the outcome and acknowledged it. `refundLost`: the card stays charged
+    /// for an item that did not come out (the reader could not refund it).
+    case cardVendSettled(CardSettlement, refundLost: Bool)
+    case cardAcceptanceChanged(Bool)
 }
 
 public enum StockChangeReason: String, Hashable, Sendable, Codable {
@@ -65,6 +75,11 @@ public enum Rejection: Hashable, Sendable, Codable, CustomStringConvertible {
     case invalidAmount(Money)
     /// vendd is reloading or stopping.
     case draining
+    /// The card's funds (as the reader said) do not cover the price.
+    case insufficientFunds(SlotID, price: Money, funds: Money)
+    /// A card was presented while cash credit or another card session was open: cash and
+    /// cards never mix; the reader's session is ended.
+    case cardSessionRefused(CardReader)
 
     public var description: String {
         switch self {
@@ -90,6 +105,9 @@ public enum Rejection: Hashable, Sendable, Codable, CustomStringConvertible {
         case .noPayoutDevices: "this machine has no payout devices (machine.payout is not 'change')"
         case .invalidAmount(let amount): "\(amount) is not a valid amount"
         case .draining: "vendd is reloading or stopping: try again in a moment"
+        case .insufficientFunds(let slot, let price, let funds): "slot \(slot) costs \(price), the card has \(funds)"
+        case .cardSessionRefused(let reader):
+            "a card on \(reader) was refused: spend or return the cash credit first (cash and cards never mix)"
         }
     }
 }

@@ -74,6 +74,12 @@ public struct MachineSetup: Hashable, Sendable, Codable {
         if let problem = firstProblem { throw problem }
     }
 
+    /// The MDB item number a card reader and the DEX audit know a slot by: its place in the
+    /// file, from 1 (FFFFh is "undefined" in MDB).
+    public func itemNumber(of slot: SlotID) -> UInt16? {
+        slots.firstIndex { $0.id == slot }.flatMap { UInt16(exactly: $0 + 1) }
+    }
+
     public func slot(_ id: SlotID) -> SlotSetup? { slots.first { $0.id == id } }
 
     private enum CodingKeys: String, CodingKey {

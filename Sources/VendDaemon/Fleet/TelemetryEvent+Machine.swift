@@ -35,6 +35,7 @@ extension TelemetryEvent {
             amount = sale.price.decimalString
             outcome = "sold"
             reason = sale.confirmation.rawValue
+            payment = sale.payment.description
         case .vendFailed(let id, let slot, let product, let outcome, let restored):
             self = make(.vendEnded)
             vend = id.rawValue
@@ -87,7 +88,43 @@ extension TelemetryEvent {
         case .serviceModeChanged(let isOn):
             self = make(.serviceMode)
             on = isOn
-        case .duplicateCoinIgnored, .coinAcceptanceChanged, .setupChanged, .rejected:
+        case .cardSessionBegan(let session):
+            self = make(.cardSession)
+            on = true
+            payment = Payment.card(session.reader).description
+            amount = session.funds?.decimalString
+        case .cardSessionEnded(let reader):
+            self = make(.cardSession)
+            on = false
+            payment = Payment.card(reader).description
+        case .cardVendRequested(let id, let reader, let slot, let product, let price):
+            self = make(.cardVend)
+            vend = id.rawValue
+            self.slot = slot.rawValue
+            self.product = product.rawValue
+            amount = price.decimalString
+            payment = Payment.card(reader).description
+            outcome = "requested"
+        case .cardVendApproved(let id, let reader, let charged):
+            self = make(.cardVend)
+            vend = id.rawValue
+            amount = charged.decimalString
+            payment = Payment.card(reader).description
+            outcome = "approved"
+        case .cardVendDenied(let id, let reader, let slot):
+            self = make(.cardVend)
+            vend = id.rawValue
+            self.slot = slot.rawValue
+            payment = Payment.card(reader).description
+            outcome = "denied"
+        case .cardVendSettled(let settlement, let refundLost):
+            self = make(.cardVend)
+            vend = settlement.vend.rawValue
+            slot = settlement.slot.rawValue
+            amount = settlement.amount.decimalString
+            payment = Payment.card(settlement.reader).description
+            outcome = settlement.success ? "settled-sold" : (refundLost ? "refund-lost" : "refunded")
+        case .duplicateCoinIgnored, .coinAcceptanceChanged, .cardAcceptanceChanged, .setupChanged, .rejected:
             return nil
         }
     }

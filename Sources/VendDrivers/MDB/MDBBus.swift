@@ -22,10 +22,28 @@ public final class MDBBus: Sendable {
     /// The changer's tubes as evidence (see `whenTubesRead`), and who waits for the first count.
     private let tubeWatch = Mutex(TubeWatch())
     private let started = Mutex(false)
+    /// One per configured card reader, in the order of the file.
+    public let cardReaders: [CardReaderMailbox]
 
     public init(settings: MDBSettings, timekeeper: any Timekeeper) {
         self.settings = settings
         control = DriverControl(timekeeper: timekeeper)
+        cardReaders = settings.cashless.map { CardReaderMailbox(reader: $0.reader) }
+    }
+
+    /// Hands a command to a reader's driver; false when no such reader is configured.
+    @discardableResult
+    public func post(_ command: CardReaderCommand, to reader: CardReader) -> Bool {
+        guard let mailbox = cardReaders.first(where: { $0.reader == reader }) else { return false }
+        mailbox.post(command)
+        control.waiter.wake()
+        return true
+    }
+
+    /// Readers take cards (READER ENABLE) or not (READER DISABLE).
+    public func setCardAcceptance(_ accepting: Bool) {
+        for mailbox in cardReaders { mailbox.accepting = accepting }
+        control.waiter.wake()
     }
 
     public var currency: Currency { settings.currency }
@@ -163,6 +181,11 @@ public final class MDBBus: Sendable {
                     settings: bills, currency: settings.currency, currencyNumeric: settings.currencyNumeric,
                     source: source, lastSequence: lastSequence(source), emit: deliver,
                     wantsAcceptance: { control.wantsAcceptance && !control.isStopping }, shouldStack: shouldStack))
+        }
+        for (reader, mailbox) in zip(settings.cashless, cardReaders) {
+            drivers.append(
+                MDBCashlessReader(
+                    settings: reader, currency: settings.currency, mailbox: mailbox, emit: deliver, wantsAcceptance: { !control.isStopping }))
         }
         return drivers
     }

@@ -12,6 +12,7 @@ import VendingCore
 public final class MDBCashDevices: CoinAcceptor {
     public let bus: MDBBus
     private let escrowDecision = Mutex<(@Sendable (Money) -> Bool)?>(nil)
+    private let cardReports = Mutex<(@Sendable (Input) -> Void)?>(nil)
 
     public init(settings: MDBSettings, timekeeper: any Timekeeper) {
         bus = MDBBus(settings: settings, timekeeper: timekeeper)
@@ -21,8 +22,13 @@ public final class MDBCashDevices: CoinAcceptor {
         let devices = [
             settings.changer.map { "coin changer (\($0.coins.count) types)" },
             settings.billValidator.map { "bill validator (\($0.bills.count) types)" },
-        ]
+        ] + settings.cashless.map { "card reader (\($0.reader))" }
         return "MDB on \(PortAddress(settings.port, baudRate: MDBSettings.interfaceBaudRate)): \(devices.compactMap { $0 }.joined(separator: ", "))"
+    }
+
+    /// Where the card readers' reports go (the machine's inbox); until set, they are dropped.
+    public func routeCardReports(_ handler: @escaping @Sendable (Input) -> Void) {
+        cardReports.withLock { $0 = handler }
     }
 
     public func decideEscrow(_ decide: @escaping @Sendable (Money) -> Bool) {
@@ -38,6 +44,7 @@ public final class MDBCashDevices: CoinAcceptor {
                 case .billStacked(let value, let id): deliver(.billStacked(value: value, event: id))
                 case .notice(let text, let isFault): deliver(.notice(text, isFault: isFault))
                 case .dispensedManually(let amount): deliver(.dispensedManually(amount))
+                case .card(let input): self.cardReports.withLock { $0 }?(input)
                 case .changeInventory, .stacker: break  // kept by the bus (`MDBChangerPayout`, `vendctl status`)
                 }
             }, shouldStack: { [self] value in escrowDecision.withLock { $0 }?(value) ?? false })

@@ -17,6 +17,8 @@ public enum MDBEvent: Sendable, Equatable {
     /// The bill validator's stacker, after its initialisation and after each bill stacked.
     case stacker(StackerLevel)
     case notice(String, isFault: Bool)
+    /// A card reader's report, as the machine's input.
+    case card(Input)
 }
 
 /// How full the bill validator's stacker is.
@@ -97,7 +99,8 @@ protocol MDBPeripheralDriver: AnyObject {
     func isJustReset(_ poll: [UInt8]) -> Bool
     /// The initialisation sequence after a reset (§5.6, §6.6).
     func initialise(_ bus: MDBDeviceBus) throws(MDBFailure)
-    /// Pending commands, then POLL and its activities. True when the device reports JUST RESET.
+    /// Pending commands, then POLL and its activities. True when the device reports JUST RESET
+    /// (or its driver has just sent it a RESET): it is initialised again.
     func tick(_ bus: MDBDeviceBus) throws(MDBFailure) -> Bool
     /// The device stopped answering, or the interface went away.
     func lost()
@@ -106,6 +109,16 @@ protocol MDBPeripheralDriver: AnyObject {
     func stillOffline(_ now: ContinuousClock.Instant)
     /// A payout underway.
     var hasWorkInProgress: Bool { get }
+    /// It must be told something before any reset, bus reset included (a card reader holding an
+    /// approval from before vendd stopped).
+    var mustSettleBeforeReset: Bool { get }
+    /// Tells it, before the master resets it.
+    func settleBeforeReset(_ bus: MDBDeviceBus) throws(MDBFailure)
+}
+
+extension MDBPeripheralDriver {
+    var mustSettleBeforeReset: Bool { false }
+    func settleBeforeReset(_ bus: MDBDeviceBus) throws(MDBFailure) {}
 }
 
 /// The bus schedule: after a bus reset, each device is polled for its JUST RESET and
@@ -118,6 +131,10 @@ final class MDBMaster {
 
     private enum Phase: Equatable {
         case awaitingJustReset(since: ContinuousClock.Instant)
+        /// To be told what it must hear before its reset (see `mustSettleBeforeReset`).
+        case settling
+        /// To get a RESET of its own.
+        case needsReset
         case initialising
         case ready
         case offline
@@ -158,8 +175,18 @@ final class MDBMaster {
 
     /// Resets every peripheral at once; they are talked to again after the setup time (§3.1).
     func busReset() throws(MDBLinkFailure) {
-        try transport.busReset()
         let now = timekeeper.now
+        // A bus reset would reset a reader that must first hear how a vend ended: then each
+        // device is reset alone, that reader after it has been told.
+        guard !links.contains(where: { $0.driver.mustSettleBeforeReset }) else {
+            for link in links {
+                link.phase = link.driver.mustSettleBeforeReset ? .settling : .needsReset
+                link.bus.forgetSilence()
+                link.due = now
+            }
+            return
+        }
+        try transport.busReset()
         for link in links {
             link.phase = .awaitingJustReset(since: now)
             link.bus.forgetSilence()
@@ -203,11 +230,17 @@ final class MDBMaster {
                     // It answers but never said JUST RESET (it missed the bus reset): reset it alone.
                     try resetAlone(link)
                 }
+            case .settling:
+                try link.driver.settleBeforeReset(link.bus)
+                link.phase = .needsReset
+                try resetAlone(link)
+            case .needsReset:
+                try resetAlone(link)
             case .initialising:
                 try initialise(link)
             case .ready:
                 if try link.driver.tick(link.bus) {
-                    emit(.notice("\(name) reset itself (JUST RESET): initialising it again", isFault: true))
+                    emit(.notice("\(name) was reset (JUST RESET, or a RESET of its driver's): initialising it again", isFault: true))
                     try initialise(link)
                 }
             case .offline:

@@ -1,0 +1,87 @@
+/// A cashless reader (card or phone) on the MDB bus: #1 at address 10h, #2 at 60h.
+public enum CardReader: Int, Hashable, Comparable, Sendable, Codable, CodingKeyRepresentable, CaseIterable, CustomStringConvertible {
+    case first = 1
+    case second = 2
+
+    public static func < (lhs: CardReader, rhs: CardReader) -> Bool { lhs.rawValue < rhs.rawValue }
+    public var description: String { "cashless #\(rawValue)" }
+}
+
+/// How a vend was paid. Card money never enters the cash books.
+public enum Payment: Hashable, Sendable, Codable, CustomStringConvertible {
+    case cash
+    case card(CardReader)
+    /// A free-vend card or test media on a reader: an item left the machine, but it is no sale.
+    case freeCard(CardReader)
+
+    public var reader: CardReader? {
+        switch self {
+        case .cash: nil
+        case .card(let reader), .freeCard(let reader): reader
+        }
+    }
+
+    /// The name in reports, the journal (`PAYMENT=`) and the fleet's events.
+    public var description: String {
+        switch self {
+        case .cash: "cash"
+        case .card(let reader): "cashless\(reader.rawValue)"
+        case .freeCard(let reader): "free-cashless\(reader.rawValue)"
+        }
+    }
+}
+
+/// What a card presented to a reader is, from BEGIN SESSION's payment type.
+public enum CardMedia: String, Hashable, Sendable, Codable {
+    case normal
+    /// The operator's test card: vends, and is no sale.
+    case test
+    case freeVend = "free-vend"
+}
+
+/// A card session a reader opened (BEGIN SESSION): the customer may select, paying by card.
+public struct CardSession: Hashable, Sendable, Codable {
+    public let reader: CardReader
+    /// What the card may spend; nil when the reader does not say.
+    public let funds: Money?
+    public let media: CardMedia
+}
+
+/// A card vend's part with its reader: asked (VEND REQUEST sent), then approved with the amount
+/// the reader really charges (a discount or surcharge may make it differ from the price).
+public struct CardVend: Hashable, Sendable, Codable {
+    public let reader: CardReader
+    public let media: CardMedia
+    public internal(set) var approved: Money?
+}
+
+/// What the reader must be told of a card vend that was approved or may have been: VEND SUCCESS
+/// (the item left) or VEND FAILURE (the reader refunds the card). Durable from the input that
+/// decided it until the reader has acknowledged it, so a restart tells the reader instead of
+/// resetting it (a reset between APPROVED and SUCCESS counts as a sale to the reader, MDB §7.4).
+public struct CardSettlement: Hashable, Sendable, Codable {
+    public let vend: VendID
+    public let reader: CardReader
+    public let slot: SlotID
+    public let success: Bool
+    /// What the card was charged (zero when no approval was seen).
+    public let amount: Money
+}
+
+/// A reader ready to take a vend, as its driver reports it.
+public struct CardReaderReadiness: Hashable, Sendable, Codable {
+    public let reader: CardReader
+    /// It takes a VEND REQUEST without a session ("always idle"): select first, then tap.
+    public let selectionFirst: Bool
+
+    public init(reader: CardReader, selectionFirst: Bool) {
+        self.reader = reader
+        self.selectionFirst = selectionFirst
+    }
+}
+
+extension Duration {
+    /// How long a card vend may wait for its approval before the machine gives up on it. Longer
+    /// than any reader's own limit (255 s at most): the driver cancels first.
+    public static let cardApprovalLimit: Duration = .seconds(300)
+}
