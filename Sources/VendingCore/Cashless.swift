@@ -66,6 +66,14 @@ public struct CardSettlement: Hashable, Sendable, Codable {
     public let success: Bool
     /// What the card was charged (zero when no approval was seen).
     public let amount: Money
+
+    public init(vend: VendID, reader: CardReader, slot: SlotID, success: Bool, amount: Money) {
+        self.vend = vend
+        self.reader = reader
+        self.slot = slot
+        self.success = success
+        self.amount = amount
+    }
 }
 
 /// A reader ready to take a vend, as its driver reports it.
