@@ -46,7 +46,9 @@ extension ConfigParser {
     private func parseCardReaders(_ nodes: [Node], path listPath: ConfigPath) -> [MDBCashlessSettings] {
         var readers: [MDBCashlessSettings] = []
         var seen: [CardReader: Node] = [:]
-        if nodes.isEmpty { sink.report("list the card readers: '- reader: 1' (address 10h) and/or '- reader: 2' (60h)", at: nil as Node?, path: listPath) }
+        if nodes.isEmpty {
+            sink.report("list the card readers: '- reader: 1' (address 10h) and/or '- reader: 2' (60h)", at: nil as Node?, path: listPath)
+        }
         for (index, node) in nodes.enumerated() {
             let label = node.mapping.flatMap { labelValue(in: $0, key: "reader") } ?? "#\(index + 1)"
             guard let row = MappingReader(node, path: listPath.element(label), sink: sink) else { continue }
@@ -66,7 +68,8 @@ extension ConfigParser {
             }
             seen[reader] = node
             readers.append(
-                MDBCashlessSettings(reader: reader, selectionFirst: selectionFirst, sessionTimeout: timeout, origin: origin(of: readerNode, path: row.path)))
+                MDBCashlessSettings(
+                    reader: reader, selectionFirst: selectionFirst, sessionTimeout: timeout, origin: origin(of: readerNode, path: row.path)))
         }
         return readers
     }

@@ -111,14 +111,18 @@ struct EventDescription {
             self.init("rejected", "refused: \(reason.describe(format))", .info, [:])
         case .cardSessionBegan(let session):
             self.init(
-                "card-session", "\(session.reader): card presented (\(session.media.rawValue)), funds \(session.funds.map(money) ?? "not told")", .info,
+                "card-session", "\(session.reader): card presented (\(session.media.rawValue)), funds \(session.funds.map(money) ?? "not told")",
+                .info,
                 ["CASHLESS": "\(session.reader.rawValue)", "SESSION": "began", "AMOUNT": session.funds.map { "\($0.decimalString)" } ?? "unknown"])
         case .cardSessionEnded(let reader):
             self.init("card-session", "\(reader): session ended", .info, ["CASHLESS": "\(reader.rawValue)", "SESSION": "ended"])
         case .cardVendRequested(let vend, let reader, let slot, let product, let price):
             self.init(
                 "card-vend", "\(vend): slot \(slot), \(product) for \(money(price)) by card on \(reader): waiting for the approval", .info,
-                ["CASHLESS": "\(reader.rawValue)", "VEND": "\(vend.rawValue)", "SLOT": "\(slot)", "AMOUNT": "\(price.decimalString)", "RESULT": "requested"])
+                [
+                    "CASHLESS": "\(reader.rawValue)", "VEND": "\(vend.rawValue)", "SLOT": "\(slot)", "AMOUNT": "\(price.decimalString)",
+                    "RESULT": "requested",
+                ])
         case .cardVendApproved(let vend, let reader, let amount):
             self.init(
                 "card-vend", "\(vend) approved by \(reader) for \(money(amount)): dispensing", .notice,

@@ -208,7 +208,8 @@ final class MachineController: Sendable {
         case .setCoinAcceptance(let enabled):
             devices.hardware?.coinAcceptor.setAcceptance(enabled && !devices.isFaulty)
         case .requestCardVend(let reader, let vend, let price, let slot):
-            guard let item = devices.setup.itemNumber(of: slot), devices.hardware?.mdb?.bus.post(.requestVend(vend, price: price, item: item), to: reader) == true
+            guard let item = devices.setup.itemNumber(of: slot),
+                devices.hardware?.mdb?.bus.post(.requestVend(vend, price: price, item: item), to: reader) == true
             else {
                 logger.error("\(vend): \(reader) is not attached; the card vend is denied")
                 return .cardVendDenied(vend)

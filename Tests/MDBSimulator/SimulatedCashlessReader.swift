@@ -23,6 +23,9 @@ public final class SimulatedCashlessReader: SimulatedPeripheral {
         public var loseEndSession = false
         /// The next VEND FAILURE's refund fails (MALFUNCTION C0h: the customer's funds are lost).
         public var refundFails = false
+        /// The next VEND CANCEL crosses an approval: the bank said yes as the cancel arrived, so
+        /// the reader answers VEND APPROVED (and charges) instead of VEND DENIED.
+        public var approveOnCancel = false
         public init() {}
     }
 
@@ -120,8 +123,13 @@ public final class SimulatedCashlessReader: SimulatedPeripheral {
             faults.approvalPolls = 0
             return .ack
         case (3, 0x01):
-            guard state == .vend, pendingRequest != nil else { return outOfSequence() }
+            guard state == .vend, let request = pendingRequest else { return outOfSequence() }
             pendingRequest = nil
+            if faults.approveOnCancel {
+                faults.approveOnCancel = false
+                approve(request.price)
+                return .ack
+            }
             state = alwaysIdleVend ? .enabled : .sessionIdle
             queue.append(.vendDenied)
             return .ack
@@ -191,10 +199,7 @@ public final class SimulatedCashlessReader: SimulatedPeripheral {
                     state = alwaysIdleVend ? .enabled : .sessionIdle
                     queue.append(.vendDenied)
                 } else {
-                    approved = request.price
-                    charged.append(request.price)
-                    funds = funds.map { $0 - request.price }
-                    queue.append(.vendApproved(amount: request.price))
+                    approve(request.price)
                 }
             }
         }
@@ -202,6 +207,13 @@ public final class SimulatedCashlessReader: SimulatedPeripheral {
         let answer = queue.flatMap { $0.bytes(level: config.level, expanded: expanded, vmcLevel: vmcLevel) }
         queue.removeAll()
         return .data(answer)
+    }
+
+    private func approve(_ price: UInt32) {
+        approved = price
+        charged.append(price)
+        funds = funds.map { $0 - price }
+        queue.append(.vendApproved(amount: price))
     }
 
     /// The answer to a command that brings its data at once.

@@ -83,7 +83,7 @@ import VendSettings
         ),
         (
             "currency_code: 410", "currency_code: 410\n  pol_interval_ms: 150",
-            "test.yaml:46:3: mdb: unknown key 'pol_interval_ms'; did you mean 'poll_interval_ms'? (allowed here: port, currency_code, poll_interval_ms, changer, bill_validator)"
+            "test.yaml:46:3: mdb: unknown key 'pol_interval_ms'; did you mean 'poll_interval_ms'? (allowed here: port, currency_code, poll_interval_ms, changer, bill_validator, cashless)"
         ),
     ])
     func mistakesAreNamedWithTheirPlace(edit: (String, String, String)) {
@@ -94,6 +94,6 @@ import VendSettings
 
     @Test func aBusWithoutDevicesIsAnError() {
         let text = BadConfigTests.base + "mdb:\n  port: unix:/run/mdb.sock\n"
-        #expect(diagnostics(text) == ["test.yaml:44:3: mdb: name at least one MDB device: 'changer' and/or 'bill_validator'"])
+        #expect(diagnostics(text) == ["test.yaml:44:3: mdb: name at least one MDB device: 'changer', 'bill_validator' and/or 'cashless'"])
     }
 }

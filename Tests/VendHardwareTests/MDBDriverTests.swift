@@ -214,7 +214,7 @@ import VendingCore
         try rig.run(for: .milliseconds(300))
         #expect(rig.validator.acceptMask == [0, 1, 2, 3])
         #expect(rig.bus.count(0x30) == 0)
-        #expect(rig.log.faults.contains("bill validator (30h) reset itself (JUST RESET): initialising it again"))
+        #expect(rig.log.faults.contains("bill validator (30h) was reset (JUST RESET, or a RESET of its driver's): initialising it again"))
     }
 
     @Test func theInterfaceGoingAwayIsALinkFailure() throws {

@@ -86,7 +86,8 @@ import VendingCore
         rig.advance(seconds: 301)
         let effects = rig.apply(.tick)
         #expect(Self.commands(effects).contains(.cancelCardVend(Self.reader, vend)))
-        #expect(rig.machine.cardSettlements == [CardSettlement(vend: vend, reader: Self.reader, slot: "A1", success: false, amount: .zero(Fixtures.won))])
+        #expect(
+            rig.machine.cardSettlements == [CardSettlement(vend: vend, reader: Self.reader, slot: "A1", success: false, amount: .zero(Fixtures.won))])
         rig.apply(.cardVendSettled(vend, refundLost: true))
         #expect(rig.machine.ledger.cardRefundsLost.isZero, "nothing was charged as far as the machine knows")
     }

@@ -19,10 +19,11 @@ public final class MDBCashDevices: CoinAcceptor {
     }
 
     public static func describe(_ settings: MDBSettings) -> String {
-        let devices = [
-            settings.changer.map { "coin changer (\($0.coins.count) types)" },
-            settings.billValidator.map { "bill validator (\($0.bills.count) types)" },
-        ] + settings.cashless.map { "card reader (\($0.reader))" }
+        let devices =
+            [
+                settings.changer.map { "coin changer (\($0.coins.count) types)" },
+                settings.billValidator.map { "bill validator (\($0.bills.count) types)" },
+            ] + settings.cashless.map { "card reader (\($0.reader))" }
         return "MDB on \(PortAddress(settings.port, baudRate: MDBSettings.interfaceBaudRate)): \(devices.compactMap { $0 }.joined(separator: ", "))"
     }
 

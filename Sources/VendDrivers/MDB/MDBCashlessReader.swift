@@ -65,6 +65,10 @@ final class MDBCashlessReader: MDBPeripheralDriver {
         settleBeforeResetPending = mailbox.hasSettlements
     }
 
+    let pollCommand: UInt8 = 2
+    /// The reader's Vend state as COMMAND OUT OF SEQUENCE reports it (§7.4, Z2).
+    private static let vendState: UInt8 = 5
+
     func isJustReset(_ poll: [UInt8]) -> Bool { poll.first == 0x00 }
 
     var hasWorkInProgress: Bool {
@@ -110,7 +114,10 @@ final class MDBCashlessReader: MDBPeripheralDriver {
             "\(name): \(identity?.summary ?? "no identity"), level \(readerConfig.level), \(readerConfig.currency), scale \(readerConfig.scaleFactor)×10^-\(readerConfig.decimalPlaces), answers within \(readerConfig.maximumResponseTime) s, \(describe(readerConfig.options))\(enabledFeatures.contains(.alwaysIdle) ? ", selection first" : ", card first")\(expanded ? ", 32-bit money" : "")"
         emit(.notice(summary, isFault: false))
         mailbox.describe(summary)
-        emit(.card(.cardReaderReady(settings.reader, CardReaderReadiness(reader: settings.reader, selectionFirst: enabledFeatures.contains(.alwaysIdle)))))
+        emit(
+            .card(
+                .cardReaderReady(settings.reader, CardReaderReadiness(reader: settings.reader, selectionFirst: enabledFeatures.contains(.alwaysIdle)))
+            ))
     }
 
     private func describe(_ options: CashlessOptions) -> String {
@@ -148,35 +155,57 @@ final class MDBCashlessReader: MDBPeripheralDriver {
         settleBeforeResetPending = false
         let answer = try bus.send(block(.poll))
         if case .data(let bytes) = answer, bytes.first == 0x00 {
-            for (settlement, _) in settlements { settled(settlement, refundLost: !settlement.success, why: "the reader had reset: it counted the vend as a sale") }
+            for (settlement, _) in settlements {
+                settled(settlement, refundLost: !settlement.success, why: "the reader had reset: it counted the vend as a sale")
+            }
             settlements.removeAll()
             return
         }
         for (settlement, item) in settlements {
-            _ = try bus.send(block(settlement.success ? .vendSuccess(item: item) : .vendFailure))
-            let deadline = bus.timekeeper.now + nonResponseTime
-            var verdict: (lost: Bool, why: String)?
-            while verdict == nil, bus.timekeeper.now < deadline {
-                switch try bus.sendOnce(block(.poll)) {
-                case .ack: verdict = (false, settlement.success ? "VEND SUCCESS acknowledged" : "VEND FAILURE acknowledged: the reader refunds the card")
-                case .noAnswer: continue  // a refund in progress (§7.4 VEND FAILURE)
-                case .data(let bytes):
-                    let responses = (try? CashlessResponse.parse(bytes, level: config?.level ?? 3, expanded: expanded)) ?? []
-                    for response in responses {
-                        switch response {
-                        case .commandOutOfSequence(let state):
-                            verdict = (false, "the reader held no approval for it (out of sequence, reader state \(state.map(String.init) ?? "?")): nothing charged")
-                        case .malfunction(let code) where code >> 4 == 0xC:
-                            verdict = (true, "refund failed: \(CashlessMalfunction.describe(code))")
-                        default: break
-                        }
-                    }
-                    if verdict == nil { verdict = (false, "acknowledged") }
-                }
-            }
-            settled(settlement, refundLost: verdict?.lost ?? false, why: verdict?.why ?? "no answer within \(nonResponseTime)")
+            let verdict = try settleAtStart(settlement, item: item, bus)
+            settled(settlement, refundLost: verdict.lost, why: verdict.why)
         }
         settlements.removeAll()
+    }
+
+    /// One settlement told to a reader whose state vendd does not know: it may hold the
+    /// approval, or still the request (then VEND CANCEL), or have approved while vendd was down
+    /// (then VEND FAILURE: nobody vended).
+    private func settleAtStart(_ settlement: CardSettlement, item: UInt16, _ bus: MDBDeviceBus) throws(MDBFailure) -> (lost: Bool, why: String) {
+        _ = try bus.send(block(settlement.success ? .vendSuccess(item: item) : .vendFailure))
+        var awaitingDenial = false
+        let deadline = bus.timekeeper.now + nonResponseTime
+        // Bounded by count as well: a POLL takes real time on a bus, none on a simulated one.
+        for _ in 0..<250 where bus.timekeeper.now < deadline {
+            let answer = try bus.sendOnce(block(.poll))
+            guard case .data(let bytes) = answer else {
+                // Silence: a refund in progress (§7.4). ACK: done, unless a denial is awaited.
+                if answer == .ack, !awaitingDenial {
+                    return (false, settlement.success ? "VEND SUCCESS acknowledged" : "VEND FAILURE acknowledged: the reader refunds the card")
+                }
+                continue
+            }
+            for response in (try? CashlessResponse.parse(bytes, level: 3, expanded: false)) ?? [] {
+                switch response {
+                case .justReset: return (!settlement.success, "the reader had reset: it counted the vend as a sale")
+                case .vendApproved:
+                    _ = try bus.send(block(.vendFailure))
+                    awaitingDenial = false
+                case .vendDenied: return (false, "denied: nothing charged")
+                case .commandOutOfSequence(let state) where state == Self.vendState:
+                    // Its request is still open: cancel it; DENIED or APPROVED follows.
+                    _ = try bus.send(block(.vendCancel))
+                    awaitingDenial = true
+                case .commandOutOfSequence(let state):
+                    return (
+                        false, "the reader held no approval for it (out of sequence, reader state \(state.map(String.init) ?? "?")): nothing charged"
+                    )
+                case .malfunction(let code) where code >> 4 == 0xC: return (true, "refund failed: \(CashlessMalfunction.describe(code))")
+                default: continue
+                }
+            }
+        }
+        return (false, "no answer within \(nonResponseTime)")
     }
 
     // MARK: - Polling
@@ -226,7 +255,10 @@ final class MDBCashlessReader: MDBPeripheralDriver {
             return emit(.card(.cardVendDenied(vend)))
         }
         guard let scaled = scale?.scaled(price, width: expanded ? 4 : 2) else {
-            emit(.notice("\(name): \(price) is not a whole number of the reader's money units: \(vend) denied; check the reader's scale factor", isFault: true))
+            emit(
+                .notice(
+                    "\(name): \(price) is not a whole number of the reader's money units: \(vend) denied; check the reader's scale factor",
+                    isFault: true))
             return emit(.card(.cardVendDenied(vend)))
         }
         let sent = block(.vendRequest(price: scaled, item: item, expanded: expanded))
@@ -273,13 +305,14 @@ final class MDBCashlessReader: MDBPeripheralDriver {
             }
             switch phase {
             case .approved(settlement.vend, let inSession):
+                // Only to a reader a POLL has just shown still in its vend: one that reset
+                // meanwhile took the vend for a sale and would ignore the settlement.
+                if case .data(let bytes) = try bus.send(block(.poll)), try handle(bytes, bus) { return true }
+                guard case .approved(settlement.vend, _) = phase else { continue }
                 settlements.removeFirst()
                 _ = try bus.send(block(settlement.success ? .vendSuccess(item: item) : .vendFailure))
                 if settlement.success {
                     settled(settlement, refundLost: false, why: "VEND SUCCESS acknowledged")
-                    afterVend(inSession: inSession, bus)
-                } else if config?.level == 1 {
-                    settled(settlement, refundLost: false, why: "VEND FAILURE acknowledged (a level-1 reader reports no refund result)")
                     afterVend(inSession: inSession, bus)
                 } else {
                     phase = .refunding(settlement, since: bus.timekeeper.now, inSession: inSession)

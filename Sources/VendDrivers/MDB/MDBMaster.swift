@@ -109,6 +109,7 @@ protocol MDBPeripheralDriver: AnyObject {
     func stillOffline(_ now: ContinuousClock.Instant)
     /// A payout underway.
     var hasWorkInProgress: Bool { get }
+    var pollCommand: UInt8 { get }
     /// It must be told something before any reset, bus reset included (a card reader holding an
     /// approval from before vendd stopped).
     var mustSettleBeforeReset: Bool { get }
@@ -117,6 +118,8 @@ protocol MDBPeripheralDriver: AnyObject {
 }
 
 extension MDBPeripheralDriver {
+    /// POLL is command 3 for changers and validators (§5.2, §6.2); a cashless device's is 2 (§7.2).
+    var pollCommand: UInt8 { 3 }
     var mustSettleBeforeReset: Bool { false }
     func settleBeforeReset(_ bus: MDBDeviceBus) throws(MDBFailure) {}
 }
@@ -223,7 +226,7 @@ final class MDBMaster {
         do {
             switch link.phase {
             case .awaitingJustReset(let since):
-                let answer = try link.bus.send(MDBBlock(link.driver.peripheral.rawValue | 3))
+                let answer = try link.bus.send(MDBBlock(link.driver.peripheral.rawValue | link.driver.pollCommand))
                 if case .data(let bytes) = answer, link.driver.isJustReset(bytes) {
                     try initialise(link)
                 } else if now - since >= link.driver.nonResponseTime {

@@ -1,0 +1,162 @@
+import MDB
+import MDBSimulator
+import VendSettings
+import VendTime
+import VendingCore
+
+@testable import VendDrivers
+
+/// Card readers on a loopback bus, the master with their drivers, and the real machine core
+/// between them, on manual time: the machine's effects go to the drivers' mailboxes, the
+/// drivers' reports are applied to the machine, and a relay's outcome is `dispense`'s answer.
+/// A restart (`restart()`) keeps the machine (as its journal would) and the readers, and makes
+/// new drivers, told the machine's settlements first as the daemon tells them.
+final class CardRig: @unchecked Sendable {
+    // @unchecked: one test thread drives it.
+    static let won = MDBRig.krw
+
+    let clock = ManualTimekeeper()
+    let readers: [SimulatedCashlessReader]
+    let transport: LoopbackTransport
+    let log = MDBEventLog()
+    let settings: [MDBCashlessSettings]
+    private(set) var machine: Machine
+    private(set) var mailboxes: [CardReaderMailbox] = []
+    private(set) var master: MDBMaster!
+    /// The outcome each relay pulse reports, by slot; `.dropped` unless set.
+    var dispense: (SlotID) -> VendOutcome = { _ in .dropped }
+    /// Relay pulses, in order.
+    private(set) var pulses: [SlotID] = []
+    private var outcomes: [(VendID, VendOutcome)] = []
+    private var eventsSeen = 0
+    private(set) var rejections: [Rejection] = []
+
+    init(readers: [SimulatedCashlessReader], selectionFirst: Bool = true, unknown: UnknownOutcomePolicy = .assumeDispensed) {
+        self.readers = readers
+        transport = LoopbackTransport(bus: SimulatedBus(readers))
+        settings = readers.map {
+            MDBCashlessSettings(
+                reader: $0.address == .cashless1 ? .first : .second, selectionFirst: selectionFirst, sessionTimeout: .seconds(10),
+                origin: MDBRig.origin)
+        }
+        let setup = try! MachineSetup(
+            currency: Self.won,
+            catalog: Catalog([
+                Product(id: "milk", name: "Milk", category: CategoryPath(["milk"])),
+                Product(id: "cola", name: "Cola", category: CategoryPath(["soda"])),
+            ]),
+            slots: [
+                SlotSetup(id: "A1", product: "milk", price: MDBRig.won(1_200), capacity: 50),
+                SlotSetup(id: "A2", product: "cola", price: MDBRig.won(1_500), capacity: 50),
+            ],
+            maximumCredit: MDBRig.won(10_000), vendTimeout: .seconds(30), unknownOutcomePolicy: unknown, failedVendPolicy: .keepCredit,
+            payoutPolicy: .manual)
+        machine = Machine(setup: setup)
+        for slot in setup.slots { apply(.restock(slot.id, count: nil, loadedAt: nil)) }
+        makeDrivers()
+    }
+
+    /// New drivers and mailboxes, the machine's settlements posted first (as `attach` does).
+    private func makeDrivers() {
+        mailboxes = settings.map { CardReaderMailbox(reader: $0.reader) }
+        for settlement in machine.cardSettlements {
+            mailboxes.first { $0.reader == settlement.reader }?
+                .post(.settle(settlement, item: machine.setup.itemNumber(of: settlement.slot) ?? 0xFFFF))
+        }
+        for mailbox in mailboxes { mailbox.accepting = machine.acceptsCards }
+        let drivers = zip(settings, mailboxes).map { setting, mailbox in
+            MDBCashlessReader(settings: setting, currency: Self.won, mailbox: mailbox, emit: log.record, wantsAcceptance: { true })
+        }
+        master = MDBMaster(transport: transport, drivers: drivers, timekeeper: clock, pollInterval: MDBRig.pollInterval, emit: log.record)
+    }
+
+    func start() throws {
+        try master.busReset()
+        try run(for: .seconds(1))
+    }
+
+    /// vendd stops (SIGKILL: nothing more is said to the readers) and starts again.
+    func restart() throws {
+        // A relay's outcome not yet journaled is lost with the process.
+        outcomes.removeAll()
+        // What `resolveInterruptedVend` does at start.
+        if let vend = machine.pendingVend { apply(.vendEnded(vend.id, .unknown)) }
+        machine = machineWithoutReadiness()
+        makeDrivers()
+        try start()
+    }
+
+    /// The machine as a restart restores it: readiness is not saved.
+    private func machineWithoutReadiness() -> Machine {
+        var restored = machine
+        for reader in restored.cardReaders.keys { _ = restored.apply(.cardReaderReady(reader, nil), at: now) }
+        return restored
+    }
+
+    var now: Instant { Instant(millisecondsSinceEpoch: clock.wallClockMilliseconds) }
+
+    /// Serves the bus for `duration` of manual time in 10 ms steps, carrying reports both ways.
+    func run(for duration: Duration) throws {
+        let end = clock.now + duration
+        while clock.now < end {
+            // A pulse's outcome comes a step after the pulse (the drop window), so a restart
+            // can fall between the two.
+            let due = outcomes
+            outcomes.removeAll()
+            for (vend, outcome) in due { apply(.vendEnded(vend, outcome)) }
+            try master.service()
+            deliverReports()
+            clock.advance(by: .milliseconds(10))
+            apply(.tick)
+        }
+    }
+
+    func select(_ slot: SlotID) { apply(.slotSelected(slot)) }
+
+    private func deliverReports() {
+        let events = log.events
+        while eventsSeen < events.count {
+            if case .card(let input) = events[eventsSeen] { apply(input) }
+            eventsSeen += 1
+        }
+    }
+
+    func apply(_ input: Input) {
+        let effects = machine.apply(input, at: now)
+        if case .tick = input {} else { trace.append("\(clock.now) \(input) -> \(effects.filter { if case .event = $0 { false } else { true } })") }
+        for effect in effects { perform(effect) }
+    }
+    private(set) var trace: [String] = []
+
+    private func mailbox(_ reader: CardReader) -> CardReaderMailbox? { mailboxes.first { $0.reader == reader } }
+
+    private func perform(_ effect: Effect) {
+        let item = { (slot: SlotID) in self.machine.setup.itemNumber(of: slot) ?? 0xFFFF }
+        switch effect {
+        case .requestCardVend(let reader, let vend, let price, let slot): mailbox(reader)?.post(.requestVend(vend, price: price, item: item(slot)))
+        case .cancelCardVend(let reader, let vend): mailbox(reader)?.post(.cancelVend(vend))
+        case .settleCardVend(let settlement): mailbox(settlement.reader)?.post(.settle(settlement, item: item(settlement.slot)))
+        case .endCardSession(let reader): mailbox(reader)?.post(.endSession)
+        case .setCardAcceptance(let accepting): for mailbox in mailboxes { mailbox.accepting = accepting }
+        case .reportCashSale(let price, let slot): for mailbox in mailboxes { mailbox.post(.cashSale(price: price, item: item(slot))) }
+        case .energiseRelay(let slot, let vend):
+            pulses.append(slot)
+            outcomes.append((vend, dispense(slot)))
+        case .event(.rejected(let reason)): rejections.append(reason)
+        case .payOut, .setCoinAcceptance, .event: break
+        }
+    }
+
+    /// What the readers charged, net of refunds, in won (their scale is 10 won per unit).
+    var readersNetCharged: Int64 {
+        readers.reduce(0) { $0 + Int64($1.charged.reduce(0, +)) * 10 - Int64($1.refunded.reduce(0, +)) * 10 }
+    }
+
+    /// What the machine's books say cards paid: card sales plus refunds the readers could not make.
+    var booksCardMoney: Int64 {
+        machine.ledger.cardSales.values.reduce(0) { $0 + $1.amount.minorUnits } + machine.ledger.cardRefundsLost.minorUnits
+    }
+
+    /// Items that left the machine.
+    var itemsGone: Int { 100 - machine.setup.slots.reduce(0) { $0 + (machine.stock[$1.id]?.count ?? 0) } }
+}

@@ -1,0 +1,298 @@
+import Foundation
+import MDB
+import MDBSimulator
+import Testing
+import VendingCore
+
+@testable import VendDrivers
+
+/// The cashless reader driver against readers written from MDB §7, with the machine core in
+/// the loop: every test ends by comparing the machine's books with the readers' own.
+@Suite struct CashlessReaderTests {
+    /// The reader's books (charged − refunded) equal the machine's card money, and each card
+    /// sale took an item.
+    static func expectBooksAgree(_ rig: CardRig, sales: Int, sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(
+            rig.booksCardMoney == rig.readersNetCharged, "books \(rig.booksCardMoney) vs readers \(rig.readersNetCharged)",
+            sourceLocation: sourceLocation)
+        #expect(rig.machine.ledger.cardSales.values.reduce(0) { $0 + $1.count } == sales, sourceLocation: sourceLocation)
+        #expect(rig.machine.cardSettlements.isEmpty, "every settlement acknowledged", sourceLocation: sourceLocation)
+        #expect(rig.machine.integrityProblems.isEmpty, sourceLocation: sourceLocation)
+    }
+
+    @Test(arguments: [UInt8(1), 2, 3])
+    func initialisesAtEachLevel(level: UInt8) throws {
+        let reader = SimulatedCashlessReader(level: level)
+        let rig = CardRig(readers: [reader])
+        try rig.start()
+        #expect(reader.state == .enabled, "READER ENABLE after the sequence: the machine can sell")
+        #expect(rig.machine.cardReaders[.first]?.selectionFirst == (level == 3), "always idle is offered at level 3 only")
+        #expect(rig.log.notices.contains { $0.contains("level \(level)") }, "\(rig.log.notices) \(rig.transport.bus.transactions.prefix(12))")
+    }
+
+    @Test func selectionFirstVend() throws {
+        let reader = SimulatedCashlessReader()
+        let rig = CardRig(readers: [reader])
+        try rig.start()
+        rig.select("A1")
+        try rig.run(for: .seconds(1))
+        #expect(rig.pulses == ["A1"])
+        #expect(reader.charged == [120], "1,200 won at 10 won per unit")
+        #expect(reader.state == .enabled)
+        Self.expectBooksAgree(rig, sales: 1)
+        #expect(rig.machine.ledger.sales.isZero, "no cash")
+    }
+
+    @Test(arguments: [UInt8(1), 2, 3])
+    func cardFirstVendEndsItsSession(level: UInt8) throws {
+        let reader = SimulatedCashlessReader(level: level)
+        let rig = CardRig(readers: [reader], selectionFirst: false)
+        try rig.start()
+        reader.presentCard(funds: 500)
+        try rig.run(for: .milliseconds(500))
+        #expect(rig.machine.cardSession?.funds == MDBRig.won(5_000))
+        rig.select("A2")
+        try rig.run(for: .seconds(1))
+        #expect(rig.pulses == ["A2"])
+        #expect(reader.state == .enabled, "one vend per session: SESSION COMPLETE, END SESSION")
+        #expect(rig.machine.cardSession == nil)
+        Self.expectBooksAgree(rig, sales: 1)
+    }
+
+    @Test func deniedVendDispensesNothing() throws {
+        let reader = SimulatedCashlessReader()
+        let rig = CardRig(readers: [reader])
+        try rig.start()
+        reader.faults.deny = true
+        rig.select("A1")
+        try rig.run(for: .seconds(1))
+        #expect(rig.pulses.isEmpty && reader.charged.isEmpty && rig.machine.pendingVend == nil)
+        Self.expectBooksAgree(rig, sales: 0)
+    }
+
+    @Test func itemNotDroppedIsRefunded() throws {
+        let reader = SimulatedCashlessReader()
+        let rig = CardRig(readers: [reader])
+        rig.dispense = { _ in .notDropped }
+        try rig.start()
+        rig.select("A1")
+        try rig.run(for: .seconds(1))
+        #expect(reader.refunded == [120])
+        Self.expectBooksAgree(rig, sales: 0)
+    }
+
+    @Test func aFailedRefundIsBookedForTheOperator() throws {
+        let reader = SimulatedCashlessReader()
+        let rig = CardRig(readers: [reader])
+        rig.dispense = { _ in .notDropped }
+        try rig.start()
+        reader.faults.refundFails = true
+        rig.select("A1")
+        try rig.run(for: .seconds(1))
+        #expect(reader.refunded.isEmpty)
+        #expect(rig.machine.ledger.cardRefundsLost == MDBRig.won(1_200))
+        Self.expectBooksAgree(rig, sales: 0)
+    }
+
+    @Test func slowApprovalWithinTheReadersLimitIsWaitedFor() throws {
+        let reader = SimulatedCashlessReader(maximumResponseTime: 30)
+        let rig = CardRig(readers: [reader])
+        try rig.start()
+        reader.faults.approvalPolls = 280  // 28 s of 100 ms polls: an online authorisation
+        rig.select("A1")
+        try rig.run(for: .seconds(30))
+        #expect(rig.pulses == ["A1"])
+        Self.expectBooksAgree(rig, sales: 1)
+    }
+
+    @Test func approvalPastTheReadersLimitIsCancelled() throws {
+        let reader = SimulatedCashlessReader(maximumResponseTime: 10)
+        let rig = CardRig(readers: [reader])
+        try rig.start()
+        reader.faults.approvalPolls = 10_000
+        rig.select("A1")
+        try rig.run(for: .seconds(15))
+        #expect(rig.pulses.isEmpty && rig.machine.pendingVend == nil)
+        #expect(rig.log.notices.contains { $0.contains("VEND CANCEL") })
+        Self.expectBooksAgree(rig, sales: 0)
+    }
+
+    @Test func approvalCrossingTheCustomersCancelVendsOnce() throws {
+        let reader = SimulatedCashlessReader()
+        let rig = CardRig(readers: [reader])
+        try rig.start()
+        reader.faults.approvalPolls = 50
+        reader.faults.approveOnCancel = true
+        rig.select("A1")
+        try rig.run(for: .milliseconds(300))
+        rig.apply(.coinReturnPressed)
+        try rig.run(for: .seconds(1))
+        #expect(rig.pulses == ["A1"], "the approval won the race: the item comes out, charged once")
+        Self.expectBooksAgree(rig, sales: 1)
+    }
+
+    @Test func readerResetBetweenApprovalAndSuccessIsASale() throws {
+        for outcome in [VendOutcome.dropped, .notDropped] {
+            let reader = SimulatedCashlessReader()
+            let rig = CardRig(readers: [reader])
+            rig.dispense = { _ in
+                reader.resetItself()
+                return outcome
+            }
+            try rig.start()
+            rig.select("A1")
+            try rig.run(for: .seconds(2))
+            #expect(reader.charged == [120] && reader.refunded.isEmpty, "the reset made it a sale to the reader")
+            #expect(rig.machine.ledger.cardRefundsLost == (outcome == .dropped ? .zero(CardRig.won) : MDBRig.won(1_200)), "\(outcome)")
+            #expect(reader.state == .enabled, "initialised again")
+            Self.expectBooksAgree(rig, sales: outcome == .dropped ? 1 : 0)
+        }
+    }
+
+    @Test func killedBetweenApprovalAndSuccessTellsTheReaderBeforeAnyReset() throws {
+        for policy in [UnknownOutcomePolicy.assumeDispensed, .refundCredit] {
+            let reader = SimulatedCashlessReader()
+            let rig = CardRig(readers: [reader], unknown: policy)
+            try rig.start()
+            rig.select("A1")
+            while rig.pulses.isEmpty { try rig.run(for: .milliseconds(10)) }
+            let resets = rig.transport.busResets
+            try rig.restart()
+            #expect(rig.transport.busResets == resets, "no bus reset while the reader holds an approval")
+            #expect(reader.charged == [120])
+            #expect(reader.refunded == (policy == .refundCredit ? [120] : []), "\(policy)")
+            #expect(reader.state == .enabled)
+            Self.expectBooksAgree(rig, sales: policy == .assumeDispensed ? 1 : 0)
+        }
+    }
+
+    @Test func powerCutBetweenApprovalAndSuccessIsSettledAsTheReaderSawIt() throws {
+        let reader = SimulatedCashlessReader()
+        let rig = CardRig(readers: [reader], unknown: .refundCredit)
+        try rig.start()
+        rig.select("A1")
+        while rig.pulses.isEmpty { try rig.run(for: .milliseconds(10)) }
+        reader.resetItself()  // it lost power too: the approval is a sale to it
+        try rig.restart()
+        #expect(reader.charged == [120] && reader.refunded.isEmpty)
+        #expect(rig.machine.ledger.cardRefundsLost == MDBRig.won(1_200), "charged for an item nobody saw drop: the operator refunds")
+        Self.expectBooksAgree(rig, sales: 0)
+    }
+
+    @Test func killedWhileAwaitingApprovalRefundsAnApprovalNeverJournaled() throws {
+        let reader = SimulatedCashlessReader()
+        let rig = CardRig(readers: [reader])
+        try rig.start()
+        reader.faults.approvalPolls = 3
+        rig.select("A1")
+        // The reader approves, but vendd dies before the approval is journaled.
+        try rig.master.service(force: true)
+        try rig.master.service(force: true)
+        try rig.master.service(force: true)
+        try rig.master.service(force: true)
+        try rig.restart()
+        #expect(rig.pulses.isEmpty)
+        #expect(reader.charged.count == reader.refunded.count, "whatever was approved was refunded")
+        Self.expectBooksAgree(rig, sales: 0)
+    }
+
+    @Test func outOfSequenceResetsAndInitialisesAgain() throws {
+        let reader = SimulatedCashlessReader()
+        let rig = CardRig(readers: [reader])
+        try rig.start()
+        _ = reader.respond(to: CashlessCommand.vendSuccess(item: 1).block(for: .cashless1))  // a command it did not expect
+        try rig.run(for: .seconds(1))
+        #expect(rig.log.faults.contains { $0.contains("COMMAND OUT OF SEQUENCE (reader state 3") })
+        #expect(rig.transport.bus.count(0x10) == 1, "RESET sent")
+        #expect(reader.state == .enabled)
+        rig.select("A1")
+        try rig.run(for: .seconds(1))
+        Self.expectBooksAgree(rig, sales: 1)
+    }
+
+    @Test func endSessionLostResetsTheReader() throws {
+        let reader = SimulatedCashlessReader(maximumResponseTime: 5)
+        let rig = CardRig(readers: [reader], selectionFirst: false)
+        try rig.start()
+        reader.faults.loseEndSession = true
+        reader.presentCard(funds: nil)
+        try rig.run(for: .milliseconds(300))
+        rig.select("A1")
+        try rig.run(for: .seconds(7))
+        #expect(rig.log.faults.contains { $0.contains("no END SESSION") })
+        #expect(rig.machine.cardSession == nil && reader.state == .enabled)
+        Self.expectBooksAgree(rig, sales: 1)
+    }
+
+    @Test func twoReadersOneSessionAtATime() throws {
+        let first = SimulatedCashlessReader(address: .cashless1)
+        let second = SimulatedCashlessReader(address: .cashless2, level: 2)
+        let rig = CardRig(readers: [first, second], selectionFirst: false)
+        try rig.start()
+        first.presentCard(funds: nil)
+        try rig.run(for: .milliseconds(300))
+        second.presentCard(funds: nil)
+        try rig.run(for: .milliseconds(300))
+        #expect(rig.machine.cardSession?.reader == .first)
+        #expect(rig.rejections.contains(.cardSessionRefused(.second)))
+        #expect(second.state == .enabled, "its session was ended")
+        rig.select("A1")
+        try rig.run(for: .seconds(1))
+        second.presentCard(funds: nil)
+        try rig.run(for: .milliseconds(300))
+        rig.select("A2")
+        try rig.run(for: .seconds(1))
+        #expect(first.charged == [120] && second.charged == [150])
+        #expect(rig.machine.ledger.cardSales[.second]?.amount == MDBRig.won(1_500))
+        Self.expectBooksAgree(rig, sales: 2)
+    }
+
+    /// Randomized customers and faults, at the edges of timing: the books always equal the
+    /// readers' own counts. VENDD_CASHLESS_RUNS sets how many seeds.
+    @Test func randomizedRunsKeepTheBooksEqualToTheReaders() throws {
+        let environment = ProcessInfo.processInfo.environment
+        let runs = environment["VENDD_CASHLESS_RUNS"].flatMap(UInt64.init) ?? 60
+        let first = environment["VENDD_CASHLESS_SEED"].flatMap(UInt64.init) ?? 0
+        for seed in first..<(first + runs) {
+            var random = SeededGenerator(seed: seed)
+            let reader = SimulatedCashlessReader(
+                level: UInt8(Int.random(in: 1...3, using: &random)), maximumResponseTime: UInt8(Int.random(in: 5...15, using: &random)))
+            let rig = CardRig(
+                readers: [reader], selectionFirst: Int.random(in: 0...1, using: &random) == 1,
+                unknown: Int.random(in: 0...1, using: &random) == 1 ? .assumeDispensed : .refundCredit)
+            var dropped = true
+            rig.dispense = { _ in dropped ? .dropped : .notDropped }
+            try rig.start()
+            for _ in 0..<6 {
+                reader.faults.approvalPolls = Int.random(in: 0...120, using: &random)
+                reader.faults.deny = Int.random(in: 0...5, using: &random) == 0
+                reader.faults.refundFails = Int.random(in: 0...5, using: &random) == 0
+                dropped = Int.random(in: 0...3, using: &random) != 0
+                if reader.config.level < 3 || !rig.machine.cardReaders.values.contains(where: \.selectionFirst) {
+                    reader.presentCard(funds: Int.random(in: 0...1, using: &random) == 0 ? nil : UInt32(Int.random(in: 100...400, using: &random)))
+                    try rig.run(for: .milliseconds(200))
+                }
+                rig.select(Int.random(in: 0...1, using: &random) == 0 ? "A1" : "A2")
+                try rig.run(for: .milliseconds(Int64(Int.random(in: 0...4_000, using: &random))))
+                switch Int.random(in: 0...5, using: &random) {
+                case 0: reader.resetItself()
+                case 1: try rig.restart()
+                case 2:
+                    reader.resetItself()
+                    try rig.restart()
+                default: break
+                }
+                try rig.run(for: .seconds(20))
+            }
+            try rig.run(for: .seconds(40))
+            #expect(
+                rig.booksCardMoney == rig.readersNetCharged,
+                "seed \(seed): books \(rig.booksCardMoney) vs readers \(rig.readersNetCharged) (charged \(reader.charged), refunded \(reader.refunded)); \(rig.log.notices.joined(separator: "\n"))\n\(rig.trace.joined(separator: "\n"))"
+            )
+            #expect(rig.machine.cardSettlements.isEmpty && rig.machine.pendingVend == nil, "seed \(seed)")
+            #expect(rig.machine.integrityProblems.isEmpty, "seed \(seed)")
+            let sold = rig.machine.ledger.cardSales.values.reduce(0) { $0 + $1.count }
+            #expect(sold <= rig.pulses.count, "seed \(seed): no sale without a relay pulse")
+        }
+    }
+}
