@@ -330,6 +330,13 @@ public struct StatusReport: Codable, Sendable, Equatable {
         public let changePaid: String?
         /// Payouts nobody can tell were paid (a device reset mid-payout): count the devices.
         public let unknownPayouts: String?
+        /// `sales` is paid in cash; these are what card readers charged, by reader ("cashless1"),
+        /// absent without card sales (and from older daemons).
+        public var cardSales: [String: String]? = nil
+        /// Cards charged for an item that did not come out, which the reader could not refund.
+        public var cardRefundsLost: String? = nil
+        /// Vends on free-vend cards and test media: no sale.
+        public var freeCardVends: Int? = nil
 
         public init(
             coinsIn: String, sales: String, refunds: String, itemsSold: Int, failedVends: Int, unknownOutcomes: Int,
@@ -388,7 +395,7 @@ public struct StatusReport: Codable, Sendable, Equatable {
     public let coinAcceptor: String
     public let gpio: String
     public let slots: [Slot]
-    public let books: Books
+    public var books: Books
     /// Absent in answers from older v1 daemons.
     public let health: Health?
     /// Whether the service key is turned: the display shows the technician's screen. Absent in
@@ -404,6 +411,23 @@ public struct StatusReport: Codable, Sendable, Equatable {
     public let fillMode: Bool?
     /// The MDB bill validator's stacker, once read.
     public var billStacker: Stacker? = nil
+    /// Each configured card reader: its state and identity as its driver describes them.
+    public var cardReaders: [CardReaderState]? = nil
+    /// The card session open now ("cashless1, funds 5000"), if any.
+    public var cardSession: String? = nil
+
+    public struct CardReaderState: Codable, Sendable, Equatable {
+        /// 1 (10h) or 2 (60h).
+        public let reader: Int
+        public let ready: Bool
+        public let description: String
+
+        public init(reader: Int, ready: Bool, description: String) {
+            self.reader = reader
+            self.ready = ready
+            self.description = description
+        }
+    }
 
     public struct Stacker: Codable, Sendable, Equatable {
         public let bills: Int

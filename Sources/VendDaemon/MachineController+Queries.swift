@@ -23,6 +23,11 @@ extension MachineController {
             if let stacker = hardware?.mdb?.bus.stacker {
                 report.billStacker = StatusReport.Stacker(bills: stacker.bills, capacity: stacker.capacity, full: stacker.full)
             }
+            if let readers = hardware?.mdb?.bus.cardReaders, !readers.isEmpty {
+                report.cardReaders = readers.map {
+                    StatusReport.CardReaderState(reader: $0.reader.rawValue, ready: state.machine.cardReaders[$0.reader] != nil, description: $0.status)
+                }
+            }
             if let outbox, let broker = state.config.mqtt?.broker {
                 let (pending, oldest) = outbox.summary
                 report.fleetOutbox = StatusReport.FleetOutbox(broker: broker.url, connected: outbox.isConnected, pending: pending, oldest: oldest)

@@ -31,7 +31,7 @@ extension StatusReport {
             vendInProgress: machine.pendingVend.map { "\($0.id) at slot \($0.slot)" },
             simulated: hardware?.simulated ?? false, coinAcceptor: hardware?.coinAcceptor ?? "stopped",
             gpio: hardware?.gpio ?? "stopped", slots: reports.slots,
-            books: StatusReport.Books(
+            books: Books(
                 coinsIn: machine.ledger.coinsIn.decimalString, sales: machine.ledger.sales.decimalString,
                 refunds: machine.ledger.refunds.decimalString,
                 itemsSold: machine.ledger.salesByProduct.values.reduce(0) { $0 + $1.count },
@@ -52,5 +52,14 @@ extension StatusReport {
                             count: level == nil ? $0.count : nil, level: level?.rawValue)
                     })
             }, fillMode: machine.isFilling)
+        if !machine.ledger.cardSales.isEmpty || !machine.ledger.cardRefundsLost.isZero || machine.ledger.freeCardVends > 0 {
+            books.cardSales = Dictionary(
+                uniqueKeysWithValues: machine.ledger.cardSales.map { (Payment.card($0.key).description, $0.value.amount.decimalString) })
+            books.cardRefundsLost = machine.ledger.cardRefundsLost.decimalString
+            books.freeCardVends = machine.ledger.freeCardVends
+        }
+        cardSession = machine.cardSession.map { session in
+            "\(Payment.card(session.reader)), funds \(session.funds.map(format.string(for:)) ?? "not told")"
+        }
     }
 }

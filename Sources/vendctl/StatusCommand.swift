@@ -39,6 +39,10 @@ struct Status: ParsableCommand {
         if let stacker = status.billStacker {
             lines.append("bills    stacker \(stacker.bills)/\(stacker.capacity)\(stacker.full ? " FULL: empty it, bills are refused meanwhile" : "")")
         }
+        for reader in status.cardReaders ?? [] {
+            lines.append("card     \(reader.ready ? "ready" : "NOT READY"): \(reader.description)")
+        }
+        if let session = status.cardSession { lines.append("card     session open: \(session)") }
         if status.fillMode == true { lines.append("fill     FILL MODE: coins put in are float, not credit (vendctl cash fill off)") }
         if status.exactChangeOnly == true { lines.append("change   EXACT CHANGE ONLY: refill the payout devices") }
         if let outbox = status.fleetOutbox {

@@ -4,7 +4,7 @@ import SocketPlug
 import Synchronization
 import VendPOSIX
 
-/// A Qibixx MDB master interface with a changer and a bill validator behind it, on a Unix
+/// A Qibixx MDB master interface with a changer, a bill validator and card readers behind it, on a Unix
 /// socket: the line API (`M,1`, `R,RESET`, `R,xx,yyyy`) as docs.qibixx.com describes it. One
 /// host at a time; `unplug()` removes the socket as a pulled USB cable removes /dev/ttyACM0.
 public final class MDBSimulator: Sendable {
@@ -18,13 +18,17 @@ public final class MDBSimulator: Sendable {
         // @unchecked: the classes inside are only touched under the simulator's lock.
         public let changer: SimulatedChanger
         public let bills: SimulatedBillValidator
+        /// The card readers present, #1 (10h) first.
+        public let readers: [SimulatedCashlessReader]
         public let bus: SimulatedBus
         public var masterMode = false
         public var lines = 0
+        /// Bus resets (`R,RESET`) the host sent.
+        public var busResets = 0
     }
 
     public init(
-        socketPath: String, changer: Bool = true, billValidator: Bool = true,
+        socketPath: String, changer: Bool = true, billValidator: Bool = true, readers: [SimulatedCashlessReader] = [],
         report: @escaping @Sendable (String) -> Void = { _ in }
     ) throws {
         self.socketPath = socketPath
@@ -33,7 +37,8 @@ public final class MDBSimulator: Sendable {
         var present: [SimulatedPeripheral] = []
         if changer { present.append(changerDevice) }
         if billValidator { present.append(billDevice) }
-        state = Mutex(Devices(changer: changerDevice, bills: billDevice, bus: SimulatedBus(present)))
+        present += readers as [SimulatedPeripheral]
+        state = Mutex(Devices(changer: changerDevice, bills: billDevice, readers: readers, bus: SimulatedBus(present)))
         plug = SocketPlug(socketPath: socketPath, threadName: "mdb-sim", report: report)
         try plug.plug { [weak self] client in self?.serve(client) }
     }
@@ -90,6 +95,7 @@ public final class MDBSimulator: Sendable {
                 devices.masterMode = on
                 return QibixxReply.masterMode(accepted: true).line
             case .busReset?:
+                devices.busResets += 1
                 devices.bus.busReset()
                 return QibixxReply.peripheral(.ack).line
             case .transact(let block)?:

@@ -3,11 +3,14 @@ import MDB
 import MDBSimulator
 import VendPOSIX
 
-/// `mdb-sim --socket PATH [--no-changer] [--no-bills] [--level 2|3] [--tubes N,N,N,N] [--coin-interval MS]`
-/// A simulated Qibixx MDB interface with a coin changer and a bill validator, driven by commands
+/// `mdb-sim --socket PATH [--no-changer] [--no-bills] [--cashless 1|2|1,2] [--card-first] [--level 2|3] [--tubes N,N,N,N] [--coin-interval MS]`
+/// A simulated Qibixx MDB interface with a coin changer, a bill validator and card readers, driven by commands
 /// on stdin (one per line); every action is printed on stdout. `help` lists the commands.
 let usage = """
-    usage: mdb-sim --socket PATH [--no-changer] [--no-bills] [--level 2|3] [--tubes N,N,N,N] [--coin-interval MS]
+    usage: mdb-sim --socket PATH [--no-changer] [--no-bills] [--cashless 1|2|1,2] [--card-first] [--level 2|3] [--tubes N,N,N,N] [--coin-interval MS]
+      --cashless 1,2      card readers at 10h (#1) and/or 60h (#2): level 3, 10 won per unit, 30 s
+                          maximum response time, refunds and counts cash sales
+      --card-first        the readers do not offer "always idle": a card comes before a selection
       --coin-interval 500 each coin of a payout takes 500 ms to leave its tube, as a motor pays
                           coin by coin ("payout busy" until the last; coins leave only while the
                           master talks to the changer, and a reset stops the payout)
@@ -22,6 +25,14 @@ let usage = """
       empty-stacker       the technician empties the stacker
       cashbox out|in      remove / put back the bill validator's cash box
       reset changer|bills the device resets itself (JUST RESET on its next POLL)
+      card R tap [UNITS]  a card on reader R (1 or 2), with UNITS × 10 won of funds (default: not told)
+      card R remove       the customer takes the card away (SESSION CANCEL REQUEST)
+      card R deny         the next vend is denied
+      card R slow POLLS   the next approval comes after POLLS polls (an online authorisation)
+      card R refund-fail  the next VEND FAILURE's refund fails (MALFUNCTION C0)
+      card R lose-end-session on|off
+      card R silent on|off
+      card R reset        the reader resets itself
       unplug | replug     remove / restore the interface (USB cable pulled / plugged)
       wait-enabled [S]    wait up to S seconds (default 30) until the master has put the interface
                           in master mode and enabled every present device, as a customer waits for
@@ -39,6 +50,14 @@ func value(after flag: String) -> String? {
 }
 
 let hasChanger = !CommandLine.arguments.contains("--no-changer")
+let readerFeatures: CashlessFeatures = CommandLine.arguments.contains("--card-first") ? [] : [.alwaysIdle]
+let readers = (value(after: "--cashless") ?? "").split(separator: ",").compactMap { number -> SimulatedCashlessReader? in
+    switch number {
+    case "1": SimulatedCashlessReader(address: .cashless1, features: readerFeatures)
+    case "2": SimulatedCashlessReader(address: .cashless2, features: readerFeatures)
+    default: nil
+    }
+}
 let hasBills = !CommandLine.arguments.contains("--no-bills")
 
 guard let socketPath = value(after: "--socket") else {
@@ -48,7 +67,7 @@ guard let socketPath = value(after: "--socket") else {
 
 let simulator: MDBSimulator
 do {
-    simulator = try MDBSimulator(socketPath: socketPath, changer: hasChanger, billValidator: hasBills, report: say)
+    simulator = try MDBSimulator(socketPath: socketPath, changer: hasChanger, billValidator: hasBills, readers: readers, report: say)
 } catch {
     StandardError.write("mdb-sim: cannot listen on \(socketPath): \(error)\n")
     exit(71)
@@ -73,7 +92,7 @@ func status() -> String {
     simulator.with { devices in
         let changer = devices.changer, bills = devices.bills
         return
-            "changer: tubes \(changer.tubes.prefix(4).map(String.init).joined(separator: ",")), accepting \(changer.acceptMask), taken \(changer.coinsTaken.map { changer.value(ofType: $0) }.reduce(0, +)), paid \(changer.coinsPaid.map { changer.value(ofType: $0) }.reduce(0, +)), faults \(changer.faults); bills: accepting \(bills.acceptMask), escrow \(bills.inEscrow.map(String.init) ?? "empty"), high security \(bills.highSecurity.map { "\($0)" } ?? "not set"), stacked \(bills.stacked.map { Int(bills.setup.value(ofType: $0) ?? 0) }.reduce(0, +)), stacker \(bills.stackerCount)/\(bills.stackerCapacity), returned \(bills.returned.count); master mode \(devices.masterMode)"
+            "changer: tubes \(changer.tubes.prefix(4).map(String.init).joined(separator: ",")), accepting \(changer.acceptMask), taken \(changer.coinsTaken.map { changer.value(ofType: $0) }.reduce(0, +)), paid \(changer.coinsPaid.map { changer.value(ofType: $0) }.reduce(0, +)), faults \(changer.faults); bills: accepting \(bills.acceptMask), escrow \(bills.inEscrow.map(String.init) ?? "empty"), high security \(bills.highSecurity.map { "\($0)" } ?? "not set"), stacked \(bills.stacked.map { Int(bills.setup.value(ofType: $0) ?? 0) }.reduce(0, +)), stacker \(bills.stackerCount)/\(bills.stackerCapacity), returned \(bills.returned.count); \(devices.readers.map { "reader \($0.address == .cashless1 ? 1 : 2): \($0.state), charged \($0.charged.map { Int($0) * 10 }), refunded \($0.refunded.map { Int($0) * 10 }), cash sales \($0.cashSales.count); " }.joined())master mode \(devices.masterMode)"
     }
 }
 
@@ -130,6 +149,25 @@ while let line = readLine() {
     case ("reset", 2) where words[1] == "changer" || words[1] == "bills":
         simulator.with { words[1] == "changer" ? $0.changer.resetItself() : $0.bills.resetItself() }
         say("\(words[1]) reset itself")
+    case ("card", 3...4) where words[1] == "1" || words[1] == "2":
+        let address: MDBPeripheral = words[1] == "1" ? .cashless1 : .cashless2
+        let done = simulator.with { devices -> Bool in
+            guard let reader = devices.readers.first(where: { $0.address == address }) else { return false }
+            let argument = words.count == 4 ? words[3] : nil
+            switch (words[2], argument) {
+            case ("tap", let units): reader.presentCard(funds: units.flatMap(UInt32.init))
+            case ("remove", nil): reader.removeCard()
+            case ("deny", nil): reader.faults.deny = true
+            case ("slow", let polls?): reader.faults.approvalPolls = Int(polls) ?? 0
+            case ("refund-fail", nil): reader.faults.refundFails = true
+            case ("lose-end-session", let on?): reader.faults.loseEndSession = on == "on"
+            case ("silent", let on?): reader.faults.silent = on == "on"
+            case ("reset", nil): reader.resetItself()
+            default: return false
+            }
+            return true
+        }
+        say(done ? "card reader \(words[1]): \(words.dropFirst(2).joined(separator: " "))" : "? \(line): no such reader (--cashless) or command (try help)")
     case ("unplug", 1): simulator.unplug()
     case ("replug", 1):
         do { try simulator.replug() } catch { say("replug failed: \(error)") }
