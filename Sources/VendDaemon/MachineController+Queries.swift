@@ -25,7 +25,8 @@ extension MachineController {
             }
             if let readers = hardware?.mdb?.bus.cardReaders, !readers.isEmpty {
                 report.cardReaders = readers.map {
-                    StatusReport.CardReaderState(reader: $0.reader.rawValue, ready: state.machine.cardReaders[$0.reader] != nil, description: $0.status)
+                    StatusReport.CardReaderState(
+                        reader: $0.reader.rawValue, ready: state.machine.cardReaders[$0.reader] != nil, description: $0.status)
                 }
             }
             if let outbox, let broker = state.config.mqtt?.broker {

@@ -253,17 +253,16 @@ final class MachineController: Sendable {
     }
 
     /// The card readers of freshly attached hardware hear first how every vend they may still
-    /// hold ended (the machine keeps those settlements until acknowledged), and are told
-    /// whether to take cards; readers no longer configured are not ready any more.
+    /// hold ended (the machine keeps those settlements until acknowledged). Until each has been
+    /// initialised and says it is ready, none is: the readiness replayed from the journal is
+    /// the old hardware's.
     private func handOverCardReaders(to hardware: Hardware) {
-        let (machine, faulty) = state.withLock { ($0.machine, $0.fault != nil) }
-        let configured = Set(hardware.mdb?.bus.cardReaders.map(\.reader) ?? [])
-        for reader in machine.cardReaders.keys where !configured.contains(reader) { send(.cardReaderReady(reader, nil)) }
+        let machine = currentMachine
+        for reader in machine.cardReaders.keys { sendAndWait(.cardReaderReady(reader, nil)) }
         guard let bus = hardware.mdb?.bus else { return }
         for settlement in machine.cardSettlements {
             bus.post(.settle(settlement, item: machine.setup.itemNumber(of: settlement.slot) ?? 0xFFFF), to: settlement.reader)
         }
-        bus.setCardAcceptance(machine.acceptsCards && !faulty)
     }
 
     /// A payout device's coins changed outside a payout (an MDB changer reporting its tubes after

@@ -167,7 +167,10 @@ while let line = readLine() {
             }
             return true
         }
-        say(done ? "card reader \(words[1]): \(words.dropFirst(2).joined(separator: " "))" : "? \(line): no such reader (--cashless) or command (try help)")
+        say(
+            done
+                ? "card reader \(words[1]): \(words.dropFirst(2).joined(separator: " "))"
+                : "? \(line): no such reader (--cashless) or command (try help)")
     case ("unplug", 1): simulator.unplug()
     case ("replug", 1):
         do { try simulator.replug() } catch { say("replug failed: \(error)") }

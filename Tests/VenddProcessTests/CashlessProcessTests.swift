@@ -1,0 +1,110 @@
+import Foundation
+import MDB
+import MDBSimulator
+import Testing
+import VendControl
+import VenddTestSupport
+
+/// The real vendd with a card reader (cashless #1, level 3, always idle) on the simulated MDB
+/// interface: the sample configuration with its coin acceptor replaced by `mdb.cashless`.
+@Suite(.oneRealProcessTestAtATime) struct CashlessProcessTests {
+    final class Rig: @unchecked Sendable {
+        // @unchecked: used from one test at a time.
+        let socketDirectory: TemporaryDirectory
+        let reader = SimulatedCashlessReader(address: .cashless1)
+        let simulator: MDBSimulator
+        let daemon: DaemonHarness
+
+        init() throws {
+            socketDirectory = try TemporaryDirectory()
+            let socketPath = socketDirectory.path + "/mdb.sock"
+            simulator = try MDBSimulator(socketPath: socketPath, changer: false, billValidator: false, readers: [reader])
+            daemon = try DaemonHarness { sample in
+                let start = sample.range(of: "coin_acceptor:")!.lowerBound
+                let end = sample.range(of: "    - { channel: 4, value: 500 }\n")!.upperBound
+                return sample.replacingCharacters(
+                    in: start..<end,
+                    with: """
+                        mdb:
+                          port: unix:\(socketPath)
+                          currency_code: 410
+                          cashless:
+                            - { reader: 1 }
+
+                        """)
+            }
+        }
+
+        func startSelling() throws {
+            try daemon.start()
+            try daemon.send(.restock(slot: "all", count: nil))
+            guard simulator.wait(until: { _ in self.reader.state == .enabled }) else {
+                throw HarnessError("vendd never enabled the card reader; log:\n\(daemon.allLogs)")
+            }
+        }
+
+        /// What the reader charged net of refunds, in won (10 won per unit).
+        var netCharged: Int { simulator.with { _ in (reader.charged.reduce(0, +) - reader.refunded.reduce(0, +)) * 10 }.asInt }
+
+        func tearDown() {
+            daemon.tearDown()
+            simulator.unplug()
+            socketDirectory.remove()
+        }
+    }
+
+    @Test func selectionFirstAndCardFirstVends() throws {
+        let rig = try Rig()
+        defer { rig.tearDown() }
+        try rig.startSelling()
+        // Selection first: press, then the reader asks for the card and approves.
+        try rig.daemon.send(.simPress(slot: "A1"))  // 1,200 won
+        _ = try rig.daemon.waitUntil("the card sale") { $0.books.cardSales?["cashless1"] == "1200" }
+        // Card first: tap, then select within the card's funds (once the reader has been told
+        // VEND SUCCESS and waits for a card again).
+        #expect(rig.simulator.wait { _ in rig.reader.state == .enabled })
+        rig.simulator.with { _ in rig.reader.presentCard(funds: 300) }
+        _ = try rig.daemon.waitUntil("the card session") { $0.cardSession != nil }
+        try rig.daemon.send(.simPress(slot: "A2"))
+        let status = try rig.daemon.waitUntil("the second card sale") { $0.books.cardSales?["cashless1"] == "2400" && $0.cardSession == nil }
+        #expect(status.books.sales == "0" && status.books.coinsIn == "0", "card money stays out of the cash books")
+        #expect(status.books.itemsSold == 2)
+        #expect(rig.netCharged == 2_400)
+        let text = try rig.daemon.vendctl("status").output
+        #expect(text.contains("card     ready: cashless #1: VSM SIM-READER"), "\(text)")
+        try rig.daemon.waitForLog("approved by cashless #1 for")
+        let log = rig.daemon.log.split(separator: "\n").filter { $0.contains("cashless #1") || $0.contains("CASHLESS=") }
+        print("card vends in the journal:\n" + log.joined(separator: "\n"))
+        #expect(try rig.daemon.stop() == 0)
+        #expect(rig.reader.state == .disabled || rig.reader.state == .enabled)
+    }
+
+    /// SIGKILL after the approval is journaled and the relay has moved, before the outcome: at
+    /// the restart the reader hears VEND FAILURE (unknown outcome, refund-credit) before any
+    /// reset, and refunds the card; nothing is charged twice or kept.
+    @Test func killedBetweenApprovalAndOutcomeTheReaderIsSettledBeforeAnyReset() throws {
+        let rig = try Rig()
+        defer { rig.tearDown() }
+        try rig.startSelling()
+        try rig.daemon.send(.simDrop(slot: "A1", succeeds: false))  // the drop window stays open
+        try rig.daemon.send(.simPress(slot: "A1"))
+        try rig.daemon.waitForLog("approved by cashless #1 for")
+        rig.daemon.signal(SIGKILL)
+        _ = try rig.daemon.waitForExit()
+        let resets = rig.simulator.with { $0.busResets }
+        #expect(rig.simulator.with { _ in rig.reader.state } == .vend, "the reader still holds the approval")
+
+        try rig.daemon.start()
+        try rig.daemon.waitForLog("settled as not sold: VEND FAILURE acknowledged", timeout: 20)
+        let status = try rig.daemon.waitUntil("the reader ready again") { $0.vendInProgress == nil && $0.cardReaders?.first?.ready == true }
+        #expect(rig.simulator.with { _ in rig.reader.refunded } == [120], "VEND FAILURE reached the reader")
+        #expect(rig.simulator.with { $0.busResets } == resets, "no bus reset before the settlement")
+        #expect(rig.netCharged == 0)
+        #expect(status.books.cardSales == nil && status.books.unknownOutcomes == 1)
+        #expect(try rig.daemon.stop() == 0)
+    }
+}
+
+extension UInt32 {
+    fileprivate var asInt: Int { Int(self) }
+}
