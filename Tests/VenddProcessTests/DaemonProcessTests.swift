@@ -20,7 +20,7 @@ import VendingCore
         #expect(after.slot("A4")?.stock == 2)
         #expect(after.books.sales == "1500")
         #expect(after.books.coinsIn == "1500")
-        #expect(daemon.log.contains("vend#1 sold cola from slot A4 for 1,500원 (drop-sensor)"))
+        #expect(daemon.log.contains("vend#1 sold cola from slot A4 for 1,500원 (drop-sensor, cash)"))
         #expect(try daemon.stop() == 0)
     }
 
