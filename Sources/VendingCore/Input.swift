@@ -54,6 +54,9 @@ public enum Input: Hashable, Sendable, Codable {
     /// no vend, coin or payout starts (what is in flight finishes). Never journaled: a restart is
     /// never draining.
     case setDraining(Bool)
+    /// A DEX handheld acknowledged the whole audit holding these whole-life totals: they become
+    /// the base of the interim ("since last reset") figures. Journaled like any state change.
+    case auditRead(AuditTotals)
 }
 
 /// Where an accepted coin went.

@@ -41,12 +41,14 @@ public struct Machine: Hashable, Sendable, Codable {
     public private(set) var priceOverrides: [SlotID: PriceOverride] = [:]
     public private(set) var ledger: Ledger
     public private(set) var setup: MachineSetup
+    /// The totals of the last audit a DEX handheld acknowledged (see `AuditTotals`).
+    public internal(set) var lastAuditRead: AuditTotals?
     /// Reloading or stopping: nothing new starts (see `Input.setDraining`). Not saved.
     public private(set) var isDraining = false
 
     private enum CodingKeys: String, CodingKey {
         case credit, pendingVend, lastVendNumber, pendingPayout, lastPayoutNumber, isInServiceMode, isFilling, coinCursors,
-            payoutCounters, changeInventory, stock, priceOverrides, ledger, setup
+            payoutCounters, changeInventory, stock, priceOverrides, ledger, setup, lastAuditRead
     }
 
     /// A new, empty machine: no credit, no stock, nothing sold.
@@ -74,6 +76,7 @@ public struct Machine: Hashable, Sendable, Codable {
         priceOverrides = try container.decode([SlotID: PriceOverride].self, forKey: .priceOverrides)
         ledger = try container.decode(Ledger.self, forKey: .ledger)
         setup = try container.decode(MachineSetup.self, forKey: .setup)
+        lastAuditRead = try container.decodeIfPresent(AuditTotals.self, forKey: .lastAuditRead)
     }
 
     public mutating func apply(_ input: Input, at now: Instant) -> [Effect] {
@@ -108,6 +111,7 @@ public struct Machine: Hashable, Sendable, Codable {
         case .reconfigure(let newSetup): reconfigure(newSetup, into: &effects)
         case .tick: timeOutVend(at: now, into: &effects)
         case .setDraining(let on): isDraining = on
+        case .auditRead(let totals): recordAuditRead(totals, into: &effects)
         }
         if acceptsCoins != acceptedCoinsBefore {
             effects.command(.setCoinAcceptance(acceptsCoins))

@@ -65,6 +65,8 @@ public enum Rejection: Hashable, Sendable, Codable, CustomStringConvertible {
     case invalidAmount(Money)
     /// vendd is reloading or stopping.
     case draining
+    /// A DEX read's totals that the books have not reached, or older than the last read's.
+    case staleAuditRead
 
     public var description: String {
         switch self {
@@ -90,6 +92,7 @@ public enum Rejection: Hashable, Sendable, Codable, CustomStringConvertible {
         case .noPayoutDevices: "this machine has no payout devices (machine.payout is not 'change')"
         case .invalidAmount(let amount): "\(amount) is not a valid amount"
         case .draining: "vendd is reloading or stopping: try again in a moment"
+        case .staleAuditRead: "the audit read does not follow the books and the last read"
         }
     }
 }
