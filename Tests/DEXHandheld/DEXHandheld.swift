@@ -262,9 +262,11 @@ public final class DEXHandheld: Sendable {
     private func serve(_ socket: UnixSocket) {
         client.withLock { $0 = socket }
         defer { client.withLock { if $0 === socket { $0 = nil } } }
+        // POLLRDHUP (Linux, 0x2000) is behind _GNU_SOURCE, which Glibc's Swift module leaves out.
+        let peerHungUp: Int16 = 0x2000
         while true {
-            var descriptor = pollfd(fd: socket.descriptor, events: Int16(POLLRDHUP), revents: 0)
-            if poll(&descriptor, 1, 100) > 0, descriptor.revents & Int16(POLLRDHUP | POLLHUP | POLLERR | POLLNVAL) != 0 { return }
+            var descriptor = pollfd(fd: socket.descriptor, events: peerHungUp, revents: 0)
+            if poll(&descriptor, 1, 100) > 0, descriptor.revents & (peerHungUp | Int16(POLLHUP | POLLERR | POLLNVAL)) != 0 { return }
             if !plug.isHostConnected { return }
         }
     }
