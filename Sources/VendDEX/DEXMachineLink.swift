@@ -80,7 +80,8 @@ public struct DEXMachineLink: Sendable {
     private struct Receiving: Sendable, Equatable {
         var session: Session
         var started = false
-        var expectedAck = 0
+        /// The acknowledgement the next good block gets: ACK1 first, since ENQ got ACK0.
+        var nextAck = 1
         var text: [UInt8] = []
         var lastReply: [UInt8] = []
         var hasLast = false
@@ -174,10 +175,10 @@ public struct DEXMachineLink: Sendable {
             guard now >= sending.deadline else { break }
             if sending.afterWACK {
                 sending.afterWACK = false
-                enquire(&sending, at: now)
+                enquire(&sending, at: now, after: 0)
                 phase = .sending(sending)
             } else {
-                events += retry(&sending, at: now, why: "no answer within \(timers.response) ms")
+                events += retry(&sending, at: now, why: "no answer within \(timers.response) ms", afterSilence: true)
             }
         case .receiving(let receiving):
             if now >= receiving.deadline {
@@ -240,7 +241,7 @@ public struct DEXMachineLink: Sendable {
             return []
         case .nak, .ack:
             let what = token == .nak ? "NAK" : "the other ACK"
-            return retry(&sending, at: now, why: "\(what) for \(describe(sending))")
+            return retry(&sending, at: now, why: "\(what) for \(describe(sending))", afterSilence: false)
         default:
             return []
         }
@@ -261,8 +262,8 @@ public struct DEXMachineLink: Sendable {
             }
             receiving.text += block.payload
             receiving.hasLast = block.isLast
-            receiving.expectedAck = 1 - receiving.expectedAck
-            reply([DEXByte.dle, receiving.expectedAck == 0 ? DEXByte.ack1 : DEXByte.ack0], &receiving, at: now)
+            reply([DEXByte.dle, receiving.nextAck == 1 ? DEXByte.ack1 : DEXByte.ack0], &receiving, at: now)
+            receiving.nextAck = 1 - receiving.nextAck
             if receiving.session == .firstHandshake, block.isLast, let handshake = DEXFirstHandshake(payload: receiving.text) {
                 request = handshake
                 return [.handshake(handshake, machineFirst: false)]
@@ -331,7 +332,8 @@ public struct DEXMachineLink: Sendable {
                     at: now)
             }
             if request.operation == .readAudit {
-                phase = .pausing(until: now + timers.sessionPause, then: .data)
+                // The pause runs from the EOT just queued.
+                phase = .pausing(until: now + timers.turnaround + timers.sessionPause, then: .data)
             } else {
                 phase = .receiving(Receiving(session: .data, deadline: now + timers.overall))
             }
@@ -403,7 +405,7 @@ public struct DEXMachineLink: Sendable {
 
     private mutating func answerENQ(_ receiving: inout Receiving, at now: Int64) {
         receiving.started = true
-        receiving.expectedAck = 0
+        receiving.nextAck = 1
         reply([DEXByte.dle, DEXByte.ack0], &receiving, at: now)
     }
 
@@ -413,16 +415,18 @@ public struct DEXMachineLink: Sendable {
     }
 
     /// Sends ENQ to start a session or to ask again after a silence or a WACK.
-    private mutating func enquire(_ sending: inout Sending, at now: Int64, after delay: Int64? = nil) {
-        let delay = delay ?? timers.turnaround
+    private mutating func enquire(_ sending: inout Sending, at now: Int64, after delay: Int64) {
         outgoing.append((now + delay, [DEXByte.enq]))
         sending.deadline = now + delay + timers.response
     }
 
-    private mutating func retry(_ sending: inout Sending, at now: Int64, why: String) -> [DEXLinkEvent] {
+    /// Another try at the ENQ or block: after a silence (Timer A) the receiver is asked for its
+    /// last answer again with ENQ at once; after a NAK the block goes again, past the turnaround.
+    private mutating func retry(_ sending: inout Sending, at now: Int64, why: String, afterSilence: Bool) -> [DEXLinkEvent] {
+        // A bid nobody answers is no session: nobody is plugged in.
+        let isBid = machineFirst && sending.session == .firstHandshake && sending.next == -1
         guard sending.tries < timers.attempts else {
-            // A bid nobody answers is no session: nobody is plugged in.
-            if sending.session == .firstHandshake, sending.next == -1, machineFirst {
+            if isBid {
                 sessionStart = nil
                 phase = .idle(nextBid: now + timers.bidInterval)
                 return []
@@ -430,15 +434,14 @@ public struct DEXMachineLink: Sendable {
             return fail(at: now, "\(why) after \(sending.tries) tries", in: sending.session)
         }
         sending.tries += 1
-        if sending.next == -1 || why.hasPrefix("no answer") {
-            // After a silence the receiver is asked for its last answer again.
-            enquire(&sending, at: now)
+        if afterSilence || sending.next == -1 {
+            enquire(&sending, at: now, after: afterSilence ? 0 : timers.turnaround)
         } else {
             send(sending.blocks[sending.next].bytes, at: now)
             sending.deadline = now + timers.turnaround + timers.response
         }
         phase = .sending(sending)
-        return [.warning("\(sending.session.name): \(why); try \(sending.tries) of \(timers.attempts)")]
+        return isBid ? [] : [.warning("\(sending.session.name): \(why); try \(sending.tries) of \(timers.attempts)")]
     }
 
     private mutating func send(_ bytes: [UInt8], at now: Int64) {
