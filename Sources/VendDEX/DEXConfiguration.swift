@@ -11,13 +11,15 @@ public struct DEXConfiguration: Sendable, Equatable {
     }
 
     public private(set) var prices: [Price] = []
+    /// ID401, the decimal places the prices are written with, when the file says.
+    public private(set) var decimalPlaces: Int?
     /// Segments that could not be read as what their name says ("PA1*A1*1.50": no price).
     public private(set) var refused: [(segment: String, reason: String)] = []
     /// Segments vendd does not act on (DXS, ST, ID1 …), by name, in order of first appearance.
     public private(set) var ignored: [String] = []
 
     public static func == (left: Self, right: Self) -> Bool {
-        left.prices == right.prices && left.ignored == right.ignored
+        left.prices == right.prices && left.decimalPlaces == right.decimalPlaces && left.ignored == right.ignored
             && left.refused.map(\.segment) == right.refused.map(\.segment) && left.refused.map(\.reason) == right.refused.map(\.reason)
     }
 
@@ -26,6 +28,10 @@ public struct DEXConfiguration: Sendable, Equatable {
         for line in lines {
             let elements = line.split(separator: "*", omittingEmptySubsequences: false).map(String.init)
             let name = elements[0]
+            if name == "ID4", elements.count > 1, let decimals = Int(elements[1]), (0...4).contains(decimals) {
+                decimalPlaces = decimals
+                continue
+            }
             guard name == "PA1" || name == "PC1" else {
                 if !name.isEmpty, !ignored.contains(name) { ignored.append(name) }
                 continue

@@ -20,6 +20,8 @@ public struct TelemetryEvent: Codable, Sendable, Hashable {
         case floatAdded = "float-added"
         case manualDispense = "manual-dispense"
         case fault
+        /// A DEX session on the machine's port ended: `reason` says who, what and how.
+        case dexSession = "dex-session"
     }
 
     public let id: String
