@@ -1,6 +1,7 @@
 import FoundationEssentials
 import Logging
 import Synchronization
+import VendConfig
 import VendControl
 import VendDEX
 import VendDrivers
@@ -88,6 +89,24 @@ final class DEXService: Sendable {
     }
 
     var description: String { port.description }
+
+    /// The port for `config`, started; in simulation only on a `unix:` port (the simulator).
+    static func start(_ config: VenddConfig, simulate: Bool, controller: MachineController, logger: Logger) -> DEXService? {
+        guard let settings = config.dex else { return nil }
+        guard !simulate || settings.port.hasPrefix("unix:") else {
+            logger.notice("DEX port \(settings.port) not opened in simulation (only a unix: port is)")
+            return nil
+        }
+        let service = DEXService(settings: settings, controller: controller, logger: logger)
+        service.start()
+        logger.notice("\(service.description)")
+        return service
+    }
+
+    /// What a reload cannot change under a running port.
+    static func identity(_ settings: DEXSettings) -> String {
+        "\(settings.port) \(settings.baudRate) \(settings.communicationID) \(settings.assetNumber) \(settings.machineMakesFirstHandshake)"
+    }
 
     func start() { port.start() }
     func stop() async { await port.stop() }
