@@ -188,9 +188,11 @@ public struct DEXMachineLink: Sendable {
         return events
     }
 
-    /// The port closed under the link (cable pulled, adapter gone): a session under way fails.
+    /// The port closed under the link (cable pulled, adapter gone): a session under way fails,
+    /// and what was still to be sent is dropped (it belongs to the old connection, not the next).
     public mutating func disconnected(at now: Int64, reason: String) -> [DEXLinkEvent] {
         receiver = DEXFrameReceiver()
+        outgoing.removeAll()
         guard !isIdle else { return [] }
         return fail(at: now, reason, quietly: true)
     }

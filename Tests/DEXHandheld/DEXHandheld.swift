@@ -139,6 +139,7 @@ public final class DEXHandheld: Sendable {
 
     private func pull(_ stage: Stage, _ faults: Faults) -> Outcome? {
         guard faults.pullAt == stage else { return nil }
+        client.withLock { $0 = nil }
         plug.unplug()
         return .pulled(stage)
     }
@@ -187,7 +188,7 @@ public final class DEXHandheld: Sendable {
         guard line.hear(within: timeout) == .enq else { return .failed("the machine did not start the data transfer") }
         var lastReply: [UInt8] = [Wire.dle, UInt8(ascii: "0")]
         line.send(lastReply, note: "ACK0")
-        var text: [UInt8] = [], received = 0
+        var text: [UInt8] = [], received = 0, hasLast = false
         var naks = faults.nakBlock, silent = faults.silentOnBlock, wack = faults.wackOnBlock
         while true {
             let heard = line.hear(within: .seconds(2))
@@ -206,6 +207,7 @@ public final class DEXHandheld: Sendable {
                     continue
                 }
                 received = number
+                hasLast = last
                 text += payload
                 if number == 1, let stop = pull(.inData, faults) { return stop }
                 if last, let stop = pull(.beforeLastAck, faults) { return stop }
@@ -224,7 +226,8 @@ public final class DEXHandheld: Sendable {
             case .block:
                 line.send([Wire.nak], note: "NAK")
             case .eot:
-                return .failed("the machine ended the transfer (EOT) before its last block")
+                // A last block answered by WACK was acknowledged in answer to the ENQ after it.
+                return hasLast ? .audit(String(decoding: text, as: UTF8.self)) : .failed("the machine ended the transfer (EOT) before its last block")
             case .silence, .closed:
                 return .failed("the machine fell silent in the data transfer")
             default:
@@ -264,10 +267,9 @@ public final class DEXHandheld: Sendable {
         defer { client.withLock { if $0 === socket { $0 = nil } } }
         // POLLRDHUP (Linux, 0x2000) is behind _GNU_SOURCE, which Glibc's Swift module leaves out.
         let peerHungUp: Int16 = 0x2000
-        while true {
+        while client.withLock({ $0 === socket }) {
             var descriptor = pollfd(fd: socket.descriptor, events: peerHungUp, revents: 0)
             if poll(&descriptor, 1, 100) > 0, descriptor.revents & (peerHungUp | Int16(POLLHUP | POLLERR | POLLNVAL)) != 0 { return }
-            if !plug.isHostConnected { return }
         }
     }
 }
