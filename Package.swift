@@ -155,7 +155,8 @@ let package = Package(
         .executableTarget(name: "cctalk-sim", dependencies: ["CcTalk", "CcTalkSimulator", "VendPOSIX"], path: "Tests/cctalk-sim"),
         .testTarget(name: "VendReportsTests", dependencies: ["VendReports"]),
         .testTarget(
-            name: "VendDEXTests", dependencies: ["VendDEX", "DEXHandheld", "VendDrivers", "VendSettings", "VendTime", "VendPOSIX", "VenddTestSupport"]),
+            name: "VendDEXTests",
+            dependencies: ["VendDEX", "DEXHandheld", "VendDrivers", "VendSettings", "VendTime", "VendPOSIX", "VenddTestSupport"]),
         // A route driver's DEX handheld written from EVA-DTS chapter 4 (not from VendDEX), on a
         // Unix socket, with faults on demand.
         .target(name: "DEXHandheld", dependencies: ["VendPOSIX", "SocketPlug"], path: "Tests/DEXHandheld"),

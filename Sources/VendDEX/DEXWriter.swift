@@ -41,10 +41,13 @@ public enum DEXWriter {
     }
 
     /// CA3 cash in (to the box, to the tubes, bills), CA4 coins dispensed (by the machine, by
-    /// hand), CA10 cash filled: since reset after the totals (the order of EVA-DTS 6.x is the
-    /// reverse for CA3/CA4, since reset first); CA15 tube contents, now.
+    /// hand), CA10 cash filled: each since the last reset first, then since initialisation
+    /// (EVA-DTS 6.1.1's data dictionary; VA1, CA2 and PA2 have the opposite order); CA15 tube
+    /// contents, now.
     static func cashSegments(_ cash: DEXAudit.Cash, since interim: DEXAudit.Cash) -> [[String]] {
-        func figures(_ cash: DEXAudit.Cash) -> (cashIn: String, toBox: String, toTubes: String, bills: String, dispensed: String, manual: String, filled: String) {
+        func figures(_ cash: DEXAudit.Cash) -> (
+            cashIn: String, toBox: String, toTubes: String, bills: String, dispensed: String, manual: String, filled: String
+        ) {
             (
                 String(cash.coinsIn + cash.billsIn), String(cash.coinsIn - cash.coinsToTubes), String(cash.coinsToTubes), String(cash.billsIn),
                 String(cash.dispensed), String(cash.manuallyDispensed), String(cash.filled)

@@ -34,7 +34,8 @@ final class DEXService: Sendable {
                 level: level, "DEX \(who) \(operation): \(result): \(detail)",
                 metadata: ["DEX_HANDHELD": "\(who)", "DEX_OPERATION": "\(operation)", "DEX_RESULT": "\(result)"])
             let now = controller.timekeeper.wallClockMilliseconds
-            sessions.record(StatusReport.DEXSession(at: now, handheld: handheld?.communicationID, operation: operation, result: result, detail: detail))
+            sessions.record(
+                StatusReport.DEXSession(at: now, handheld: handheld?.communicationID, operation: operation, result: result, detail: detail))
             if let outbox = controller.outbox {
                 var event = TelemetryEvent(
                     id: UUID().uuidString.lowercased(), machine: outbox.machine, at: now, type: .dexSession, currency: outbox.currency.code)
@@ -60,7 +61,12 @@ final class DEXService: Sendable {
                     }
                 },
                 auditDelivered: { handheld, text in
-                    guard let read = pending.withLock({ read in defer { read = nil }; return read }), read.text == text else {
+                    guard
+                        let read = pending.withLock({ read in
+                            defer { read = nil }
+                            return read
+                        }), read.text == text
+                    else {
                         return record(handheld, "failed", "an audit was acknowledged that vendd did not prepare; nothing reset", level: .error)
                     }
                     _ = controller.sendAndWait(.auditRead(read.totals))
@@ -74,7 +80,8 @@ final class DEXService: Sendable {
                 },
                 configurationReceived: { handheld, text in
                     let (applied, refused) = Self.apply(DEXConfiguration(text: text), controller: controller)
-                    let detail = "\(applied.count) price(s) applied\(applied.isEmpty ? "" : " (\(applied.joined(separator: "; ")))")"
+                    let detail =
+                        "\(applied.count) price(s) applied\(applied.isEmpty ? "" : " (\(applied.joined(separator: "; ")))")"
                         + (refused.isEmpty ? "" : ", \(refused.count) refused (\(refused.joined(separator: "; ")))")
                     record(handheld, refused.isEmpty ? "configured" : "configured with refusals", detail, level: refused.isEmpty ? .notice : .warning)
                 },
@@ -126,7 +133,9 @@ final class DEXService: Sendable {
         let currency = controller.config.machine.currency
         var applied: [String] = [], refused = configuration.refused.map { "\($0.segment): \($0.reason)" }
         if let decimals = configuration.decimalPlaces, decimals != currency.minorDigits {
-            return ([], refused + ["ID4 says \(decimals) decimal places, the machine's \(currency.code) has \(currency.minorDigits): no price applied"])
+            return (
+                [], refused + ["ID4 says \(decimals) decimal places, the machine's \(currency.code) has \(currency.minorDigits): no price applied"]
+            )
         }
         for price in configuration.prices {
             let amount = Money(minorUnits: price.minorUnits, currency: currency).decimalString

@@ -251,7 +251,8 @@ public final class DEXHandheld: Sendable {
                 guard tries <= 5 else { return .failed("block \(index + 1) was never acknowledged") }
                 let corrupt = badCRCs > 0
                 if corrupt { badCRCs -= 1 }
-                line.send(Wire.frame(chunk, start: Wire.stx, last: last, corruptCRC: corrupt), note: "block \(index + 1)\(corrupt ? ", CRC wrong" : "")")
+                line.send(
+                    Wire.frame(chunk, start: Wire.stx, last: last, corruptCRC: corrupt), note: "block \(index + 1)\(corrupt ? ", CRC wrong" : "")")
                 let heard = line.hear(within: .seconds(1))
                 if heard == expected { break }
                 if heard != .nak { return .failed("block \(index + 1) answered \(HandheldLine.describe(heard))") }

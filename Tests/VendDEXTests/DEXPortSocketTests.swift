@@ -78,8 +78,17 @@ import VenddTestSupport
     @Test func aHandheldSendsPrices() async throws {
         let (handheld, port, machine, directory) = try Self.rig()
         defer { directory.remove() }
-        let file = "DXS*HHD0000001*VA*V0/6*1\r\nST*001*0001\r\nID4*2*978*EUR\r\n" + String(repeating: "PC1*A1*175\r\n", count: 30) + "SE*33*0001\r\nDXE*1*1\r\n"
-        #expect(handheld.sendConfiguration(file, { var faults = DEXHandheld.Faults(); faults.badConfigurationCRCs = 1; return faults }()) == .configured)
+        let file =
+            "DXS*HHD0000001*VA*V0/6*1\r\nST*001*0001\r\nID4*2*978*EUR\r\n" + String(repeating: "PC1*A1*175\r\n", count: 30)
+            + "SE*33*0001\r\nDXE*1*1\r\n"
+        #expect(
+            handheld.sendConfiguration(
+                file,
+                {
+                    var faults = DEXHandheld.Faults()
+                    faults.badConfigurationCRCs = 1
+                    return faults
+                }()) == .configured)
         #expect(machine.wait(.configured) == [file])
         await port.stop()
     }
