@@ -89,10 +89,11 @@ final class DEXService: Sendable {
                     pending.withLock { $0 = nil }
                     record(handheld, "failed", "\(stage): \(reason); nothing reset or applied", level: .warning)
                 },
-                notice: { message, isFault in
-                    if message.hasSuffix(" open") || isFault { sessions.setOpen(!isFault) }
-                    logger.log(level: isFault ? .warning : .info, "\(message)")
-                }))
+                linkChanged: { message, open in
+                    sessions.setOpen(open)
+                    logger.log(level: open ? .info : .warning, "\(message)")
+                },
+                warning: { message in logger.warning("\(message)") }))
     }
 
     var description: String { port.description }

@@ -28,7 +28,7 @@ import VenddTestSupport
                 auditDelivered: { handheld, text in self.add(.delivered, "\(handheld.communicationID) \(text.count)") },
                 configurationReceived: { _, text in self.add(.configured, String(decoding: text, as: UTF8.self)) },
                 sessionFailed: { _, stage, reason in self.add(.failed, "\(stage): \(reason)") },
-                notice: { _, _ in })
+                linkChanged: { _, _ in }, warning: { _ in })
         }
 
         private func add(_ report: Report, _ text: String) { reports.withLock { $0[report, default: []].append(text) } }

@@ -17,21 +17,24 @@ public struct DEXPortHandlers: Sendable {
     public var configurationReceived: @Sendable (_ handheld: DEXFirstHandshake, _ text: [UInt8]) -> Void
     /// A session ended without its transfer (`handheld` nil: before a first handshake was read).
     public var sessionFailed: @Sendable (_ handheld: DEXFirstHandshake?, _ stage: String, _ reason: String) -> Void
-    /// The port came up or went away, or a session had a hiccup it recovered from.
-    public var notice: @Sendable (_ message: String, _ isFault: Bool) -> Void
+    /// The port opened (`open`) or went away, with what to log.
+    public var linkChanged: @Sendable (_ message: String, _ open: Bool) -> Void
+    /// A session had a hiccup it recovers from (a block NAKed, a retry).
+    public var warning: @Sendable (_ message: String) -> Void
 
     public init(
         prepareAudit: @escaping @Sendable (DEXFirstHandshake) -> [UInt8]?,
         auditDelivered: @escaping @Sendable (DEXFirstHandshake, [UInt8]) -> Void,
         configurationReceived: @escaping @Sendable (DEXFirstHandshake, [UInt8]) -> Void,
         sessionFailed: @escaping @Sendable (DEXFirstHandshake?, String, String) -> Void,
-        notice: @escaping @Sendable (String, Bool) -> Void
+        linkChanged: @escaping @Sendable (String, Bool) -> Void, warning: @escaping @Sendable (String) -> Void
     ) {
         self.prepareAudit = prepareAudit
         self.auditDelivered = auditDelivered
         self.configurationReceived = configurationReceived
         self.sessionFailed = sessionFailed
-        self.notice = notice
+        self.linkChanged = linkChanged
+        self.warning = warning
     }
 }
 
@@ -93,9 +96,9 @@ public final class DEXPort: Sendable {
                     stream = try address.open()
                     backoff.reset()
                     downReason = nil
-                    handlers.notice("DEX port \(address) open", false)
+                    handlers.linkChanged("DEX port \(address) open", true)
                 } catch {
-                    if downReason != error.description { handlers.notice("DEX port: \(error)", true) }
+                    if downReason != error.description { handlers.linkChanged("DEX port: \(error)", false) }
                     downReason = error.description
                     control.sleep(backoff.next())
                 }
@@ -115,7 +118,7 @@ public final class DEXPort: Sendable {
                 session.handle(link.disconnected(at: milliseconds(since: origin), reason: error.description), &link, handlers)
                 open.close()
                 stream = nil
-                handlers.notice("DEX port: \(error)", true)
+                handlers.linkChanged("DEX port: \(error)", false)
                 downReason = error.description
             }
         }
@@ -144,7 +147,7 @@ public final class DEXPort: Sendable {
                     handlers.sessionFailed(handheld, stage, reason)
                     handheld = nil
                 case .warning(let message):
-                    handlers.notice("DEX \(handheld?.communicationID ?? "handheld"): \(message)", false)
+                    handlers.warning("DEX \(handheld?.communicationID ?? "handheld"): \(message)")
                 }
             }
         }
