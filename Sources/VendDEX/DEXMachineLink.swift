@@ -250,7 +250,9 @@ public struct DEXMachineLink: Sendable {
     }
 
     private mutating func handleAsReceiver(_ token: DEXToken, _ receiving: inout Receiving, at now: Int64) -> [DEXLinkEvent] {
-        receiving.deadline = now + timers.inactivity
+        // Timer D runs inside the session; before the handheld's ENQ the wait is the overall one,
+        // which noise does not extend.
+        if receiving.started || token == .enq { receiving.deadline = now + timers.inactivity }
         defer { if case .receiving = phase { phase = .receiving(receiving) } }
         switch token {
         case .enq where !receiving.started:

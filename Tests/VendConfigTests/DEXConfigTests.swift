@@ -3,13 +3,16 @@ import VendConfig
 
 @Suite struct DEXConfigTests {
     @Test func aValidSectionGivesEverySetting() throws {
-        let text = BadConfigTests.base + "dex:\n  port: /dev/ttyS1\n  baud: 19200\n  communication_id: ACM1234567\n  asset: HALL-3\n  first_handshake: machine\n"
+        let text =
+            BadConfigTests.base
+            + "dex:\n  port: /dev/ttyS1\n  baud: 19200\n  communication_id: ACM1234567\n  asset: HALL-3\n  first_handshake: machine\n"
         let config = try ConfigLoader.parse(text, file: "test.yaml")
         let dex = try #require(config.dex)
         #expect(dex.port == "/dev/ttyS1" && dex.baudRate == 19_200 && dex.communicationID == "ACM1234567")
         #expect(dex.assetNumber == "HALL-3" && dex.machineMakesFirstHandshake)
         #expect(dex.origin.description == "dex (test.yaml:44:3)")
-        #expect(config.summary.hasSuffix("\ndex       /dev/ttyS1 at 19200 8N1 as ACM1234567 (asset HALL-3); the machine bids for the first handshake"))
+        #expect(
+            config.summary.hasSuffix("\ndex       /dev/ttyS1 at 19200 8N1 as ACM1234567 (asset HALL-3); the machine bids for the first handshake"))
         let again = try #require(try ConfigLoader.parse(config.resolvedYAML, file: "resolved.yaml").dex)
         #expect(
             [again.port, "\(again.baudRate)", again.communicationID, again.assetNumber, "\(again.machineMakesFirstHandshake)"]
@@ -29,7 +32,8 @@ import VendConfig
     /// Each mistake with its place in the file and what to write instead.
     @Test(arguments: [
         (
-            "  port: ttyS1\n", "test.yaml:44:9: dex.port: 'ttyS1' is not a port: give the DEX jack's serial device (/dev/ttyS1, /dev/serial/by-id/…) or unix:/path/to/socket"
+            "  port: ttyS1\n",
+            "test.yaml:44:9: dex.port: 'ttyS1' is not a port: give the DEX jack's serial device (/dev/ttyS1, /dev/serial/by-id/…) or unix:/path/to/socket"
         ),
         (
             "  port: /dev/ttyS1\n  baud: 9601\n",

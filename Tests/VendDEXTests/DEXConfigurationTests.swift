@@ -6,7 +6,8 @@ import Testing
 /// PC102 price to be set, in minor units; PA1 the same for the audit's own record).
 @Suite struct DEXConfigurationTests {
     @Test func pricesDecimalsRefusalsAndIgnoredSegments() {
-        let text = "DXS*HHD0000001*VA*V0/6*1\r\nST*001*0001\r\nID4*2*978*EUR\r\nPC1*A1*175*COLA\r\nPA1*B2*90\nPC1**100\r\nPC1*C3*1.50\r\nPC1*C4\r\nSE*8*0001\r\n"
+        let text =
+            "DXS*HHD0000001*VA*V0/6*1\r\nST*001*0001\r\nID4*2*978*EUR\r\nPC1*A1*175*COLA\r\nPA1*B2*90\nPC1**100\r\nPC1*C3*1.50\r\nPC1*C4\r\nSE*8*0001\r\n"
         let configuration = DEXConfiguration(text: Array(text.utf8))
         #expect(configuration.decimalPlaces == 2)
         #expect(configuration.prices.map(\.selection) == ["A1", "B2"])

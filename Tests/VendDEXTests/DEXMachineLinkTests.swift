@@ -254,6 +254,30 @@ import Testing
         #expect(wire.events.last == .configurationReceived(text: Array("PC1*A1*175\r\n".utf8)))
     }
 
+    /// Between sessions the handheld may take its time (nodestark's reader waits up to 3 s):
+    /// Timer D starts with its ENQ, and noise before it extends nothing.
+    @Test func aHandheldMayTakeSecondsToStartItsTransfer() {
+        var wire = Wire()
+        wire.hand(Self.enq)
+        _ = wire.next()
+        wire.hand(Self.handshake("HHD0000001SR00L06"))
+        _ = wire.next()
+        wire.hand(Self.eot)
+        _ = wire.next()
+        wire.hand(Self.ack0)
+        _ = wire.next()
+        wire.hand(Self.ack1)
+        #expect(wire.next()?.bytes == Self.eot)
+        wire.now += 1_500
+        wire.hand([0x7A])
+        wire.now += 1_500
+        wire.hand(Self.enq)
+        wire.expect(Self.ack0, after: 10)
+        #expect(wire.failure == nil)
+        wire.expect(Self.eot, after: 2_000, "Timer D from the ENQ on")
+        #expect(wire.failure == "data transfer: the handheld fell silent for 2 s")
+    }
+
     /// An EOT before the last block is an abandoned transfer: nothing is reported received.
     @Test func aConfigurationCutShortIsNotApplied() {
         var wire = Wire()
