@@ -86,6 +86,10 @@ import VenddTestSupport
         let third = rig.handheld.read()
         #expect(try rig.segment("VA1", of: third) == "VA1*3000*2*0*0")
         #expect(try rig.segment("CA3", of: third) == "CA3*0*0*0*0*3000*3000*0*0")
+        // The handheld read the very report `vendctl audit` writes.
+        let file = rig.daemon.directory.path + "/audit.dex"
+        try rig.daemon.requireSuccess(rig.daemon.vendctl("audit", "--dex", file, "--comm-id", "VDD0000042", "--asset", "CORRIDOR-B2"))
+        #expect(third == .audit(try String(contentsOfFile: file, encoding: .utf8)))
         let status = try rig.daemon.waitUntil("the session in status") { $0.dexPort?.sessions.last?.result == "delivered" }
         #expect(status.dexPort?.sessions.last?.handheld == "RTE0000007")
         #expect(try rig.daemon.stop() == 0)
