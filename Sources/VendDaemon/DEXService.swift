@@ -71,7 +71,7 @@ final class DEXService: Sendable {
                     }
                     _ = controller.sendAndWait(.auditRead(read.totals))
                     let reset = controller.currentMachine.lastAuditRead == read.totals
-                    let summary = "\(text.count) bytes acknowledged to the last block; \(read.totals.sales.count) paid vends in all"
+                    let summary = "\(text.count) bytes acknowledged to the last block; paid vends in all: \(read.totals.sales.count)"
                     if reset {
                         record(handheld, "delivered", "\(summary); interim figures reset", level: .notice)
                     } else {

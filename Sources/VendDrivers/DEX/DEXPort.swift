@@ -120,6 +120,8 @@ public final class DEXPort: Sendable {
                 stream = nil
                 handlers.linkChanged("DEX port: \(error)", false)
                 downReason = error.description
+                // Not at once: a device that drops every connection would be reopened in a loop.
+                control.sleep(backoff.next())
             }
         }
         stream?.close()
