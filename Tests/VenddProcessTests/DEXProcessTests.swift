@@ -113,6 +113,9 @@ import VenddTestSupport
         #expect(session.detail.contains("PC1*A1*12.5: the price '12.5' is not a whole number of minor units"))
         try rig.daemon.waitForLog("DEX RTE0000007 configure: configured with refusals")
         #expect(status.slot("A1")?.price == "1200", "a refused price changes nothing")
+        let json = try DaemonHarness.vendctl(["--socket", rig.daemon.socketPath, "--json", "status"])
+        #expect(try DocumentedSchemas().violations(of: "status", in: json.output) == [], "the dex port as docs/vendctl.md says")
+        #expect(try rig.daemon.vendctl("status").output.contains("RTE0000007 configure: configured with refusals: 1 price(s) applied"))
         #expect(try rig.segment("PA1*A4", of: rig.handheld.read()) == "PA1*A4*1600")
         #expect(try rig.daemon.stop() == 0)
     }
