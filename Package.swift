@@ -40,7 +40,7 @@ let package = Package(
         // changer and bill validator (as VendGPIO is the GPIO backend).
         .target(
             name: "VendDrivers",
-            dependencies: ["VendHardware", "VendSettings", "VendingCore", "CcTalk", "MDB", "VendSerial", "VendPOSIX", "VendTime"]),
+            dependencies: ["VendHardware", "VendSettings", "VendingCore", "CcTalk", "MDB", "VendSerial", "VendPOSIX", "VendTime", "VendDEX"]),
         // The injected clock: real time in the daemon, manual time that tests advance.
         .target(name: "VendTime", dependencies: ["VendPOSIX"]),
         // libgpiod as installed (v1 1.6.x or v2 2.x), found through pkg-config, so that
@@ -154,7 +154,12 @@ let package = Package(
         // `cctalk-sim --socket PATH`: the simulator driven from stdin, for the HIL harness.
         .executableTarget(name: "cctalk-sim", dependencies: ["CcTalk", "CcTalkSimulator", "VendPOSIX"], path: "Tests/cctalk-sim"),
         .testTarget(name: "VendReportsTests", dependencies: ["VendReports"]),
-        .testTarget(name: "VendDEXTests", dependencies: ["VendDEX"]),
+        .testTarget(
+            name: "VendDEXTests",
+            dependencies: ["VendDEX", "DEXHandheld", "VendDrivers", "VendSettings", "VendTime", "VendPOSIX", "VenddTestSupport"]),
+        // A route driver's DEX handheld written from EVA-DTS chapter 4 (not from VendDEX), on a
+        // Unix socket, with faults on demand.
+        .target(name: "DEXHandheld", dependencies: ["VendPOSIX", "SocketPlug"], path: "Tests/DEXHandheld"),
         // libFuzzer harnesses (docs/fuzzing.md): a normal build replays the files it is given;
         // scripts/fuzz builds them with -DFUZZING and the fuzzer and address sanitizers.
         .systemLibrary(name: "CLibFuzzer", path: "Tests/Fuzz/CLibFuzzer"),
@@ -163,6 +168,7 @@ let package = Package(
         .executableTarget(name: "fuzz-cctalk", dependencies: ["FuzzSupport", "CcTalk"], path: "Tests/Fuzz/fuzz-cctalk"),
         .executableTarget(name: "fuzz-control", dependencies: ["FuzzSupport", "VendControl"], path: "Tests/Fuzz/fuzz-control"),
         .executableTarget(name: "fuzz-mdb", dependencies: ["FuzzSupport", "MDB"], path: "Tests/Fuzz/fuzz-mdb"),
+        .executableTarget(name: "fuzz-dex", dependencies: ["FuzzSupport", "VendDEX"], path: "Tests/Fuzz/fuzz-dex"),
         .testTarget(
             name: "VendDaemonTests",
             dependencies: [
@@ -173,7 +179,9 @@ let package = Package(
         // The real vendd and vendctl binaries, driven as a technician would.
         .testTarget(
             name: "VenddProcessTests",
-            dependencies: ["VendControl", "VendPOSIX", "VendingCore", "VenddTestSupport", "CcTalkSimulator", "MDBSimulator", "VendTelemetry"]),
+            dependencies: [
+                "VendControl", "VendPOSIX", "VendingCore", "VenddTestSupport", "CcTalkSimulator", "MDBSimulator", "VendTelemetry", "DEXHandheld",
+            ]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -91,6 +91,8 @@ struct ConfigParser {
         let display = top.nested("display", required: false).map(parseDisplay) ?? .some(Defaults.display)
         let mqttSection = top.nested("mqtt", required: false)
         let mqtt = mqttSection.flatMap(parseMQTT)
+        let dexSection = top.nested("dex", required: false)
+        let dex = dexSection.flatMap(parseDEX)
         top.finish()
         if slots.isEmpty, let slotList = top.value("slots"), slotList.sequence?.isEmpty == true {
             sink.report("a machine needs at least one slot", at: slotList, path: ConfigPath.root.key("slots"))
@@ -100,7 +102,7 @@ struct ConfigParser {
         checkPayout(payoutDevices, listNode: payoutList, machine: machineSection, coinAcceptor: coinAcceptor, mdbChanger: mdb?.changer != nil)
 
         guard sink.diagnostics.isEmpty, let machine = machineSection.settings, let gpio, let stateDirectory, let control, let display,
-            (mqttSection == nil) == (mqtt == nil)
+            (mqttSection == nil) == (mqtt == nil), (dexSection == nil) == (dex == nil)
         else { return nil }
         let setup: MachineSetup
         do {
@@ -117,7 +119,7 @@ struct ConfigParser {
         return VenddConfig(
             file: sink.file, machine: machine, gpio: gpio, products: products, slots: slots, buttons: buttons,
             coinAcceptor: coinAcceptor, payoutDevices: payoutDevices, mdb: mdb, stateDirectory: stateDirectory, control: control, display: display,
-            productFaces: faces, machineSetup: setup, mqtt: mqtt)
+            productFaces: faces, machineSetup: setup, mqtt: mqtt, dex: dex)
     }
 
     func origin(of node: Node, path: ConfigPath) -> ConfigOrigin {
@@ -141,6 +143,8 @@ enum Defaults {
     static let maximumOnMilliseconds = 3_000
     static let dropWindowMilliseconds = 2_000
     static let baudRate = 9_600
+    static let dexBaudRate = 9_600
+    static let dexCommunicationID = "VDD0000001"
     static let ccTalkAddress = 2
     static let ccTalkHostAddress = 1
     static let pollIntervalMilliseconds = 200

@@ -152,6 +152,15 @@ extension VenddConfig {
                 out.field("outbox_days", mqtt.outboxDays)
             }
         }
+        if let dex {
+            out.section("dex") { out in
+                out.field("port", quoted: dex.port)
+                out.field("baud", dex.baudRate)
+                out.field("communication_id", quoted: dex.communicationID)
+                out.field("asset", quoted: dex.assetNumber)
+                out.field("first_handshake", dex.machineMakesFirstHandshake ? "machine" : "handheld")
+            }
+        }
         return out.text
     }
 

@@ -25,6 +25,8 @@ public struct VenddConfig: Sendable {
     public let machineSetup: MachineSetup
     /// The fleet link; nil without an `mqtt:` section.
     public var mqtt: MQTTSettings? = nil
+    /// The DEX port; nil without a `dex:` section.
+    public var dex: DEXSettings? = nil
 
     /// Every GPIO line the configuration uses, in file order.
     public var lines: [LineUse] { LineUse.all(slots: slots, buttons: buttons) }

@@ -442,6 +442,8 @@ public struct StatusReport: Codable, Sendable, Equatable {
     }
     /// The MQTT link and its outbox; absent without an `mqtt:` section (and from older daemons).
     public var fleetOutbox: FleetOutbox? = nil
+    /// The DEX port; absent without one (and from older daemons).
+    public var dexPort: DEXPort? = nil
 
     public struct FleetOutbox: Codable, Sendable, Equatable {
         public let broker: String

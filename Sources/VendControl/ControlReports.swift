@@ -262,6 +262,8 @@ public struct SalesReport: Codable, Sendable, Equatable {
     /// Where the cash went since the machine was new, for the DEX audit's CA3, CA4, CA10 and
     /// CA15. Absent in answers from older daemons.
     public let cash: CashFigures?
+    /// Since the last DEX read with reset; absent from older daemons (and from reports `since`).
+    public var sinceLastRead: Interim? = nil
 
     /// Exact decimal amounts since the machine was new.
     public struct CashFigures: Codable, Sendable, Equatable {

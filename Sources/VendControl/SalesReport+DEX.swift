@@ -25,17 +25,24 @@ extension DEXAudit {
                     id: slot.slot, price: try slot.price.map { amount throws(UnreadableAmount) in try minorUnits(amount) },
                     vends: slot.sold.count, value: try minorUnits(slot.sold.amount)))
         }
-        let coinsIn = try minorUnits(sales.coinsIn)
-        var cash = DEXAudit.Cash(coinsIn: coinsIn)
-        if let figures = sales.cash {
-            cash = DEXAudit.Cash(
-                coinsIn: coinsIn, coinsToTubes: try minorUnits(figures.coinsToTubes), billsIn: try minorUnits(figures.billsIn),
+        func cash(_ coinsIn: String, _ figures: SalesReport.CashFigures?) throws(UnreadableAmount) -> DEXAudit.Cash {
+            let coins = try minorUnits(coinsIn)
+            guard let figures else { return DEXAudit.Cash(coinsIn: coins) }
+            return DEXAudit.Cash(
+                coinsIn: coins, coinsToTubes: try minorUnits(figures.coinsToTubes), billsIn: try minorUnits(figures.billsIn),
                 dispensed: try minorUnits(figures.dispensed), manuallyDispensed: try minorUnits(figures.manuallyDispensed),
                 filled: try minorUnits(figures.filled),
                 tubeContents: try figures.tubeContents.map { amount throws(UnreadableAmount) in try minorUnits(amount) })
         }
         self.init(
             communicationID: communicationID, assetNumber: asset, location: sales.machine, decimalPlaces: sales.minorDigits,
-            currencyCode: sales.currency, selections: selections, cash: cash)
+            currencyCode: sales.currency, selections: selections, cash: try cash(sales.coinsIn, sales.cash))
+        if let interim = sales.sinceLastRead {
+            var sold: [DEXAudit.Selection] = []
+            for slot in interim.slots {
+                sold.append(DEXAudit.Selection(id: slot.slot, price: nil, vends: slot.sold.count, value: try minorUnits(slot.sold.amount)))
+            }
+            sinceReset = DEXAudit.Interim(selections: sold, cash: try cash(interim.coinsIn, interim.cash))
+        }
     }
 }

@@ -27,6 +27,8 @@ public struct DEXAudit: Sendable, Equatable {
     public let currencyCode: String
     public let selections: [Selection]
     public let cash: Cash
+    /// The "since last reset" figures; nil for a machine never read over its DEX port.
+    public var sinceReset: Interim? = nil
 
     /// Where the cash went (CA3, CA4, CA10, CA15).
     public struct Cash: Sendable, Equatable {

@@ -2,25 +2,29 @@
 /// separated by `*`, the DXS/ST…G85/SE/DXE envelope, and the G85 CRC-16 over ST up to the segment
 /// before G85.
 ///
-/// vendd never resets its interim counters, so every "since last reset" element carries the same
-/// value as its "since initialisation" twin. All sales are cash (coins and bills).
+/// Every "since last reset" element carries `audit.interimOrTotal`: the figures since the last
+/// read a DEX handheld acknowledged (the whole-life ones until the first). All sales are cash
+/// (coins and bills).
 public enum DEXWriter {
     public static func file(_ audit: DEXAudit) -> String {
         let decimals = String(audit.decimalPlaces)
         let sales = String(audit.paidValue), vends = String(audit.paidVends)
+        let interim = audit.interimOrTotal
+        let interimSales = String(interim.paidValue), interimVends = String(interim.paidVends)
         var body =
             [
                 ["ST", "001", "0001"],
                 ["ID1", audit.communicationID, "VENDD", "1", audit.location, "", audit.assetNumber],
                 ["ID4", decimals, "", audit.currencyCode],
-                ["VA1", sales, vends, sales, vends],
+                ["VA1", sales, vends, interimSales, interimVends],
                 ["VA3", "0", "0", "0", "0"],
-                ["CA2", sales, vends, sales, vends],
-            ] + cashSegments(audit.cash)
+                ["CA2", sales, vends, interimSales, interimVends],
+            ] + cashSegments(audit.cash, since: interim.cash)
         for selection in audit.selections {
             let count = String(selection.vends), value = String(selection.value)
+            let since = interim.selection(selection.id)
             body.append(["PA1", selection.id] + (selection.price.map { [String($0)] } ?? []))
-            body.append(["PA2", count, value, count, value])
+            body.append(["PA2", count, value, String(since?.vends ?? 0), String(since?.value ?? 0)])
             body.append(["PA4", "0"])
         }
         let segments = body.map(segment)
@@ -37,15 +41,23 @@ public enum DEXWriter {
     }
 
     /// CA3 cash in (to the box, to the tubes, bills), CA4 coins dispensed (by the machine, by
-    /// hand), CA10 cash filled, CA15 tube contents: each "since reset" element twice.
-    static func cashSegments(_ cash: DEXAudit.Cash) -> [[String]] {
-        let cashIn = String(cash.coinsIn + cash.billsIn), toBox = String(cash.coinsIn - cash.coinsToTubes)
-        let toTubes = String(cash.coinsToTubes), bills = String(cash.billsIn)
-        let dispensed = String(cash.dispensed), manual = String(cash.manuallyDispensed), filled = String(cash.filled)
+    /// hand), CA10 cash filled: each since the last reset first, then since initialisation
+    /// (EVA-DTS 6.1.1's data dictionary; VA1, CA2 and PA2 have the opposite order); CA15 tube
+    /// contents, now.
+    static func cashSegments(_ cash: DEXAudit.Cash, since interim: DEXAudit.Cash) -> [[String]] {
+        func figures(_ cash: DEXAudit.Cash) -> (
+            cashIn: String, toBox: String, toTubes: String, bills: String, dispensed: String, manual: String, filled: String
+        ) {
+            (
+                String(cash.coinsIn + cash.billsIn), String(cash.coinsIn - cash.coinsToTubes), String(cash.coinsToTubes), String(cash.billsIn),
+                String(cash.dispensed), String(cash.manuallyDispensed), String(cash.filled)
+            )
+        }
+        let total = figures(cash), since = figures(interim)
         return [
-            ["CA3", cashIn, toBox, toTubes, bills, cashIn, toBox, toTubes, bills],
-            ["CA4", dispensed, manual, dispensed, manual],
-            ["CA10", filled, filled],
+            ["CA3", since.cashIn, since.toBox, since.toTubes, since.bills, total.cashIn, total.toBox, total.toTubes, total.bills],
+            ["CA4", since.dispensed, since.manual, total.dispensed, total.manual],
+            ["CA10", since.filled, total.filled],
         ] + (cash.tubeContents.map { [["CA15", String($0)]] } ?? [])
     }
 

@@ -94,6 +94,7 @@ public enum Daemon {
         let stoppingAt = ContinuousClock.now
         notifier.stopping()
         ticking.withLock { $0 = false }
+        await startup.dex?.stop()
         await Shutdown.perform(controller: controller, server: startup.server, logger: logger)
         startup.fleet?.stop()
         controller.closeStore()

@@ -27,6 +27,9 @@ enum Reload {
         if newConfig.control.socketPath != oldConfig.control.socketPath || newConfig.stateDirectory != oldConfig.stateDirectory {
             logger.warning("control.socket and state.directory changes take effect at the next restart")
         }
+        if newConfig.dex.map(DEXService.identity) != oldConfig.dex.map(DEXService.identity) {
+            logger.warning("dex changes take effect at the next restart")
+        }
         // What is in flight finishes with the hardware it started on: a vend, and a payout.
         if !(await controller.drain(waitingFor: oldConfig.machine.vendTimeout + Self.payoutGracePeriod, payouts: true)) {
             logger.warning(

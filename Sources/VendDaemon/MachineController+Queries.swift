@@ -33,6 +33,7 @@ extension MachineController {
                 let (pending, oldest) = outbox.summary
                 report.fleetOutbox = StatusReport.FleetOutbox(broker: broker.url, connected: outbox.isConnected, pending: pending, oldest: oldest)
             }
+            report.dexPort = dexSessions.status
             return report
         }
     }

@@ -50,6 +50,8 @@ final class MachineController: Sendable {
     private let inbox = MachineInbox()
     /// Device events turned into inputs, and the service-mode switches.
     let deviceEvents: DeviceEvents
+    /// The DEX port's sessions, for `vendctl status`.
+    let dexSessions = DEXSessionLog()
     let snapshotEvery = 500
 
     init(

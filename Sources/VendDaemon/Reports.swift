@@ -136,12 +136,14 @@ struct Reports {
                 price: nil, priceText: nil, sold: figures(totals.bySlot[id] ?? zero))
         }
         let currency = machine.setup.currency
-        return SalesReport(
+        var report = SalesReport(
             machine: machineName, currency: currency.code, minorDigits: currency.minorDigits,
             since: since?.millisecondsSinceEpoch, incomplete: since.map { !machine.historyCovers(since: $0) } ?? false,
             products: products, slots: configured + removed, total: figures(totals.total),
             coinsIn: machine.ledger.coinsIn.decimalString, coinsInText: format.string(for: machine.ledger.coinsIn),
             cash: cashFigures)
+        if since == nil { report.sinceLastRead = interim }
+        return report
     }
 
     private var cashFigures: SalesReport.CashFigures {

@@ -24,6 +24,8 @@ struct Startup {
     let server: ControlServer
     /// The MQTT link; nil without an `mqtt:` section.
     let fleet: FleetLink?
+    /// The DEX port; nil without a `dex:` section.
+    var dex: DEXService? = nil
 
     /// `relayLane` runs the dispenser's timers, apart from everything that may wait on storage.
     static func begin(_ options: DaemonOptions, timekeeper: any Timekeeper, relayLane: any Timekeeper, logger: Logger) async -> Result<
@@ -91,8 +93,9 @@ struct Startup {
                 events: controller.events)
             server.start()
             return .success(
-                Startup(controller: controller, server: server, fleet: startFleetLink(config, outbox: outbox, controller: controller, logger: logger))
-            )
+                Startup(
+                    controller: controller, server: server, fleet: startFleetLink(config, outbox: outbox, controller: controller, logger: logger),
+                    dex: DEXService.start(config, simulate: options.simulate, controller: controller, logger: logger)))
         } catch {
             await controller.detachHardware()
             return .failure(

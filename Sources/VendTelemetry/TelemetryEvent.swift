@@ -22,6 +22,8 @@ public struct TelemetryEvent: Codable, Sendable, Hashable {
         case fault
         case cardSession = "card-session"
         case cardVend = "card-vend"
+        /// A DEX session on the machine's port ended: `reason` says who, what and how.
+        case dexSession = "dex-session"
     }
 
     public let id: String

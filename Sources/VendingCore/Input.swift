@@ -68,6 +68,9 @@ public enum Input: Hashable, Sendable, Codable {
     /// not refund (MALFUNCTION Ch), or a reset that made it a sale: the card was charged for an
     /// item that did not come out.
     case cardVendSettled(VendID, refundLost: Bool)
+    /// A DEX handheld acknowledged the whole audit holding these whole-life totals: they become
+    /// the base of the interim ("since last reset") figures. Journaled like any state change.
+    case auditRead(AuditTotals)
 }
 
 /// Where an accepted coin went.

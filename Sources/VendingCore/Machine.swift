@@ -49,6 +49,8 @@ public struct Machine: Hashable, Sendable, Codable {
     public private(set) var priceOverrides: [SlotID: PriceOverride] = [:]
     public private(set) var ledger: Ledger
     public private(set) var setup: MachineSetup
+    /// The totals of the last audit a DEX handheld acknowledged (see `AuditTotals`).
+    public internal(set) var lastAuditRead: AuditTotals?
     /// Reloading or stopping: nothing new starts (see `Input.setDraining`). Not saved.
     public private(set) var isDraining = false
     /// A card presented to a reader: the customer selects, paying by card.
@@ -60,7 +62,7 @@ public struct Machine: Hashable, Sendable, Codable {
 
     private enum CodingKeys: String, CodingKey {
         case credit, pendingVend, lastVendNumber, pendingPayout, lastPayoutNumber, isInServiceMode, isFilling, coinCursors,
-            payoutCounters, changeInventory, stock, priceOverrides, ledger, setup, cardSession, cardSettlements
+            payoutCounters, changeInventory, stock, priceOverrides, ledger, setup, cardSession, cardSettlements, lastAuditRead
     }
 
     /// A new, empty machine: no credit, no stock, nothing sold.
@@ -90,6 +92,7 @@ public struct Machine: Hashable, Sendable, Codable {
         setup = try container.decode(MachineSetup.self, forKey: .setup)
         cardSession = try container.decodeIfPresent(CardSession.self, forKey: .cardSession)
         cardSettlements = try container.decodeIfPresent([CardSettlement].self, forKey: .cardSettlements) ?? []
+        lastAuditRead = try container.decodeIfPresent(AuditTotals.self, forKey: .lastAuditRead)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -110,6 +113,7 @@ public struct Machine: Hashable, Sendable, Codable {
         try container.encode(setup, forKey: .setup)
         try container.encodeIfPresent(cardSession, forKey: .cardSession)
         if !cardSettlements.isEmpty { try container.encode(cardSettlements, forKey: .cardSettlements) }
+        try container.encodeIfPresent(lastAuditRead, forKey: .lastAuditRead)
     }
 
     public mutating func apply(_ input: Input, at now: Instant) -> [Effect] {
@@ -151,6 +155,7 @@ public struct Machine: Hashable, Sendable, Codable {
         case .cardVendApproved(let vend, let amount): approveCardVend(vend, amount: amount, at: now, into: &effects)
         case .cardVendDenied(let vend): denyCardVend(vend, into: &effects)
         case .cardVendSettled(let vend, let refundLost): recordSettlement(of: vend, refundLost: refundLost, into: &effects)
+        case .auditRead(let totals): recordAuditRead(totals, into: &effects)
         }
         if acceptsCoins != acceptedCoinsBefore {
             effects.command(.setCoinAcceptance(acceptsCoins))

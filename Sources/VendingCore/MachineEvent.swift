@@ -80,6 +80,8 @@ public enum Rejection: Hashable, Sendable, Codable, CustomStringConvertible {
     /// A card was presented while cash credit or another card session was open: cash and
     /// cards never mix; the reader's session is ended.
     case cardSessionRefused(CardReader)
+    /// A DEX read's totals that the books have not reached, or older than the last read's.
+    case staleAuditRead
 
     public var description: String {
         switch self {
@@ -108,6 +110,7 @@ public enum Rejection: Hashable, Sendable, Codable, CustomStringConvertible {
         case .insufficientFunds(let slot, let price, let funds): "slot \(slot) costs \(price), the card has \(funds)"
         case .cardSessionRefused(let reader):
             "a card on \(reader) was refused: spend or return the cash credit first (cash and cards never mix)"
+        case .staleAuditRead: "the audit read does not follow the books and the last read"
         }
     }
 }

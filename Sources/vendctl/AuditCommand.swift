@@ -7,7 +7,7 @@ struct Audit: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Write an EVA-DTS DEX audit file for route operators: sales per selection and cash totals.",
         discussion:
-            "The file follows EVA-DTS 6.x (CRLF segments, G85 CRC-16). vendd never resets its counters, so 'since last reset' equals 'since initialisation'."
+            "The file follows EVA-DTS 6.x (CRLF segments, G85 CRC-16). Writing it resets nothing: 'since last reset' counts from the last read a DEX handheld acknowledged on the machine's DEX port (from initialisation until the first)."
     )
 
     @OptionGroup var connection: Connection

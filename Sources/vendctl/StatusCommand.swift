@@ -51,6 +51,7 @@ struct Status: ParsableCommand {
                 "fleet    \(outbox.connected ? "connected to" : "not connected to") \(outbox.broker); \(outbox.pending) event(s) in the outbox\(oldest)"
             )
         }
+        if let dex = status.dexPort { lines += dexLines(dex) }
         lines.append("")
         var table = TextTable([.left, .left, .right, .right, .right, .left])
         table.add(["slot", "product", "price", "stock", "free", "earliest expiry"])

@@ -61,12 +61,12 @@ import VendConfig
         Case(
             name: "unknown top-level key", edits: [("    - { channel: 2, value: 500 }\n", "    - { channel: 2, value: 500 }\ncolour: red\n")],
             expected: [
-                "test.yaml:43:1: unknown key 'colour' (allowed here: machine, gpio, products, slots, buttons, coin_acceptor, payout_devices, mdb, state, control, display, mqtt)"
+                "test.yaml:43:1: unknown key 'colour' (allowed here: machine, gpio, products, slots, buttons, coin_acceptor, payout_devices, mdb, state, control, display, mqtt, dex)"
             ]),
         Case(
             name: "misspelt section name", edits: [("gpio:\n", "gpoi:\n")],
             expected: [
-                "test.yaml:9:1: unknown key 'gpoi'; did you mean 'gpio'? (allowed here: machine, gpio, products, slots, buttons, coin_acceptor, payout_devices, mdb, state, control, display, mqtt)"
+                "test.yaml:9:1: unknown key 'gpoi'; did you mean 'gpio'? (allowed here: machine, gpio, products, slots, buttons, coin_acceptor, payout_devices, mdb, state, control, display, mqtt, dex)"
             ]),
         Case(
             name: "missing maximum credit", edits: [("  maximum_credit: 10000\n", "")],
@@ -398,7 +398,7 @@ import VendConfig
             name: "empty slot list", edits: [("slots:\n", "slots: []\nx_slots:\n")],
             expected: [
                 "test.yaml:20:8: slots: a machine needs at least one slot",
-                "test.yaml:21:1: unknown key 'x_slots'; did you mean 'slots'? (allowed here: machine, gpio, products, slots, buttons, coin_acceptor, payout_devices, mdb, state, control, display, mqtt)",
+                "test.yaml:21:1: unknown key 'x_slots'; did you mean 'slots'? (allowed here: machine, gpio, products, slots, buttons, coin_acceptor, payout_devices, mdb, state, control, display, mqtt, dex)",
             ]),
         Case(
             name: "line that is neither offset nor name", edits: [("relay: { line: 13 }", "relay: { line: -1 }")],

@@ -53,12 +53,32 @@ import Testing
             coinsIn: 1_500, coinsToTubes: 1_000, billsIn: 1_000, dispensed: 800,
             manuallyDispensed: 300, filled: 5_000, tubeContents: 4_900)
         #expect(
-            DEXWriter.cashSegments(cash).map(DEXWriter.segment) == [
+            DEXWriter.cashSegments(cash, since: cash).map(DEXWriter.segment) == [
                 "CA3*2500*500*1000*1000*2500*500*1000*1000\r\n",
                 "CA4*800*300*800*300\r\n",
                 "CA10*5000*5000\r\n",
                 "CA15*4900\r\n",
             ])
+    }
+
+    /// After a DEX read the "since last reset" elements carry the interim figures, each in the
+    /// place EVA-DTS 6.1.1 gives it (VA103/104, CA203/204, CA301–304, CA401/402, CA1001, PA203/204).
+    @Test func theInterimFiguresGoWhereTheSpecificationPutsThem() {
+        var audit = DEXAudit(
+            communicationID: "VDD0000001", assetNumber: "VM-7", location: "", decimalPlaces: 2, currencyCode: "EUR",
+            selections: [.init(id: "A1", price: 150, vends: 3, value: 450), .init(id: "A2", price: 200, vends: 1, value: 200)],
+            cash: .init(coinsIn: 900, coinsToTubes: 300, billsIn: 500, dispensed: 250, manuallyDispensed: 50, filled: 1_000))
+        audit.sinceReset = .init(
+            selections: [.init(id: "A1", price: nil, vends: 1, value: 150)],
+            cash: .init(coinsIn: 200, coinsToTubes: 100, billsIn: 0, dispensed: 50, manuallyDispensed: 0, filled: 0))
+        let segments = DEXWriter.file(audit).components(separatedBy: "\r\n")
+        #expect(segments.contains("VA1*650*4*150*1"))
+        #expect(segments.contains("CA2*650*4*150*1"))
+        #expect(segments.contains("CA3*200*100*100*0*1400*600*300*500"))
+        #expect(segments.contains("CA4*50*0*250*50"))
+        #expect(segments.contains("CA10*0*1000"))
+        #expect(segments.contains("PA2*3*450*1*150"))
+        #expect(segments.contains("PA2*1*200*0*0"))
     }
 
     @Test func aSelectionWithoutPriceOmitsIt() {

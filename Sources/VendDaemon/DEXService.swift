@@ -1,0 +1,179 @@
+import FoundationEssentials
+import Logging
+import Synchronization
+import VendConfig
+import VendControl
+import VendDEX
+import VendDrivers
+import VendSettings
+import VendTelemetry
+import VendingCore
+
+/// The machine's end of the DEX port: makes the audit a handheld reads, resets the interim
+/// figures once it acknowledged all of it (a journaled input, like any state change), applies
+/// the prices it sends through the same path as `vendctl price`, and says what each session did
+/// in the log, in `vendctl status` and to the fleet.
+final class DEXService: Sendable {
+    private let port: DEXPort
+
+    /// The audit on the wire and the totals it holds: what the reset records if it arrives.
+    private struct PendingRead {
+        let handheld: String
+        let text: [UInt8]
+        let totals: AuditTotals
+    }
+
+    init(settings: DEXSettings, controller: MachineController, logger: Logger) {
+        let pending = Mutex<PendingRead?>(nil)
+        let sessions = controller.dexSessions
+        sessions.configure(port: "\(settings.port) as \(settings.communicationID)")
+        @Sendable func record(_ handheld: DEXFirstHandshake?, _ result: String, _ detail: String, level: Logger.Level) {
+            let who = handheld?.communicationID ?? "unknown handheld"
+            let operation = handheld.map(Self.operation) ?? "none"
+            logger.log(
+                level: level, "DEX \(who) \(operation): \(result): \(detail)",
+                metadata: ["DEX_HANDHELD": "\(who)", "DEX_OPERATION": "\(operation)", "DEX_RESULT": "\(result)"])
+            let now = controller.timekeeper.wallClockMilliseconds
+            sessions.record(
+                StatusReport.DEXSession(at: now, handheld: handheld?.communicationID, operation: operation, result: result, detail: detail))
+            if let outbox = controller.outbox {
+                var event = TelemetryEvent(
+                    id: UUID().uuidString.lowercased(), machine: outbox.machine, at: now, type: .dexSession, currency: outbox.currency.code)
+                event.reason = "\(who) \(operation): \(result): \(detail)"
+                outbox.add([event])
+            }
+        }
+        port = DEXPort(
+            settings: settings, timekeeper: controller.timekeeper,
+            handlers: DEXPortHandlers(
+                prepareAudit: { handheld in
+                    let reports = controller.reports
+                    do {
+                        let audit = try DEXAudit(reports.sales(since: nil), communicationID: settings.communicationID, asset: settings.assetNumber)
+                        let text = Array(DEXWriter.file(audit).utf8)
+                        pending.withLock {
+                            $0 = PendingRead(handheld: handheld.communicationID, text: text, totals: AuditTotals(reports.machine.ledger))
+                        }
+                        return text
+                    } catch {
+                        logger.error("DEX \(handheld.communicationID): no audit can be made: \(error)")
+                        return nil
+                    }
+                },
+                auditDelivered: { handheld, text in
+                    guard
+                        let read = pending.withLock({ read in
+                            defer { read = nil }
+                            return read
+                        }), read.text == text
+                    else {
+                        return record(handheld, "failed", "an audit was acknowledged that vendd did not prepare; nothing reset", level: .error)
+                    }
+                    _ = controller.sendAndWait(.auditRead(read.totals))
+                    let reset = controller.currentMachine.lastAuditRead == read.totals
+                    let summary = "\(text.count) bytes acknowledged to the last block; paid vends in all: \(read.totals.sales.count)"
+                    if reset {
+                        record(handheld, "delivered", "\(summary); interim figures reset", level: .notice)
+                    } else {
+                        record(handheld, "delivered", "\(summary); interim figures NOT reset (the reset could not be journaled)", level: .error)
+                    }
+                },
+                configurationReceived: { handheld, text in
+                    let (applied, refused) = Self.apply(DEXConfiguration(text: text), controller: controller)
+                    let detail =
+                        "\(applied.count) price(s) applied\(applied.isEmpty ? "" : " (\(applied.joined(separator: "; ")))")"
+                        + (refused.isEmpty ? "" : ", \(refused.count) refused (\(refused.joined(separator: "; ")))")
+                    record(handheld, refused.isEmpty ? "configured" : "configured with refusals", detail, level: refused.isEmpty ? .notice : .warning)
+                },
+                sessionFailed: { handheld, stage, reason in
+                    pending.withLock { $0 = nil }
+                    record(handheld, "failed", "\(stage): \(reason); nothing reset or applied", level: .warning)
+                },
+                linkChanged: { message, open in
+                    sessions.setOpen(open)
+                    logger.log(level: open ? .info : .warning, "\(message)")
+                },
+                warning: { message in logger.warning("\(message)") }))
+    }
+
+    var description: String { port.description }
+
+    /// The port for `config`, started; in simulation only on a `unix:` port (the simulator).
+    static func start(_ config: VenddConfig, simulate: Bool, controller: MachineController, logger: Logger) -> DEXService? {
+        guard let settings = config.dex else { return nil }
+        guard !simulate || settings.port.hasPrefix("unix:") else {
+            logger.notice("DEX port \(settings.port) not opened in simulation (only a unix: port is)")
+            return nil
+        }
+        let service = DEXService(settings: settings, controller: controller, logger: logger)
+        service.start()
+        logger.notice("\(service.description)")
+        return service
+    }
+
+    /// What a reload cannot change under a running port.
+    static func identity(_ settings: DEXSettings) -> String {
+        "\(settings.port) \(settings.baudRate) \(settings.communicationID) \(settings.assetNumber) \(settings.machineMakesFirstHandshake)"
+    }
+
+    func start() { port.start() }
+    func stop() async { await port.stop() }
+
+    static func operation(_ handheld: DEXFirstHandshake) -> String {
+        switch handheld.operation {
+        case .readAudit: "read"
+        case .send: "configure"
+        case .manufacturer, nil: "operation '\(String(decoding: [handheld.operationByte], as: UTF8.self))'"
+        }
+    }
+
+    /// Each price through `CommandHandler.setPrice`, as `vendctl price` sends it: what is
+    /// refused there (an unknown slot, a price the machine cannot take) is refused here, each
+    /// with its reason. A file whose ID4 names other decimals than the machine's is refused whole.
+    static func apply(_ configuration: DEXConfiguration, controller: MachineController) -> (applied: [String], refused: [String]) {
+        let currency = controller.config.machine.currency
+        var applied: [String] = [], refused = configuration.refused.map { "\($0.segment): \($0.reason)" }
+        if let decimals = configuration.decimalPlaces, decimals != currency.minorDigits {
+            return (
+                [], refused + ["ID4 says \(decimals) decimal places, the machine's \(currency.code) has \(currency.minorDigits): no price applied"]
+            )
+        }
+        for price in configuration.prices {
+            let amount = Money(minorUnits: price.minorUnits, currency: currency).decimalString
+            let response = CommandHandler.setPrice(price.selection, amount, controller: controller)
+            if response.ok {
+                applied.append(response.message ?? "slot \(price.selection) \(amount)")
+            } else {
+                refused.append("\(price.segment): \(response.error?.message ?? "refused")")
+            }
+        }
+        return (applied, refused)
+    }
+}
+
+/// The DEX port's state for `vendctl status`: written by the port's thread, read by status.
+final class DEXSessionLog: Sendable {
+    private struct State {
+        var port: String?
+        var open = false
+        var sessions: [StatusReport.DEXSession] = []
+    }
+
+    /// The sessions `vendctl status` lists.
+    static let kept = 10
+    private let state = Mutex(State())
+
+    func configure(port: String) { state.withLock { $0.port = port } }
+    func setOpen(_ open: Bool) { state.withLock { $0.open = open } }
+
+    func record(_ session: StatusReport.DEXSession) {
+        state.withLock { state in
+            state.sessions.append(session)
+            if state.sessions.count > Self.kept { state.sessions.removeFirst(state.sessions.count - Self.kept) }
+        }
+    }
+
+    var status: StatusReport.DEXPort? {
+        state.withLock { state in state.port.map { StatusReport.DEXPort(port: $0, open: state.open, sessions: state.sessions) } }
+    }
+}

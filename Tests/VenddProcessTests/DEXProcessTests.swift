@@ -1,0 +1,122 @@
+import DEXHandheld
+import Foundation
+import Testing
+import VendControl
+import VenddTestSupport
+
+/// The real vendd with a `dex:` port on a Unix socket, read by the handheld simulator as a route
+/// driver would: the audit, its interim figures reset only by a read acknowledged to the end,
+/// durably, and a price download.
+@Suite(.oneRealProcessTestAtATime) struct DEXProcessTests {
+    final class Rig: @unchecked Sendable {
+        // @unchecked: used from one test at a time.
+        let socketDirectory: TemporaryDirectory
+        let handheld: DEXHandheld
+        let daemon: DaemonHarness
+
+        init() throws {
+            socketDirectory = try TemporaryDirectory()
+            let socketPath = socketDirectory.path + "/dex.sock"
+            handheld = try DEXHandheld(socketPath: socketPath, communicationID: "RTE0000007")
+            daemon = try DaemonHarness { sample in
+                sample + "\ndex:\n  port: unix:\(socketPath)\n  communication_id: VDD0000042\n  asset: CORRIDOR-B2\n"
+            }
+        }
+
+        /// One cola from A4 for 1500 won.
+        func sell() throws {
+            let sold = try daemon.status().books.itemsSold
+            for _ in 0..<3 { try daemon.send(.simCoin(amount: "500")) }
+            try daemon.send(.simPress(slot: "A4"))
+            _ = try daemon.waitUntil("the sale") { $0.books.itemsSold == sold + 1 && $0.vendInProgress == nil }
+        }
+
+        /// The audit's segment starting `start`, or the one `offset` after it, as the handheld
+        /// received it.
+        func segment(_ start: String, _ offset: Int = 0, of outcome: DEXHandheld.Outcome) throws -> String {
+            guard case .audit(let text) = outcome else { throw HarnessError("no audit: \(outcome)") }
+            let lines = text.components(separatedBy: "\r\n")
+            guard let index = lines.firstIndex(where: { $0.hasPrefix(start + "*") }), index + offset < lines.count else {
+                throw HarnessError("no \(start) in\n\(text)")
+            }
+            return lines[index + offset]
+        }
+
+        func tearDown() {
+            daemon.tearDown()
+            socketDirectory.remove()
+        }
+    }
+
+    /// A read cut before the last acknowledgement resets nothing; the next full read reports the
+    /// same interim figures and resets them; the reset survives kill -9 and a restart; a sale
+    /// after it counts once, in the next read.
+    @Test func readAndResetLosesAndDoublesNothing() throws {
+        let rig = try Rig()
+        defer { rig.tearDown() }
+        try rig.daemon.start()
+        try rig.daemon.send(.restock(slot: "A4", count: 5))
+        try rig.sell()
+        #expect(rig.handheld.waitForMachine())
+
+        var cut = DEXHandheld.Faults()
+        cut.pullAt = .beforeLastAck
+        #expect(rig.handheld.read(cut) == .pulled(.beforeLastAck))
+        try rig.daemon.waitForLog("DEX RTE0000007 read: failed")
+        try rig.handheld.replug()
+
+        let first = rig.handheld.read()
+        #expect(try rig.segment("VA1", of: first) == "VA1*1500*1*1500*1", "the cut read reset nothing")
+        #expect(try rig.segment("ID1", of: first) == "ID1*VDD0000042*VENDD*1*Corridor B, 2nd floor**CORRIDOR-B2")
+        try rig.daemon.waitForLog("DEX RTE0000007 read: delivered")
+        #expect(rig.daemon.log.contains("interim figures reset"))
+        #expect(try rig.daemon.send(.sales(since: nil)).sales?.sinceLastRead?.total.count == 0)
+
+        try rig.sell()
+        let second = rig.handheld.read()
+        #expect(try rig.segment("VA1", of: second) == "VA1*3000*2*1500*1", "the sale after the read, once")
+        #expect(try rig.segment("PA1*A4", 1, of: second) == "PA2*2*3000*1*1500")
+        try rig.daemon.waitForLog("DEX RTE0000007 read: delivered", count: 2)
+
+        // The reset is journaled like any state change: kill -9 right after it loses nothing.
+        rig.daemon.signal(SIGKILL)
+        _ = try rig.daemon.waitForExit()
+        try rig.daemon.start()
+        #expect(rig.handheld.waitForMachine())
+        let third = rig.handheld.read()
+        #expect(try rig.segment("VA1", of: third) == "VA1*3000*2*0*0")
+        #expect(try rig.segment("CA3", of: third) == "CA3*0*0*0*0*3000*3000*0*0")
+        // The handheld read the very report `vendctl audit` writes.
+        let file = rig.daemon.directory.path + "/audit.dex"
+        try rig.daemon.requireSuccess(rig.daemon.vendctl("audit", "--dex", file, "--comm-id", "VDD0000042", "--asset", "CORRIDOR-B2"))
+        #expect(third == .audit(try String(contentsOfFile: file, encoding: .utf8)))
+        let status = try rig.daemon.waitUntil("the session in status") { $0.dexPort?.sessions.last?.result == "delivered" }
+        #expect(status.dexPort?.sessions.last?.handheld == "RTE0000007")
+        #expect(try rig.daemon.stop() == 0)
+    }
+
+    /// Prices from the handheld go through the path of `vendctl price`: what it refuses is
+    /// refused and said, the rest applied, and the next audit carries the new price.
+    @Test func aPriceDownload() throws {
+        let rig = try Rig()
+        defer { rig.tearDown() }
+        try rig.daemon.start()
+        #expect(rig.handheld.waitForMachine())
+        let file = ["DXS*RTE0000007*VA*V0/6*1", "ST*001*0001", "ID4*0*410*KRW", "PC1*A4*1600", "PC1*Z9*100", "PC1*A1*12.5", "SE*6*0001", "DXE*1*1"]
+            .map { $0 + "\r\n" }.joined()
+        #expect(rig.handheld.sendConfiguration(file) == .configured)
+        let status = try rig.daemon.waitUntil("the session in status") { $0.dexPort?.sessions.isEmpty == false }
+        #expect(status.slot("A4")?.price == "1600")
+        let session = try #require(status.dexPort?.sessions.last)
+        #expect(session.operation == "configure" && session.result == "configured with refusals")
+        #expect(session.detail.contains("PC1*Z9*100: no slot Z9"))
+        #expect(session.detail.contains("PC1*A1*12.5: the price '12.5' is not a whole number of minor units"))
+        try rig.daemon.waitForLog("DEX RTE0000007 configure: configured with refusals")
+        #expect(status.slot("A1")?.price == "1200", "a refused price changes nothing")
+        let json = try DaemonHarness.vendctl(["--socket", rig.daemon.socketPath, "--json", "status"])
+        #expect(try DocumentedSchemas().violations(of: "status", in: json.output) == [], "the dex port as docs/vendctl.md says")
+        #expect(try rig.daemon.vendctl("status").output.contains("RTE0000007 configure: configured with refusals: 1 price(s) applied"))
+        #expect(try rig.segment("PA1*A4", of: rig.handheld.read()) == "PA1*A4*1600")
+        #expect(try rig.daemon.stop() == 0)
+    }
+}
