@@ -7,14 +7,11 @@ let package = Package(
         .library(name: "VendingCore", targets: ["VendingCore"]),
         .executable(name: "vendd", targets: ["vendd"]),
         .executable(name: "vendctl", targets: ["vendctl"]),
-        .executable(name: "vendd-display", targets: ["vendd-display"]),
         .executable(name: "vendfleet", targets: ["vendfleet"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
-        // The kiosk's HTTP server, in vendd-display only: vendd itself keeps no network listener.
-        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
     ],
     targets: [
         // Pure model of the machine: money, catalog, stock, the vend state machine. No I/O, no C.
@@ -105,20 +102,6 @@ let package = Package(
         // What the customer sees, without I/O of its own: the machine as followed over the control
         // socket, the words for it (ko/en), the character LCD's frames and its HD44780/PCF8574 bytes.
         .target(name: "VendDisplay", dependencies: ["VendControl", "VendConfig", "VendingCore", "VendReports", "VendPOSIX"]),
-        // The kiosk page and its server-sent events, served by Hummingbird on loopback by default.
-        .target(
-            name: "VendKiosk",
-            dependencies: [
-                "VendDisplay", "VendControl", "VendConfig",
-                .product(name: "Hummingbird", package: "hummingbird"),
-            ]),
-        // The display process: follows vendd over the control socket; never touches money.
-        .executableTarget(
-            name: "vendd-display",
-            dependencies: [
-                "VendDisplay", "VendKiosk", "VendConfig", "VendControl", "VendPOSIX",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ]),
         // The fleet console: subscribes to the broker and prints every machine.
         .executableTarget(
             name: "vendfleet",
@@ -185,3 +168,29 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// The kiosk display. Hummingbird 2.28 and its SwiftNIO stack (the versions on the build machines)
+// need Swift 6.1 or later; Debian 13's Swift (swiftlang 6.0.3), which builds the arm64 and Debian
+// 13 packages (scripts/build-deb), leaves vendd-display out and builds everything else.
+#if compiler(>=6.1)
+    package.products.append(.executable(name: "vendd-display", targets: ["vendd-display"]))
+    package.dependencies.append(
+        // The kiosk's HTTP server, in vendd-display only: vendd itself keeps no network listener.
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"))
+    package.targets += [
+        // The kiosk page and its server-sent events, served by Hummingbird on loopback by default.
+        .target(
+            name: "VendKiosk",
+            dependencies: [
+                "VendDisplay", "VendControl", "VendConfig",
+                .product(name: "Hummingbird", package: "hummingbird"),
+            ]),
+        // The display process: follows vendd over the control socket; never touches money.
+        .executableTarget(
+            name: "vendd-display",
+            dependencies: [
+                "VendDisplay", "VendKiosk", "VendConfig", "VendControl", "VendPOSIX",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]),
+    ]
+#endif

@@ -70,8 +70,10 @@ public struct BillSetup: Sendable, Equatable {
     }
 
     public var bytes: [UInt8] {
-        [level] + BigEndian.bytes(currency.raw) + BigEndian.bytes(scalingFactor) + [decimalPlaces]
-            + BigEndian.bytes(stackerCapacity) + BigEndian.bytes(mask(of: highSecurityTypes)) + [escrowCapable ? 0xFF : 0x00] + billCredits
+        // In steps: Swift 6.0 gives up type-checking the whole sum.
+        var bytes: [UInt8] = [level] + BigEndian.bytes(currency.raw) + BigEndian.bytes(scalingFactor) + [decimalPlaces]
+        bytes += BigEndian.bytes(stackerCapacity) + BigEndian.bytes(mask(of: highSecurityTypes))
+        return bytes + [escrowCapable ? 0xFF : 0x00] + billCredits
     }
 
     /// Bill value in minor units; nil for an unused type or a token.

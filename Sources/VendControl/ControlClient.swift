@@ -92,7 +92,7 @@ public final class ControlClient {
         let directories = sequence(first: parent(of: path)) { directory in
             directory == "/" || directory.isEmpty ? nil : parent(of: directory)
         }.reversed()
-        let refusing = directories.first { access($0, X_OK) != 0 } ?? path
+        let refusing: String = directories.first { access($0, X_OK) != 0 } ?? path
         var info = stat()
         guard stat(refusing, &info) == 0, let group = getgrgid(info.st_gid) else {
             return "permission denied: \(refusing) does not let you in (check `ls -ld \(refusing)`)"

@@ -55,11 +55,12 @@ final class LibgpiodInputGroup: GPIOInputGroup, @unchecked Sendable {
     }
 
     func release() {
-        let released = request.withLock { request -> OpaquePointer? in
+        // As an address: Swift 6.0's region checker refuses to return the pointer itself.
+        let address = request.withLock { request -> Int in
             defer { request = nil }
-            return request
+            return Int(bitPattern: request)
         }
-        guard let released else { return }
+        guard let released = OpaquePointer(bitPattern: address) else { return }
         if started.withLock({ $0 }) {
             waiter.wake()
             readerFinished.wait()

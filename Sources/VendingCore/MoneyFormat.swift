@@ -63,7 +63,7 @@ extension String {
 
     func replacingFirst(_ needle: String, with replacement: String) -> String {
         guard let range = range(of: needle) else { return self }
-        return self[..<range.lowerBound] + replacement + self[range.upperBound...]
+        return String(self[..<range.lowerBound]) + replacement + String(self[range.upperBound...])
     }
 }
 

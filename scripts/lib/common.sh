@@ -59,3 +59,26 @@ ensure_build_dependencies() {
     mapfile -t packages < <(build_dependencies)
     ensure_packages "${packages[@]}" "$@"
 }
+
+# ensure_foreign_emulation ARCH: makes this machine run ARCH's Linux programs (a foreign Debian
+# root in a chroot) through qemu-user-static and binfmt_misc: installs the packages, mounts
+# binfmt_misc if it is not, enables the interpreter, and proves it with arch-test.
+ensure_foreign_emulation() {
+    local arch="$1" qemu
+    case "$arch" in
+        arm64) qemu=qemu-aarch64 ;;
+        *) die "no emulation set up for $arch (only arm64)" ;;
+    esac
+    ensure_packages qemu-user-static binfmt-support arch-test
+    if ! mountpoint -q /proc/sys/fs/binfmt_misc; then
+        mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc ||
+            die "cannot mount binfmt_misc (needed to run $arch programs through qemu)"
+    fi
+    if ! grep -qx enabled "/proc/sys/fs/binfmt_misc/$qemu" 2>/dev/null; then
+        update-binfmts --enable "$qemu" >&2 || die "update-binfmts --enable $qemu failed"
+    fi
+    # The F flag makes the kernel open the interpreter at registration, so it works in chroots.
+    grep -q '^flags: .*F' "/proc/sys/fs/binfmt_misc/$qemu" ||
+        die "$qemu is registered without the F flag: it would not run inside a chroot"
+    arch-test "$arch" >/dev/null || die "arch-test $arch: this machine cannot run $arch programs"
+}
