@@ -10,29 +10,18 @@ import VenddTestSupport
 @Suite(.oneRealProcessTestAtATime) struct CashlessProcessTests {
     final class Rig: @unchecked Sendable {
         // @unchecked: used from one test at a time.
-        let socketDirectory: TemporaryDirectory
         let reader = SimulatedCashlessReader(address: .cashless1)
-        let simulator: MDBSimulator
-        let daemon: DaemonHarness
+        let mdb: MDBProcessTests.Rig
+        var simulator: MDBSimulator { mdb.simulator }
+        var daemon: DaemonHarness { mdb.daemon }
 
         init() throws {
-            socketDirectory = try TemporaryDirectory()
-            let socketPath = socketDirectory.path + "/mdb.sock"
-            simulator = try MDBSimulator(socketPath: socketPath, changer: false, billValidator: false, readers: [reader])
-            daemon = try DaemonHarness { sample in
-                let start = sample.range(of: "coin_acceptor:")!.lowerBound
-                let end = sample.range(of: "    - { channel: 4, value: 500 }\n")!.upperBound
-                return sample.replacingCharacters(
-                    in: start..<end,
-                    with: """
-                        mdb:
-                          port: unix:\(socketPath)
-                          currency_code: 410
-                          cashless:
-                            - { reader: 1 }
+            mdb = try MDBProcessTests.Rig(
+                devices: """
+                      cashless:
+                        - { reader: 1 }
 
-                        """)
-            }
+                    """, readers: [reader])
         }
 
         func startSelling() throws {
@@ -44,13 +33,9 @@ import VenddTestSupport
         }
 
         /// What the reader charged net of refunds, in won (10 won per unit).
-        var netCharged: Int { simulator.with { _ in (reader.charged.reduce(0, +) - reader.refunded.reduce(0, +)) * 10 }.asInt }
+        var netCharged: Int { simulator.with { _ in Int(reader.charged.reduce(0, +)) * 10 - Int(reader.refunded.reduce(0, +)) * 10 } }
 
-        func tearDown() {
-            daemon.tearDown()
-            simulator.unplug()
-            socketDirectory.remove()
-        }
+        func tearDown() { mdb.tearDown() }
     }
 
     @Test func selectionFirstAndCardFirstVends() throws {
@@ -103,8 +88,4 @@ import VenddTestSupport
         #expect(status.books.cardSales == nil && status.books.unknownOutcomes == 1)
         #expect(try rig.daemon.stop() == 0)
     }
-}
-
-extension UInt32 {
-    fileprivate var asInt: Int { Int(self) }
 }

@@ -14,10 +14,31 @@ import VenddTestSupport
         let simulator: MDBSimulator
         let daemon: DaemonHarness
 
-        init() throws {
+        /// The MDB devices of the sample machine: a changer and a bill validator.
+        static let changerAndValidator = """
+              changer:
+                coins:
+                  - { type: 0, value: 10 }
+                  - { type: 1, value: 50 }
+                  - { type: 2, value: 100 }
+                  - { type: 3, value: 500 }
+              bill_validator:
+                bills:
+                  - { type: 0, value: 1000 }
+                  - { type: 1, value: 5000 }
+                  - { type: 2, value: 10000 }
+                  - { type: 3, value: 50000, high_security: true }
+
+            """
+
+        /// `devices`: the `mdb:` section's device entries, indented as in the file; `readers`: the
+        /// card readers on the simulated interface besides its changer and validator (when listed).
+        init(devices: String = changerAndValidator, readers: [SimulatedCashlessReader] = []) throws {
             socketDirectory = try TemporaryDirectory()
             let socketPath = socketDirectory.path + "/mdb.sock"
-            simulator = try MDBSimulator(socketPath: socketPath)
+            simulator = try MDBSimulator(
+                socketPath: socketPath, changer: devices.contains("changer:"), billValidator: devices.contains("bill_validator:"),
+                readers: readers)
             simulator.with { $0.changer.tubes[0...3] = [20, 20, 20, 20] }
             daemon = try DaemonHarness { sample in
                 let start = sample.range(of: "coin_acceptor:")!.lowerBound
@@ -28,21 +49,9 @@ import VenddTestSupport
                         mdb:
                           port: unix:\(socketPath)
                           currency_code: 410
-                          changer:
-                            coins:
-                              - { type: 0, value: 10 }
-                              - { type: 1, value: 50 }
-                              - { type: 2, value: 100 }
-                              - { type: 3, value: 500 }
-                          bill_validator:
-                            bills:
-                              - { type: 0, value: 1000 }
-                              - { type: 1, value: 5000 }
-                              - { type: 2, value: 10000 }
-                              - { type: 3, value: 50000, high_security: true }
 
-                        """
-                ).replacingOccurrences(of: "  payout: none ", with: "  payout: change ")
+                        """ + devices
+                ).replacingOccurrences(of: "  payout: none ", with: devices.contains("changer:") ? "  payout: change " : "  payout: none ")
             }
         }
 
