@@ -264,6 +264,9 @@ public struct SalesReport: Codable, Sendable, Equatable {
     public let cash: CashFigures?
     /// Since the last DEX read with reset; absent from older daemons (and from reports `since`).
     public var sinceLastRead: Interim? = nil
+    /// The whole-life sales by how they were paid (`cash`, `cashless1`, `cashless2`); absent from
+    /// older daemons and from reports `since`.
+    public var byPayment: [String: SalesFigures]? = nil
 
     /// Exact decimal amounts since the machine was new.
     public struct CashFigures: Codable, Sendable, Equatable {

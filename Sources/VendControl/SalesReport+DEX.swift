@@ -37,12 +37,18 @@ extension DEXAudit {
         self.init(
             communicationID: communicationID, assetNumber: asset, location: sales.machine, decimalPlaces: sales.minorDigits,
             currencyCode: sales.currency, selections: selections, cash: try cash(sales.coinsIn, sales.cash))
+        func split(_ figures: [String: SalesFigures]?) throws(UnreadableAmount) -> [String: DEXAudit.Sales] {
+            var split: [String: DEXAudit.Sales] = [:]
+            for (payment, figure) in figures ?? [:] { split[payment] = DEXAudit.Sales(vends: figure.count, value: try minorUnits(figure.amount)) }
+            return split
+        }
+        byPayment = try split(sales.byPayment)
         if let interim = sales.sinceLastRead {
             var sold: [DEXAudit.Selection] = []
             for slot in interim.slots {
                 sold.append(DEXAudit.Selection(id: slot.slot, price: nil, vends: slot.sold.count, value: try minorUnits(slot.sold.amount)))
             }
-            sinceReset = DEXAudit.Interim(selections: sold, cash: try cash(interim.coinsIn, interim.cash))
+            sinceReset = DEXAudit.Interim(selections: sold, cash: try cash(interim.coinsIn, interim.cash), byPayment: try split(interim.byPayment))
         }
     }
 }

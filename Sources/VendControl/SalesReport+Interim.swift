@@ -17,6 +17,8 @@ extension SalesReport {
         public let total: SalesFigures
         public let coinsIn: String
         public let cash: CashFigures
+        /// `total` by how it was paid, as `SalesReport.byPayment`.
+        public var byPayment: [String: SalesFigures]? = nil
 
         public init(slots: [Slot], total: SalesFigures, coinsIn: String, cash: CashFigures) {
             self.slots = slots

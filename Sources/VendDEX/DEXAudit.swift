@@ -29,6 +29,20 @@ public struct DEXAudit: Sendable, Equatable {
     public let cash: Cash
     /// The "since last reset" figures; nil for a machine never read over its DEX port.
     public var sinceReset: Interim? = nil
+    /// Paid vends by how they were paid (`cash`, `cashless1`, `cashless2`): CA2, DA2 and DB2.
+    /// Empty from a daemon that did not split them: every sale then counts as cash.
+    public var byPayment: [String: Sales] = [:]
+
+    /// A number of vends and their value, in minor units.
+    public struct Sales: Sendable, Equatable {
+        public let vends: Int
+        public let value: Int64
+
+        public init(vends: Int, value: Int64) {
+            self.vends = vends
+            self.value = value
+        }
+    }
 
     /// Where the cash went (CA3, CA4, CA10, CA15).
     public struct Cash: Sendable, Equatable {

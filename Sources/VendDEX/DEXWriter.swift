@@ -3,8 +3,8 @@
 /// before G85.
 ///
 /// Every "since last reset" element carries `audit.interimOrTotal`: the figures since the last
-/// read a DEX handheld acknowledged (the whole-life ones until the first). All sales are cash
-/// (coins and bills).
+/// read a DEX handheld acknowledged (the whole-life ones until the first). VA1 counts every
+/// paid vend; CA2 the cash ones, DA2 and DB2 those paid on cashless #1 and #2.
 public enum DEXWriter {
     public static func file(_ audit: DEXAudit) -> String {
         let decimals = String(audit.decimalPlaces)
@@ -18,8 +18,9 @@ public enum DEXWriter {
                 ["ID4", decimals, "", audit.currencyCode],
                 ["VA1", sales, vends, interimSales, interimVends],
                 ["VA3", "0", "0", "0", "0"],
-                ["CA2", sales, vends, interimSales, interimVends],
-            ] + cashSegments(audit.cash, since: interim.cash)
+            ] + paymentSegment("CA2", "cash", audit, interim)
+            + cashSegments(audit.cash, since: interim.cash)
+            + paymentSegment("DA2", "cashless1", audit, interim) + paymentSegment("DB2", "cashless2", audit, interim)
         for selection in audit.selections {
             let count = String(selection.vends), value = String(selection.value)
             let since = interim.selection(selection.id)
@@ -38,6 +39,17 @@ public enum DEXWriter {
         ]
         return segment(["DXS", audit.communicationID, "VA", "V0/6", "1"]) + checked + trailer.joined()
             + segment(["DXE", "1", "1"])
+    }
+
+    /// CA2, DA2 or DB2: the vends paid by `payment`, since initialisation then since the reset.
+    /// A cashless reader that never sold has none.
+    static func paymentSegment(_ tag: String, _ payment: String, _ audit: DEXAudit, _ interim: DEXAudit.Interim) -> [[String]] {
+        let total = DEXAudit.sales(payment, in: audit.byPayment, paidVends: audit.paidVends, paidValue: audit.paidValue)
+        guard let total, payment == "cash" || total.vends > 0 else { return [] }
+        let since =
+            DEXAudit.sales(payment, in: interim.byPayment, paidVends: interim.paidVends, paidValue: interim.paidValue)
+            ?? DEXAudit.Sales(vends: 0, value: 0)
+        return [[tag, String(total.value), String(total.vends), String(since.value), String(since.vends)]]
     }
 
     /// CA3 cash in (to the box, to the tubes, bills), CA4 coins dispensed (by the machine, by

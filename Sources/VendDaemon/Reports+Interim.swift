@@ -10,11 +10,13 @@ extension Reports {
         }
         let slots = since.bySlot.filter { $0.value.count > 0 }.sorted { $0.key < $1.key }
             .map { SalesReport.Interim.Slot(slot: $0.key.rawValue, sold: figures($0.value)) }
-        return SalesReport.Interim(
+        var interim = SalesReport.Interim(
             slots: slots, total: figures(since.sales), coinsIn: since.coinsIn.decimalString,
             cash: SalesReport.CashFigures(
                 billsIn: since.billsIn.decimalString, coinsToTubes: since.coinsToTubes.decimalString,
                 dispensed: since.dispensed.decimalString, manuallyDispensed: since.manuallyDispensed.decimalString,
                 filled: since.filled.decimalString, tubeContents: nil))
+        interim.byPayment = since.byPayment.mapValues(figures)
+        return interim
     }
 }

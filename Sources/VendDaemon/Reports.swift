@@ -142,7 +142,10 @@ struct Reports {
             products: products, slots: configured + removed, total: figures(totals.total),
             coinsIn: machine.ledger.coinsIn.decimalString, coinsInText: format.string(for: machine.ledger.coinsIn),
             cash: cashFigures)
-        if since == nil { report.sinceLastRead = interim }
+        if since == nil {
+            report.sinceLastRead = interim
+            report.byPayment = AuditTotals(machine.ledger).byPayment.mapValues(figures)
+        }
         return report
     }
 

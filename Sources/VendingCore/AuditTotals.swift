@@ -6,6 +6,8 @@
 public struct AuditTotals: Hashable, Sendable, Codable {
     public var bySlot: [SlotID: SalesFigure]
     public var sales: SalesFigure
+    /// `sales` split by how they were paid, keyed `cash`, `cashless1`, `cashless2` (Payment's names).
+    public var byPayment: [String: SalesFigure]
     public var coinsIn: Money
     public var coinsToTubes: Money
     public var billsIn: Money
@@ -19,16 +21,18 @@ public struct AuditTotals: Hashable, Sendable, Codable {
     public static func zero(_ currency: Currency) -> AuditTotals {
         let zero = Money.zero(currency)
         return AuditTotals(
-            bySlot: [:], sales: .zero(currency), coinsIn: zero, coinsToTubes: zero, billsIn: zero, dispensed: zero,
+            bySlot: [:], sales: .zero(currency), byPayment: [:], coinsIn: zero, coinsToTubes: zero, billsIn: zero, dispensed: zero,
             manuallyDispensed: zero, filled: zero)
     }
 
     public init(
-        bySlot: [SlotID: SalesFigure], sales: SalesFigure, coinsIn: Money, coinsToTubes: Money, billsIn: Money, dispensed: Money,
+        bySlot: [SlotID: SalesFigure], sales: SalesFigure, byPayment: [String: SalesFigure], coinsIn: Money, coinsToTubes: Money, billsIn: Money,
+        dispensed: Money,
         manuallyDispensed: Money, filled: Money
     ) {
         self.bySlot = bySlot
         self.sales = sales
+        self.byPayment = byPayment
         self.coinsIn = coinsIn
         self.coinsToTubes = coinsToTubes
         self.billsIn = billsIn
@@ -40,8 +44,13 @@ public struct AuditTotals: Hashable, Sendable, Codable {
     public init(_ ledger: Ledger) {
         var sales = SalesFigure.zero(ledger.coinsIn.currency)
         for figure in ledger.salesBySlot.values { sales.add(figure) }
+        var byPayment: [String: SalesFigure] = [:]
+        for (reader, figure) in ledger.cardSales { byPayment[Payment.card(reader).description] = figure }
+        let cardCount = ledger.cardSales.values.reduce(0) { $0 + $1.count }
+        byPayment[Payment.cash.description] = SalesFigure(count: sales.count - cardCount, amount: ledger.sales)
         self.init(
-            bySlot: ledger.salesBySlot, sales: sales, coinsIn: ledger.coinsIn, coinsToTubes: ledger.coinsToTubes, billsIn: ledger.billsIn,
+            bySlot: ledger.salesBySlot, sales: sales, byPayment: byPayment, coinsIn: ledger.coinsIn, coinsToTubes: ledger.coinsToTubes,
+            billsIn: ledger.billsIn,
             dispensed: ledger.dispensed, manuallyDispensed: ledger.testPayouts + ledger.manuallyDispensed, filled: ledger.floatFilled)
     }
 
@@ -49,8 +58,11 @@ public struct AuditTotals: Hashable, Sendable, Codable {
     public func since(_ base: AuditTotals) -> AuditTotals {
         var bySlot: [SlotID: SalesFigure] = [:]
         for (slot, figure) in self.bySlot { bySlot[slot] = figure.less(base.bySlot[slot]) }
+        var byPayment: [String: SalesFigure] = [:]
+        for (payment, figure) in self.byPayment { byPayment[payment] = figure.less(base.byPayment[payment]) }
         return AuditTotals(
-            bySlot: bySlot, sales: sales.less(base.sales), coinsIn: coinsIn - base.coinsIn, coinsToTubes: coinsToTubes - base.coinsToTubes,
+            bySlot: bySlot, sales: sales.less(base.sales), byPayment: byPayment, coinsIn: coinsIn - base.coinsIn,
+            coinsToTubes: coinsToTubes - base.coinsToTubes,
             billsIn: billsIn - base.billsIn, dispensed: dispensed - base.dispensed,
             manuallyDispensed: manuallyDispensed - base.manuallyDispensed, filled: filled - base.filled)
     }
@@ -63,6 +75,28 @@ public struct AuditTotals: Hashable, Sendable, Codable {
             && base.bySlot.allSatisfy { slot, figure in
                 (bySlot[slot]?.count ?? 0) >= figure.count && (bySlot[slot]?.amount ?? .zero(figure.amount.currency)) >= figure.amount
             }
+            && base.byPayment.allSatisfy { payment, figure in
+                (byPayment[payment]?.count ?? 0) >= figure.count && (byPayment[payment]?.amount ?? .zero(figure.amount.currency)) >= figure.amount
+            }
+    }
+}
+
+extension AuditTotals {
+    private enum CodingKeys: String, CodingKey {
+        case bySlot, sales, byPayment, coinsIn, coinsToTubes, billsIn, dispensed, manuallyDispensed, filled
+    }
+
+    /// Totals saved before card readers were taken: every sale was cash.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let sales = try container.decode(SalesFigure.self, forKey: .sales)
+        self.init(
+            bySlot: try container.decode([SlotID: SalesFigure].self, forKey: .bySlot), sales: sales,
+            byPayment: try container.decodeIfPresent([String: SalesFigure].self, forKey: .byPayment) ?? [Payment.cash.description: sales],
+            coinsIn: try container.decode(Money.self, forKey: .coinsIn), coinsToTubes: try container.decode(Money.self, forKey: .coinsToTubes),
+            billsIn: try container.decode(Money.self, forKey: .billsIn), dispensed: try container.decode(Money.self, forKey: .dispensed),
+            manuallyDispensed: try container.decode(Money.self, forKey: .manuallyDispensed), filled: try container.decode(Money.self, forKey: .filled)
+        )
     }
 }
 

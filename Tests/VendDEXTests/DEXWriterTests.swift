@@ -81,6 +81,26 @@ import Testing
         #expect(segments.contains("PA2*1*200*0*0"))
     }
 
+    /// Card sales are paid vends (VA1) but not cash (CA2): each reader has its DA2/DB2, whole life
+    /// then since the last reset, and a reader that never sold has none.
+    @Test func cardSalesHaveTheirOwnSegments() {
+        var audit = DEXAudit(
+            communicationID: "VDD0000001", assetNumber: "VM-7", location: "", decimalPlaces: 2, currencyCode: "EUR",
+            selections: [.init(id: "A1", price: 150, vends: 3, value: 450), .init(id: "A2", price: 200, vends: 2, value: 400)],
+            cash: .init(coinsIn: 350))
+        audit.byPayment = ["cash": .init(vends: 2, value: 350), "cashless1": .init(vends: 3, value: 500)]
+        audit.sinceReset = .init(
+            selections: [.init(id: "A2", price: nil, vends: 1, value: 200)], cash: .init(coinsIn: 0),
+            byPayment: ["cash": .init(vends: 0, value: 0), "cashless1": .init(vends: 1, value: 200)])
+        let segments = DEXWriter.file(audit).components(separatedBy: "\r\n")
+        #expect(segments.contains("VA1*850*5*200*1"))
+        #expect(segments.contains("CA2*350*2*0*0"))
+        #expect(segments.contains("DA2*500*3*200*1"))
+        #expect(!segments.contains { $0.hasPrefix("DB2") })
+        let order = ["CA2", "CA3", "DA2", "PA1"].map { tag in segments.firstIndex { $0.hasPrefix(tag + "*") } ?? -1 }
+        #expect(order == order.sorted() && !order.contains(-1), "EVA-DTS block order: CA, DA, then PA")
+    }
+
     @Test func aSelectionWithoutPriceOmitsIt() {
         #expect(DEXWriter.segment(["PA1", "C9"]) == "PA1*C9\r\n")
         #expect(DEXWriter.segment(["ID1", "X", "", "", ""]) == "ID1*X\r\n")

@@ -57,6 +57,12 @@ import VenddTestSupport
         #expect(rig.netCharged == 2_400)
         let text = try rig.daemon.vendctl("status").output
         #expect(text.contains("card     ready: cashless #1: VSM SIM-READER"), "\(text)")
+        // The DEX audit: both vends paid (VA1), none in cash (CA2), both on cashless #1 (DA2).
+        let path = rig.daemon.directory.path + "/audit.dex"
+        try rig.daemon.requireSuccess(rig.daemon.vendctl("audit", "--dex", path))
+        let audit = try String(contentsOfFile: path, encoding: .utf8).components(separatedBy: "\r\n")
+        #expect(audit.contains("VA1*2400*2*2400*2") && audit.contains("CA2*0*0*0*0") && audit.contains("DA2*2400*2*2400*2"), "\(audit)")
+        print("DEX audit with card sales:\n" + audit.joined(separator: "\n"))
         try rig.daemon.waitForLog("approved by cashless #1 for")
         let log = rig.daemon.log.split(separator: "\n").filter { $0.contains("cashless #1") || $0.contains("CASHLESS=") }
         print("card vends in the journal:\n" + log.joined(separator: "\n"))
