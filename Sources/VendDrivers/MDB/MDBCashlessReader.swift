@@ -66,6 +66,8 @@ final class MDBCashlessReader: MDBPeripheralDriver {
     }
 
     let pollCommand: UInt8 = 2
+    /// At most this many POLLs wait for one answer, besides the time limit.
+    private static let pollsPerWait = 250
     /// The reader's Vend state as COMMAND OUT OF SEQUENCE reports it (§7.4, Z2).
     private static let vendState: UInt8 = 5
 
@@ -133,14 +135,15 @@ final class MDBCashlessReader: MDBPeripheralDriver {
         let sent = block(command)
         var answer = try bus.send(sent)
         let deadline = bus.timekeeper.now + nonResponseTime
-        while true {
+        // Bounded by count as well: a POLL takes real time on a bus, none on a simulated one.
+        for _ in 0..<Self.pollsPerWait where bus.timekeeper.now < deadline {
             if case .data(let bytes) = answer {
                 let responses = try parse(bytes, sent)
                 if let found = responses.lazy.compactMap(match).first { return found }
             }
-            guard bus.timekeeper.now < deadline else { throw .noAnswer(sent) }
             answer = try bus.send(block(.poll))
         }
+        throw .noAnswer(sent)
     }
 
     // MARK: - Start-up settlement
@@ -175,8 +178,7 @@ final class MDBCashlessReader: MDBPeripheralDriver {
         _ = try bus.send(block(settlement.success ? .vendSuccess(item: item) : .vendFailure))
         var awaitingDenial = false
         let deadline = bus.timekeeper.now + nonResponseTime
-        // Bounded by count as well: a POLL takes real time on a bus, none on a simulated one.
-        for _ in 0..<250 where bus.timekeeper.now < deadline {
+        for _ in 0..<Self.pollsPerWait where bus.timekeeper.now < deadline {
             let answer = try bus.sendOnce(block(.poll))
             guard case .data(let bytes) = answer else {
                 // Silence: a refund in progress (§7.4). ACK: done, unless a denial is awaited.
