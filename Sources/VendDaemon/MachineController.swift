@@ -168,6 +168,9 @@ final class MachineController: Sendable {
         let format: MoneyFormat
         let setup: MachineSetup
 
+        /// The slot's MDB item number; FFFFh ("undefined") for a slot no longer configured.
+        func item(_ slot: SlotID) -> UInt16 { setup.itemNumber(of: slot) ?? 0xFFFF }
+
         init(_ state: State) {
             setup = state.machine.setup
             hardware = state.hardware
@@ -220,15 +223,13 @@ final class MachineController: Sendable {
             devices.hardware?.mdb?.bus.post(.cancelVend(vend), to: reader)
         case .settleCardVend(let settlement):
             // Kept by the machine until the reader acknowledges: told again when it is attached.
-            devices.hardware?.mdb?.bus.post(.settle(settlement, item: devices.setup.itemNumber(of: settlement.slot) ?? 0xFFFF), to: settlement.reader)
+            devices.hardware?.mdb?.bus.post(.settle(settlement, item: devices.item(settlement.slot)), to: settlement.reader)
         case .endCardSession(let reader):
             devices.hardware?.mdb?.bus.post(.endSession, to: reader)
         case .setCardAcceptance(let accepting):
             devices.hardware?.mdb?.bus.setCardAcceptance(accepting && !devices.isFaulty)
         case .reportCashSale(let price, let slot):
-            for mailbox in devices.hardware?.mdb?.bus.cardReaders ?? [] {
-                devices.hardware?.mdb?.bus.post(.cashSale(price: price, item: devices.setup.itemNumber(of: slot) ?? 0xFFFF), to: mailbox.reader)
-            }
+            devices.hardware?.mdb?.bus.postToEveryReader(.cashSale(price: price, item: devices.item(slot)))
         case .event(let event):
             events.publish(event, format: devices.format, at: timekeeper.wallClockMilliseconds)
         }

@@ -156,7 +156,4 @@ final class CardRig: @unchecked Sendable {
     var booksCardMoney: Int64 {
         machine.ledger.cardSales.values.reduce(0) { $0 + $1.amount.minorUnits } + machine.ledger.cardRefundsLost.minorUnits
     }
-
-    /// Items that left the machine.
-    var itemsGone: Int { 100 - machine.setup.slots.reduce(0) { $0 + (machine.stock[$1.id]?.count ?? 0) } }
 }

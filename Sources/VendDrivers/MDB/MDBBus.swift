@@ -40,6 +40,12 @@ public final class MDBBus: Sendable {
         return true
     }
 
+    /// Hands a command to every configured reader's driver (a cash sale for their telemetry).
+    public func postToEveryReader(_ command: CardReaderCommand) {
+        for mailbox in cardReaders { mailbox.post(command) }
+        control.waiter.wake()
+    }
+
     /// Readers take cards (READER ENABLE) or not (READER DISABLE).
     public func setCardAcceptance(_ accepting: Bool) {
         for mailbox in cardReaders { mailbox.accepting = accepting }
