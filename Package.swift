@@ -52,6 +52,10 @@ let package = Package(
         // MDB on the wire: blocks and their CHK, the Qibixx interface's line API, the coin
         // changer's and bill validator's commands and answers. Pure, no I/O.
         .target(name: "MDB"),
+        // MDB peripherals written from the specification (changer, bill validator, card readers)
+        // behind a simulated Qibixx interface: `vendd --simulate` runs them in-process, the test
+        // simulators behind a socket.
+        .target(name: "SimulatedMDB", dependencies: ["MDB", "VendPOSIX"]),
         // Byte streams to devices: serial ports through libserialport, Unix sockets for bridges.
         .target(name: "VendSerial", dependencies: ["CLibSerialPort", "VendPOSIX"]),
         .systemLibrary(name: "CLibSerialPort", pkgConfig: "libserialport", providers: [.apt(["libserialport-dev"])]),
@@ -82,7 +86,7 @@ let package = Package(
             dependencies: [
                 "VendingCore", "VendConfig", "VendSettings", "VendHardware", "VendDrivers", "VendGPIO", "VendStore", "VendControl", "VendPOSIX",
                 "VendTime",
-                "VendMQTT", "VendTelemetry", "VendDEX",
+                "VendMQTT", "VendTelemetry", "VendDEX", "SimulatedMDB", "MDB",
                 .product(name: "Logging", package: "swift-log"),
             ]),
         // The daemon's executable: argument parsing and wiring only.
@@ -120,16 +124,16 @@ let package = Package(
             name: "VendHardwareTests",
             dependencies: [
                 "VendHardware", "VendDrivers", "VendConfig", "VendTime", "VendingCore", "CcTalk", "CcTalkSimulator", "MDB", "MDBSimulator",
-                "VendSettings", "VendSerial",
+                "SimulatedMDB", "VendSettings", "VendSerial",
             ]),
         .testTarget(name: "VendGPIOTests", dependencies: ["VendGPIO", "VendHardware", "VenddTestSupport"]),
         .testTarget(name: "CcTalkTests", dependencies: ["CcTalk"]),
-        .testTarget(name: "MDBTests", dependencies: ["MDB", "MDBSimulator"]),
+        .testTarget(name: "MDBTests", dependencies: ["MDB", "MDBSimulator", "SimulatedMDB"]),
         // A Qibixx MDB interface with a coin changer and a bill validator written from the spec,
         // on a Unix socket, with faults on demand.
-        .target(name: "MDBSimulator", dependencies: ["MDB", "VendPOSIX", "SocketPlug"], path: "Tests/MDBSimulator"),
+        .target(name: "MDBSimulator", dependencies: ["MDB", "SimulatedMDB", "VendPOSIX", "SocketPlug"], path: "Tests/MDBSimulator"),
         // `mdb-sim --socket PATH`: the simulator driven from stdin, for process tests and by hand.
-        .executableTarget(name: "mdb-sim", dependencies: ["MDB", "MDBSimulator", "VendPOSIX"], path: "Tests/mdb-sim"),
+        .executableTarget(name: "mdb-sim", dependencies: ["MDB", "MDBSimulator", "SimulatedMDB", "VendPOSIX"], path: "Tests/mdb-sim"),
         // A ccTalk coin acceptor written from the spec, listening on a Unix socket, with faults on demand.
         .target(name: "CcTalkSimulator", dependencies: ["CcTalk", "VendPOSIX", "SocketPlug"], path: "Tests/CcTalkSimulator"),
         // The device end of a simulated serial link on a Unix socket, shared by the simulators.
@@ -163,7 +167,8 @@ let package = Package(
         .testTarget(
             name: "VenddProcessTests",
             dependencies: [
-                "VendControl", "VendPOSIX", "VendingCore", "VenddTestSupport", "CcTalkSimulator", "MDBSimulator", "VendTelemetry", "DEXHandheld",
+                "VendControl", "VendPOSIX", "VendingCore", "VenddTestSupport", "CcTalkSimulator", "MDBSimulator", "SimulatedMDB", "VendTelemetry",
+                "DEXHandheld",
             ]),
     ],
     swiftLanguageModes: [.v6]

@@ -22,6 +22,10 @@ public enum ControlCommand: Sendable, Equatable {
     case watch
     case simPress(slot: String)
     case simCoin(amount: String)
+    /// A note into the simulated MDB bill validator.
+    case simNote(amount: String)
+    /// A customer (or the bank) at a simulated MDB card reader, 1 or 2.
+    case simCard(reader: Int, action: SimulatedCardAction)
     case simDrop(slot: String, succeeds: Bool)
     case simCoinReturn
     /// Turns the simulated service key switch on or off (it stays where it is put).
@@ -61,6 +65,8 @@ public enum ControlCommand: Sendable, Equatable {
         case .watch: "watch"
         case .simPress: "sim-press"
         case .simCoin: "sim-coin"
+        case .simNote: "sim-note"
+        case .simCard: "sim-card"
         case .simDrop: "sim-drop"
         case .simCoinReturn: "sim-coin-return"
         case .simKey: "sim-key"
@@ -83,7 +89,7 @@ public enum ControlCommand: Sendable, Equatable {
     }
 
     public static let knownOps = [
-        "status", "watch", "restock", "sim-press", "sim-coin", "sim-drop", "sim-coin-return",
+        "status", "watch", "restock", "sim-press", "sim-coin", "sim-note", "sim-card", "sim-drop", "sim-coin-return",
         "sim-key", "select", "coin-return", "stock", "purchasable", "expired", "hot", "products", "price", "service", "history",
         "coins", "sales", "fill", "payout-test",
     ]
@@ -105,7 +111,33 @@ public enum ControlCommand: Sendable, Equatable {
         case .status, .watch, .stock, .purchasable, .expired, .hot, .products, .history, .coins, .sales: .anyone
         case .select, .coinReturn: .customer
         case .restock: .serviceKey
-        case .simPress, .simCoin, .simDrop, .simCoinReturn, .simKey, .price, .service, .fill, .payoutTest: .technician
+        case .simPress, .simCoin, .simNote, .simCard, .simDrop, .simCoinReturn, .simKey, .price, .service, .fill, .payoutTest: .technician
+        }
+    }
+}
+
+/// What happens at a simulated card reader.
+public enum SimulatedCardAction: Sendable, Equatable {
+    /// A card presented, with the funds the reader tells (exact decimal text), or none told.
+    case tap(funds: String?)
+    /// The customer takes the card away (SESSION CANCEL REQUEST).
+    case remove
+    /// The bank denies the next vend.
+    case deny
+    /// The next approval comes after this many POLLs (an online authorisation).
+    case slow(polls: Int)
+    /// The next failed vend's refund fails (MALFUNCTION C0h).
+    case refundFail
+
+    public static let names = ["tap", "remove", "deny", "slow", "refund-fail"]
+
+    public var name: String {
+        switch self {
+        case .tap: "tap"
+        case .remove: "remove"
+        case .deny: "deny"
+        case .slow: "slow"
+        case .refundFail: "refund-fail"
         }
     }
 }
@@ -121,7 +153,7 @@ public struct ControlRequest: Sendable, Equatable {
 }
 
 extension ControlRequest: Codable {
-    private enum Key: String, CodingKey { case v, op, slot, amount, succeeds, count, loadedAt, at, on, since, limit }
+    private enum Key: String, CodingKey { case v, op, slot, amount, succeeds, count, loadedAt, at, on, since, limit, reader, action }
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: Key.self)
@@ -132,6 +164,22 @@ extension ControlRequest: Codable {
         case "watch": command = .watch
         case "sim-press": command = .simPress(slot: try container.decode(String.self, forKey: .slot))
         case "sim-coin": command = .simCoin(amount: try container.decode(String.self, forKey: .amount))
+        case "sim-note": command = .simNote(amount: try container.decode(String.self, forKey: .amount))
+        case "sim-card":
+            let action = try container.decode(String.self, forKey: .action)
+            let decoded: SimulatedCardAction
+            switch action {
+            case "tap": decoded = .tap(funds: try container.decodeIfPresent(String.self, forKey: .amount))
+            case "remove": decoded = .remove
+            case "deny": decoded = .deny
+            case "slow": decoded = .slow(polls: try container.decode(Int.self, forKey: .count))
+            case "refund-fail": decoded = .refundFail
+            default:
+                throw DecodingError.dataCorruptedError(
+                    forKey: .action, in: container,
+                    debugDescription: "unknown card action '\(action)' (known: \(SimulatedCardAction.names.joined(separator: ", ")))")
+            }
+            command = .simCard(reader: try container.decode(Int.self, forKey: .reader), action: decoded)
         case "sim-drop":
             command = .simDrop(
                 slot: try container.decode(String.self, forKey: .slot),
@@ -178,7 +226,15 @@ extension ControlRequest: Codable {
         case .status, .watch, .simCoinReturn, .coinReturn, .stock, .purchasable, .hot, .products, .coins: break
         case .simPress(let slot), .select(let slot): try container.encode(slot, forKey: .slot)
         case .simKey(let on), .fill(let on): try container.encode(on, forKey: .on)
-        case .simCoin(let amount), .payoutTest(let amount): try container.encode(amount, forKey: .amount)
+        case .simCoin(let amount), .simNote(let amount), .payoutTest(let amount): try container.encode(amount, forKey: .amount)
+        case .simCard(let reader, let action):
+            try container.encode(reader, forKey: .reader)
+            try container.encode(action.name, forKey: .action)
+            switch action {
+            case .tap(let funds): try container.encodeIfPresent(funds, forKey: .amount)
+            case .slow(let polls): try container.encode(polls, forKey: .count)
+            case .remove, .deny, .refundFail: break
+            }
         case .simDrop(let slot, let succeeds):
             try container.encode(slot, forKey: .slot)
             try container.encode(succeeds, forKey: .succeeds)

@@ -81,23 +81,11 @@ enum CommandHandler {
         case .restock(let slot, let count, let loadedAt):
             return restock(slot, count: count, loadedAt: loadedAt.map(Instant.init(millisecondsSinceEpoch:)), controller: controller)
         case .simCoin(let amount):
-            let value: Money
-            do {
-                value = try Money(parsing: amount, currency: config.machine.currency)
-            } catch {
-                return .failure(ControlError(.badRequest, "\(error)"))
-            }
-            guard let world = controller.simulatedWorld else { return notSimulated }
-            // The simulated acceptor delivers on this thread, into the machine's inbox; once the
-            // inbox has settled the coin is journaled and credited, so an answer means it is safe.
-            let outcome = world.coinAcceptor.insert(value)
-            controller.settle()
-            switch outcome {
-            case .accepted(let coin):
-                return .success("coin of \(config.machine.moneyFormat.string(for: value)) accepted on channel \(coin.channel)")
-            case .returned(let reason):
-                return .failure(ControlError(.rejected, "coin returned: \(reason)"))
-            }
+            return simulateCoin(amount, controller: controller)
+        case .simNote(let amount):
+            return simulateNote(amount, controller: controller)
+        case .simCard(let reader, let action):
+            return simulateCard(reader, action, controller: controller)
         }
     }
 
@@ -211,7 +199,7 @@ enum CommandHandler {
         return .success(done.isEmpty ? "every slot was already full" : "restocked " + done.joined(separator: ", "))
     }
 
-    private static let notSimulated = ControlResponse.failure(
+    static let notSimulated = ControlResponse.failure(
         ControlError(
             .notSimulated, "vendd runs on real hardware; sim commands need `vendd run --simulate`"))
 

@@ -21,6 +21,9 @@ final class Hardware: Sendable {
     let coinAcceptorDescription: String
     /// The MDB bus, when configured (its coins and bills arrive through `coinAcceptor`).
     let mdb: MDBCashDevices?
+    /// In simulation, the MDB devices behind the bus, unless the configured port is a `unix:`
+    /// socket (a simulator or bridge listens there).
+    let simulatedMDB: InProcessMDB?
     /// The ports only hoppers are on (the coin acceptor's driver closes its own bus).
     private let hopperLinks: [CcTalkLink]
 
@@ -28,9 +31,10 @@ final class Hardware: Sendable {
     init(
         panel: InputPanel, dispenser: Dispenser, coinAcceptor: any CoinAcceptor, payouts: PayoutBank?,
         world: SimulatedWorld?, gpioDescription: String, coinAcceptorDescription: String, mdb: MDBCashDevices?,
-        hopperLinks: [CcTalkLink]
+        simulatedMDB: InProcessMDB? = nil, hopperLinks: [CcTalkLink]
     ) {
         self.mdb = mdb
+        self.simulatedMDB = simulatedMDB
         self.hopperLinks = hopperLinks
         self.panel = panel
         self.dispenser = dispenser
@@ -75,13 +79,16 @@ final class Hardware: Sendable {
             panel.release()
             throw error
         }
-        // MDB has no in-memory simulation: only a `unix:` port (mdb-sim, a bridge) is used here.
-        let mdb = config.mdb.flatMap { $0.port.hasPrefix("unix:") ? MDBCashDevices(settings: $0, timekeeper: timekeeper) : nil }
+        // The MDB devices run in-process behind a simulated interface, unless a `unix:` port names
+        // a simulator or bridge to drive instead.
+        let simulatedMDB = config.mdb.flatMap { $0.port.hasPrefix("unix:") ? nil : InProcessMDB(settings: $0, stateDirectory: stateDirectory) }
+        let mdb = config.mdb.map { MDBCashDevices(settings: $0, timekeeper: timekeeper, interface: simulatedMDB?.link) }
         return Hardware(
             panel: panel, dispenser: dispenser, coinAcceptor: joined(acceptor, mdb),
             payouts: payoutBank(config, hoppers.devices, then: changerPayout(config, mdb), timekeeper: timekeeper), world: world,
             gpioDescription: "simulated (\(Set(config.lines.map(\.line)).count) lines)",
-            coinAcceptorDescription: describe(coins, config, mdb), mdb: mdb, hopperLinks: Array(hoppers.ownLinks.values))
+            coinAcceptorDescription: describe(coins, config, mdb), mdb: mdb, simulatedMDB: simulatedMDB,
+            hopperLinks: Array(hoppers.ownLinks.values))
     }
 
     /// The machine's own GPIO chip through libgpiod, and the configured coin acceptor's driver.
@@ -231,8 +238,8 @@ final class Hardware: Sendable {
     }
 
     private static func describe(_ coins: String, _ config: VenddConfig, _ mdb: MDBCashDevices?) -> String {
-        guard let settings = config.mdb, mdb != nil else { return coins }
-        let mdbText = MDBCashDevices.describe(settings)
+        guard let settings = config.mdb, let mdb else { return coins }
+        let mdbText = MDBCashDevices.describe(settings, interface: mdb.bus.interfaceName)
         return config.coinAcceptor == nil ? mdbText : "\(coins); \(mdbText)"
     }
 

@@ -79,6 +79,8 @@ final class MachineController: Sendable {
     /// A bill validator's escrow decision: stack it, or return it to the customer.
     func acceptsBill(_ value: Money) -> Bool { state.withLock { $0.fault == nil && $0.machine.acceptsBill(value) } }
     var simulatedWorld: SimulatedWorld? { state.withLock { $0.hardware?.world } }
+    /// The MDB devices `--simulate` runs in-process; nil on real hardware or a `unix:` MDB port.
+    var simulatedMDB: InProcessMDB? { state.withLock { $0.hardware?.simulatedMDB } }
 
     static func acceptsCoins(_ state: State) -> Bool { state.fault == nil && state.machine.acceptsCoins }
 

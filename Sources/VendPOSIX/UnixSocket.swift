@@ -187,6 +187,16 @@ public final class UnixSocket: @unchecked Sendable {
         }
     }
 
+    /// Two connected sockets with no file: a device simulated in-process at one end, its real
+    /// driver at the other.
+    public static func pair() throws(Failure) -> (UnixSocket, UnixSocket) {
+        var descriptors: [Int32] = [-1, -1]
+        try call("socketpair", "in-process link") {
+            socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &descriptors)
+        }
+        return (UnixSocket(descriptor: descriptors[0]), UnixSocket(descriptor: descriptors[1]))
+    }
+
     private static func make(path: String) throws(Failure) -> UnixSocket {
         UnixSocket(
             descriptor: try call("socket", path) {

@@ -4,7 +4,7 @@ import VendControl
 struct Sim: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Drive the simulated hardware of `vendd run --simulate`.",
-        subcommands: [Press.self, Coin.self, Drop.self, CoinReturn.self, Key.self])
+        subcommands: [Press.self, Coin.self, Note.self, Card.self, Drop.self, CoinReturn.self, Key.self])
 
     struct Press: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Press and release a slot's selection button.")
@@ -18,6 +18,49 @@ struct Sim: ParsableCommand {
         @OptionGroup var connection: Connection
         @Argument(help: "The coin's value in the machine's currency.") var value: String
         func run() throws { try send(.simCoin(amount: value), connection) }
+    }
+
+    struct Note: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Insert a note into the MDB bill validator (e.g. 1000).")
+        @OptionGroup var connection: Connection
+        @Argument(help: "The note's value in the machine's currency.") var value: String
+        func run() throws { try send(.simNote(amount: value), connection) }
+    }
+
+    struct Card: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "A customer or the bank at an MDB card reader.",
+            discussion: """
+                tap [FUNDS]    a card presented, with FUNDS on it (default: the reader does not say)
+                remove         the customer takes the card away
+                deny           the bank denies the next vend
+                slow POLLS     the next approval comes after POLLS polls (an online authorisation)
+                refund-fail    the next failed vend's refund fails
+                """)
+        @OptionGroup var connection: Connection
+        @Option(name: .long, help: "The reader: 1 (10h) or 2 (60h).") var reader = 1
+        @Argument(help: "tap, remove, deny, slow or refund-fail.") var action: String
+        @Argument(help: "tap: the card's funds; slow: how many polls.") var value: String?
+
+        func validate() throws {
+            guard SimulatedCardAction.names.contains(action) else {
+                throw ValidationError("unknown card action '\(action)' (known: \(SimulatedCardAction.names.joined(separator: ", ")))")
+            }
+            if action == "slow", value.flatMap(Int.init) == nil { throw ValidationError("slow needs a number of polls, e.g. sim card slow 50") }
+            if action != "tap", action != "slow", value != nil { throw ValidationError("\(action) takes no value") }
+        }
+
+        func run() throws {
+            let card: SimulatedCardAction =
+                switch action {
+                case "tap": .tap(funds: value)
+                case "remove": .remove
+                case "deny": .deny
+                case "slow": .slow(polls: value.flatMap(Int.init) ?? 0)
+                default: .refundFail
+                }
+            try send(.simCard(reader: reader, action: card), connection)
+        }
     }
 
     struct Drop: ParsableCommand {

@@ -1,5 +1,6 @@
 import MDB
 import MDBSimulator
+import SimulatedMDB
 import Testing
 
 /// The cashless device's commands and answers against the byte layouts of MDB 4.2 §7 and the

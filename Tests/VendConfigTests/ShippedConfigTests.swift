@@ -8,7 +8,7 @@ import VendingCore
 @Suite struct ShippedConfigTests {
     static let shipped = [
         "config/vendd.yaml", "config/examples/minimal.yaml", "config/examples/cctalk-euro.yaml",
-        "config/examples/change-won.yaml",
+        "config/examples/change-won.yaml", "config/examples/cctalk-coins.yaml",
     ]
 
     @Test(arguments: shipped)
@@ -18,14 +18,28 @@ import VendingCore
         #expect(config.machineSetup.slots.count == config.slots.count)
     }
 
+    @Test func theCcTalkExampleIsTheSampleWithACoinValidatorAndNoChange() throws {
+        let config = try ConfigLoader.load(file: repositoryRoot.appendingPathComponent("config/examples/cctalk-coins.yaml").path)
+        let sample = try ConfigLoader.load(file: repositoryRoot.appendingPathComponent("config/vendd.yaml").path)
+        #expect(config.slots.map(\.setup) == sample.slots.map(\.setup))
+        #expect(config.coinAcceptor?.protocol == .cctalk)
+        #expect(config.coinAcceptor?.channels.map(\.enabled) == [false, true, true, true])
+        #expect(config.machine.payout == PayoutPolicy.none)
+        #expect(config.mdb == nil)
+    }
+
     @Test func theSampleIsATenSlotDrinksMachineInWon() throws {
         let config = try ConfigLoader.load(file: repositoryRoot.appendingPathComponent("config/vendd.yaml").path)
         #expect(config.slots.count == 10)
         #expect(config.machine.currency == Currency(code: "KRW", minorDigits: 0))
         #expect(config.machine.moneyFormat.string(for: config.slots[0].setup.price) == "1,200원")
         #expect(config.products.filter(\.isHot).map(\.id) == ["hot-americano", "hot-latte"])
-        #expect(config.coinAcceptor?.protocol == .cctalk)
-        #expect(config.coinAcceptor?.channels.map(\.enabled) == [false, true, true, true])
+        // Coins, notes and cards on MDB, and change from the changer's tubes.
+        #expect(config.coinAcceptor == nil)
+        #expect(config.machine.payout == .change)
+        #expect(config.mdb?.changer?.coins.map(\.enabled) == [false, true, true, true])
+        #expect(config.mdb?.billValidator?.bills.filter(\.enabled).map(\.value.minorUnits) == [1000, 5000, 10000])
+        #expect(config.mdb?.cashless.map(\.reader) == [.first])
         // One drop sensor across the chute, shared by every slot.
         #expect(Set(config.slots.compactMap { $0.dropSensor?.input.line }) == [.offset(18)])
     }

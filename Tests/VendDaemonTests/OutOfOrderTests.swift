@@ -25,7 +25,7 @@ struct ControllerRig {
         devices: (Hardware, ManualTimekeeper) -> Hardware = { hardware, _ in hardware }
     ) throws {
         directory = try existing ?? TemporaryDirectory()
-        let sample = try String(contentsOf: repositoryRoot.appendingPathComponent("config/vendd.yaml"), encoding: .utf8)
+        let sample = try String(contentsOf: repositoryRoot.appendingPathComponent("config/examples/cctalk-coins.yaml"), encoding: .utf8)
         let configPath = directory.path + "/vendd.yaml"
         try edit(sample).write(toFile: configPath, atomically: true, encoding: .utf8)
         config = try ConfigLoader.load(file: configPath)

@@ -23,7 +23,7 @@ import VendingCore
 
         init() throws {
             directory = try TemporaryDirectory()
-            config = try ConfigLoader.load(file: repositoryRoot.appendingPathComponent("config/vendd.yaml").path)
+            config = try ConfigLoader.load(file: repositoryRoot.appendingPathComponent("config/examples/cctalk-coins.yaml").path)
             let store = try MachineStore(directory: directory.path)
             _ = try store.restore()
             outbox = Outbox(machine: "m1", currency: config.machine.currency, keepDays: 2, logger: Logger(label: "test"))

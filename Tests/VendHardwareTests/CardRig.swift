@@ -1,5 +1,6 @@
 import MDB
 import MDBSimulator
+import SimulatedMDB
 import VendSettings
 import VendTime
 import VendingCore

@@ -1,6 +1,7 @@
 import Foundation
 import MDB
 import MDBSimulator
+import SimulatedMDB
 import Testing
 import VendingCore
 

@@ -1,5 +1,6 @@
 import MDB
 import MDBSimulator
+import SimulatedMDB
 import Synchronization
 import Testing
 import VendSettings

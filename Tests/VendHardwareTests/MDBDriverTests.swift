@@ -1,5 +1,6 @@
 import MDB
 import MDBSimulator
+import SimulatedMDB
 import Testing
 import VendSettings
 import VendingCore

@@ -3,6 +3,7 @@ import CcTalkSimulator
 import Foundation
 import MDB
 import MDBSimulator
+import SimulatedMDB
 import Testing
 import VendSettings
 import VendTime

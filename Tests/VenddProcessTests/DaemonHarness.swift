@@ -16,7 +16,7 @@ final class DaemonHarness: @unchecked Sendable {
     /// `edit` may change the sample configuration's text before it is written.
     init(edit: (String) -> String = { $0 }) throws {
         directory = try TemporaryDirectory()
-        let sample = try String(contentsOf: repositoryRoot.appendingPathComponent("config/vendd.yaml"), encoding: .utf8)
+        let sample = try String(contentsOf: repositoryRoot.appendingPathComponent("config/examples/cctalk-coins.yaml"), encoding: .utf8)
         configPath = directory.path + "/vendd.yaml"
         try edit(sample).write(toFile: configPath, atomically: true, encoding: .utf8)
     }

@@ -1,5 +1,6 @@
 import Foundation
 import MDBSimulator
+import SimulatedMDB
 import Testing
 import VendControl
 import VenddTestSupport

@@ -1,6 +1,7 @@
 import Foundation
 import MDB
 import MDBSimulator
+import SimulatedMDB
 import VendPOSIX
 
 /// `mdb-sim --socket PATH [--no-changer] [--no-bills] [--cashless 1|2|1,2] [--card-first] [--level 2|3] [--tubes N,N,N,N] [--coin-interval MS]`

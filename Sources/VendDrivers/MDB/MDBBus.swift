@@ -24,11 +24,15 @@ public final class MDBBus: Sendable {
     private let started = Mutex(false)
     /// One per configured card reader, in the order of the file.
     public let cardReaders: [CardReaderMailbox]
+    private let interface: MDBInterfaceLink
 
-    public init(settings: MDBSettings, timekeeper: any Timekeeper) {
+    /// `interface`: how the master interface is reached; by default the configured port.
+    public init(settings: MDBSettings, timekeeper: any Timekeeper, interface: MDBInterfaceLink? = nil) {
         self.settings = settings
         control = DriverControl(timekeeper: timekeeper)
         cardReaders = settings.cashless.map { CardReaderMailbox(reader: $0.reader) }
+        let port = PortAddress(settings.port, baudRate: MDBSettings.interfaceBaudRate)
+        self.interface = interface ?? MDBInterfaceLink(name: "\(port)") { () throws(LinkError) in try port.open() }
     }
 
     /// Hands a command to a reader's driver; false when no such reader is configured.
@@ -64,6 +68,8 @@ public final class MDBBus: Sendable {
     public var stacker: StackerLevel? { stackerLevel.withLock { $0 } }
 
     public var port: PortAddress { PortAddress(settings.port, baudRate: MDBSettings.interfaceBaudRate) }
+    /// The master interface as people are told of it: the port, or the simulated one.
+    public var interfaceName: String { interface.name }
 
     /// Event sources: one per device kind and port, numbered on from `lastSequence`.
     public func source(_ device: String) -> String { "mdb:\(port.path):\(device)" }
@@ -206,7 +212,7 @@ public final class MDBBus: Sendable {
         while !control.isStopping {
             let stream: ByteStream
             do {
-                stream = try port.open()
+                stream = try interface.open()
             } catch {
                 health.down("\(error)", say)
                 // The interface is gone, not the devices: a changer may still be paying, and is
@@ -222,11 +228,11 @@ public final class MDBBus: Sendable {
             do {
                 try transport.start()
                 try master.busReset()
-                health.up("MDB interface ready on \(port): bus reset, polling every \(settings.pollInterval.wholeMilliseconds) ms", say)
+                health.up("MDB interface ready on \(interface.name): bus reset, polling every \(settings.pollInterval.wholeMilliseconds) ms", say)
                 backoff.reset()
                 try serve(master)
             } catch {
-                health.down("MDB interface on \(port): \(error)", say)
+                health.down("MDB interface on \(interface.name): \(error)", say)
                 master.interfaceLost()
                 control.sleep(backoff.next())
             }
@@ -254,6 +260,19 @@ public final class MDBBus: Sendable {
                 control.sleep(wait)
             }
         }
+    }
+}
+
+/// How the bus reaches its master interface: the configured port, or the in-process simulation's
+/// end of a socket pair (`vendd run --simulate`).
+public struct MDBInterfaceLink: Sendable {
+    /// As logs and `vendctl status` name it.
+    public let name: String
+    public let open: @Sendable () throws(LinkError) -> ByteStream
+
+    public init(name: String, open: @escaping @Sendable () throws(LinkError) -> ByteStream) {
+        self.name = name
+        self.open = open
     }
 }
 

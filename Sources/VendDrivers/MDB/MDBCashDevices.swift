@@ -14,17 +14,19 @@ public final class MDBCashDevices: CoinAcceptor {
     private let escrowDecision = Mutex<(@Sendable (Money) -> Bool)?>(nil)
     private let cardReports = Mutex<(@Sendable (Input) -> Void)?>(nil)
 
-    public init(settings: MDBSettings, timekeeper: any Timekeeper) {
-        bus = MDBBus(settings: settings, timekeeper: timekeeper)
+    public init(settings: MDBSettings, timekeeper: any Timekeeper, interface: MDBInterfaceLink? = nil) {
+        bus = MDBBus(settings: settings, timekeeper: timekeeper, interface: interface)
     }
 
-    public static func describe(_ settings: MDBSettings) -> String {
+    /// `interface`: the master interface's name, when it is not the configured port.
+    public static func describe(_ settings: MDBSettings, interface: String? = nil) -> String {
         let devices =
             [
                 settings.changer.map { "coin changer (\($0.coins.count) types)" },
                 settings.billValidator.map { "bill validator (\($0.bills.count) types)" },
             ] + settings.cashless.map { "card reader (\($0.reader))" }
-        return "MDB on \(PortAddress(settings.port, baudRate: MDBSettings.interfaceBaudRate)): \(devices.compactMap { $0 }.joined(separator: ", "))"
+        return
+            "MDB on \(interface ?? "\(PortAddress(settings.port, baudRate: MDBSettings.interfaceBaudRate))"): \(devices.compactMap { $0 }.joined(separator: ", "))"
     }
 
     /// Where the card readers' reports go (the machine's inbox); until set, they are dropped.

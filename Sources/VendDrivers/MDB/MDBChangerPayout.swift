@@ -15,7 +15,7 @@ public final class MDBChangerPayout: PayoutDevice {
 
     public init(bus: MDBBus) { self.bus = bus }
 
-    public var description: String { "MDB coin changer on \(bus.port)" }
+    public var description: String { "MDB coin changer on \(bus.interfaceName)" }
     public var identity: String { bus.source("changer") }
 
     public func inventory() -> [ChangeStock] {

@@ -133,6 +133,9 @@ public final class SimulatedChanger: SimulatedPeripheral {
         if payout.coins.isEmpty, payout.alternative { lastPayout = payout.status }
     }
 
+    /// Whether something waits to be told on the next POLL (a coin in, a payout's end…).
+    public var hasPendingReports: Bool { !queue.items.isEmpty }
+
     /// Whether a paced payout still has coins to pay.
     public var isPaying: Bool { !(timed?.coins.isEmpty ?? true) || !paying.isEmpty }
 

@@ -36,6 +36,10 @@ public final class SimulatedBillValidator: SimulatedPeripheral {
 
     public var stackerFull: Bool { stackerCount >= stackerCapacity }
 
+    /// Whether something waits to be told on the next POLL, or a bill waits in escrow for the
+    /// machine's decision.
+    public var hasPendingReports: Bool { !queue.items.isEmpty || inEscrow != nil }
+
     /// A customer's bill. Disabled types, a full stacker or a missing cash box refuse it.
     public func insert(type: Int) {
         guard !faults.silent else { return }

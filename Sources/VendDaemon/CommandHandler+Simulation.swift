@@ -1,0 +1,97 @@
+import VendConfig
+import VendControl
+import VendingCore
+
+/// `vendctl sim coin|note|card`: money and cards into the simulated devices. A coin goes to the
+/// simulated coin acceptor when it has an enabled channel for it, else to the simulated MDB
+/// changer; notes go to the MDB bill validator, cards to a reader. Each answers once the machine
+/// has dealt with what the device reported, so an answer means the money is journaled.
+extension CommandHandler {
+    static func simulateCoin(_ amount: String, controller: MachineController) -> ControlResponse {
+        let config = controller.config, format = config.machine.moneyFormat
+        let value: Money
+        do {
+            value = try Money(parsing: amount, currency: config.machine.currency)
+        } catch {
+            return .failure(ControlError(.badRequest, "\(error)"))
+        }
+        guard let world = controller.simulatedWorld else { return notSimulated }
+        let acceptorTakes = config.coinAcceptor?.channels.contains { $0.value == value && $0.enabled } ?? false
+        if !acceptorTakes, let mdb = controller.simulatedMDB, config.mdb?.changer != nil {
+            do {
+                let routing = try mdb.insertCoin(value, format: format)
+                controller.settle()
+                let coin = "coin of \(format.string(for: value))"
+                switch routing {
+                case .tubes: return .success("\(coin) accepted by the coin changer (into its tube)")
+                case .cashBox: return .success("\(coin) accepted by the coin changer (into the cash box)")
+                case .rejected, .notUsed: return .failure(ControlError(.rejected, "\(coin) returned: the coin changer does not take coins now"))
+                }
+            } catch {
+                return .failure(ControlError(.rejected, "\(error)\(noteHint(value, amount, config))"))
+            }
+        }
+        // The simulated acceptor delivers on this thread, into the machine's inbox; once the
+        // inbox has settled the coin is journaled and credited, so an answer means it is safe.
+        let outcome = world.coinAcceptor.insert(value)
+        controller.settle()
+        switch outcome {
+        case .accepted(let coin):
+            return .success("coin of \(format.string(for: value)) accepted on channel \(coin.channel)")
+        case .returned(let reason):
+            return .failure(ControlError(.rejected, "coin returned: \(reason)\(noteHint(value, amount, config))"))
+        }
+    }
+
+    static func simulateNote(_ amount: String, controller: MachineController) -> ControlResponse {
+        let config = controller.config, format = config.machine.moneyFormat
+        let value: Money
+        do {
+            value = try Money(parsing: amount, currency: config.machine.currency)
+        } catch {
+            return .failure(ControlError(.badRequest, "\(error)"))
+        }
+        guard controller.simulatedWorld != nil else { return notSimulated }
+        guard let mdb = controller.simulatedMDB else { return noInProcessMDB(config.mdb?.port) }
+        do {
+            let (stacked, reason) = try mdb.insertNote(value, format: format)
+            controller.settle()
+            let note = "note of \(format.string(for: value))"
+            return stacked ? .success("\(note) stacked") : .failure(ControlError(.rejected, "\(note) returned: \(reason ?? "")"))
+        } catch {
+            return .failure(ControlError(.rejected, error.description))
+        }
+    }
+
+    static func simulateCard(_ number: Int, _ action: SimulatedCardAction, controller: MachineController) -> ControlResponse {
+        let config = controller.config, format = config.machine.moneyFormat
+        guard let reader = CardReader(rawValue: number) else {
+            return .failure(ControlError(.badRequest, "card reader \(number): readers are 1 (10h) and 2 (60h)"))
+        }
+        var funds: Money?
+        if case .tap(let text?) = action {
+            do {
+                funds = try Money(parsing: text, currency: config.machine.currency)
+            } catch {
+                return .failure(ControlError(.badRequest, "\(error)"))
+            }
+        }
+        guard controller.simulatedWorld != nil else { return notSimulated }
+        guard let mdb = controller.simulatedMDB else { return noInProcessMDB(config.mdb?.port) }
+        do {
+            return .success(try mdb.card(reader, action, funds: funds, format: format))
+        } catch {
+            return .failure(ControlError(.rejected, error.description))
+        }
+    }
+
+    /// Points at `sim note` when the value is one of the validator's notes.
+    private static func noteHint(_ value: Money, _ amount: String, _ config: VenddConfig) -> String {
+        config.mdb?.billValidator?.bills.contains { $0.value == value } == true ? "; it is a note: vendctl sim note \(amount)" : ""
+    }
+
+    private static func noInProcessMDB(_ port: String?) -> ControlResponse {
+        guard let port else { return .failure(ControlError(.rejected, "the configuration has no mdb: section")) }
+        return .failure(ControlError(.rejected, "the MDB bus is on \(port), not simulated in vendd: drive the simulator there (mdb-sim)"))
+    }
+}

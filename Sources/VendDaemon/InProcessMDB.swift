@@ -1,0 +1,242 @@
+import MDB
+import SimulatedMDB
+import Synchronization
+import VendControl
+import VendDrivers
+import VendPOSIX
+import VendSerial
+import VendSettings
+import VendingCore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The MDB devices of `vendd run --simulate`: the configured changer, bill validator and card
+/// readers, written from the specification (SimulatedMDB), behind a simulated Qibixx interface at
+/// the far end of an in-process socket pair. vendd's real MDB driver runs on the near end, so
+/// everything above the wire is what a machine runs. The changer's tubes are kept in the state
+/// directory, as a real changer keeps its coins when vendd restarts.
+final class InProcessMDB: Sendable {
+    let interface: SimulatedQibixxInterface
+    private let settings: MDBSettings
+    private let tubesFile: String
+    /// The counts last written to `tubesFile`.
+    private let keptTubes: Mutex<[Int]?>
+
+    /// A simulated changer starts with this many coins of each type in its tubes, so that it
+    /// can give change from the first sale.
+    static let initialTubeCount = 20
+    /// Each coin of a payout leaves its tube this long after the last, as a changer's motor pays.
+    static let coinInterval: Duration = .milliseconds(60)
+
+    init(settings: MDBSettings, stateDirectory: String) {
+        self.settings = settings
+        tubesFile = "\(stateDirectory)/simulated-changer-tubes.txt"
+        let changer = SimulatedChanger()
+        keptTubes = Mutex(Self.readTubes(tubesFile))
+        if let coins = settings.changer?.coins {
+            changer.setup = Self.changerSetup(coins, settings)
+            changer.clock = { ContinuousClock.now }
+            changer.faults.coinInterval = Self.coinInterval
+            let saved = keptTubes.withLock { $0 }
+            for coin in coins where coin.type < changer.tubes.count {
+                changer.tubes[coin.type] = saved?[coin.type] ?? Self.initialTubeCount
+            }
+        }
+        let bills = SimulatedBillValidator()
+        if let validator = settings.billValidator { bills.setup = Self.billSetup(validator.bills, settings) }
+        let readers = settings.cashless.map { reader in
+            let device = SimulatedCashlessReader(
+                address: reader.reader == .first ? .cashless1 : .cashless2, features: reader.selectionFirst ? [.alwaysIdle] : [])
+            device.config = ReaderConfig(
+                level: device.config.level, currency: Self.currencyCode(settings), scaleFactor: 1,
+                decimalPlaces: UInt8(settings.currency.minorDigits), maximumResponseTime: device.config.maximumResponseTime,
+                options: device.config.options)
+            return device
+        }
+        interface = SimulatedQibixxInterface(
+            changer: changer, bills: bills, readers: readers, present: (settings.changer != nil, settings.billValidator != nil))
+    }
+
+    /// How the bus reaches the simulated interface: each connection is a new socket pair whose
+    /// far end a thread of its own serves until vendd closes the near end.
+    var link: MDBInterfaceLink {
+        MDBInterfaceLink(name: "the simulated MDB interface (in-process)") { [self] () throws(LinkError) -> ByteStream in
+            let (near, far): (UnixSocket, UnixSocket)
+            do {
+                (near, far) = try UnixSocket.pair()
+            } catch {
+                throw .cannotOpen(port: "the simulated MDB interface", reason: "\(error)")
+            }
+            PosixThread.start(name: "vendd-sim-mdb") { [self] in
+                interface.serve(far) { [self] devices in keepTubes(devices.changer) }
+            }
+            return SocketStream(name: "the simulated MDB interface", socket: near)
+        }
+    }
+
+    // MARK: What `vendctl sim` does
+
+    enum Refusal: Error, CustomStringConvertible {
+        case noDevice(String)
+        case noType(kind: String, value: String, known: [String])
+        case notHeard(String)
+
+        var description: String {
+            switch self {
+            case .noDevice(let what): "the configuration has no \(what) under mdb:"
+            case .noType(let kind, let value, let known): "no \(kind) type is worth \(value) (\(kind) types: \(known.joined(separator: ", ")))"
+            case .notHeard(let what): "vendd did not hear the \(what) within 5 s (is the MDB bus up? see vendctl status)"
+            }
+        }
+    }
+
+    /// A customer's coin into the changer: where it went (tube, cash box, or back: refused).
+    func insertCoin(_ value: Money, format: MoneyFormat) throws(Refusal) -> CoinRouting {
+        guard let coins = settings.changer?.coins else { throw .noDevice("coin changer") }
+        guard let type = coins.first(where: { $0.value == value })?.type else {
+            throw .noType(kind: "coin", value: format.string(for: value), known: coins.map { format.string(for: $0.value) })
+        }
+        awaitEnabled { !$0.changer.acceptMask.isEmpty }
+        let routing = interface.with { $0.changer.insert(type: type) }
+        try waitUntilHeard("coin")
+        return routing
+    }
+
+    /// A customer's note into the validator: stacked (credited) or returned, and why.
+    func insertNote(_ value: Money, format: MoneyFormat) throws(Refusal) -> (stacked: Bool, reason: String?) {
+        guard let bills = settings.billValidator?.bills else { throw .noDevice("bill validator") }
+        guard let type = bills.first(where: { $0.value == value })?.type else {
+            throw .noType(kind: "bill", value: format.string(for: value), known: bills.map { format.string(for: $0.value) })
+        }
+        awaitEnabled { !$0.bills.acceptMask.isEmpty }
+        let before = interface.with { ($0.bills.stacked.count, $0.bills.returned.count, $0.bills.acceptMask.contains(type)) }
+        interface.with { $0.bills.insert(type: type) }
+        try waitUntilHeard("note")
+        let stacked = interface.with { $0.bills.stacked.count > before.0 }
+        guard !stacked else { return (true, nil) }
+        return (false, before.2 ? "returned from escrow: the machine cannot take it now" : "the validator does not take it now")
+    }
+
+    /// A customer or the bank at a card reader.
+    func card(_ reader: CardReader, _ action: SimulatedCardAction, funds: Money?, format: MoneyFormat) throws(Refusal) -> String {
+        let address: MDBPeripheral = reader == .first ? .cashless1 : .cashless2
+        let done: String? = interface.with { devices in
+            guard let device = devices.reader(address) else { return nil }
+            switch action {
+            case .tap:
+                guard device.state == .enabled else { return "\(reader) is not taking cards now (reader \(device.state)); the card was not read" }
+                device.presentCard(funds: funds.map { UInt32(clamping: $0.minorUnits) })
+                return "a card on \(reader)" + (funds.map { " with \(format.string(for: $0)) of funds" } ?? "")
+            case .remove:
+                device.removeCard()
+                return "the card taken away from \(reader)"
+            case .deny:
+                device.faults.deny = true
+                return "\(reader) denies the next vend"
+            case .slow(let polls):
+                device.faults.approvalPolls = polls
+                return "\(reader) approves the next vend after \(polls) polls"
+            case .refundFail:
+                device.faults.refundFails = true
+                return "\(reader) fails to refund the next failed vend"
+            }
+        }
+        guard let done else { throw .noDevice("card reader \(reader.rawValue) (cashless)") }
+        return done
+    }
+
+    /// A customer at a machine that has just started waits for the acceptors to light up: up to
+    /// 3 s for the bus to initialise the device and the machine to enable it. A device still
+    /// disabled then refuses the coin or note, as it would.
+    private func awaitEnabled(_ enabled: (SimulatedQibixxInterface.Devices) -> Bool) {
+        let deadline = ContinuousClock.now + .seconds(3)
+        while ContinuousClock.now < deadline, !interface.with({ enabled($0) }) { usleep(10_000) }
+    }
+
+    /// Waits until the devices have nothing left to report and the driver has handled their last
+    /// answer: the interface has answered one more line since (the driver sends a line only after
+    /// it has dealt with the previous answer).
+    private func waitUntilHeard(_ what: String) throws(Refusal) {
+        let deadline = ContinuousClock.now + .seconds(5)
+        var quietAt: Int?
+        while ContinuousClock.now < deadline {
+            let (quiet, lines) = interface.with { ($0.changer.hasPendingReports == false && $0.bills.hasPendingReports == false, $0.lines) }
+            if quiet, let quietAt, lines > quietAt { return }
+            if quiet, quietAt == nil { quietAt = lines }
+            if !quiet { quietAt = nil }
+            usleep(2_000)
+        }
+        throw .notHeard(what)
+    }
+
+    // MARK: Devices that match the configuration
+
+    /// The ISO 4217 numeric code as MDB's BCD (`1` then three digits); 0 when none is configured.
+    private static func currencyCode(_ settings: MDBSettings) -> MDBCurrencyCode {
+        guard let numeric = settings.currencyNumeric else { return MDBCurrencyCode(raw: 0) }
+        let digits = [numeric / 100, numeric / 10 % 10, numeric % 10]
+        return MDBCurrencyCode(raw: UInt16(digits.reduce(1) { $0 << 4 | $1 }))
+    }
+
+    /// The largest scaling factor up to `limit` that divides every value, and each value in it
+    /// (a changer's factor is one byte, a validator's two).
+    private static func scaled(_ denominations: [MDBDenomination], limit: Int) -> (factor: Int, credits: [UInt8]) {
+        let whole = max(denominations.map { Int($0.value.minorUnits) }.reduce(0, gcd), 1)
+        let factor = (1...min(whole, limit)).last { whole % $0 == 0 } ?? 1
+        var credits = [UInt8](repeating: 0, count: 16)
+        for denomination in denominations where denomination.type < 16 {
+            credits[denomination.type] = UInt8(clamping: Int(denomination.value.minorUnits) / factor)
+        }
+        return (factor, credits)
+    }
+
+    private static func changerSetup(_ coins: [MDBDenomination], _ settings: MDBSettings) -> ChangerSetup {
+        let (factor, credits) = scaled(coins, limit: Int(UInt8.max))
+        return ChangerSetup(
+            level: 3, currency: currencyCode(settings), scalingFactor: UInt8(factor), decimalPlaces: UInt8(settings.currency.minorDigits),
+            routableToTubes: coins.map(\.type), coinCredits: credits)
+    }
+
+    private static func billSetup(_ bills: [MDBDenomination], _ settings: MDBSettings) -> BillSetup {
+        let (factor, credits) = scaled(bills, limit: Int(UInt16.max))
+        return BillSetup(
+            level: 1, currency: currencyCode(settings), scalingFactor: UInt16(factor), decimalPlaces: UInt8(settings.currency.minorDigits),
+            stackerCapacity: 400, highSecurityTypes: Array(0..<16), escrowCapable: true, billCredits: credits)
+    }
+
+    private static func gcd(_ a: Int, _ b: Int) -> Int { b == 0 ? a : gcd(b, a % b) }
+
+    // MARK: The tubes across restarts
+
+    /// Written when the counts change, so a restart (even after `kill -9`) finds the coins a
+    /// real changer would still hold.
+    private func keepTubes(_ changer: SimulatedChanger) {
+        let tubes = changer.tubes
+        guard
+            keptTubes.withLock({ kept in
+                defer { kept = tubes }
+                return kept != tubes
+            })
+        else { return }
+        let text = tubes.map(String.init).joined(separator: " ") + "\n"
+        let temporary = tubesFile + ".new"
+        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { return }
+        _ = text.utf8CString.withUnsafeBufferPointer { write(descriptor, $0.baseAddress, $0.count - 1) }
+        close(descriptor)
+        rename(temporary, tubesFile)
+    }
+
+    private static func readTubes(_ file: String) -> [Int]? {
+        let descriptor = open(file, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var buffer = [UInt8](repeating: 0, count: 512)
+        let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+        guard count > 0 else { return nil }
+        let counts = String(decoding: buffer[..<count], as: UTF8.self).split(whereSeparator: \.isWhitespace).compactMap { Int($0) }
+        return counts.isEmpty ? nil : counts
+    }
+}
