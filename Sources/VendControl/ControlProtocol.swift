@@ -471,6 +471,9 @@ public struct StatusReport: Codable, Sendable, Equatable {
     public var cardReaders: [CardReaderState]? = nil
     /// The card session open now ("cashless1, funds 5000"), if any.
     public var cardSession: String? = nil
+    /// The vend in progress is a card vend still waiting for the reader's approval (the
+    /// displays say so); absent otherwise.
+    public var cardVendAwaitingApproval: Bool? = nil
 
     public struct CardReaderState: Codable, Sendable, Equatable {
         /// 1 (10h) or 2 (60h).

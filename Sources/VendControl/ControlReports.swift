@@ -110,11 +110,14 @@ public struct HistoryReport: Codable, Sendable, Equatable {
         public let priceText: String
         /// "drop-sensor", "relay-only" or "assumed".
         public let confirmation: String
+        /// How it was paid: "cash", "cashless1", "cashless2", "free-…"; absent from older daemons.
+        public var payment: String? = nil
 
         public init(
             vend: UInt64, at: Int64, slot: String, product: String, productName: String, price: String,
-            priceText: String, confirmation: String
+            priceText: String, confirmation: String, payment: String? = nil
         ) {
+            self.payment = payment
             self.vend = vend
             self.at = at
             self.slot = slot

@@ -129,7 +129,7 @@ struct EventDescription {
                 ["CASHLESS": "\(reader.rawValue)", "VEND": "\(vend.rawValue)", "AMOUNT": "\(amount.decimalString)", "RESULT": "approved"])
         case .cardVendDenied(let vend, let reader, let slot):
             self.init(
-                "card-vend", "\(vend) at slot \(slot) denied by \(reader): nothing charged, nothing dispensed", .notice,
+                "card-denied", "\(vend) at slot \(slot) denied by \(reader): nothing charged, nothing dispensed", .notice,
                 ["CASHLESS": "\(reader.rawValue)", "VEND": "\(vend.rawValue)", "SLOT": "\(slot)", "RESULT": "denied"])
         case .cardVendSettled(let settlement, let refundLost):
             let text =

@@ -81,7 +81,7 @@ struct Reports {
                     vend: sale.vend.rawValue, at: sale.at.millisecondsSinceEpoch, slot: sale.slot.rawValue,
                     product: sale.product.rawValue, productName: name(of: sale.product),
                     price: sale.price.decimalString, priceText: format.string(for: sale.price),
-                    confirmation: sale.confirmation.rawValue)
+                    confirmation: sale.confirmation.rawValue, payment: sale.payment.description)
             })
     }
 

@@ -58,6 +58,7 @@ extension StatusReport {
             books.cardRefundsLost = machine.ledger.cardRefundsLost.decimalString
             books.freeCardVends = machine.ledger.freeCardVends
         }
+        cardVendAwaitingApproval = machine.pendingVend?.awaitsApproval == true ? true : nil
         cardSession = machine.cardSession.map { session in
             "\(Payment.card(session.reader)), funds \(session.funds.map(format.string(for:)) ?? "not told")"
         }

@@ -11,6 +11,12 @@ public struct DisplayTexts: Sendable {
     private func pick(_ ko: String, _ en: String) -> String { language == .ko ? ko : en }
 
     public var insertMoney: String { pick("돈을 넣어 주세요", "Insert money") }
+    public var insertMoneyOrCard: String { pick("돈을 넣거나 카드를 대 주세요", "Insert money or tap a card") }
+    public var cardChoose: String { pick("카드가 준비되었습니다: 상품을 골라 주세요", "Card ready: choose a product") }
+    public func cardApproval(_ product: String) -> String {
+        pick("\(product): 카드를 대 주세요. 승인을 기다리는 중…", "\(product): tap your card. Waiting for approval…")
+    }
+    public var cardDenied: String { pick("카드가 승인되지 않았습니다. 청구된 금액은 없습니다", "Card declined: nothing was charged") }
     public func insertMore(_ amount: String) -> String { pick("\(amount) 더 넣어 주세요", "Insert \(amount) more") }
     public func insertMore(_ amount: String, for product: String) -> String {
         pick("\(product): \(amount) 더 넣어 주세요", "\(product): insert \(amount) more")

@@ -14,6 +14,8 @@ public enum Notice: Sendable, Equatable {
     case refunded(amount: String)
     case nothingToReturn
     case busy
+    /// The card reader (the bank) declined the card vend.
+    case cardDenied
     /// vendd refused for a reason the display has no words of its own for: its sentence, as is.
     case refused(String)
 }
@@ -61,9 +63,12 @@ public struct FollowedMachine: Sendable, Equatable {
         case "vend-failed":
             lastActivity = now
             post(.jam, at: now)
-        case "vend-started":
+        case "vend-started", "card-session", "card-vend":
             lastActivity = now
             notice = nil
+        case "card-denied":
+            lastActivity = now
+            post(.cardDenied, at: now)
         default:
             break
         }

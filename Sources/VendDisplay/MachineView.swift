@@ -173,11 +173,18 @@ public struct MachineView: Codable, Sendable, Equatable {
             // "V12 at slot A1": the slot tells the product.
             let slotID = vend.split(separator: " ").last.map(String.init)
             let product = status.slots.first { $0.id == slotID }.map { style.name($0.product, status: status) }
-            message = Message(text: product.map(texts.vending) ?? texts.vendingSomething, tone: .info)
+            if status.cardVendAwaitingApproval == true {
+                message = Message(text: texts.cardApproval(product ?? ""), tone: .info)
+            } else {
+                message = Message(text: product.map(texts.vending) ?? texts.vendingSomething, tone: .info)
+            }
         } else if let notice = followed.notice?.notice {
             message = Self.message(for: notice, creditText: creditText, style: style) { style.name($0, status: status) }
+        } else if status.cardSession != nil {
+            message = Message(text: texts.cardChoose, tone: .good)
         } else if credit?.isZero ?? true {
-            message = Message(text: texts.insertMoney, tone: .info)
+            let takesCards = status.cardReaders?.contains(where: \.ready) == true
+            message = Message(text: takesCards ? texts.insertMoneyOrCard : texts.insertMoney, tone: .info)
         } else if slots.contains(where: \.affordable) {
             message = Message(text: texts.choose, tone: .good)
         } else {
@@ -208,6 +215,7 @@ public struct MachineView: Codable, Sendable, Equatable {
         case .refunded(let amount): return Message(text: texts.refunded(style.text(amount)), tone: .good)
         case .nothingToReturn: return Message(text: texts.nothingToReturn, tone: .info)
         case .busy: return Message(text: texts.busy, tone: .info)
+        case .cardDenied: return Message(text: texts.cardDenied, tone: .warning)
         case .refused(let reason): return Message(text: reason, tone: .warning)
         }
     }

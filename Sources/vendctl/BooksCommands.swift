@@ -20,10 +20,10 @@ struct History: ParsableCommand {
             try connection.show(.history(since: since, limit: limit), { $0.history }) { report in
                 guard !report.sales.isEmpty else { return "no sales" + (report.since.map { " since \(dateText($0))" } ?? "") }
                 return table(
-                    [.left, .right, .left, .left, .right, .left],
-                    header: ["time", "vend", "slot", "product", "price", "confirmed by"],
+                    [.left, .right, .left, .left, .right, .left, .left],
+                    header: ["time", "vend", "slot", "product", "price", "paid", "confirmed by"],
                     rows: report.sales.map {
-                        [dateText($0.at), "#\($0.vend)", $0.slot, $0.productName, $0.priceText, $0.confirmation]
+                        [dateText($0.at), "#\($0.vend)", $0.slot, $0.productName, $0.priceText, $0.payment ?? "", $0.confirmation]
                     })
             }
         }

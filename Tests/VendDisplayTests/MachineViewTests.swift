@@ -64,6 +64,34 @@ import VendingCore
         #expect(stocked.hint == nil)
     }
 
+    /// With a card reader ready the machine asks for money or a card; a card vend waiting for
+    /// the bank says so; an open card session invites a choice; a declined card is explained.
+    @Test func cardsAreOfferedAndTheirVendsExplained() {
+        func withReader(_ status: StatusReport, ready: Bool = true) -> StatusReport {
+            var status = status
+            status.cardReaders = [.init(reader: 1, ready: ready, description: "cashless #1")]
+            return status
+        }
+        #expect(MachineView(Self.machine(withReader(Self.status(credit: "0"))), style: Self.style()).message.text == "Insert money or tap a card")
+        #expect(MachineView(Self.machine(withReader(Self.status(credit: "0"), ready: false)), style: Self.style()).message.text == "Insert money")
+        #expect(MachineView(Self.machine(withReader(Self.status(credit: "0"))), style: Self.style(.ko)).message.text == "돈을 넣거나 카드를 대 주세요")
+        var approving = withReader(Self.status(credit: "0", vend: "V4 at slot A1"))
+        approving.cardVendAwaitingApproval = true
+        #expect(MachineView(Self.machine(approving), style: Self.style()).message.text == "Banana Milk: tap your card. Waiting for approval…")
+        approving.cardVendAwaitingApproval = nil
+        #expect(MachineView(Self.machine(approving), style: Self.style()).message.text == "Vending Banana Milk…")
+        var session = withReader(Self.status(credit: "0"))
+        session.cardSession = "cashless1, funds 3,000원"
+        #expect(MachineView(Self.machine(session), style: Self.style()).message.text == "Card ready: choose a product")
+        var denied = Self.machine(withReader(Self.status(credit: "0")))
+        denied.observe(kind: "card-denied", at: 1_000)
+        let view = MachineView(denied, style: Self.style())
+        #expect(view.message.text == "Card declined: nothing was charged" && view.message.tone == .warning)
+        let lcd = LCDFrame.rows(
+            MachineView(Self.machine(withReader(Self.status(credit: "0"))), style: Self.style(ascii: true)), columns: 16, rows: 2, step: 0)
+        #expect(lcd[1] == "Insert money or ", "the LCD scrolls the longer line: \(lcd)")
+    }
+
     @Test func modesFollowTheMachinesState() {
         #expect(MachineView(Self.machine(nil), style: Self.style()).mode == .outOfOrder)
         #expect(MachineView(Self.machine(nil), style: Self.style()).message.text == "Out of order")

@@ -2,7 +2,8 @@ import Foundation
 import VendControl
 import VenddTestSupport
 
-/// A real `vendd run --simulate` in a temporary directory, with the sample configuration.
+/// A real `vendd run --simulate` in a temporary directory, with a shipped configuration: by
+/// default the ccTalk machine (config/examples/cctalk-coins.yaml), whose coins answer at once.
 final class DaemonHarness: @unchecked Sendable {
     // @unchecked: used from one test at a time; the process handle is only touched by its methods.
     let directory: TemporaryDirectory
@@ -13,10 +14,13 @@ final class DaemonHarness: @unchecked Sendable {
     private(set) var process: Process?
     private(set) var runs = 0
 
-    /// `edit` may change the sample configuration's text before it is written.
-    init(edit: (String) -> String = { $0 }) throws {
+    /// The shipped sample: MDB coins, notes and cards, run in-process, and change.
+    static let sampleMachine = "config/vendd.yaml"
+
+    /// `edit` may change the configuration's text before it is written.
+    init(config: String = "config/examples/cctalk-coins.yaml", edit: (String) -> String = { $0 }) throws {
         directory = try TemporaryDirectory()
-        let sample = try String(contentsOf: repositoryRoot.appendingPathComponent("config/examples/cctalk-coins.yaml"), encoding: .utf8)
+        let sample = try String(contentsOf: repositoryRoot.appendingPathComponent(config), encoding: .utf8)
         configPath = directory.path + "/vendd.yaml"
         try edit(sample).write(toFile: configPath, atomically: true, encoding: .utf8)
     }

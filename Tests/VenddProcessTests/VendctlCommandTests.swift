@@ -205,17 +205,17 @@ import VenddTestSupport
         #expect(run.status == 0)
         #expect(
             run.normalisedOutput == """
-                time              vend  slot  product          price  confirmed by
-                <time>    #1  A4    Cola           1,500원  drop-sensor
-                <time>    #2  B2    Canned Coffee  1,000원  drop-sensor
-                <time>    #3  A4    Cola           1,500원  drop-sensor
-                <time>    #4  A1    Banana Milk    1,200원  drop-sensor
+                time              vend  slot  product          price  paid  confirmed by
+                <time>    #1  A4    Cola           1,500원  cash  drop-sensor
+                <time>    #2  B2    Canned Coffee  1,000원  cash  drop-sensor
+                <time>    #3  A4    Cola           1,500원  cash  drop-sensor
+                <time>    #4  A1    Banana Milk    1,200원  cash  drop-sensor
 
                 """)
         #expect(
             try daemon.vendctl("history", "--limit", "1").normalisedOutput == """
-                time              vend  slot  product        price  confirmed by
-                <time>    #4  A1    Banana Milk  1,200원  drop-sensor
+                time              vend  slot  product        price  paid  confirmed by
+                <time>    #4  A1    Banana Milk  1,200원  cash  drop-sensor
 
                 """)
         #expect(try daemon.vendctl("history", "--since", "2999-01-01").output == "no sales since 2999-01-01 00:00\n")

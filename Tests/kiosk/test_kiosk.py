@@ -154,7 +154,7 @@ def main():
         check(len(pictures) == len(slots) and all(pictures), "every product shows its picture")
         check("hot" in [b.get_attribute("class").split()[-1] for b in card("B3").find_elements(By.CLASS_NAME, "badge")],
               "the hot product has its badge")
-        check(message() == "돈을 넣어 주세요", f"idle: the page asks for money ({message()!r})")
+        check(message() == "돈을 넣거나 카드를 대 주세요", f"idle: the page asks for money or a card ({message()!r})")
         shot("idle")
 
         # A coin: the credit shows within a second, pushed (no polling in the page).
@@ -201,10 +201,32 @@ def main():
         check(machine.json("status")["status"]["credit"] == "1500", "the refused tap kept the credit")
         shot("sold-out")
 
-        # Coin return on a machine without payout: the credit stays, and the page says so.
+        # Coin return: the changer pays the credit back, and the page says so.
         by_id(By.ID, "coin-return").click()
-        wait_for("the no-change explanation", lambda: "돌려드리지 못합니다" in message())
+        wait_for("the refund", lambda: "1,500원을 돌려드립니다" in message())
         check(True, f"coin return says {message()!r}")
+        wait_for("the credit paid back", lambda: by_id(By.ID, "credit").text == "0원" and machine.json("status")["status"]["payoutInProgress"] is None,
+                 timeout=10)
+        check(machine.json("status")["status"]["books"]["changePaid"] == "1500", "the changer paid 1,500원 (vendctl status: changePaid)")
+
+        # A card, selection first: a tap on a product with no credit asks the reader; the page
+        # says the bank is being asked until it approves, then the item drops.
+        machine.vendctl("sim", "card", "slow", "20")
+        card(CHEAP_ENOUGH).click()
+        wait_for("the approval wait", lambda: "승인을 기다리는 중" in message())
+        check(True, f"a card vend waiting for the bank says {message()!r}")
+        shot("card-approval")
+        wait_for("take your item (card)", lambda: "꺼내 주세요" in message(), timeout=10)
+        sales = machine.json("history")["history"]["sales"]
+        check(sales[-1]["slot"] == CHEAP_ENOUGH and sales[-1].get("payment") == "cashless1",
+              f"the card sale is in `vendctl history`, paid on cashless #1 ({sales[-1]})")
+        check(by_id(By.ID, "credit").text == "0원", "a card sale leaves the cash credit alone")
+        # The bank declines the next one: the page says so, nothing is charged or dropped.
+        machine.vendctl("sim", "card", "deny")
+        card(CHEAP_ENOUGH).click()
+        wait_for("the decline", lambda: "카드가 승인되지 않았습니다" in message(), timeout=10)
+        check(len(machine.json("history")["history"]["sales"]) == len(sales), f"a declined card sells nothing ({message()!r})")
+        shot("card-denied")
 
         # The technician's screen only with the service key; service mode alone is not enough.
         check(not by_id(By.ID, "technician").is_displayed(), "no technician screen without the service key")
@@ -232,6 +254,9 @@ def main():
         check(not by_id(By.ID, "technician").is_displayed(), "the technician screen goes with the key")
 
         # vendd stopped: out of order; back when it returns, with the credit it kept.
+        for _ in range(3):
+            machine.vendctl("sim", "coin", "500")
+        wait_for("credit 1,500원 before the stop", lambda: by_id(By.ID, "credit").text == "1,500원")
         machine.stop_vendd()
         wait_for("out of order", lambda: by_id(By.ID, "overlay").is_displayed() and "고장" in by_id(By.ID, "overlay").text,
                  timeout=3)
