@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Idle CPU of vendd while its ccTalk host polls the simulated acceptor at 5 Hz.
 
-Starts `cctalk-sim` on a Unix socket and `vendd run --simulate` with the sample configuration,
-its coin_acceptor.port pointed at that socket (poll_interval_ms: 200). After start-up, measures
+Starts `cctalk-sim` on a Unix socket and `vendd run --simulate` with the ccTalk sample
+(config/examples/cctalk-coins.yaml), its coin_acceptor.port pointed at that socket (poll_interval_ms: 200). After start-up, measures
 vendd's CPU time (utime + stime from /proc) over the idle period and the polls the simulator
 answered. Prints figures; never fails on a timing.
 
@@ -40,7 +40,7 @@ def main():
             sys.exit(f"{binary} not found: build it with swift build -c release --product {os.path.basename(binary)}")
     with tempfile.TemporaryDirectory() as work:
         socket_path = os.path.join(work, "acceptor.sock")
-        with open(os.path.join(ROOT, "config/vendd.yaml")) as f:
+        with open(os.path.join(ROOT, "config/examples/cctalk-coins.yaml")) as f:
             config = re.sub(r"port: /dev/serial/by-id/\S+", f"port: unix:{socket_path}", f.read())
         config_path = os.path.join(work, "vendd.yaml")
         with open(config_path, "w") as f:

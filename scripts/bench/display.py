@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Memory and CPU of vendd-display: idle, then while events stream.
 
-Starts `vendd run --simulate` and `vendd-display` with the sample configuration, opens the
+Starts `vendd run --simulate` and `vendd-display` with the ccTalk sample (config/examples/cctalk-coins.yaml), opens the
 kiosk's event stream (/events) as a browser would, and measures vendd-display's resident memory
 (VmRSS, VmHWM) and CPU time (utime + stime from /proc):
   - idle: IDLE seconds with one page connected and nothing happening
@@ -42,7 +42,7 @@ def memory(pid):
 def main():
     work = tempfile.mkdtemp(prefix="vendd-display-bench-")
     config = os.path.join(work, "vendd.yaml")
-    shutil.copy(os.path.join(ROOT, "config/vendd.yaml"), config)
+    shutil.copy(os.path.join(ROOT, "config/examples/cctalk-coins.yaml"), config)
     shutil.copytree(os.path.join(ROOT, "config/pictures"), os.path.join(work, "pictures"))
     sock = os.path.join(work, "control.sock")
     # The sample machine takes coins up to 10,000원: the loop's 50 × 100원 stays below it.

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Vend and coin latency of vendd with its MQTT broker down, against vendd without MQTT.
 
-Runs `vendd run --simulate` with the sample configuration three times:
+Runs `vendd run --simulate` with the ccTalk sample (config/examples/cctalk-coins.yaml) three times:
   - no-mqtt:     no `mqtt:` section (no outbox, no connection)
   - refused:     `mqtt:` pointing at a loopback port where nothing listens (connection refused,
                  libmosquitto retrying every 1 to 5 s)
@@ -54,7 +54,7 @@ def free_port():
 
 def run(name, broker):
     with tempfile.TemporaryDirectory() as work:
-        with open(os.path.join(ROOT, "config/vendd.yaml")) as f:
+        with open(os.path.join(ROOT, "config/examples/cctalk-coins.yaml")) as f:
             config = f.read()
         if broker:
             config += mqtt_section(work, broker)
