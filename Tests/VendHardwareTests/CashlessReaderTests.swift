@@ -60,6 +60,35 @@ import VendingCore
         Self.expectBooksAgree(rig, sales: 1)
     }
 
+    /// A reader that allows several vends per session (option b1) keeps the card's session open
+    /// after each vend; the session ends when the customer stays idle for the session time-out
+    /// (SESSION COMPLETE, then the reader's END SESSION), or at coin return.
+    @Test(arguments: [false, true])
+    func multiVendSessionSellsTwiceThenEnds(byCoinReturn: Bool) throws {
+        let reader = SimulatedCashlessReader(options: [.canRefund, .cashSale, .multiVend], features: [])
+        let rig = CardRig(readers: [reader], selectionFirst: false)
+        try rig.start()
+        reader.presentCard(funds: 500)
+        try rig.run(for: .milliseconds(500))
+        rig.select("A1")
+        try rig.run(for: .seconds(1))
+        #expect(rig.machine.cardSession != nil && reader.state == .sessionIdle, "multi-vend: the session stays open after a vend")
+        rig.select("A2")
+        try rig.run(for: .seconds(1))
+        #expect(rig.pulses == ["A1", "A2"])
+        #expect(reader.charged == [120, 150])
+        if byCoinReturn {
+            rig.apply(.coinReturnPressed)
+            try rig.run(for: .seconds(1))
+        } else {
+            try rig.run(for: .seconds(9))
+            #expect(rig.machine.cardSession != nil, "not idle for the whole time-out yet")
+            try rig.run(for: .seconds(2))
+        }
+        #expect(rig.machine.cardSession == nil && reader.state == .enabled, "the session ended: SESSION COMPLETE, END SESSION")
+        Self.expectBooksAgree(rig, sales: 2)
+    }
+
     @Test func deniedVendDispensesNothing() throws {
         let reader = SimulatedCashlessReader()
         let rig = CardRig(readers: [reader])

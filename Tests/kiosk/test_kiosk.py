@@ -205,9 +205,10 @@ def main():
         by_id(By.ID, "coin-return").click()
         wait_for("the refund", lambda: "1,500원을 돌려드립니다" in message())
         check(True, f"coin return says {message()!r}")
-        wait_for("the credit paid back", lambda: by_id(By.ID, "credit").text == "0원" and machine.json("status")["status"]["payoutInProgress"] is None,
+        wait_for("the credit paid back", lambda: by_id(By.ID, "credit").text == "0원" and machine.json("status")["status"].get("payoutInProgress") is None,
                  timeout=10)
-        check(machine.json("status")["status"]["books"]["changePaid"] == "1500", "the changer paid 1,500원 (vendctl status: changePaid)")
+        books = machine.json("status")["status"]["books"]
+        check(books["refunds"] == "1500", f"the changer paid the 1,500원 back (vendctl status: refunds {books['refunds']})")
 
         # A card, selection first: a tap on a product with no credit asks the reader; the page
         # says the bank is being asked until it approves, then the item drops.
