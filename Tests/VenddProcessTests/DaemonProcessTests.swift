@@ -119,6 +119,11 @@ import VendingCore
             (#"{"v":1,"op":"sim-coin","amount":"1.5"}"#, "bad-request"),
             (#"{"v":1,"op":"sim-press","slot":"Z9"}"#, "bad-request"),
             (#"{"v":1,"op":"restock","slot":"A1","count":-3}"#, "rejected"),
+            (#"{"v":1,"op":"sim-card","reader":1,"action":"steal"}"#, "bad-request"),
+            (#"{"v":1,"op":"sim-card","reader":3,"action":"deny"}"#, "bad-request"),
+            (#"{"v":1,"op":"sim-card","reader":1,"action":"tap","amount":"1.5"}"#, "bad-request"),
+            (#"{"v":1,"op":"sim-card","reader":1,"action":"slow"}"#, "bad-request"),
+            (#"{"v":1,"op":"sim-note","amount":"1000"}"#, "rejected"),
         ]
         for (line, code) in cases {
             try socket.write(line + "\n")
