@@ -10,18 +10,18 @@ extension CommandHandler {
     static func simulateCoin(_ amount: String, controller: MachineController) -> ControlResponse {
         let config = controller.config, format = config.machine.moneyFormat
         let value: Money
-        do {
-            value = try Money(parsing: amount, currency: config.machine.currency)
+        do throws(Answered) {
+            value = try money(amount, config)
         } catch {
-            return .failure(ControlError(.badRequest, "\(error)"))
+            return error.response
         }
         guard let world = controller.simulatedWorld else { return notSimulated }
         let acceptorTakes = config.coinAcceptor?.channels.contains { $0.value == value && $0.enabled } ?? false
         if !acceptorTakes, let mdb = controller.simulatedMDB, config.mdb?.changer != nil {
+            let coin = "coin of \(format.string(for: value))"
             do {
                 let routing = try mdb.insertCoin(value, format: format)
                 controller.settle()
-                let coin = "coin of \(format.string(for: value))"
                 switch routing {
                 case .tubes: return .success("\(coin) accepted by the coin changer (into its tube)")
                 case .cashBox: return .success("\(coin) accepted by the coin changer (into the cash box)")
@@ -44,54 +44,72 @@ extension CommandHandler {
     }
 
     static func simulateNote(_ amount: String, controller: MachineController) -> ControlResponse {
-        let config = controller.config, format = config.machine.moneyFormat
-        let value: Money
-        do {
-            value = try Money(parsing: amount, currency: config.machine.currency)
-        } catch {
-            return .failure(ControlError(.badRequest, "\(error)"))
-        }
-        guard controller.simulatedWorld != nil else { return notSimulated }
-        guard let mdb = controller.simulatedMDB else { return noInProcessMDB(config.mdb?.port) }
-        do {
-            let (stacked, reason) = try mdb.insertNote(value, format: format)
+        let format = controller.config.machine.moneyFormat
+        do throws(Answered) {
+            let value = try money(amount, controller.config)
+            let mdb = try inProcessMDB(controller)
+            let (stacked, reason) = try refusedIfThrows { () throws(InProcessMDB.Refusal) in try mdb.insertNote(value, format: format) }
             controller.settle()
             let note = "note of \(format.string(for: value))"
             return stacked ? .success("\(note) stacked") : .failure(ControlError(.rejected, "\(note) returned: \(reason ?? "")"))
         } catch {
-            return .failure(ControlError(.rejected, error.description))
+            return error.response
         }
     }
 
     static func simulateCard(_ number: Int, _ action: SimulatedCardAction, controller: MachineController) -> ControlResponse {
-        let config = controller.config, format = config.machine.moneyFormat
-        guard let reader = CardReader(rawValue: number) else {
-            return .failure(ControlError(.badRequest, "card reader \(number): readers are 1 (10h) and 2 (60h)"))
-        }
-        var funds: Money?
-        if case .tap(let text?) = action {
-            do {
-                funds = try Money(parsing: text, currency: config.machine.currency)
-            } catch {
-                return .failure(ControlError(.badRequest, "\(error)"))
+        do throws(Answered) {
+            guard let reader = CardReader(rawValue: number) else {
+                throw Answered(.failure(ControlError(.badRequest, "card reader \(number): readers are 1 (10h) and 2 (60h)")))
             }
-        }
-        guard controller.simulatedWorld != nil else { return notSimulated }
-        guard let mdb = controller.simulatedMDB else { return noInProcessMDB(config.mdb?.port) }
-        do {
-            return .success(try mdb.card(reader, action, funds: funds, format: format))
+            var funds: Money?
+            if case .tap(let text?) = action { funds = try money(text, controller.config) }
+            let mdb = try inProcessMDB(controller)
+            let format = controller.config.machine.moneyFormat
+            return .success(try refusedIfThrows { () throws(InProcessMDB.Refusal) in try mdb.card(reader, action, funds: funds, format: format) })
         } catch {
-            return .failure(ControlError(.rejected, error.description))
+            return error.response
+        }
+    }
+
+    /// A sim request answered before (or instead of) reaching a device.
+    private struct Answered: Error {
+        let response: ControlResponse
+        init(_ response: ControlResponse) { self.response = response }
+    }
+
+    private static func money(_ text: String, _ config: VenddConfig) throws(Answered) -> Money {
+        do {
+            return try Money(parsing: text, currency: config.machine.currency)
+        } catch {
+            throw Answered(.failure(ControlError(.badRequest, "\(error)")))
+        }
+    }
+
+    /// The in-process MDB devices, or why a request for them cannot be served.
+    private static func inProcessMDB(_ controller: MachineController) throws(Answered) -> InProcessMDB {
+        guard controller.simulatedWorld != nil else { throw Answered(notSimulated) }
+        guard let mdb = controller.simulatedMDB else {
+            guard let port = controller.config.mdb?.port else {
+                throw Answered(.failure(ControlError(.rejected, "the configuration has no mdb: section")))
+            }
+            throw Answered(
+                .failure(ControlError(.rejected, "the MDB bus is on \(port), not simulated in vendd: drive the simulator there (mdb-sim)")))
+        }
+        return mdb
+    }
+
+    /// A device's refusal, as the answer.
+    private static func refusedIfThrows<T>(_ body: () throws(InProcessMDB.Refusal) -> T) throws(Answered) -> T {
+        do {
+            return try body()
+        } catch {
+            throw Answered(.failure(ControlError(.rejected, error.description)))
         }
     }
 
     /// Points at `sim note` when the value is one of the validator's notes.
     private static func noteHint(_ value: Money, _ amount: String, _ config: VenddConfig) -> String {
         config.mdb?.billValidator?.bills.contains { $0.value == value } == true ? "; it is a note: vendctl sim note \(amount)" : ""
-    }
-
-    private static func noInProcessMDB(_ port: String?) -> ControlResponse {
-        guard let port else { return .failure(ControlError(.rejected, "the configuration has no mdb: section")) }
-        return .failure(ControlError(.rejected, "the MDB bus is on \(port), not simulated in vendd: drive the simulator there (mdb-sim)"))
     }
 }
