@@ -122,6 +122,8 @@ final class InProcessMDB: Sendable {
     /// A customer or the bank at a card reader.
     func card(_ reader: CardReader, _ action: SimulatedCardAction, funds: Money?, format: MoneyFormat) throws(Refusal) -> String {
         let address: MDBPeripheral = reader == .first ? .cashless1 : .cashless2
+        // A customer taps once the reader shows it is ready (it is busy just after a vend).
+        if case .tap = action { awaitEnabled { $0.reader(address)?.state == .enabled } }
         let done: String? = interface.with { devices in
             guard let device = devices.reader(address) else { return nil }
             switch action {
@@ -147,9 +149,9 @@ final class InProcessMDB: Sendable {
         return done
     }
 
-    /// A customer at a machine that has just started waits for the acceptors to light up: up to
-    /// 3 s for the bus to initialise the device and the machine to enable it. A device still
-    /// disabled then refuses the coin or note, as it would.
+    /// A customer waits for the acceptors (or the reader) to light up: up to 3 s for the bus to
+    /// initialise the device and the machine to enable it. A device still disabled then refuses
+    /// the coin, note or card, as it would.
     private func awaitEnabled(_ enabled: (SimulatedQibixxInterface.Devices) -> Bool) {
         let deadline = ContinuousClock.now + .seconds(3)
         while ContinuousClock.now < deadline, !interface.with({ enabled($0) }) { usleep(10_000) }

@@ -213,10 +213,12 @@ final class MDBCashlessReader: MDBPeripheralDriver {
     // MARK: - Polling
 
     func tick(_ bus: MDBDeviceBus) throws(MDBFailure) -> Bool {
+        // Acceptance first: the machine enables the readers and may ask for a vend in the same
+        // breath (a selection just after the change was paid); the vend must find them enabled.
+        try applyAcceptance(bus)
         takeCommands(bus, atStart: false)
         if try settleDue(bus) { return true }
         if try checkTimers(bus) { return true }
-        try applyAcceptance(bus)
         if case .refunding(let settlement, _, let inSession) = phase {
             // §7.4: ACK = refunded, MALFUNCTION Ch = refund failed, silence = still refunding.
             switch try bus.sendOnce(block(.poll)) {
