@@ -13,7 +13,7 @@
 #
 # Usage: scripts/hil/run.sh [--arch amd64|arm64] [--libgpiod v1|v2] [--bench | --bench-throttled]
 #                           [--scenarios "a b ..."] [--powercut N] [--source DIR]
-#   --arch         the guest's architecture (default amd64); arm64 runs the scenarios only
+#   --arch         the guest's architecture (default amd64); arm64 runs the scenarios and --bench
 #   --bench        instead of the scenarios, measure button edge -> relay active latency for
 #                  vendd (release build) and for a minimal C program on libgpiod (500 presses each)
 #   --bench-throttled
@@ -57,9 +57,10 @@ done
 case "$arch" in
 amd64) ;;
 arm64)
-    # The benchmarks' figures and the power cuts (scripts/hil/powercut.py boots its own x86_64
-    # qemu) were made for the amd64 guest; arm64 has the scenarios.
-    [[ "$mode" == scenarios ]] || hil_die "--arch arm64 runs the scenarios only; --bench, --bench-throttled and --powercut need --arch amd64"
+    # The power cuts (scripts/hil/powercut.py boots its own x86_64 qemu) and the throttled disk's
+    # benchmark were made for the amd64 guest; arm64 has the scenarios and the latency benchmark.
+    [[ "$mode" == scenarios || "$mode" == bench ]] ||
+        hil_die "--arch arm64 runs the scenarios and --bench only; --bench-throttled and --powercut need --arch amd64"
     # The libgpiod APIs as Debian ships them for arm64: 1.6 in Debian 12, 2.x in Debian 13.
     release=bookworm
     [[ "$api" == v2 ]] && release=trixie
@@ -95,9 +96,10 @@ fi
 host_api="$api"
 [[ "$arch" == arm64 ]] && host_api=v1
 scratch="$source/.build-hil-$host_api"
-# Scenarios check behaviour: a debug build is quicker to make. Figures come from a release build.
+# Scenarios check behaviour: a debug build is quicker to make. Figures come from a release build
+# (on arm64 the guest's vendd always is one; the host's programs only prepare and simulate).
 configuration=debug
-[[ "$mode" == bench* ]] && configuration=release
+[[ "$mode" == bench* && "$arch" == amd64 ]] && configuration=release
 built_from="$(git -C "$source" describe --always --dirty)"
 hil_log "building vendd, vendctl and the simulators ($configuration, static Swift stdlib, libgpiod $host_api) from $source ($built_from) in $scratch"
 for product in vendd vendctl cctalk-sim mdb-sim; do
@@ -172,7 +174,7 @@ copy_arm64_libraries() {
     while ((${#pending[@]})); do
         program="${pending[0]}"
         pending=("${pending[@]:1}")
-        interpreter="$(readelf -l "$program" | sed -n 's/.*Requesting program interpreter: \(.*\)]$/\1/p')"
+        interpreter="$(aarch64-linux-gnu-readelf -l "$program" | sed -n 's/.*Requesting program interpreter: \(.*\)]$/\1/p')"
         if [[ -n "$interpreter" && ! -e "$root$interpreter" ]]; then
             [[ -e "$sysroot$interpreter" ]] || hil_die "$program wants the loader $interpreter, which the arm64 sysroot $sysroot lacks"
             mkdir -p "$root$(dirname "$interpreter")"
@@ -188,7 +190,7 @@ copy_arm64_libraries() {
             [[ -n "$found" ]] || hil_die "$program needs $library, which is in no library directory of the arm64 sysroot $sysroot (scripts/debian-swift-build makes it from the build dependencies: is a package missing there?)"
             [[ -e "$root/lib/aarch64-linux-gnu/$library" ]] || cp -L "$found" "$root/lib/aarch64-linux-gnu/$library"
             pending+=("$root/lib/aarch64-linux-gnu/$library")
-        done < <(readelf -d "$program" | sed -n 's/.*(NEEDED).*\[\(.*\)\]$/\1/p')
+        done < <(aarch64-linux-gnu-readelf -d "$program" | sed -n 's/.*(NEEDED).*\[\(.*\)\]$/\1/p')
     done
 }
 
@@ -214,7 +216,12 @@ else
     mmdebstrap --quiet --variant=extract --arch=arm64 --include=busybox-static "$release" "$work/busybox" \
         "${VENDD_DEBIAN_MIRROR:-http://deb.debian.org/debian}" >&2 ||
         hil_die "cannot fetch Debian $release's arm64 busybox-static (mirror: ${VENDD_DEBIAN_MIRROR:-http://deb.debian.org/debian}; set VENDD_DEBIAN_MIRROR for another)"
-    cp "$work/busybox/bin/busybox" "$root/bin/busybox"
+    # Debian 12's package has it in /bin, Debian 13's (merged /usr) in /usr/bin.
+    for busybox in "$work/busybox/bin/busybox" "$work/busybox/usr/bin/busybox" ""; do
+        [[ -f "$busybox" ]] && break
+    done
+    [[ -n "$busybox" ]] || hil_die "Debian $release's busybox-static for arm64 has no busybox in /bin or /usr/bin (unpacked in $work/busybox)"
+    cp "$busybox" "$root/bin/busybox"
     aarch64-linux-gnu-strip "$root/usr/bin/vendd" "$root/usr/bin/vendctl"
     mkdir -p "$root/lib/aarch64-linux-gnu"
     copy_arm64_libraries "$root/usr/bin/vendd" "$root/usr/bin/vendctl" "$root/usr/bin/gpio-mirror"
@@ -298,6 +305,7 @@ mount -t tmpfs tmpfs /run
 exec </dev/console >/dev/console 2>&1
 echo "guest: \$(uname -m), kernel \$(uname -r), vendd built against libgpiod $api"
 HIL_SCENARIOS="$scenarios"
+HIL_LIBGPIOD_API=$api
 $guest_machine
 . /scenarios.sh
 case "$mode" in

@@ -108,6 +108,18 @@ pulse_of() {
     PULSE_MS=$(hiltool wait "$(value "$1")" 0 3000) || return 2
 }
 
+# The libgpiod vendd runs on in this guest is the API it was built for (run.sh --libgpiod, given
+# as HIL_LIBGPIOD_API by /init): vendd's start-up log names the library's version and API.
+scenario_libgpiod_api() {
+    start_vendd nocredit || { fail "vendd did not start"; return; }
+    library=$(grep -o 'via libgpiod [^ ]* (API v[0-9]*)' /tmp/vendd.log | head -n 1)
+    stop_vendd
+    case "$library" in
+    *"(API $HIL_LIBGPIOD_API)") pass "vendd's GPIO $library" ;;
+    *) fail "vendd's start-up log names '${library:-no libgpiod}', want API $HIL_LIBGPIOD_API" ;;
+    esac
+}
+
 scenario_press_with_credit() {
     start_vendd credit || { fail "vendd did not start"; return; }
     hiltool press "$(pull 2)"
@@ -302,7 +314,7 @@ check_uarts() {
 run_scenarios() {
     check_uarts || { echo "HIL done"; return; }
     make_chip
-    planned=${HIL_SCENARIOS:-press_with_credit bouncing_press drop_confirms_vend no_drop_aborts_vend \
+    planned=${HIL_SCENARIOS:-libgpiod_api press_with_credit bouncing_press drop_confirms_vend no_drop_aborts_vend \
              two_buttons_at_once press_without_credit sigterm_mid_vend busy_line coin_over_ttyS1 \
              mdb_over_ttyS2}
     echo "HIL planned: $(echo $planned | wc -w)"
