@@ -4,8 +4,16 @@
 # The guest runs scripts/hil/guest/scenarios.sh and prints "HIL <scenario>: PASS|FAIL ..." lines;
 # cctalk-sim and mdb-sim run here, behind the guest's /dev/ttyS1 and /dev/ttyS2.
 #
-# Usage: scripts/hil/run.sh [--libgpiod v1|v2] [--bench | --bench-throttled] [--scenarios "a b ..."]
-#                           [--powercut N] [--source DIR]
+# With --arch arm64 the guest is what a Raspberry Pi class board runs: vendd and vendctl as the
+# arm64 packages build them (scripts/debian-swift-build: Debian 13's Swift, release), against
+# Debian 12's libgpiod 1.6 (--libgpiod v1) or Debian 13's libgpiod 2 (--libgpiod v2) and the rest
+# of that release's arm64 libraries, booted under qemu-system-aarch64's `virt` machine (Cortex-A53,
+# TCG) on an arm64 build of the same kernel (scripts/hil/build-kernel.sh --arch arm64); the same
+# scenarios, the simulators still on this machine. Needs root (debian-swift-build's chroot).
+#
+# Usage: scripts/hil/run.sh [--arch amd64|arm64] [--libgpiod v1|v2] [--bench | --bench-throttled]
+#                           [--scenarios "a b ..."] [--powercut N] [--source DIR]
+#   --arch         the guest's architecture (default amd64); arm64 runs the scenarios and --bench
 #   --bench        instead of the scenarios, measure button edge -> relay active latency for
 #                  vendd (release build) and for a minimal C program on libgpiod (500 presses each)
 #   --bench-throttled
@@ -20,7 +28,9 @@
 #                  worktree, to compare), with this checkout's guest scripts and benchmark
 # Exits 0 only when every scenario printed PASS (or the benchmark finished, or every cut reconciled).
 #
-# Environment: VENDD_HIL_BOOT_TIMEOUT (seconds, default 600; 1800 with --bench-throttled).
+# Environment: VENDD_HIL_BOOT_TIMEOUT (seconds, default 600, 1800 with --bench-throttled or
+# --arch arm64); VENDD_DEBIAN_MIRROR (arm64: where the guest's busybox comes from, default
+# http://deb.debian.org/debian, as for scripts/debian-swift-build).
 set -euo pipefail
 
 SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -30,9 +40,10 @@ source "$SCRIPT_DIR/lib.sh"
 # shellcheck source=../lib/common.sh
 source "$ROOT/scripts/lib/common.sh"
 
-api=v1 mode=scenarios scenarios="" cuts=0 source="$ROOT"
+arch=amd64 api=v1 mode=scenarios scenarios="" cuts=0 source="$ROOT"
 while (($#)); do
     case "$1" in
+    --arch) arch="$2"; shift 2 ;;
     --libgpiod) api="$2"; shift 2 ;;
     --bench) mode=bench; shift ;;
     --bench-throttled) mode=bench-throttled; shift ;;
@@ -43,28 +54,54 @@ while (($#)); do
     esac
 done
 [[ "$api" == v1 || "$api" == v2 ]] || hil_die "--libgpiod takes v1 or v2, not '$api'"
+case "$arch" in
+amd64) ;;
+arm64)
+    # The power cuts (scripts/hil/powercut.py boots its own x86_64 qemu) and the throttled disk's
+    # benchmark were made for the amd64 guest; arm64 has the scenarios and the latency benchmark.
+    [[ "$mode" == scenarios || "$mode" == bench ]] ||
+        hil_die "--arch arm64 runs the scenarios and --bench only; --bench-throttled and --powercut need --arch amd64"
+    # The libgpiod APIs as Debian ships them for arm64: 1.6 in Debian 12, 2.x in Debian 13.
+    release=bookworm
+    [[ "$api" == v2 ]] && release=trixie
+    [[ "$(id -u)" -eq 0 ]] || hil_die "--arch arm64 builds vendd with scripts/debian-swift-build, which needs root (chroot, mount): run as root"
+    ;;
+*) hil_die "--arch takes amd64 or arm64, not '$arch'" ;;
+esac
 
 ensure_swift
 ensure_build_dependencies
-hil_ensure_packages qemu-system-x86 busybox-static cpio gcc libc6-dev
+hil_ensure_packages cpio
+if [[ "$arch" == amd64 ]]; then
+    hil_ensure_packages qemu-system-x86 busybox-static gcc libc6-dev
+else
+    # The cross compiler (and its libc) builds the guest's C tools; its binutils strip and read
+    # the arm64 programs; mmdebstrap fetches the arm64 busybox.
+    hil_ensure_packages qemu-system-arm gcc-aarch64-linux-gnu libc6-dev-arm64-cross binutils-aarch64-linux-gnu \
+        mmdebstrap debian-archive-keyring
+fi
 [[ "$mode" == powercut ]] && hil_ensure_packages e2fsprogs python3
 [[ "$mode" == bench-throttled ]] && hil_ensure_packages e2fsprogs
-kernel="$("$SCRIPT_DIR/build-kernel.sh" | tail -n 1)"
+kernel="$("$SCRIPT_DIR/build-kernel.sh" --arch "$arch" | tail -n 1)"
 
-# libgpiod v2 comes from an unpacked prefix; headers, library and runtime all from there.
+# libgpiod v2 comes from an unpacked prefix; headers, library and runtime all from there. On
+# arm64 only the guest's vendd uses libgpiod: the host's vendd just prepares states in simulation.
 library_path=""
-if [[ "$api" == v2 ]]; then
+if [[ "$api" == v2 && "$arch" == amd64 ]]; then
     export PKG_CONFIG_PATH
     PKG_CONFIG_PATH="$("$ROOT/scripts/fetch-libgpiod-v2" | tail -n 1)"
     library_path="$(pkg-config --variable=libdir libgpiod)"
 fi
 
-scratch="$source/.build-hil-$api"
-# Scenarios check behaviour: a debug build is quicker to make. Figures come from a release build.
+host_api="$api"
+[[ "$arch" == arm64 ]] && host_api=v1
+scratch="$source/.build-hil-$host_api"
+# Scenarios check behaviour: a debug build is quicker to make. Figures come from a release build
+# (on arm64 the guest's vendd always is one; the host's programs only prepare and simulate).
 configuration=debug
-[[ "$mode" == bench* ]] && configuration=release
+[[ "$mode" == bench* && "$arch" == amd64 ]] && configuration=release
 built_from="$(git -C "$source" describe --always --dirty)"
-hil_log "building vendd and vendctl ($configuration, static Swift stdlib, libgpiod $api) from $source ($built_from) in $scratch"
+hil_log "building vendd, vendctl and the simulators ($configuration, static Swift stdlib, libgpiod $host_api) from $source ($built_from) in $scratch"
 for product in vendd vendctl cctalk-sim mdb-sim; do
     (cd "$source" && swift build -c "$configuration" --static-swift-stdlib --scratch-path "$scratch" --product "$product" >&2)
 done
@@ -75,10 +112,29 @@ trap 'rm -rf "$work"; [[ -n "${prep_pid:-}" ]] && kill "$prep_pid" 2>/dev/null; 
 root="$work/root"
 mkdir -p "$root"/{bin,usr/bin,etc/vendd,prepared,proc,sys,dev,tmp,run,var/lib}
 
-gcc -static -O2 -Wall -Wextra -Werror -o "$root/usr/bin/hiltool" "$SCRIPT_DIR/guest/hiltool.c"
-# shellcheck disable=SC2046  # pkg-config output is a list of flags
-gcc -O2 -Wall -Wextra -Werror -o "$root/usr/bin/gpio-mirror" "$SCRIPT_DIR/guest/gpio-mirror.c" \
-    $(pkg-config --cflags --libs libgpiod)
+if [[ "$arch" == amd64 ]]; then
+    guest_bin="$bin"
+    gcc -static -O2 -Wall -Wextra -Werror -o "$root/usr/bin/hiltool" "$SCRIPT_DIR/guest/hiltool.c"
+    # shellcheck disable=SC2046  # pkg-config output is a list of flags
+    gcc -O2 -Wall -Wextra -Werror -o "$root/usr/bin/gpio-mirror" "$SCRIPT_DIR/guest/gpio-mirror.c" \
+        $(pkg-config --cflags --libs libgpiod)
+else
+    # The guest's vendd and vendctl: the arm64 packages' build, against this release's sysroot.
+    guest_bin="$work/arm64"
+    debian_swift_build="$source/scripts/debian-swift-build"
+    [[ -x "$debian_swift_build" ]] || hil_die "$source has no scripts/debian-swift-build to build the arm64 vendd; use a newer checkout"
+    hil_log "building the arm64 vendd and vendctl for Debian $release (libgpiod $api) with $debian_swift_build"
+    "$debian_swift_build" --arch arm64 --release "$release" --output "$guest_bin" vendd vendctl >&2
+    sysroot="$(cat "$guest_bin/sysroot")"
+    [[ -d "$sysroot/usr/include" ]] || hil_die "the arm64 sysroot named in $guest_bin/sysroot ($sysroot) has no usr/include"
+    aarch64-linux-gnu-gcc -static -O2 -Wall -Wextra -Werror -o "$root/usr/bin/hiltool" "$SCRIPT_DIR/guest/hiltool.c"
+    # gpio-mirror links the release's libgpiod (the API vendd was built against), from the sysroot.
+    # shellcheck disable=SC2046  # pkg-config output is a list of flags
+    aarch64-linux-gnu-gcc --sysroot="$sysroot" -O2 -Wall -Wextra -Werror -o "$root/usr/bin/gpio-mirror" \
+        "$SCRIPT_DIR/guest/gpio-mirror.c" $(PKG_CONFIG_SYSROOT_DIR="$sysroot" \
+        PKG_CONFIG_LIBDIR="$sysroot/usr/lib/aarch64-linux-gnu/pkgconfig:$sysroot/usr/share/pkgconfig" \
+        pkg-config --cflags --libs libgpiod)
+fi
 
 # prepare NAME CONFIG COINS: a state directory made by this vendd in simulation on the host:
 # every slot filled, COINS coins of 1000 or 2000 (written "1000 2000 ...") inserted.
@@ -109,21 +165,66 @@ prepare bench "$SCRIPT_DIR/bench.yaml" "$(printf '2000 %.0s' {1..10})"
 # Half the maximum credit: 500 vends and the coins that arrive meanwhile stay within it.
 [[ "$mode" == bench-throttled ]] && prepare bench-disk "$SCRIPT_DIR/bench.yaml" "$(printf '2000 %.0s' {1..5})"
 
-# The guest's files: the binaries, every shared library they load, busybox, the test files.
-cp /bin/busybox "$root/bin/busybox"
-for program in vendd vendctl; do
-    cp "$bin/$program" "$root/usr/bin/$program"
-    strip "$root/usr/bin/$program"
-done
-for program in "$root/usr/bin/vendd" "$root/usr/bin/vendctl" "$root/usr/bin/gpio-mirror"; do
-    LD_LIBRARY_PATH="$library_path" ldd "$program" | grep -o '/[^ ]*' | while read -r library; do
-        mkdir -p "$root$(dirname "$library")"
-        cp -L "$library" "$root$library"
+# copy_arm64_libraries PROGRAM...: the programs' ELF interpreter and every shared library they
+# load, transitively, from the arm64 sysroot into the guest (ldd cannot run arm64 programs here,
+# so the DT_NEEDED entries are read and resolved as the loader would, in the multiarch
+# directories, where the guest's loader finds them too).
+copy_arm64_libraries() {
+    local pending=("$@") seen=" " program library interpreter found directory
+    while ((${#pending[@]})); do
+        program="${pending[0]}"
+        pending=("${pending[@]:1}")
+        interpreter="$(aarch64-linux-gnu-readelf -l "$program" | sed -n 's/.*Requesting program interpreter: \(.*\)]$/\1/p')"
+        if [[ -n "$interpreter" && ! -e "$root$interpreter" ]]; then
+            [[ -e "$sysroot$interpreter" ]] || hil_die "$program wants the loader $interpreter, which the arm64 sysroot $sysroot lacks"
+            mkdir -p "$root$(dirname "$interpreter")"
+            cp -L "$sysroot$interpreter" "$root$interpreter"
+        fi
+        while read -r library; do
+            [[ "$seen" == *" $library "* ]] && continue
+            seen+="$library "
+            found=""
+            for directory in lib/aarch64-linux-gnu usr/lib/aarch64-linux-gnu lib usr/lib; do
+                [[ -e "$sysroot/$directory/$library" ]] && { found="$sysroot/$directory/$library"; break; }
+            done
+            [[ -n "$found" ]] || hil_die "$program needs $library, which is in no library directory of the arm64 sysroot $sysroot (scripts/debian-swift-build makes it from the build dependencies: is a package missing there?)"
+            [[ -e "$root/lib/aarch64-linux-gnu/$library" ]] || cp -L "$found" "$root/lib/aarch64-linux-gnu/$library"
+            pending+=("$root/lib/aarch64-linux-gnu/$library")
+        done < <(aarch64-linux-gnu-readelf -d "$program" | sed -n 's/.*(NEEDED).*\[\(.*\)\]$/\1/p')
     done
+}
+
+# The guest's files: the binaries, every shared library they load, busybox, the test files.
+for program in vendd vendctl; do
+    cp "$guest_bin/$program" "$root/usr/bin/$program"
 done
-if [[ -n "$library_path" ]]; then
-    # The guest's loader looks in the standard directories; v2's libgpiod.so.3 joins them there.
-    cp -L "$library_path"/libgpiod.so.3 "$root/lib/x86_64-linux-gnu/"
+if [[ "$arch" == amd64 ]]; then
+    cp /bin/busybox "$root/bin/busybox"
+    strip "$root/usr/bin/vendd" "$root/usr/bin/vendctl"
+    for program in "$root/usr/bin/vendd" "$root/usr/bin/vendctl" "$root/usr/bin/gpio-mirror"; do
+        LD_LIBRARY_PATH="$library_path" ldd "$program" | grep -o '/[^ ]*' | while read -r library; do
+            mkdir -p "$root$(dirname "$library")"
+            cp -L "$library" "$root$library"
+        done
+    done
+    if [[ -n "$library_path" ]]; then
+        # The guest's loader looks in the standard directories; v2's libgpiod.so.3 joins them there.
+        cp -L "$library_path"/libgpiod.so.3 "$root/lib/x86_64-linux-gnu/"
+    fi
+else
+    # Debian's static busybox for arm64, unpacked from its package (this machine's is x86_64).
+    mmdebstrap --quiet --variant=extract --arch=arm64 --include=busybox-static "$release" "$work/busybox" \
+        "${VENDD_DEBIAN_MIRROR:-http://deb.debian.org/debian}" >&2 ||
+        hil_die "cannot fetch Debian $release's arm64 busybox-static (mirror: ${VENDD_DEBIAN_MIRROR:-http://deb.debian.org/debian}; set VENDD_DEBIAN_MIRROR for another)"
+    # Debian 12's package has it in /bin, Debian 13's (merged /usr) in /usr/bin.
+    for busybox in "$work/busybox/bin/busybox" "$work/busybox/usr/bin/busybox" ""; do
+        [[ -f "$busybox" ]] && break
+    done
+    [[ -n "$busybox" ]] || hil_die "Debian $release's busybox-static for arm64 has no busybox in /bin or /usr/bin (unpacked in $work/busybox)"
+    cp "$busybox" "$root/bin/busybox"
+    aarch64-linux-gnu-strip "$root/usr/bin/vendd" "$root/usr/bin/vendctl"
+    mkdir -p "$root/lib/aarch64-linux-gnu"
+    copy_arm64_libraries "$root/usr/bin/vendd" "$root/usr/bin/vendctl" "$root/usr/bin/gpio-mirror"
 fi
 cp "$SCRIPT_DIR/hil.yaml" "$SCRIPT_DIR/bench.yaml" "$root/etc/vendd/"
 # The same machines with a ccTalk acceptor on the second UART; positions as cctalk-sim's coin ids.
@@ -179,6 +280,19 @@ mdb:
 PAYOUT
 } >"$root/etc/vendd/hil-powercut.yaml"
 cp "$SCRIPT_DIR/guest/scenarios.sh" "$SCRIPT_DIR/guest/powercut.sh" "$root/"
+# arm64: the ccTalk and MDB UARTs are ports 1 and 2 of qemu's pci-serial-4x (PCI 1b36:0004, the
+# `virt` machine has no ISA bus); 8250_pci registers a card's ports in order as the first free
+# ttyS lines, and no other 8250 exists there, so they are /dev/ttyS1 and ttyS2 as on amd64 (port
+# 0, ttyS0, is left unconnected). The configuration files name those devices, as a board's do.
+arm64_uart_pci_id=1b36:0004
+# What the guest's scenarios must know of its machine (scripts/hil/guest/scenarios.sh): on amd64
+# the MDB UART's IRQ, which qemu's third ISA UART has as its own; on arm64 the PCI card whose
+# ports ttyS1 and ttyS2 must be (the qemu command below), checked before anything runs.
+if [[ "$arch" == amd64 ]]; then
+    guest_machine="HIL_MDB_UART_IRQ=5"
+else
+    guest_machine="HIL_UART_PCI_ID=$arm64_uart_pci_id"
+fi
 cat >"$root/init" <<INIT
 #!/bin/busybox sh
 /bin/busybox --install -s /bin
@@ -189,8 +303,10 @@ mount -t devtmpfs devtmpfs /dev
 mount -t configfs configfs /sys/kernel/config
 mount -t tmpfs tmpfs /run
 exec </dev/console >/dev/console 2>&1
-echo "guest: kernel \$(uname -r), vendd built against libgpiod $api"
+echo "guest: \$(uname -m), kernel \$(uname -r), vendd built against libgpiod $api"
 HIL_SCENARIOS="$scenarios"
+HIL_LIBGPIOD_API=$api
+$guest_machine
 . /scenarios.sh
 case "$mode" in
 bench) run_bench ;;
@@ -231,6 +347,8 @@ start_simulator() {
 # The throttled benchmark's state disk: ext4 holding the prepared state. qemu delays its reads and
 # writes to the rate given; an fsync waits for several (the data, ext4's journal and commit).
 disk=() boot_timeout=600
+# TCG emulates an aarch64 CPU at a fraction of an x86_64 one's speed.
+[[ "$arch" == arm64 ]] && boot_timeout=1800
 if [[ "$mode" == bench-throttled ]]; then
     boot_timeout=1800
     mkfs.ext4 -q -F -L vendd-state -d "$root/prepared/bench-disk" "$work/state.ext4" 32M
@@ -259,17 +377,28 @@ forward_host_requests() {
 }
 
 console="$work/console.log"
+# Two vCPUs: the test hand spins on a sysfs file, and must not take the daemon's CPU away. qemu
+# connects the MDB UART to mdb-sim again (reconnect=1) after the simulator's `unplug`/`replug`.
+if [[ "$arch" == amd64 ]]; then
+    # The MDB UART is the legacy COM3 (ttyS2) on IRQ 5 of its own (the guest tells its kernel
+    # so): COM3's usual IRQ 4 is the console's, and qemu does not OR two devices' levels on one
+    # ISA line, so one UART's interrupt could hide the other's.
+    qemu=(qemu-system-x86_64 -accel tcg -m 1024 -smp 2 -append "console=ttyS0 quiet panic=-1"
+        -serial mon:stdio -serial "unix:$work/coin.sock"
+        -chardev "socket,id=mdb,path=$work/mdb.sock,reconnect=1" -device "isa-serial,chardev=mdb,index=2,irq=5")
+else
+    # A Cortex-A53 (Raspberry Pi 3 and Zero 2's core, the ARMv8.0 baseline Debian's arm64 code
+    # is built for), the console on the PL011 (ttyAMA0); the payment UARTs on the PCI card whose
+    # ports 1 and 2 are ttyS1 and ttyS2 (arm64_uart_pci_id above).
+    qemu=(qemu-system-aarch64 -M virt -cpu cortex-a53 -accel tcg -m 1024 -smp 2
+        -append "console=ttyAMA0 quiet panic=-1" -serial mon:stdio
+        -chardev "socket,id=coin,path=$work/coin.sock"
+        -chardev "socket,id=mdb,path=$work/mdb.sock,reconnect=1"
+        -device "pci-serial-4x,chardev2=coin,chardev3=mdb")
+fi
 set +e
-# Two vCPUs: the test hand spins on a sysfs file, and must not take the daemon's CPU away.
-# The MDB UART is the legacy COM3 (ttyS2) on IRQ 5 of its own (the guest tells its kernel so):
-# COM3's usual IRQ 4 is the console's, and qemu does not OR two devices' levels on one ISA
-# line, so one UART's interrupt could hide the other's. qemu connects it to mdb-sim again
-# (reconnect=1) after the simulator's `unplug`/`replug`.
-timeout "${VENDD_HIL_BOOT_TIMEOUT:-$boot_timeout}" qemu-system-x86_64 -accel tcg -m 1024 -smp 2 \
-    -kernel "$kernel" -initrd "$work/initramfs.cpio" -append "console=ttyS0 quiet panic=-1" \
-    -nographic -no-reboot -serial mon:stdio -serial "unix:$work/coin.sock" \
-    -chardev "socket,id=mdb,path=$work/mdb.sock,reconnect=1" -device isa-serial,chardev=mdb,index=2,irq=5 \
-    "${disk[@]}" </dev/null 2>&1 | forward_host_requests "$console"
+timeout "${VENDD_HIL_BOOT_TIMEOUT:-$boot_timeout}" "${qemu[@]}" -kernel "$kernel" -initrd "$work/initramfs.cpio" \
+    -nographic -no-reboot "${disk[@]}" </dev/null 2>&1 | forward_host_requests "$console"
 qemu_status=${PIPESTATUS[0]}
 set -e
 # End of their input: the simulators finish the commands they were sent, then exit.
@@ -284,7 +413,7 @@ if grep -q '^HIL mdb_over_ttyS2: FAIL' "$console"; then
     tail -n 20 "$work/mdb.out" >&2
 fi
 
-echo "HIL summary (libgpiod $api, $mode, vendd from $built_from):"
+echo "HIL summary ($arch, libgpiod $api, $mode, vendd from $built_from):"
 grep -E '^(HIL [A-Za-z0-9_]+: |BENCH )' "$console" || true
 grep -q '^HIL done' "$console" || hil_die "the guest did not finish (qemu exit $qemu_status); console above"
 # mdb-sim's own count of the money it took and paid must agree with the books vendd showed the
@@ -310,5 +439,5 @@ if [[ "$mode" == scenarios ]]; then
     passed="$(grep -c '^HIL [A-Za-z0-9_]*: PASS' "$console")"
     expected="$(sed -n 's/^HIL planned: //p' "$console")"
     ((passed == expected)) || hil_die "$passed scenario(s) passed, $expected expected"
-    echo "all $passed HIL scenarios passed (libgpiod $api)"
+    echo "all $passed HIL scenarios passed ($arch, libgpiod $api) in $SECONDS s"
 fi

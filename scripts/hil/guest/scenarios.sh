@@ -3,6 +3,9 @@
 # libgpiod and the kernel's gpio-sim. Each prints one line the host collects:
 #   HIL <scenario>: PASS <detail>     or     HIL <scenario>: FAIL <why>
 # Every scenario starts vendd afresh on a copy of a state prepared on the host (/prepared/NAME).
+# The same on both guests (run.sh --arch amd64|arm64); what differs of the machine comes from
+# /init: HIL_MDB_UART_IRQ (amd64: the IRQ qemu gave the MDB UART) or HIL_UART_PCI_ID (arm64: the
+# PCI serial card whose ports ttyS1 and ttyS2 must be).
 
 CONFIG=/etc/vendd/hil.yaml
 CFS=/sys/kernel/config/gpio-sim/vendd
@@ -103,6 +106,18 @@ expect_books() {
 pulse_of() {
     hiltool wait "$(value "$1")" 1 3000 >/dev/null || return 1
     PULSE_MS=$(hiltool wait "$(value "$1")" 0 3000) || return 2
+}
+
+# The libgpiod vendd runs on in this guest is the API it was built for (run.sh --libgpiod, given
+# as HIL_LIBGPIOD_API by /init): vendd's start-up log names the library's version and API.
+scenario_libgpiod_api() {
+    start_vendd nocredit || { fail "vendd did not start"; return; }
+    library=$(grep -o 'via libgpiod [^ ]* (API v[0-9]*)' /tmp/vendd.log | head -n 1)
+    stop_vendd
+    case "$library" in
+    *"(API $HIL_LIBGPIOD_API)") pass "vendd's GPIO $library" ;;
+    *) fail "vendd's start-up log names '${library:-no libgpiod}', want API $HIL_LIBGPIOD_API" ;;
+    esac
 }
 
 scenario_press_with_credit() {
@@ -242,8 +257,11 @@ scenario_coin_over_ttyS1() {
 # has enabled both devices, as a customer waits for the acceptors to light up. run.sh checks
 # mdb-sim's own count (the `status` asked for at the end) against the books in the PASS line.
 scenario_mdb_over_ttyS2() {
-    # qemu wires this UART to IRQ 5 (see run.sh); the kernel's legacy table says 4.
-    hiltool uart-irq /dev/ttyS2 5 || { fail "cannot set the IRQ of /dev/ttyS2"; return; }
+    # amd64: qemu wires this UART to IRQ 5 (see run.sh); the kernel's legacy table says 4. A PCI
+    # UART (arm64) has its interrupt from the bus.
+    if [ -n "${HIL_MDB_UART_IRQ:-}" ]; then
+        hiltool uart-irq /dev/ttyS2 "$HIL_MDB_UART_IRQ" || { fail "cannot set the IRQ of /dev/ttyS2"; return; }
+    fi
     start_vendd nocredit /etc/vendd/hil-mdb.yaml || { fail "vendd did not start"; return; }
     within 300 logged "MDB interface ready on /dev/ttyS2" 1 || { fail "the MDB interface on /dev/ttyS2 never answered"; return; }
     echo "HIL-MDB: wait-enabled"
@@ -278,9 +296,25 @@ scenario_mdb_over_ttyS2() {
     pass "a 500 coin and a 1000 bill, unplug and replug, a 100 coin, a sale at 1000, change 600 from the tubes; books: coins in $coins, bills in $bills, change $change"
 }
 
+# check_uarts: on arm64, /dev/ttyS1 and /dev/ttyS2 must be ports of the PCI card run.sh gave
+# qemu (vendor:device $HIL_UART_PCI_ID), else the ccTalk and MDB scenarios would talk to the
+# wrong UART (or none). Prints a FAIL line naming the device when not.
+check_uarts() {
+    [ -n "${HIL_UART_PCI_ID:-}" ] || return 0
+    SCENARIO=uarts
+    for tty in ttyS1 ttyS2; do
+        device=$(readlink -f "/sys/class/tty/$tty/device")
+        found="$(cat "$device/vendor" 2>/dev/null):$(cat "$device/device" 2>/dev/null)"
+        [ "$found" = "0x${HIL_UART_PCI_ID%:*}:0x${HIL_UART_PCI_ID#*:}" ] && continue
+        echo "HIL $SCENARIO: FAIL /dev/$tty is ${device:-no device} (PCI id $found), not a port of the PCI serial card $HIL_UART_PCI_ID: see the pci-serial-4x device in scripts/hil/run.sh"
+        return 1
+    done
+}
+
 run_scenarios() {
+    check_uarts || { echo "HIL done"; return; }
     make_chip
-    planned=${HIL_SCENARIOS:-press_with_credit bouncing_press drop_confirms_vend no_drop_aborts_vend \
+    planned=${HIL_SCENARIOS:-libgpiod_api press_with_credit bouncing_press drop_confirms_vend no_drop_aborts_vend \
              two_buttons_at_once press_without_credit sigterm_mid_vend busy_line coin_over_ttyS1 \
              mdb_over_ttyS2}
     echo "HIL planned: $(echo $planned | wc -w)"
