@@ -60,9 +60,10 @@ let package = Package(
         // The few system calls Swift's Glibc module does not show (they need _GNU_SOURCE).
         .target(name: "CVendSystem"),
         // POSIX plumbing in one place: system calls retried on EINTR with one error type, Unix
-        // sockets and their addresses, the wake pipe, the monotonic clock, stderr. A leaf.
+        // sockets and their addresses, the wake pipe, the clocks, stdout and stderr, whole files. A leaf.
         .target(name: "VendPOSIX", dependencies: ["CVendSystem"]),
-        // Pure renderings for vendctl: terminal bar chart, SVG pie chart, dates as typed. No I/O.
+        // Pure renderings for vendctl: terminal bar chart, SVG pie chart, dates as typed. No I/O
+        // but the C library's time zone rules, and no Foundation (its calendar would bring ICU).
         .target(name: "VendReports"),
         // The EVA-DTS DEX audit file with its CRC-16: pure and without Foundation, since vendd
         // itself sends it to the fleet.
@@ -106,7 +107,7 @@ let package = Package(
         .executableTarget(
             name: "vendfleet",
             dependencies: [
-                "VendMQTT", "VendTelemetry", "VendConfig", "VendText",
+                "VendMQTT", "VendTelemetry", "VendConfig", "VendText", "VendPOSIX",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
         .testTarget(name: "VendDisplayTests", dependencies: ["VendDisplay", "VendConfig", "VendControl", "VenddTestSupport"]),

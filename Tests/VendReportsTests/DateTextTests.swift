@@ -3,8 +3,8 @@ import Testing
 import VendReports
 
 @Suite struct DateTextTests {
-    let utc = TimeZone(secondsFromGMT: 0)!
-    let seoul = TimeZone(secondsFromGMT: 9 * 3600)!
+    let utc = DateText.Zone.utc
+    let seoul = DateText.Zone.offset(seconds: 9 * 3600)
 
     @Test func readsEachAcceptedForm() throws {
         #expect(try DateText.parse("2025-03-01", timeZone: utc) == 1_740_787_200_000)
