@@ -16,7 +16,8 @@ let package = Package(
     targets: [
         // Pure model of the machine: money, catalog, stock, the vend state machine. No I/O, no C.
         .target(name: "VendingCore"),
-        // Aligned terminal tables that count wide (한글) characters right: check-config and vendctl.
+        // Aligned terminal tables that count wide (한글) characters right (check-config and vendctl),
+        // and the one loop behind the escapers.
         .target(name: "VendText"),
         // The settings drivers take (lines, slots, buttons, coin channels, ccTalk), each with the
         // place in the file it came from: plain values, so drivers need no parser.
@@ -64,7 +65,7 @@ let package = Package(
         .target(name: "VendPOSIX", dependencies: ["CVendSystem"]),
         // Pure renderings for vendctl: terminal bar chart, SVG pie chart, dates as typed. No I/O
         // but the C library's time zone rules, and no Foundation (its calendar would bring ICU).
-        .target(name: "VendReports"),
+        .target(name: "VendReports", dependencies: ["VendText"]),
         // The EVA-DTS DEX audit file with its CRC-16: pure and without Foundation, since vendd
         // itself sends it to the fleet.
         .target(name: "VendDEX"),
@@ -107,7 +108,7 @@ let package = Package(
         .executableTarget(
             name: "vendfleet",
             dependencies: [
-                "VendMQTT", "VendTelemetry", "VendConfig", "VendText", "VendPOSIX",
+                "VendMQTT", "VendTelemetry", "VendConfig", "VendText",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
         .testTarget(name: "VendDisplayTests", dependencies: ["VendDisplay", "VendConfig", "VendControl", "VenddTestSupport"]),
@@ -183,7 +184,7 @@ let package = Package(
         .target(
             name: "VendKiosk",
             dependencies: [
-                "VendDisplay", "VendControl", "VendConfig",
+                "VendDisplay", "VendControl", "VendConfig", "VendText",
                 .product(name: "Hummingbird", package: "hummingbird"),
             ]),
         // The display process: follows vendd over the control socket; never touches money.

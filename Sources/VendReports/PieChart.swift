@@ -1,3 +1,5 @@
+import VendText
+
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -174,17 +176,6 @@ public struct PieChart: Sendable {
     }
 
     private func escape(_ text: String) -> String {
-        var escaped = ""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "&": escaped += "&amp;"
-            case "<": escaped += "&lt;"
-            case ">": escaped += "&gt;"
-            case "\"": escaped += "&quot;"
-            case "'": escaped += "&apos;"
-            default: escaped.unicodeScalars.append(scalar)
-            }
-        }
-        return escaped
+        text.replacingScalars(["&": "&amp;", "<": "&lt;", ">": "&gt;", "\"": "&quot;", "'": "&apos;"])
     }
 }

@@ -4,7 +4,6 @@ import FoundationEssentials
 import Synchronization
 import VendConfig
 import VendMQTT
-import VendPOSIX
 import VendTelemetry
 import VendText
 
@@ -80,8 +79,14 @@ struct VendFleet: ParsableCommand {
         }
     }
 
+    static var now: Int64 {
+        var spec = timespec()
+        clock_gettime(CLOCK_REALTIME, &spec)
+        return Int64(spec.tv_sec) * 1000 + Int64(spec.tv_nsec) / 1_000_000
+    }
+
     static func render(_ view: FleetView) -> String {
-        let now = WallClock.milliseconds
+        let now = now
         var table = TextTable([.left, .left, .right, .right, .right, .left, .left])
         table.add(["machine", "state", "last seen", "credit", "coins in", "stock alerts", "faults"])
         for machine in view.machines.values.sorted(by: { $0.id < $1.id }) {
