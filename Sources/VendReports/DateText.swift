@@ -75,14 +75,13 @@ public enum DateText {
         }
         guard rest.isEmpty else { throw Invalid(text: text) }
         let typed = Fields(year: year, month: month, day: day, hour: hour, minute: minute, second: second)
-        // The fields as if in UTC, then moved by the zone's offset; the offset looked up again at
-        // the result, since the first guess may lie across a daylight saving change.
+        // The fields as if in UTC, moved by the zone's offset a day before and a day after: where
+        // the clocks went back the time exists twice (the earlier is taken, as Foundation's
+        // calendar took it), where they went forward not at all, and timegm rolls 2025-02-30
+        // over into March. Reading the fields back tells which candidates are the typed time.
         let asUTC = typed.secondsAsUTC
-        var seconds = asUTC - zone.secondsEast(at: asUTC)
-        seconds = asUTC - zone.secondsEast(at: seconds)
-        // timegm rolls 2025-02-30 over into March, and a local time skipped by a change to
-        // daylight saving time does not exist: reading the fields back catches both.
-        guard Fields(seconds, zone) == typed else { throw Invalid(text: text) }
+        let candidates = [-86_400, 86_400].map { asUTC - zone.secondsEast(at: asUTC + $0) }
+        guard let seconds = candidates.filter({ Fields($0, zone) == typed }).min() else { throw Invalid(text: text) }
         return seconds * 1000
     }
 
@@ -100,20 +99,6 @@ public enum DateText {
     struct Fields: Equatable {
         var year, month, day, hour, minute, second: Int
 
-        init(year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int) {
-            (self.year, self.month, self.day, self.hour, self.minute, self.second) = (year, month, day, hour, minute, second)
-        }
-
-        /// The fields of `seconds` since the epoch in `zone`.
-        init(_ seconds: Int64, _ zone: Zone) {
-            var time = time_t(seconds + zone.secondsEast(at: seconds))
-            var c = tm()
-            _ = gmtime_r(&time, &c)
-            self.init(
-                year: Int(c.tm_year) + 1900, month: Int(c.tm_mon) + 1, day: Int(c.tm_mday), hour: Int(c.tm_hour), minute: Int(c.tm_min),
-                second: Int(c.tm_sec))
-        }
-
         /// Seconds since the epoch were these fields UTC's; out-of-range fields roll over.
         var secondsAsUTC: Int64 {
             var c = tm()
@@ -125,5 +110,17 @@ public enum DateText {
             c.tm_sec = Int32(second)
             return Int64(timegm(&c))
         }
+    }
+}
+
+extension DateText.Fields {
+    /// The fields of `seconds` since the epoch in `zone`.
+    init(_ seconds: Int64, _ zone: DateText.Zone) {
+        var time = time_t(seconds + zone.secondsEast(at: seconds))
+        var c = tm()
+        _ = gmtime_r(&time, &c)
+        self.init(
+            year: Int(c.tm_year) + 1900, month: Int(c.tm_mon) + 1, day: Int(c.tm_mday), hour: Int(c.tm_hour), minute: Int(c.tm_min),
+            second: Int(c.tm_sec))
     }
 }

@@ -25,6 +25,17 @@ import VenddTestSupport
         }
     }
 
+    /// 02:30 on the last Sunday of October happens twice (the clocks go back from 03:00 to 02:00):
+    /// the first, still in summer time, is meant, as Foundation's calendar took it.
+    @Test func aTimeRepeatedByTheChangeToWinterTimeIsTheFirst() throws {
+        let daemon = try DaemonHarness()
+        defer { daemon.tearDown() }
+        try daemon.start()
+        let run = try Self.vendctl(daemon.socketPath, "--json", "expired", "--at", "2025-10-26 02:30")
+        let at = (try run.json()["expired"] as? [String: Any])?["at"] as? Int
+        #expect(at == 1_761_438_600_000, "\(run.output)")  // 2025-10-26T00:30Z
+    }
+
     /// 02:30 on the last Sunday of March does not exist: the clocks go from 02:00 to 03:00.
     @Test func aTimeSkippedByTheChangeToSummerTimeIsNotADate() throws {
         let skipped = try Self.vendctl("/nonexistent.sock", "expired", "--at", "2025-03-30 02:30")
