@@ -16,7 +16,8 @@ let package = Package(
     targets: [
         // Pure model of the machine: money, catalog, stock, the vend state machine. No I/O, no C.
         .target(name: "VendingCore"),
-        // Aligned terminal tables that count wide (한글) characters right: check-config and vendctl.
+        // Aligned terminal tables that count wide (한글) characters right (check-config and vendctl),
+        // and the one loop behind the escapers.
         .target(name: "VendText"),
         // The settings drivers take (lines, slots, buttons, coin channels, ccTalk), each with the
         // place in the file it came from: plain values, so drivers need no parser.
@@ -64,10 +65,11 @@ let package = Package(
         // The few system calls Swift's Glibc module does not show (they need _GNU_SOURCE).
         .target(name: "CVendSystem"),
         // POSIX plumbing in one place: system calls retried on EINTR with one error type, Unix
-        // sockets and their addresses, the wake pipe, the monotonic clock, stderr. A leaf.
+        // sockets and their addresses, the wake pipe, the clocks, stdout and stderr, whole files. A leaf.
         .target(name: "VendPOSIX", dependencies: ["CVendSystem"]),
-        // Pure renderings for vendctl: terminal bar chart, SVG pie chart, dates as typed. No I/O.
-        .target(name: "VendReports"),
+        // Pure renderings for vendctl: terminal bar chart, SVG pie chart, dates as typed. No I/O
+        // but the C library's time zone rules, and no Foundation (its calendar would bring ICU).
+        .target(name: "VendReports", dependencies: ["VendText"]),
         // The EVA-DTS DEX audit file with its CRC-16: pure and without Foundation, since vendd
         // itself sends it to the fleet.
         .target(name: "VendDEX"),
@@ -187,7 +189,7 @@ let package = Package(
         .target(
             name: "VendKiosk",
             dependencies: [
-                "VendDisplay", "VendControl", "VendConfig",
+                "VendDisplay", "VendControl", "VendConfig", "VendText",
                 .product(name: "Hummingbird", package: "hummingbird"),
             ]),
         // The display process: follows vendd over the control socket; never touches money.

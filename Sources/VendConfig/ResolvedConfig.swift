@@ -1,4 +1,5 @@
 import VendSettings
+import VendText
 import VendingCore
 
 extension VenddConfig {
@@ -184,17 +185,7 @@ struct YAMLWriter {
     private var pendingListMarker = false
 
     static func quote(_ value: String) -> String {
-        var escaped = ""
-        for scalar in value.unicodeScalars {
-            switch scalar {
-            case "\"": escaped += "\\\""
-            case "\\": escaped += "\\\\"
-            case "\n": escaped += "\\n"
-            case "\t": escaped += "\\t"
-            default: escaped.unicodeScalars.append(scalar)
-            }
-        }
-        return "\"\(escaped)\""
+        "\"" + value.replacingScalars(["\"": "\\\"", "\\": "\\\\", "\n": "\\n", "\t": "\\t"]) + "\""
     }
 
     mutating func field(_ key: String, _ value: some CustomStringConvertible) {

@@ -1,6 +1,6 @@
-import Foundation
 import Synchronization
 import VendControl
+import VendPOSIX
 import VendingCore
 
 #if canImport(Glibc)
@@ -25,7 +25,7 @@ public final class MachineFollower: Sendable {
 
     public init(
         socketPath: String, currency: Currency,
-        clock: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970 * 1_000) }
+        clock: @escaping @Sendable () -> Int64 = { WallClock.milliseconds }
     ) {
         self.socketPath = socketPath
         self.currency = currency
@@ -50,17 +50,13 @@ public final class MachineFollower: Sendable {
 
     /// Starts the event thread and the one-second tick.
     public func start() {
-        let events = Thread { [self] in followForever() }
-        events.name = "display-follow"
-        events.start()
-        let ticker = Thread { [self] in
+        PosixThread.start(name: "display-follow") { [self] in followForever() }
+        PosixThread.start(name: "display-tick") { [self] in
             while true {
                 sleep(1)
                 tick()
             }
         }
-        ticker.name = "display-tick"
-        ticker.start()
     }
 
     @inline(never)

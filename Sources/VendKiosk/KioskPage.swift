@@ -1,4 +1,5 @@
 import VendDisplay
+import VendText
 
 /// The kiosk's one page. It draws what `/events` sends (a `MachineView` as JSON) and posts taps;
 /// it holds no state of the machine, so a reload or a second screen shows the same. Large type,
@@ -163,16 +164,6 @@ enum KioskPage {
 
     /// A JSON string literal, safe inside a script element.
     static func json(_ text: String) -> String {
-        var out = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "<": out += "\\u003c"
-            case "\n": out += "\\n"
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out + "\""
+        "\"" + text.replacingScalars(["\"": "\\\"", "\\": "\\\\", "<": "\\u003c", "\n": "\\n"]) + "\""
     }
 }

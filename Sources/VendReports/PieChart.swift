@@ -1,4 +1,8 @@
-import Foundation
+import VendText
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Sales per product as an SVG pie chart: one slice per product, its angle proportional to its
 /// value, its label inside it. A slice too thin for its name carries its legend number instead
@@ -155,14 +159,23 @@ public struct PieChart: Sendable {
     }
 
     private func percentText(_ value: Int, of total: Int) -> String {
-        String(format: "%.1f%%", 100 * Double(value) / Double(total))
+        fixed(100 * Double(value) / Double(total), digits: 1) + "%"
     }
 
-    private func n(_ value: Double) -> String { String(format: "%.2f", value) }
+    private func n(_ value: Double) -> String { fixed(value, digits: 2) }
+
+    /// `value` with `digits` decimals, rounded as printf's `%.Nf` rounds (which the charts
+    /// have always printed).
+    private func fixed(_ value: Double, digits: Int) -> String {
+        withVaList([value]) { arguments in
+            var buffer = [CChar](repeating: 0, count: 64)
+            let length = Int(vsnprintf(&buffer, buffer.count, "%.\(digits)f", arguments))
+            precondition(length < buffer.count, "\(value) is far outside any chart")
+            return String(decoding: buffer.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        }
+    }
 
     private func escape(_ text: String) -> String {
-        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
-            .replacingOccurrences(of: ">", with: "&gt;").replacingOccurrences(of: "\"", with: "&quot;")
-            .replacingOccurrences(of: "'", with: "&apos;")
+        text.replacingScalars(["&": "&amp;", "<": "&lt;", ">": "&gt;", "\"": "&quot;", "'": "&apos;"])
     }
 }

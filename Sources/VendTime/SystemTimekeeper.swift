@@ -32,11 +32,7 @@ public final class SystemTimekeeper: Timekeeper {
 
     public var now: ContinuousClock.Instant { .now }
 
-    public var wallClockMilliseconds: Int64 {
-        var time = timespec()
-        clock_gettime(CLOCK_REALTIME, &time)
-        return Int64(time.tv_sec) * 1_000 + Int64(time.tv_nsec) / 1_000_000
-    }
+    public var wallClockMilliseconds: Int64 { WallClock.milliseconds }
 
     @discardableResult
     public func schedule(at deadline: ContinuousClock.Instant, _ action: @escaping @Sendable () -> Void) -> TimerID {

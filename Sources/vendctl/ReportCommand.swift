@@ -66,8 +66,8 @@ struct Report: ParsableCommand {
 /// Writes a file for the technician, failing with a message that names it.
 func write(_ text: String, to path: String) throws {
     do {
-        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        try TextFile.write(text, to: path)
     } catch {
-        throw Failure("cannot write \(path): \(error.localizedDescription)", code: ExitStatus.cannotCreate)
+        throw Failure("cannot write \(path): \(error.reason)", code: ExitStatus.cannotCreate)
     }
 }

@@ -1,6 +1,6 @@
 import ArgumentParser
-import Foundation
 import VendControl
+import VendPOSIX
 import VendReports
 
 #if canImport(Glibc)
@@ -23,7 +23,7 @@ struct Watch: ParsableCommand {
                         ? jsonLine(event)
                         : "\(DateText.format(event.at, seconds: true))  \(event.text)"
                     // Written straight away, unbuffered, so a pipe or `tee` sees each event as it happens.
-                    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+                    StandardOutput.write(line + "\n")
                     return true
                 }
             } catch {

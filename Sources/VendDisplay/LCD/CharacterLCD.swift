@@ -1,5 +1,5 @@
-import Foundation
 import Synchronization
+import VendPOSIX
 
 #if canImport(Glibc)
     import Glibc
@@ -45,14 +45,12 @@ public final class CharacterLCD: Sendable {
 
     /// Redraws on a thread of its own: scrolling needs steps even while nothing changes.
     public func start() {
-        let thread = Thread { [self] in
+        PosixThread.start(name: "display-lcd") { [self] in
             while true {
                 draw()
                 usleep(Self.stepInterval)
             }
         }
-        thread.name = "display-lcd"
-        thread.start()
     }
 
     /// The steps that bring the LCD from `shown` to `rows`: only the rows that differ.
