@@ -64,7 +64,8 @@ public struct DDCMPSlaveLink: Sendable {
         var text: [UInt8]
     }
 
-    /// The machine serial number of the Who Are You response: 8 ASCII characters.
+    /// The machine serial number of the Who Are You response: 8 ASCII digits, most significant
+    /// first (§6.1.1), from the communication ID given.
     public let serialNumber: [UInt8]
     /// The station addresses answered besides 01 (point to point, which every slave answers).
     public let address: UInt8
@@ -103,8 +104,9 @@ public struct DDCMPSlaveLink: Sendable {
     public init(
         serialNumber: String, address: UInt8 = DDCMPByte.vendingMachine, baudRate: Int = 2_400, timers: DDCMPTimers = .specification
     ) {
-        let characters = Array(serialNumber.utf8.filter { (0x20...0x7E).contains($0) }.suffix(8))
-        self.serialNumber = Array(repeating: UInt8(ascii: "0"), count: 8 - characters.count) + characters
+        // "Normally limited to digits 0-9" (§3.6.4.1.2 note 1): the ID's digits, the last 8.
+        let digits = Array(serialNumber.utf8.filter { (0x30...0x39).contains($0) }.suffix(8))
+        self.serialNumber = Array(repeating: UInt8(ascii: "0"), count: 8 - digits.count) + digits
         self.address = address
         self.baudRate = baudRate
         self.timers = timers

@@ -45,7 +45,7 @@ import Testing
 
         /// Lets `milliseconds` pass, running the link's timers; what it sent meanwhile, as frames.
         /// The default is a prompt master's wait: less than any ACK time-out of the slave's.
-        mutating func hear(for milliseconds: Int64 = 300) -> [DDCMPFrame] {
+        mutating func hear(for milliseconds: Int64 = 200) -> [DDCMPFrame] {
             let end = now + milliseconds
             var bytes: [UInt8] = []
             while let deadline = link.nextDeadline, deadline <= end {

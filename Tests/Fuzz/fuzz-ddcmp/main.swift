@@ -36,7 +36,8 @@ func checkReceiver(_ input: [UInt8]) {
 
 /// Records: a byte below 0x80 says how many of the following bytes the link reads at once; a
 /// byte from 0x80 is a silence of (byte − 0x7F) × 10 ms. The audit is supplied when asked for,
-/// except when the number of bytes read so far is odd (no audit: the read is rejected).
+/// except when the number of bytes read so far is a multiple of 5 (no audit: the read is
+/// rejected).
 func checkLink(_ input: [UInt8]) {
     var now: Int64 = 0
     var link = DDCMPSlaveLink(serialNumber: "VDD0000001")
@@ -45,7 +46,7 @@ func checkLink(_ input: [UInt8]) {
     func drain(_ events: [DDCMPLinkEvent]) {
         for event in events {
             switch event {
-            case .readRequested: link.supplyAudit(fed % 2 == 0 ? Array("DXS*VDD0000001*VA*V0/6*1\r\n".utf8) : nil, at: now)
+            case .readRequested: link.supplyAudit(fed % 5 != 0 ? Array("DXS*VDD0000001*VA*V0/6*1\r\n".utf8) : nil, at: now)
             case .failed(let stage, let reason): precondition(!stage.isEmpty && !reason.isEmpty)
             case .auditDelivered(let text, _): precondition(!text.isEmpty)
             default: break
