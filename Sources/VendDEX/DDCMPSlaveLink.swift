@@ -242,7 +242,11 @@ public struct DDCMPSlaveLink: Sendable {
         sending.tries += 1
         let what = control.kind == .ack ? "an ACK" : "a NACK"
         resend(&sending, at: now)
-        return [.warning("\(what) for message \(control.number) while \(sending.what) was message \(sending.number); attempt \(sending.tries) of \(timers.attempts)")]
+        return [
+            .warning(
+                "\(what) for message \(control.number) while \(sending.what) was message \(sending.number); attempt \(sending.tries) of \(timers.attempts)"
+            )
+        ]
     }
 
     private mutating func handle(_ header: DDCMPDataHeader, _ data: [UInt8], at now: Int64) -> [DDCMPLinkEvent] {

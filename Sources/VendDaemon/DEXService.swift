@@ -97,7 +97,8 @@ final class DEXService: Sendable {
                 warning: { message in logger.warning("\(message)") },
                 auditCopied: { handheld, text in
                     pending.withLock { $0 = nil }
-                    record(handheld, "delivered", "\(text.count) bytes acknowledged (security read): interim figures left as they are", level: .notice)
+                    record(
+                        handheld, "delivered", "\(text.count) bytes acknowledged (security read): interim figures left as they are", level: .notice)
                 }))
     }
 

@@ -123,7 +123,8 @@ public final class DDCMPMaster: Sendable {
             talk.acknowledge()
             talk.sendData([0x77, 0xFF], note: "Finish")
             guard case .control(0x01, talk.sent)? = talk.hear() else { return .failed("Finish was not acknowledged") }
-            return answer.count >= 3 && answer[0] == 0x88 && answer[2] == 0x00 ? .rejected(command: answer[1]) : .failed("Write Data answered \(answer)")
+            return answer.count >= 3 && answer[0] == 0x88 && answer[2] == 0x00
+                ? .rejected(command: answer[1]) : .failed("Write Data answered \(answer)")
         }
     }
 

@@ -6,7 +6,8 @@ import Testing
 /// the slave's out when they are due, read back with the frame receiver (whose bytes are checked
 /// against the specification in `DDCMPFrameTests`).
 @Suite struct DDCMPSlaveLinkTests {
-    static let audit = Array(("DXS*VDD0000001*VA*V0/6*1\r\n" + String(repeating: "PA1*A1*150\r\nPA2*1*150*1*150\r\n", count: 20) + "DXE*1*1\r\n").utf8)
+    static let audit = Array(
+        ("DXS*VDD0000001*VA*V0/6*1\r\n" + String(repeating: "PA1*A1*150\r\nPA2*1*150*1*150\r\n", count: 20) + "DXE*1*1\r\n").utf8)
     static let whoAreYou: [UInt8] = [0x77, 0xE0, 0x00, 0x00, 0x00, 0x00, 0x00, 0x26, 0x11, 0x26, 0x17, 0x30, 0x00, 0x41, 0x42, 0x0C]
     static let readAudit: [UInt8] = [0x77, 0xE2, 0x00, 0x01, 0x01, 0x00, 0x00, 0x00, 0x00]
     static let finish: [UInt8] = [0x77, 0xFF]
@@ -125,7 +126,10 @@ import Testing
         // the default buffer.
         #expect(
             Self.data(frames) == [[0x88, 0xE0, 0x01, 0, 0, 0, 0] + Array("00000001".utf8) + [0x01, 0x00, 0x00, 0x00, 0x00, 0x00]])
-        #expect(master.events == [.handheld(DDCMPHandheld(securityCode: [0, 0, 0, 0], date: [0x26, 0x11, 0x26], time: [0x17, 0x30, 0], userID: "AB", userType: 0x0C))])
+        #expect(
+            master.events == [
+                .handheld(DDCMPHandheld(securityCode: [0, 0, 0, 0], date: [0x26, 0x11, 0x26], time: [0x17, 0x30, 0], userID: "AB", userType: 0x0C))
+            ])
         guard case .data(let header, _)? = frames.last else { return }
         #expect(header.received == 1 && header.number == 1, "the slave's first message is number 1 and names the master's")
     }
