@@ -67,7 +67,8 @@ public struct DDCMPSlaveLink: Sendable {
     /// The machine serial number of the Who Are You response: 8 ASCII digits, most significant
     /// first (§6.1.1), from the communication ID given.
     public let serialNumber: [UInt8]
-    /// The station addresses answered besides 01 (point to point, which every slave answers).
+    /// The station address answered besides 01 (point to point, which every slave answers, §3.6.2.1):
+    /// by default 07, table 4's vending machine.
     public let address: UInt8
     public let baudRate: Int
     public let timers: DDCMPTimers
