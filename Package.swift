@@ -70,8 +70,8 @@ let package = Package(
         // Pure renderings for vendctl: terminal bar chart, SVG pie chart, dates as typed. No I/O
         // but the C library's time zone rules, and no Foundation (its calendar would bring ICU).
         .target(name: "VendReports", dependencies: ["VendText"]),
-        // The EVA-DTS DEX audit file with its CRC-16: pure and without Foundation, since vendd
-        // itself sends it to the fleet.
+        // The EVA-DTS DEX audit file with its CRC-16, and the DEX port's links (DEX/UCS, DDCMP):
+        // pure and without Foundation, since vendd itself sends the audit to the fleet.
         .target(name: "VendDEX"),
         // The control socket's protocol, shared by the daemon and vendctl: versioned JSON lines.
         .target(name: "VendControl", dependencies: ["VendPOSIX", "VendingCore", "VendDEX"]),
@@ -146,8 +146,8 @@ let package = Package(
         .testTarget(
             name: "VendDEXTests",
             dependencies: ["VendDEX", "DEXHandheld", "VendDrivers", "VendSettings", "VendTime", "VendPOSIX", "VenddTestSupport"]),
-        // A route driver's DEX handheld written from EVA-DTS chapter 4 (not from VendDEX), on a
-        // Unix socket, with faults on demand.
+        // A route driver's DEX handheld written from EVA-DTS chapter 4 and a DDCMP master written
+        // from chapter 3 (not from VendDEX), on a Unix socket, with faults on demand.
         .target(name: "DEXHandheld", dependencies: ["VendPOSIX", "SocketPlug"], path: "Tests/DEXHandheld"),
         // libFuzzer harnesses (docs/fuzzing.md): a normal build replays the files it is given;
         // scripts/fuzz builds them with -DFUZZING and the fuzzer and address sanitizers.
@@ -158,6 +158,7 @@ let package = Package(
         .executableTarget(name: "fuzz-control", dependencies: ["FuzzSupport", "VendControl"], path: "Tests/Fuzz/fuzz-control"),
         .executableTarget(name: "fuzz-mdb", dependencies: ["FuzzSupport", "MDB"], path: "Tests/Fuzz/fuzz-mdb"),
         .executableTarget(name: "fuzz-dex", dependencies: ["FuzzSupport", "VendDEX"], path: "Tests/Fuzz/fuzz-dex"),
+        .executableTarget(name: "fuzz-ddcmp", dependencies: ["FuzzSupport", "VendDEX"], path: "Tests/Fuzz/fuzz-ddcmp"),
         .testTarget(
             name: "VendDaemonTests",
             dependencies: [

@@ -143,7 +143,6 @@ enum Defaults {
     static let maximumOnMilliseconds = 3_000
     static let dropWindowMilliseconds = 2_000
     static let baudRate = 9_600
-    static let dexBaudRate = 9_600
     static let dexCommunicationID = "VDD0000001"
     static let ccTalkAddress = 2
     static let ccTalkHostAddress = 1

@@ -7,15 +7,24 @@ extension ConfigParser {
         case handheld, machine
     }
 
-    /// `dex:` — the machine's DEX/UCS port, where route drivers' handhelds and telemeters read
-    /// the audit and send prices.
+    /// `dex:` — the machine's DEX port, where route drivers' handhelds and telemeters read the
+    /// audit (DEX/UCS or DDCMP) and send prices (DEX/UCS).
     func parseDEX(_ section: MappingReader) -> DEXSettings? {
         let port = section.string("port")
-        let baudRate = section.int("baud", in: 1_200...115_200, default: Defaults.dexBaudRate)
+        let hasBaud = section.has("baud")
+        let givenBaudRate = hasBaud ? section.int("baud", in: 1_200...115_200) : nil
         let communicationID = section.has("communication_id") ? section.string("communication_id") : Defaults.dexCommunicationID
         let asset = section.has("asset") ? section.string("asset") : nil
+        let hasFirst = section.has("first_handshake")
         let first = section.choice("first_handshake", default: DEXFirstHandshake.handheld)
+        let linkProtocol = section.choice("protocol", default: DEXLinkProtocol.dexUCS)
         section.finish()
+        let baudRate = hasBaud ? givenBaudRate : linkProtocol?.defaultBaudRate
+        if linkProtocol == .ddcmp, hasFirst {
+            sink.report(
+                "first_handshake is for DEX/UCS; with protocol ddcmp the handheld always starts (START): remove the key",
+                at: section.value("first_handshake"), path: section.path.key("first_handshake"))
+        }
         if let port, !(port.hasPrefix("/") || port.hasPrefix("unix:/")) {
             sink.report(
                 "'\(port)' is not a port: give the DEX jack's serial device (/dev/ttyS1, /dev/serial/by-id/…) or unix:/path/to/socket",
@@ -23,7 +32,7 @@ extension ConfigParser {
         }
         if let baudRate, !Self.baudRates.contains(baudRate) {
             sink.report(
-                "\(baudRate) is not a standard baud rate (\(Self.baudRates.map(String.init).joined(separator: ", ")); DEX/UCS uses 9600)",
+                "\(baudRate) is not a standard baud rate (\(Self.baudRates.map(String.init).joined(separator: ", ")); DEX/UCS uses 9600, DDCMP 2400)",
                 at: section.value("baud"), path: section.path.key("baud"))
         }
         if let communicationID, !Self.isCommunicationID(communicationID) {
@@ -32,11 +41,12 @@ extension ConfigParser {
                 at: section.value("communication_id"), path: section.path.key("communication_id"))
         }
         guard let port, let baudRate, Self.baudRates.contains(baudRate), let communicationID, Self.isCommunicationID(communicationID),
-            let first
+            let first, let linkProtocol, linkProtocol == .dexUCS || !hasFirst
         else { return nil }
         return DEXSettings(
             port: port, baudRate: baudRate, communicationID: communicationID, assetNumber: asset ?? communicationID,
-            machineMakesFirstHandshake: first == .machine, origin: origin(of: section.node, path: section.path))
+            machineMakesFirstHandshake: first == .machine, origin: origin(of: section.node, path: section.path),
+            linkProtocol: linkProtocol)
     }
 
     /// DXS01 for DTS 6.x: an EVA manufacturer code of 3 capitals and 7 digits.

@@ -69,7 +69,9 @@ extension VenddConfig {
             lines.append("mqtt      \(mqtt.broker.url) as \(mqtt.machineTopic); publishes \(published); commands: \(commands)")
         }
         if let dex {
-            let first = dex.machineMakesFirstHandshake ? "the machine bids for the first handshake" : "the handheld starts"
+            let first =
+                dex.linkProtocol == .ddcmp
+                ? "DDCMP, the handheld starts" : dex.machineMakesFirstHandshake ? "the machine bids for the first handshake" : "the handheld starts"
             lines.append("dex       \(dex.port) at \(dex.baudRate) 8N1 as \(dex.communicationID) (asset \(dex.assetNumber)); \(first)")
         }
         return lines.joined(separator: "\n")

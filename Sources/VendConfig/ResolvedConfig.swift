@@ -159,7 +159,8 @@ extension VenddConfig {
                 out.field("baud", dex.baudRate)
                 out.field("communication_id", quoted: dex.communicationID)
                 out.field("asset", quoted: dex.assetNumber)
-                out.field("first_handshake", dex.machineMakesFirstHandshake ? "machine" : "handheld")
+                out.field("protocol", dex.linkProtocol.rawValue)
+                if dex.linkProtocol == .dexUCS { out.field("first_handshake", dex.machineMakesFirstHandshake ? "machine" : "handheld") }
             }
         }
         return out.text

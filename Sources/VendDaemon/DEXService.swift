@@ -26,7 +26,8 @@ final class DEXService: Sendable {
     init(settings: DEXSettings, controller: MachineController, logger: Logger) {
         let pending = Mutex<PendingRead?>(nil)
         let sessions = controller.dexSessions
-        sessions.configure(port: "\(settings.port) as \(settings.communicationID)")
+        sessions.configure(
+            port: "\(settings.port) as \(settings.communicationID)\(settings.linkProtocol == .ddcmp ? " (DDCMP)" : "")")
         @Sendable func record(_ handheld: DEXFirstHandshake?, _ result: String, _ detail: String, level: Logger.Level) {
             let who = handheld?.communicationID ?? "unknown handheld"
             let operation = handheld.map(Self.operation) ?? "none"
@@ -93,7 +94,12 @@ final class DEXService: Sendable {
                     sessions.setOpen(open)
                     logger.log(level: open ? .info : .warning, "\(message)")
                 },
-                warning: { message in logger.warning("\(message)") }))
+                warning: { message in logger.warning("\(message)") },
+                auditCopied: { handheld, text in
+                    pending.withLock { $0 = nil }
+                    record(
+                        handheld, "delivered", "\(text.count) bytes acknowledged (security read): interim figures left as they are", level: .notice)
+                }))
     }
 
     var description: String { port.description }
@@ -113,7 +119,7 @@ final class DEXService: Sendable {
 
     /// What a reload cannot change under a running port.
     static func identity(_ settings: DEXSettings) -> String {
-        "\(settings.port) \(settings.baudRate) \(settings.communicationID) \(settings.assetNumber) \(settings.machineMakesFirstHandshake)"
+        "\(settings.port) \(settings.baudRate) \(settings.communicationID) \(settings.assetNumber) \(settings.machineMakesFirstHandshake) \(settings.linkProtocol)"
     }
 
     func start() { port.start() }

@@ -1,6 +1,4 @@
 import Foundation
-import SocketPlug
-import Synchronization
 import VendPOSIX
 
 /// A route driver's handheld (or a telemeter) on the far end of the DEX cable, written from
@@ -51,10 +49,7 @@ public final class DEXHandheld: Sendable {
 
     public let communicationID: String
     public let revision: String
-    private let plug: SocketPlug
-    private let client = Mutex<UnixSocket?>(nil)
-    private let log = Mutex<[String]>([])
-    private let report: @Sendable (String) -> Void
+    private let socket: HandheldSocket
 
     public init(
         socketPath: String, communicationID: String = "HHD0000001", revision: String = "R00L06",
@@ -62,26 +57,15 @@ public final class DEXHandheld: Sendable {
     ) throws {
         self.communicationID = communicationID
         self.revision = revision
-        self.report = report
-        plug = SocketPlug(socketPath: socketPath, threadName: "dex-handheld", report: report)
-        try plug.plug { [weak self] socket in self?.serve(socket) }
+        socket = try HandheldSocket(socketPath: socketPath, threadName: "dex-handheld", report: report)
     }
-
-    deinit { plug.unplug() }
 
     /// Every byte exchanged so far, as the handheld saw it.
-    public var transcript: [String] { log.withLock { $0 } }
+    public var transcript: [String] { socket.transcript }
 
-    public func waitForMachine(timeout: Duration = .seconds(10)) -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if client.withLock({ $0 != nil }) { return true }
-            usleep(10_000)
-        }
-        return false
-    }
+    public func waitForMachine(timeout: Duration = .seconds(10)) -> Bool { socket.waitForMachine(timeout: timeout) }
 
-    public func replug() throws { try plug.replug() }
+    public func replug() throws { try socket.replug() }
 
     // MARK: - What a route driver does
 
@@ -129,18 +113,12 @@ public final class DEXHandheld: Sendable {
     // MARK: - Sessions
 
     private func session(_ faults: Faults, _ body: (HandheldLine) -> Outcome) -> Outcome {
-        guard waitForMachine(), let socket = client.withLock({ $0 }) else { return .failed("no machine connected") }
-        let line = HandheldLine(socket: socket)
-        let outcome = body(line)
-        log.withLock { $0 += line.transcript + ["outcome: \(outcome)"] }
-        report("session: \(outcome)")
-        return outcome
+        socket.session(body) ?? .failed("no machine connected")
     }
 
     private func pull(_ stage: Stage, _ faults: Faults) -> Outcome? {
         guard faults.pullAt == stage else { return nil }
-        client.withLock { $0 = nil }
-        plug.unplug()
+        socket.pull()
         return .pulled(stage)
     }
 
@@ -260,17 +238,5 @@ public final class DEXHandheld: Sendable {
         }
         line.send([Wire.eot], note: "EOT")
         return .configured
-    }
-
-    /// Keeps the connection until the machine hangs up or the cable is pulled.
-    private func serve(_ socket: UnixSocket) {
-        client.withLock { $0 = socket }
-        defer { client.withLock { if $0 === socket { $0 = nil } } }
-        // POLLRDHUP (Linux, 0x2000) is behind _GNU_SOURCE, which Glibc's Swift module leaves out.
-        let peerHungUp: Int16 = 0x2000
-        while client.withLock({ $0 === socket }) {
-            var descriptor = pollfd(fd: socket.descriptor, events: peerHungUp, revents: 0)
-            if poll(&descriptor, 1, 100) > 0, descriptor.revents & (peerHungUp | Int16(POLLHUP | POLLERR | POLLNVAL)) != 0 { return }
-        }
     }
 }

@@ -49,10 +49,10 @@ final class HandheldLine: @unchecked Sendable {
 
     init(socket: UnixSocket) { self.socket = socket }
 
-    func send(_ bytes: [UInt8], note: String) {
+    /// Sends after the turnaround: DEX/UCS's ≥ 10 ms before answering (§4.5.8) unless told.
+    func send(_ bytes: [UInt8], note: String, turnaround: useconds_t = 10_000) {
         transcript.append("handheld → \(note)")
-        // Half duplex: ≥ 10 ms before answering (§4.5.8).
-        usleep(10_000)
+        usleep(turnaround)
         _ = bytes.withUnsafeBytes { Foundation.send(socket.descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
     }
 
@@ -102,9 +102,10 @@ final class HandheldLine: @unchecked Sendable {
         return .block(text: text, start: start, last: false, crcGood: false)
     }
 
-    private var closed = false
+    private(set) var closed = false
 
-    private func byte(within timeout: Duration) -> UInt8? {
+    /// The next byte within `timeout`; nil on silence or when the machine hung up.
+    func byte(within timeout: Duration) -> UInt8? {
         if pending.isEmpty {
             var descriptor = pollfd(fd: socket.descriptor, events: Int16(POLLIN), revents: 0)
             let milliseconds = Int32(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)

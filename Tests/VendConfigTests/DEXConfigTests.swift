@@ -22,7 +22,18 @@ import VendConfig
     @Test func defaultsAre9600AndTheHandheldStarts() throws {
         let dex = try #require(try ConfigLoader.parse(BadConfigTests.base + "dex:\n  port: unix:/run/vendd/dex.sock\n", file: "test.yaml").dex)
         #expect(dex.baudRate == 9_600 && dex.communicationID == "VDD0000001" && dex.assetNumber == "VDD0000001")
-        #expect(!dex.machineMakesFirstHandshake)
+        #expect(!dex.machineMakesFirstHandshake && dex.linkProtocol == .dexUCS)
+    }
+
+    @Test func ddcmpStartsAt2400() throws {
+        let config = try ConfigLoader.parse(BadConfigTests.base + "dex:\n  port: /dev/ttyUSB0\n  protocol: ddcmp\n", file: "test.yaml")
+        let dex = try #require(config.dex)
+        #expect(dex.linkProtocol == .ddcmp && dex.baudRate == 2_400)
+        #expect(config.summary.hasSuffix("\ndex       /dev/ttyUSB0 at 2400 8N1 as VDD0000001 (asset VDD0000001); DDCMP, the handheld starts"))
+        let again = try #require(try ConfigLoader.parse(config.resolvedYAML, file: "resolved.yaml").dex)
+        #expect(again.linkProtocol == .ddcmp && again.baudRate == 2_400)
+        let faster = try ConfigLoader.parse(BadConfigTests.base + "dex:\n  port: /dev/ttyUSB0\n  protocol: ddcmp\n  baud: 9600\n", file: "test.yaml")
+        #expect(faster.dex?.baudRate == 9_600)
     }
 
     @Test func withoutTheSectionThereIsNoPort() throws {
@@ -37,7 +48,7 @@ import VendConfig
         ),
         (
             "  port: /dev/ttyS1\n  baud: 9601\n",
-            "test.yaml:45:9: dex.baud: 9601 is not a standard baud rate (1200, 2400, 4800, 9600, 19200, 38400, 57600, 115200; DEX/UCS uses 9600)"
+            "test.yaml:45:9: dex.baud: 9601 is not a standard baud rate (1200, 2400, 4800, 9600, 19200, 38400, 57600, 115200; DEX/UCS uses 9600, DDCMP 2400)"
         ),
         (
             "  port: /dev/ttyS1\n  communication_id: vdd1\n",
@@ -48,8 +59,16 @@ import VendConfig
             "test.yaml:45:20: dex.first_handshake: 'vmd' is not one of 'handheld' or 'machine'"
         ),
         (
+            "  port: /dev/ttyS1\n  protocol: ddcpm\n",
+            "test.yaml:45:13: dex.protocol: 'ddcpm' is not one of 'dex-ucs' or 'ddcmp'; did you mean 'ddcmp'?"
+        ),
+        (
+            "  port: /dev/ttyS1\n  protocol: ddcmp\n  first_handshake: machine\n",
+            "test.yaml:46:20: dex.first_handshake: first_handshake is for DEX/UCS; with protocol ddcmp the handheld always starts (START): remove the key"
+        ),
+        (
             "  port: /dev/ttyS1\n  buad: 9600\n",
-            "test.yaml:45:3: dex: unknown key 'buad'; did you mean 'baud'? (allowed here: port, baud, communication_id, asset, first_handshake)"
+            "test.yaml:45:3: dex: unknown key 'buad'; did you mean 'baud'? (allowed here: port, baud, communication_id, asset, first_handshake, protocol)"
         ),
     ])
     func mistakesAreReportedWithTheirPlace(section: String, message: String) throws {

@@ -16,7 +16,7 @@ import VenddTestSupport
 
     /// What the driver handed to the machine's side.
     final class Machine: Sendable {
-        enum Report: Hashable { case delivered, configured, failed }
+        enum Report: Hashable { case delivered, copied, configured, failed }
         private let reports = Mutex<[Report: [String]]>([:])
         let audit: [UInt8]?
 
@@ -28,7 +28,8 @@ import VenddTestSupport
                 auditDelivered: { handheld, text in self.add(.delivered, "\(handheld.communicationID) \(text.count)") },
                 configurationReceived: { _, text in self.add(.configured, String(decoding: text, as: UTF8.self)) },
                 sessionFailed: { _, stage, reason in self.add(.failed, "\(stage): \(reason)") },
-                linkChanged: { _, _ in }, warning: { _ in })
+                linkChanged: { _, _ in }, warning: { _ in },
+                auditCopied: { handheld, text in self.add(.copied, "\(handheld.communicationID) \(text.count)") })
         }
 
         private func add(_ report: Report, _ text: String) { reports.withLock { $0[report, default: []].append(text) } }
@@ -46,14 +47,21 @@ import VenddTestSupport
     static func rig(machineFirst: Bool = false, machine: Machine = Machine()) throws -> (DEXHandheld, DEXPort, Machine, TemporaryDirectory) {
         let directory = try TemporaryDirectory()
         let handheld = try DEXHandheld(socketPath: directory.path + "/dex.sock")
-        let port = DEXPort(
-            settings: DEXSettings(
-                port: "unix:" + directory.path + "/dex.sock", baudRate: 9_600, communicationID: "VDD0000001", assetNumber: "VM-1",
-                machineMakesFirstHandshake: machineFirst, origin: ConfigOrigin(location: .init(file: "t.yaml", line: 1, column: 1), path: "dex")),
-            timekeeper: SystemTimekeeper(threadName: "dex-test"), handlers: machine.handlers)
-        port.start()
+        let port = startPort(directory.path + "/dex.sock", machine: machine, machineFirst: machineFirst)
         #expect(handheld.waitForMachine())
         return (handheld, port, machine, directory)
+    }
+
+    /// The machine's DEX port on `socket`, started.
+    static func startPort(_ socket: String, machine: Machine, machineFirst: Bool = false, linkProtocol: DEXLinkProtocol = .dexUCS) -> DEXPort {
+        let port = DEXPort(
+            settings: DEXSettings(
+                port: "unix:" + socket, baudRate: linkProtocol.defaultBaudRate, communicationID: "VDD0000001", assetNumber: "VM-1",
+                machineMakesFirstHandshake: machineFirst, origin: ConfigOrigin(location: .init(file: "t.yaml", line: 1, column: 1), path: "dex"),
+                linkProtocol: linkProtocol),
+            timekeeper: SystemTimekeeper(threadName: "dex-test"), handlers: machine.handlers)
+        port.start()
+        return port
     }
 
     @Test func aHandheldReadsTheWholeAudit() async throws {
@@ -148,13 +156,7 @@ import VenddTestSupport
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let handheld = try DEXHandheld(socketPath: directory.path + "/dex.sock", revision: "R01L01")
-        let machine = Machine()
-        let port = DEXPort(
-            settings: DEXSettings(
-                port: "unix:" + directory.path + "/dex.sock", baudRate: 9_600, communicationID: "VDD0000001", assetNumber: "VM-1",
-                machineMakesFirstHandshake: false, origin: ConfigOrigin(location: .init(file: "t.yaml", line: 1, column: 1), path: "dex")),
-            timekeeper: SystemTimekeeper(threadName: "dex-test"), handlers: machine.handlers)
-        port.start()
+        let port = Self.startPort(directory.path + "/dex.sock", machine: Machine())
         #expect(handheld.waitForMachine())
         #expect(handheld.read() == .audit(String(decoding: Self.audit, as: UTF8.self)))
         await port.stop()

@@ -11,15 +11,17 @@ import VenddTestSupport
     final class Rig: @unchecked Sendable {
         // @unchecked: used from one test at a time.
         let socketDirectory: TemporaryDirectory
-        let handheld: DEXHandheld
+        /// Where the handheld listens and the machine's DEX port connects.
+        let socketPath: String
         let daemon: DaemonHarness
 
-        init() throws {
+        /// `dex` adds keys to the `dex:` section.
+        init(dex: String = "") throws {
             socketDirectory = try TemporaryDirectory()
             let socketPath = socketDirectory.path + "/dex.sock"
-            handheld = try DEXHandheld(socketPath: socketPath, communicationID: "RTE0000007")
+            self.socketPath = socketPath
             daemon = try DaemonHarness { sample in
-                sample + "\ndex:\n  port: unix:\(socketPath)\n  communication_id: VDD0000042\n  asset: CORRIDOR-B2\n"
+                sample + "\ndex:\n  port: unix:\(socketPath)\n  communication_id: VDD0000042\n  asset: CORRIDOR-B2\n" + dex
             }
         }
 
@@ -35,6 +37,15 @@ import VenddTestSupport
         /// received it.
         func segment(_ start: String, _ offset: Int = 0, of outcome: DEXHandheld.Outcome) throws -> String {
             guard case .audit(let text) = outcome else { throw HarnessError("no audit: \(outcome)") }
+            return try segment(start, offset, in: text)
+        }
+
+        func segment(_ start: String, _ offset: Int = 0, of outcome: DDCMPMaster.Outcome) throws -> String {
+            guard case .audit(let text) = outcome else { throw HarnessError("no audit: \(outcome)") }
+            return try segment(start, offset, in: text)
+        }
+
+        private func segment(_ start: String, _ offset: Int, in text: String) throws -> String {
             let lines = text.components(separatedBy: "\r\n")
             guard let index = lines.firstIndex(where: { $0.hasPrefix(start + "*") }), index + offset < lines.count else {
                 throw HarnessError("no \(start) in\n\(text)")
@@ -54,18 +65,19 @@ import VenddTestSupport
     @Test func readAndResetLosesAndDoublesNothing() throws {
         let rig = try Rig()
         defer { rig.tearDown() }
+        let handheld = try DEXHandheld(socketPath: rig.socketPath, communicationID: "RTE0000007")
         try rig.daemon.start()
         try rig.daemon.send(.restock(slot: "A4", count: 5))
         try rig.sell()
-        #expect(rig.handheld.waitForMachine())
+        #expect(handheld.waitForMachine())
 
         var cut = DEXHandheld.Faults()
         cut.pullAt = .beforeLastAck
-        #expect(rig.handheld.read(cut) == .pulled(.beforeLastAck))
+        #expect(handheld.read(cut) == .pulled(.beforeLastAck))
         try rig.daemon.waitForLog("DEX RTE0000007 read: failed")
-        try rig.handheld.replug()
+        try handheld.replug()
 
-        let first = rig.handheld.read()
+        let first = handheld.read()
         #expect(try rig.segment("VA1", of: first) == "VA1*1500*1*1500*1", "the cut read reset nothing")
         #expect(try rig.segment("ID1", of: first) == "ID1*VDD0000042*VENDD*1*Corridor B, 2nd floor**CORRIDOR-B2")
         try rig.daemon.waitForLog("DEX RTE0000007 read: delivered")
@@ -73,7 +85,7 @@ import VenddTestSupport
         #expect(try rig.daemon.send(.sales(since: nil)).sales?.sinceLastRead?.total.count == 0)
 
         try rig.sell()
-        let second = rig.handheld.read()
+        let second = handheld.read()
         #expect(try rig.segment("VA1", of: second) == "VA1*3000*2*1500*1", "the sale after the read, once")
         #expect(try rig.segment("PA1*A4", 1, of: second) == "PA2*2*3000*1*1500")
         try rig.daemon.waitForLog("DEX RTE0000007 read: delivered", count: 2)
@@ -82,8 +94,8 @@ import VenddTestSupport
         rig.daemon.signal(SIGKILL)
         _ = try rig.daemon.waitForExit()
         try rig.daemon.start()
-        #expect(rig.handheld.waitForMachine())
-        let third = rig.handheld.read()
+        #expect(handheld.waitForMachine())
+        let third = handheld.read()
         #expect(try rig.segment("VA1", of: third) == "VA1*3000*2*0*0")
         #expect(try rig.segment("CA3", of: third) == "CA3*0*0*0*0*3000*3000*0*0")
         // The handheld read the very report `vendctl audit` writes.
@@ -100,11 +112,12 @@ import VenddTestSupport
     @Test func aPriceDownload() throws {
         let rig = try Rig()
         defer { rig.tearDown() }
+        let handheld = try DEXHandheld(socketPath: rig.socketPath, communicationID: "RTE0000007")
         try rig.daemon.start()
-        #expect(rig.handheld.waitForMachine())
+        #expect(handheld.waitForMachine())
         let file = ["DXS*RTE0000007*VA*V0/6*1", "ST*001*0001", "ID4*0*410*KRW", "PC1*A4*1600", "PC1*Z9*100", "PC1*A1*12.5", "SE*6*0001", "DXE*1*1"]
             .map { $0 + "\r\n" }.joined()
-        #expect(rig.handheld.sendConfiguration(file) == .configured)
+        #expect(handheld.sendConfiguration(file) == .configured)
         let status = try rig.daemon.waitUntil("the session in status") { $0.dexPort?.sessions.isEmpty == false }
         #expect(status.slot("A4")?.price == "1600")
         let session = try #require(status.dexPort?.sessions.last)
@@ -116,7 +129,53 @@ import VenddTestSupport
         let json = try DaemonHarness.vendctl(["--socket", rig.daemon.socketPath, "--json", "status"])
         #expect(try DocumentedSchemas().violations(of: "status", in: json.output) == [], "the dex port as docs/vendctl.md says")
         #expect(try rig.daemon.vendctl("status").output.contains("RTE0000007 configure: configured with refusals: 1 price(s) applied"))
-        #expect(try rig.segment("PA1*A4", of: rig.handheld.read()) == "PA1*A4*1600")
+        #expect(try rig.segment("PA1*A4", of: handheld.read()) == "PA1*A4*1600")
+        #expect(try rig.daemon.stop() == 0)
+    }
+}
+
+/// The same port speaking DDCMP, read by the DDCMP master simulator: the interim figures reset
+/// only by an audit collection (list 1) acknowledged to its last block and finished, durably; a
+/// security read (list 2) resets nothing.
+@Suite(.oneRealProcessTestAtATime) struct DDCMPProcessTests {
+    @Test func readAndResetLosesAndDoublesNothing() throws {
+        let rig = try DEXProcessTests.Rig(dex: "  protocol: ddcmp\n")
+        defer { rig.tearDown() }
+        let master = try DDCMPMaster(socketPath: rig.socketPath)
+        try rig.daemon.start()
+        try rig.daemon.send(.restock(slot: "A4", count: 5))
+        try rig.sell()
+        #expect(master.waitForMachine())
+
+        // Every block acknowledged, but the cable out before Finish: nothing is reset.
+        var cut = DDCMPMaster.Faults()
+        cut.pullAt = .beforeFinish
+        #expect(master.read(cut) == .pulled(.beforeFinish))
+        try rig.daemon.waitForLog("DEX DDCMP route person 'RP' read: failed")
+        try master.replug()
+
+        let first = master.read()
+        #expect(try rig.segment("VA1", of: first) == "VA1*1500*1*1500*1", "the cut read reset nothing")
+        try rig.daemon.waitForLog("DEX DDCMP route person 'RP' read: delivered")
+        #expect(rig.daemon.log.contains("interim figures reset"))
+        #expect(try rig.daemon.send(.sales(since: nil)).sales?.sinceLastRead?.total.count == 0)
+
+        try rig.sell()
+        #expect(try rig.segment("VA1", of: master.read(list: 2)) == "VA1*3000*2*1500*1")
+        try rig.daemon.waitForLog("(security read): interim figures left as they are")
+        let second = master.read()
+        #expect(try rig.segment("VA1", of: second) == "VA1*3000*2*1500*1", "the security read reset nothing; the sale counts once")
+        try rig.daemon.waitForLog("DEX DDCMP route person 'RP' read: delivered", count: 2)
+
+        // The reset is journaled: kill -9 right after it loses nothing.
+        rig.daemon.signal(SIGKILL)
+        _ = try rig.daemon.waitForExit()
+        try rig.daemon.start()
+        #expect(master.waitForMachine())
+        #expect(try rig.segment("VA1", of: master.read()) == "VA1*3000*2*0*0")
+        let status = try rig.daemon.waitUntil("the session in status") { $0.dexPort?.sessions.last?.result == "delivered" }
+        #expect(status.dexPort?.sessions.last?.handheld == "DDCMP route person 'RP'")
+        #expect(status.dexPort?.port.hasSuffix("(DDCMP)") == true)
         #expect(try rig.daemon.stop() == 0)
     }
 }

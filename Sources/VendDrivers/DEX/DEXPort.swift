@@ -13,6 +13,9 @@ public struct DEXPortHandlers: Sendable {
     public var prepareAudit: @Sendable (_ handheld: DEXFirstHandshake) -> [UInt8]?
     /// The handheld acknowledged the last block of this audit.
     public var auditDelivered: @Sendable (_ handheld: DEXFirstHandshake, _ audit: [UInt8]) -> Void
+    /// A DDCMP security read (list 2) reached the handheld whole: it leaves the interim figures
+    /// as they are.
+    public var auditCopied: @Sendable (_ handheld: DEXFirstHandshake, _ audit: [UInt8]) -> Void
     /// The handheld sent a configuration and ended its session properly.
     public var configurationReceived: @Sendable (_ handheld: DEXFirstHandshake, _ text: [UInt8]) -> Void
     /// A session ended without its transfer (`handheld` nil: before a first handshake was read).
@@ -27,8 +30,10 @@ public struct DEXPortHandlers: Sendable {
         auditDelivered: @escaping @Sendable (DEXFirstHandshake, [UInt8]) -> Void,
         configurationReceived: @escaping @Sendable (DEXFirstHandshake, [UInt8]) -> Void,
         sessionFailed: @escaping @Sendable (DEXFirstHandshake?, String, String) -> Void,
-        linkChanged: @escaping @Sendable (String, Bool) -> Void, warning: @escaping @Sendable (String) -> Void
+        linkChanged: @escaping @Sendable (String, Bool) -> Void, warning: @escaping @Sendable (String) -> Void,
+        auditCopied: @escaping @Sendable (DEXFirstHandshake, [UInt8]) -> Void = { _, _ in }
     ) {
+        self.auditCopied = auditCopied
         self.prepareAudit = prepareAudit
         self.auditDelivered = auditDelivered
         self.configurationReceived = configurationReceived
@@ -38,9 +43,10 @@ public struct DEXPortHandlers: Sendable {
     }
 }
 
-/// The machine's DEX port: `DEXMachineLink` on a thread of its own over the configured serial
-/// port (or `unix:` socket), reopened with a backoff when the device goes away. A session starts
-/// when a handheld speaks (or, configured so, answers the machine's bid); no button.
+/// The machine's DEX port: `DEXMachineLink` (DEX/UCS) or `DDCMPSlaveLink` (DDCMP) on a thread of
+/// its own over the configured serial port (or `unix:` socket), reopened with a backoff when the
+/// device goes away. A session starts when a handheld speaks (or, configured so, answers the
+/// machine's bid); no button.
 public final class DEXPort: Sendable {
     public let settings: DEXSettings
     public let address: PortAddress
@@ -56,7 +62,8 @@ public final class DEXPort: Sendable {
     }
 
     public var description: String {
-        "DEX/UCS on \(address) as \(settings.communicationID)\(settings.machineMakesFirstHandshake ? ", bidding for the first handshake" : "")"
+        let bidding = settings.linkProtocol == .dexUCS && settings.machineMakesFirstHandshake ? ", bidding for the first handshake" : ""
+        return "\(settings.linkProtocol.name) on \(address) as \(settings.communicationID)\(bidding)"
     }
 
     public func start() {
@@ -83,10 +90,21 @@ public final class DEXPort: Sendable {
     }
 
     private func run() {
+        switch settings.linkProtocol {
+        case .dexUCS:
+            var link = UCSPortLink(
+                link: DEXMachineLink(
+                    communicationID: settings.communicationID, firstHandshakeSide: settings.machineMakesFirstHandshake ? .machine : .handheld,
+                    now: 0))
+            run(&link)
+        case .ddcmp:
+            var link = DDCMPPortLink(link: DDCMPSlaveLink(serialNumber: settings.communicationID, baudRate: settings.baudRate))
+            run(&link)
+        }
+    }
+
+    private func run<Link: DEXPortLink>(_ link: inout Link) {
         let origin = control.timekeeper.now
-        var link = DEXMachineLink(
-            communicationID: settings.communicationID, firstHandshakeSide: settings.machineMakesFirstHandshake ? .machine : .handheld, now: 0)
-        var session = Session()
         var stream: (any ByteStream)?
         var backoff = Backoff()
         var downReason: String?
@@ -96,7 +114,7 @@ public final class DEXPort: Sendable {
                     stream = try address.open()
                     backoff.reset()
                     downReason = nil
-                    handlers.linkChanged("DEX port \(address) open", true)
+                    handlers.linkChanged("DEX port \(address) open (\(settings.linkProtocol.name))", true)
                 } catch {
                     if downReason != error.description { handlers.linkChanged("DEX port: \(error)", false) }
                     downReason = error.description
@@ -109,13 +127,13 @@ public final class DEXPort: Sendable {
             do throws(LinkError) {
                 if outcome == .readable || outcome == .hangUp {
                     let bytes = try open.readAvailable()
-                    session.handle(link.receive(bytes, at: milliseconds(since: origin)), &link, handlers)
+                    link.receive(bytes, at: milliseconds(since: origin), handlers)
                 }
-                session.handle(link.advance(to: milliseconds(since: origin)), &link, handlers)
+                link.advance(to: milliseconds(since: origin), handlers)
                 let output = link.takeOutput(at: milliseconds(since: origin))
                 if !output.isEmpty { try open.write(output) }
             } catch {
-                session.handle(link.disconnected(at: milliseconds(since: origin), reason: error.description), &link, handlers)
+                link.disconnected(at: milliseconds(since: origin), reason: error.description, handlers)
                 open.close()
                 stream = nil
                 handlers.linkChanged("DEX port: \(error)", false)
@@ -126,31 +144,93 @@ public final class DEXPort: Sendable {
         }
         stream?.close()
     }
+}
 
-    /// Who the session under way is with, for the handlers.
-    private struct Session {
-        var handheld: DEXFirstHandshake?
+/// One protocol's link on the port's thread: bytes and timers in, bytes out, what happened told
+/// to the handlers.
+private protocol DEXPortLink {
+    var nextDeadline: Int64? { get }
+    mutating func receive(_ bytes: [UInt8], at now: Int64, _ handlers: DEXPortHandlers)
+    mutating func advance(to now: Int64, _ handlers: DEXPortHandlers)
+    mutating func takeOutput(at now: Int64) -> [UInt8]
+    mutating func disconnected(at now: Int64, reason: String, _ handlers: DEXPortHandlers)
+}
 
-        mutating func handle(_ events: [DEXLinkEvent], _ link: inout DEXMachineLink, _ handlers: DEXPortHandlers) {
-            for event in events {
-                switch event {
-                case .handshake(let handshake, let machineFirst):
-                    handheld = handshake
-                    if machineFirst || handshake.operation == .readAudit, let audit = handlers.prepareAudit(handshake) {
-                        link.supplyAudit(audit)
-                    }
-                case .auditDelivered(let audit):
-                    if let handheld { handlers.auditDelivered(handheld, audit) }
-                    handheld = nil
-                case .configurationReceived(let text):
-                    if let handheld { handlers.configurationReceived(handheld, text) }
-                    handheld = nil
-                case .failed(let stage, let reason):
-                    handlers.sessionFailed(handheld, stage, reason)
-                    handheld = nil
-                case .warning(let message):
-                    handlers.warning("DEX \(handheld?.communicationID ?? "handheld"): \(message)")
+/// DEX/UCS: `DEXMachineLink` and who the session under way is with.
+private struct UCSPortLink: DEXPortLink {
+    var link: DEXMachineLink
+    var handheld: DEXFirstHandshake?
+
+    var nextDeadline: Int64? { link.nextDeadline }
+    mutating func receive(_ bytes: [UInt8], at now: Int64, _ handlers: DEXPortHandlers) { handle(link.receive(bytes, at: now), handlers) }
+    mutating func advance(to now: Int64, _ handlers: DEXPortHandlers) { handle(link.advance(to: now), handlers) }
+    mutating func takeOutput(at now: Int64) -> [UInt8] { link.takeOutput(at: now) }
+    mutating func disconnected(at now: Int64, reason: String, _ handlers: DEXPortHandlers) {
+        handle(link.disconnected(at: now, reason: reason), handlers)
+    }
+
+    private mutating func handle(_ events: [DEXLinkEvent], _ handlers: DEXPortHandlers) {
+        for event in events {
+            switch event {
+            case .handshake(let handshake, let machineFirst):
+                handheld = handshake
+                if machineFirst || handshake.operation == .readAudit, let audit = handlers.prepareAudit(handshake) {
+                    link.supplyAudit(audit)
                 }
+            case .auditDelivered(let audit):
+                if let handheld { handlers.auditDelivered(handheld, audit) }
+                handheld = nil
+            case .configurationReceived(let text):
+                if let handheld { handlers.configurationReceived(handheld, text) }
+                handheld = nil
+            case .failed(let stage, let reason):
+                handlers.sessionFailed(handheld, stage, reason)
+                handheld = nil
+            case .warning(let message):
+                handlers.warning("DEX \(handheld?.communicationID ?? "handheld"): \(message)")
+            }
+        }
+    }
+}
+
+/// DDCMP: `DDCMPSlaveLink`, and the master it serves named as the handlers know handhelds: a
+/// first handshake asking to read, with "DDCMP" and who the master said it was as its ID.
+private struct DDCMPPortLink: DEXPortLink {
+    var link: DDCMPSlaveLink
+    var handheld: DEXFirstHandshake?
+
+    var nextDeadline: Int64? { link.nextDeadline }
+    mutating func receive(_ bytes: [UInt8], at now: Int64, _ handlers: DEXPortHandlers) {
+        handle(link.receive(bytes, at: now), at: now, handlers)
+    }
+    mutating func advance(to now: Int64, _ handlers: DEXPortHandlers) { handle(link.advance(to: now), at: now, handlers) }
+    mutating func takeOutput(at now: Int64) -> [UInt8] { link.takeOutput(at: now) }
+    mutating func disconnected(at now: Int64, reason: String, _ handlers: DEXPortHandlers) {
+        handle(link.disconnected(at: now, reason: reason), at: now, handlers)
+    }
+
+    private static func name(_ handheld: DDCMPHandheld?) -> DEXFirstHandshake {
+        DEXFirstHandshake(communicationID: "DDCMP \(handheld?.description ?? "master")", operation: .readAudit, revision: "DDCMP")
+    }
+
+    private mutating func handle(_ events: [DDCMPLinkEvent], at now: Int64, _ handlers: DEXPortHandlers) {
+        for event in events {
+            switch event {
+            case .handheld(let master):
+                handheld = Self.name(master)
+            case .readRequested:
+                let who = handheld ?? Self.name(nil)
+                handheld = who
+                link.supplyAudit(handlers.prepareAudit(who), at: now)
+            case .auditDelivered(let audit, let resetsInterim):
+                let who = handheld ?? Self.name(nil)
+                if resetsInterim { handlers.auditDelivered(who, audit) } else { handlers.auditCopied(who, audit) }
+                handheld = nil
+            case .failed(let stage, let reason):
+                handlers.sessionFailed(handheld, stage, reason)
+                handheld = nil
+            case .warning(let message):
+                handlers.warning("DEX \(handheld?.communicationID ?? "DDCMP master"): \(message)")
             }
         }
     }
