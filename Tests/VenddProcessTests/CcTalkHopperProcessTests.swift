@@ -211,7 +211,8 @@ final class HopperRig: @unchecked Sendable {
         #expect(won(restarted.books.unknownPayouts) == 0)
         #expect(won(restarted.credit) == 2_800 - paid)
         #expect(booksBalance(restarted))
-        #expect(daemon.log.contains("was in flight when vendd stopped"))
+        // Logged on the notices' thread, possibly after the status answer.
+        try daemon.waitForLog("was in flight when vendd stopped")
 
         // The machine sells on: a coin is credited, and coin return pays the rest, once.
         try rig.waitUntilAcceptorAccepts()
