@@ -248,6 +248,9 @@ final class MDBCashlessReader: MDBPeripheralDriver {
     }
 
     private func request(_ vend: VendID, price: Money, item: UInt16, _ bus: MDBDeviceBus) {
+        // The machine may have enabled the readers since this thread's last turn (its READER
+        // ENABLE not sent yet): the reader hears it before the VEND REQUEST, not a denial.
+        if phase == .waiting { try? applyAcceptance(bus) }
         let inSession: Bool
         switch phase {
         case .session: inSession = true
