@@ -173,7 +173,8 @@ CARD
 } >"$root/etc/vendd/hil-card.yaml"
 # The power cuts' machine: the ccTalk acceptor and a hopper of 500s on its bus (cctalk-sim
 # --hopper 3:…), and an MDB changer on the third UART (mdb-sim, no bill validator), paying change
-# after every sale: the hopper the 500s of it, the changer the rest.
+# after every sale: the hopper the 500s of it, the changer the rest; and a card reader at 10h on
+# the changer's bus (mdb-sim --cashless 1).
 {
     sed 's/^machine:$/machine:\n  payout: change/' "$root/etc/vendd/hil-coin.yaml"
     cat <<'PAYOUT'
@@ -188,6 +189,8 @@ mdb:
       - { type: 1, value: 50 }
       - { type: 2, value: 100 }
       - { type: 3, value: 500 }
+  cashless:
+    - { reader: 1 }
 PAYOUT
 } >"$root/etc/vendd/hil-powercut.yaml"
 cp "$SCRIPT_DIR/guest/scenarios.sh" "$SCRIPT_DIR/guest/powercut.sh" "$root/"
