@@ -594,8 +594,9 @@ def reconcile(before, after, fsck_status, fsck_output, seen_vends, seen_payouts,
         problems.append(f"{intents} vends in the books but {pulses} relay pulse(s): more than the one "
                         f"vend that may have been cut between its intent and its relay")
     # Every vend number the machine gave, cash or card (denied card vends, and card vends never
-    # approved, count in no sales figure).
-    first, last = before.books.get("vendsStarted", 0), status.get("vendsStarted", 0)
+    # approved, count in no sales figure); a daemon older than vendsStarted (--source) had none.
+    first = before.books.get("vendsStarted", vends_in(before.books["books"]))
+    last = status.get("vendsStarted", vends_in(books))
     for number in before.vends_started + before.card_requested:
         if number in seen_vends:
             doubles += 1
