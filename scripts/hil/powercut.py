@@ -85,8 +85,11 @@ VEND_AIM, AIM_TIMEOUT = 0.4, 6.0
 # reader told 0.05 s later; a vend that does not drop waits out the 1 s drop window. A boot whose
 # cut is aimed so starts its stream with a card customer (pc.aim=card).
 CARD_AIM = 1.0
-# The share of cuts in which the card reader is reset at the instant of the cut.
-READER_RESET = 0.25
+# The share of cuts in which the card reader is reset at the instant of the cut: half of those
+# aimed at a card vend (a reset between VEND APPROVED and VEND SUCCESS is what matters), a tenth
+# of the others.
+READER_RESET = {"card": 0.5}
+READER_RESET_ELSE = 0.1
 # Measured in the guest: from a payout's start to the hopper's first coin command, each hopper
 # coin, and from the hopper's end to the changer's first coin command (it counts its tubes first).
 PAYOUT_START_S, HOPPER_COIN_S, CHANGER_START_S = 0.3, 0.6, 0.6
@@ -302,7 +305,7 @@ def run_boot(args, number, stream, coins, changer, console, rng):
     boot.aim = rng.choices(list(AIMS), weights=list(AIMS.values()))[0]
     anywhere, within = rng.uniform(args.min_cut, args.max_cut), rng.random()
     boot.hopper_loses_power = rng.random() < HOPPER_POWER_LOSS
-    boot.reader_reset = rng.random() < READER_RESET
+    boot.reader_reset = rng.random() < READER_RESET.get(boot.aim, READER_RESET_ELSE)
     command = ["qemu-system-x86_64", "-accel", "tcg", "-m", "512", "-smp", "2",
                "-kernel", args.kernel, "-initrd", args.initrd,
                "-append", f"console=ttyS0 quiet panic=-1 pc.stream={1 if stream else 0} pc.aim={boot.aim}",
