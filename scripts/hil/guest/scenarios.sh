@@ -280,7 +280,7 @@ scenario_mdb_over_ttyS2() {
 
 # A card reader: mdb-sim's cashless #1 (10h) behind the same Qibixx interface on /dev/ttyS2, as a
 # Nayax or ePort reader on a board's MDB HAT; the machine has no cash device (hil-card.yaml), so
-# every vend is paid by card. Four customers: selection first with the item seen falling (VEND
+# every vend is paid by card. Three customers: selection first with the item seen falling (VEND
 # SUCCESS), selection first with no drop (VEND FAILURE: the reader refunds), then a card first
 # (BEGIN SESSION) whose first choice the bank denies and whose second is sold, the drop sensor
 # confirming it (SESSION COMPLETE, END SESSION). run.sh checks the reader's own books (charged −
