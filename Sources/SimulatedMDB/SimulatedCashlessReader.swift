@@ -90,6 +90,9 @@ public final class SimulatedCashlessReader: SimulatedPeripheral {
         // RESET between APPROVED and SUCCESS is interpreted as a success (§7.4 VEND SUCCESS).
         approved = nil
         pendingRequest = nil
+        // A reset ends the session: the card's funds and how its vend began go with it.
+        funds = nil
+        alwaysIdleVend = false
         state = .inactive
         enabledFeatures = []
         vmcLevel = 1

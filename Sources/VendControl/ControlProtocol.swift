@@ -474,6 +474,9 @@ public struct StatusReport: Codable, Sendable, Equatable {
     /// The vend in progress is a card vend still waiting for the reader's approval (the
     /// displays say so); absent otherwise.
     public var cardVendAwaitingApproval: Bool? = nil
+    /// How many vends the machine has started, cash or card (the last was vend#N); absent from
+    /// older daemons.
+    public var vendsStarted: UInt64? = nil
 
     public struct CardReaderState: Codable, Sendable, Equatable {
         /// 1 (10h) or 2 (60h).

@@ -59,6 +59,7 @@ extension StatusReport {
             books.freeCardVends = machine.ledger.freeCardVends
         }
         cardVendAwaitingApproval = machine.pendingVend?.awaitsApproval == true ? true : nil
+        vendsStarted = machine.vendsStarted
         cardSession = machine.cardSession.map { session in
             "\(Payment.card(session.reader)), funds \(session.funds.map(format.string(for:)) ?? "not told")"
         }

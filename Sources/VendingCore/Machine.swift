@@ -181,6 +181,10 @@ public struct Machine: Hashable, Sendable, Codable {
                     && setup.slots.contains { available(in: $0.id) > 0 }))
     }
 
+    /// How many vends the machine has started, cash or card: the last was vend#N. Card vends
+    /// denied or never approved are counted here and in no sales figure.
+    public var vendsStarted: UInt64 { lastVendNumber }
+
     /// Readers take a card while nothing else is under way and a card could buy something: no cash
     /// credit (cash and cards never mix), no payout, not in service mode.
     public var acceptsCards: Bool {

@@ -150,6 +150,23 @@ import Testing
         #expect(reader.state == .enabled)
     }
 
+    /// Found by the power cuts: a card's funds outlived the session a reset ended, and the
+    /// next customer's selection (always idle, no card yet) was denied for want of them.
+    @Test func aResetEndsTheSessionAndForgetsTheCardsFunds() throws {
+        try initialise()
+        reader.presentCard(funds: 100)
+        #expect(try poll().count == 1, "BEGIN SESSION")
+        #expect(send(.vendRequest(price: 100, item: 1, expanded: false)) == .ack)
+        #expect(try poll() == [.vendApproved(amount: 100)])
+        #expect(send(.vendSuccess(item: 1)) == .ack)
+        // The power goes before SESSION COMPLETE: the master resets the reader at its next start.
+        #expect(send(.reset) == .ack)
+        try initialise()
+        #expect(send(.vendRequest(price: 150, item: 4, expanded: false)) == .ack)
+        #expect(try poll() == [.vendApproved(amount: 150)], "a new customer, selection first: not the last card's funds")
+        #expect(reader.charged == [100, 150])
+    }
+
     @Test func selectionFirstAnOnlineApprovalThenSuccess() throws {
         try initialise()
         reader.faults.approvalPolls = 3

@@ -89,6 +89,25 @@ import VendingCore
         Self.expectBooksAgree(rig, sales: 2)
     }
 
+    /// Found by the HIL card scenario: the machine enables the readers (its service mode ends,
+    /// a slot is restocked, the cash credit is paid out) and a customer selects before the bus
+    /// thread's next turn. The VEND REQUEST must find the reader enabled, not be denied because
+    /// READER ENABLE had not gone out yet.
+    @Test func selectionRightAfterTheReadersAreEnabledIsTaken() throws {
+        let reader = SimulatedCashlessReader()
+        let rig = CardRig(readers: [reader])
+        try rig.start()
+        rig.apply(.setServiceMode(true))
+        try rig.run(for: .milliseconds(500))
+        #expect(reader.state == .disabled, "READER DISABLE in service mode")
+        rig.apply(.setServiceMode(false))
+        rig.select("A1")
+        try rig.run(for: .seconds(1))
+        #expect(rig.pulses == ["A1"], "\(rig.log.notices)")
+        #expect(reader.charged == [120])
+        Self.expectBooksAgree(rig, sales: 1)
+    }
+
     @Test func deniedVendDispensesNothing() throws {
         let reader = SimulatedCashlessReader()
         let rig = CardRig(readers: [reader])

@@ -40,7 +40,9 @@ import VenddTestSupport
         #expect(waiting.vendInProgress != nil)
         _ = try daemon.waitUntil("the card sale") { $0.books.cardSales?["cashless1"] == "1500" && $0.vendInProgress == nil }
 
-        // Card first: tap with 3,000원 of funds, then choose.
+        // Card first: tap with 3,000원 of funds, then choose. The sale is booked as the item
+        // drops; the reader is told VEND SUCCESS on the bus's next turn, and takes no card before.
+        try daemon.waitForLog("cashless #1 told VEND SUCCESS")
         _ = try daemon.waitUntil("the reader free again") { $0.cardSession == nil && $0.cardReaders?.first?.ready == true }
         #expect(try daemon.vendctl("sim", "card", "tap", "3000").output == "a card on cashless #1 with 3,000원 of funds\n")
         _ = try daemon.waitUntil("the card session") { $0.cardSession != nil }

@@ -34,6 +34,10 @@ let usage = """
       card R lose-end-session on|off
       card R silent on|off
       card R reset        the reader resets itself
+      card R wait-enabled [S]
+                          wait up to S seconds (default 30) until the master has enabled reader R
+                          (READER ENABLE, no session or vend open), as a customer waits for the
+                          reader to light up before tapping; commands after it wait too
       unplug | replug     remove / restore the interface (USB cable pulled / plugged)
       wait-enabled [S]    wait up to S seconds (default 30) until the master has put the interface
                           in master mode and enabled every present device, as a customer waits for
@@ -150,6 +154,13 @@ while let line = readLine() {
     case ("reset", 2) where words[1] == "changer" || words[1] == "bills":
         simulator.with { words[1] == "changer" ? $0.changer.resetItself() : $0.bills.resetItself() }
         say("\(words[1]) reset itself")
+    case ("card", 3...4) where (words[1] == "1" || words[1] == "2") && words[2] == "wait-enabled" && numbers.count == words.count - 2:
+        let address: MDBPeripheral = words[1] == "1" ? .cashless1 : .cashless2
+        let seconds = numbers.count == 2 ? numbers[1] : 30
+        let enabled = simulator.wait(timeout: .seconds(seconds)) { devices in
+            devices.readers.first { $0.address == address }?.state == .enabled
+        }
+        say(enabled ? "card reader \(words[1]): enabled" : "card reader \(words[1]): NOT enabled after \(seconds) s: \(status())")
     case ("card", 3...4) where words[1] == "1" || words[1] == "2":
         let address: MDBPeripheral = words[1] == "1" ? .cashless1 : .cashless2
         let done = simulator.with { devices -> Bool in

@@ -13,10 +13,16 @@ falls at a random instant of the stream, or at a random instant shortly after th
 payout or a vend started (AIMS): many cuts land mid-payout, some mid-vend, the rest anywhere
 (coins still in the acceptor's buffer, …). In some cuts the hopper loses power too, as in a
 cut of the whole machine (its counter back at 0: vendd cannot tell what it paid of a payout it
-was asked, and must book that part unknown). Then e2fsck (as a board would at boot) and the
-next boot, which reconciles that cut and is cut in turn. One boot per cut, plus a last one that
-only reconciles. Like real devices, the simulators run on through the cuts and keep their own
-totals.
+was asked, and must book that part unknown). About one customer in three pays by card, on a
+card reader (mdb-sim --cashless 1, cashless #1 on the changer's bus): selection first or card
+first, sometimes with a slow approval or a denial; some cuts are aimed at a card vend (within
+CARD_AIM seconds of its VEND REQUEST: before the approval, between the approval and the
+outcome, or as the reader is told it). The reader is in this process and keeps its power through
+a cut, as a reader on its own supply does; in some cuts it is reset at the same instant, as when
+the whole machine loses power (MDB §7: a reset between VEND APPROVED and VEND SUCCESS is a sale to
+the reader). Then e2fsck (as a board would at boot) and the next boot, which reconciles that cut
+and is cut in turn. One boot per cut, plus a last one that only reconciles. Like real devices,
+the simulators run on through the cuts and keep their own totals.
 
 What a cut must leave (checked from the guest's console lines, streamed as they happen, and
 the simulators' own records):
@@ -32,7 +38,15 @@ the simulators' own records):
     payout in flight is resolved at start from the devices' evidence, never paid again: none
     left in flight, none resolved that had ended (watch), no payout number started twice;
   - books balanced: coinsIn = sales + changePaid + refunds + unknownPayouts + credit;
-  - no double vend: no relay moves while vendd starts, and no vend number is started twice.
+  - no double vend: no relay moves while vendd starts, and no vend number is started twice (cash
+    or card);
+  - card money, against the reader's own books (mdb-sim's "charged" and "refunded"): the
+    machine's card sales plus the refunds it books lost equal what the reader charged less what
+    it refunded, whatever the reader made of a reset (the rule comes from its books, not from
+    here). No card vend settled twice (the settlements the watch showed and those vendd made at
+    start); a card vend the drop sensor saw sold is never settled as a failure, one it saw not
+    drop never as a sale; a refund is booked lost only after a cut in which the reader was reset;
+    a card vend resolved at start without an approval is no unknown outcome (nothing vended).
 Prints one POWERCUT line per cut and a summary; exits 1 on any failure.
 """
 import argparse
@@ -63,8 +77,19 @@ HOPPER_POWER_LOSS = 0.25
 # long as `payout_length` expects it to take), or within VEND_AIM seconds after it shows a vend
 # started. An aimed cut whose event does not come within AIM_TIMEOUT seconds of the stream's
 # start falls at that instant.
-AIMS = {"any": 3, "payout": 5, "vend": 2}
+AIMS = {"any": 3, "payout": 5, "vend": 2, "card": 4}
 VEND_AIM, AIM_TIMEOUT = 0.4, 6.0
+# A cut aimed at a card vend falls within CARD_AIM seconds of its request (the watch's "waiting
+# for the approval"). Measured in the guest: the approval about 0.2 s later (or after a slow
+# approval's polls, 0.6 to 2.9 s), the sale on the drop sensor's word 0.4 s after that and the
+# reader told 0.05 s later; a vend that does not drop waits out the 1 s drop window. A boot whose
+# cut is aimed so starts its stream with a card customer (pc.aim=card).
+CARD_AIM = 1.0
+# The share of cuts in which the card reader is reset at the instant of the cut: half of those
+# aimed at a card vend (a reset between VEND APPROVED and VEND SUCCESS is what matters), a tenth
+# of the others.
+READER_RESET = {"card": 0.5}
+READER_RESET_ELSE = 0.1
 # Measured in the guest: from a payout's start to the hopper's first coin command, each hopper
 # coin, and from the hopper's end to the changer's first coin command (it counts its tubes first).
 PAYOUT_START_S, HOPPER_COIN_S, CHANGER_START_S = 0.3, 0.6, 0.6
@@ -167,22 +192,29 @@ class CoinSimulator(Simulator):
 
 
 class ChangerSimulator(Simulator):
-    """mdb-sim with a changer only, its float in the tubes, paying coin by coin."""
+    """mdb-sim with a changer (no bill validator), its float in the tubes, paying coin by coin,
+    and a card reader at 10h (cashless #1) on the same bus."""
 
     status_prefix = "changer: "
 
     def __init__(self, binary, socket_path, log_path):
-        super().__init__("mdb-sim", [binary, "--socket", socket_path, "--no-bills",
+        super().__init__("mdb-sim", [binary, "--socket", socket_path, "--no-bills", "--cashless", "1",
                                      "--tubes", ",".join(map(str, CHANGER_FLOAT)),
                                      "--coin-interval", str(CHANGER_COIN_MS)], socket_path, log_path)
 
     def paid(self):
-        """What the changer has paid in all, and its tubes now ("95,93,89,20")."""
+        """What the changer has paid in all, its tubes now ("95,93,89,20"), and the card
+        reader's own books: what it charged and what it refunded (lists of amounts)."""
         line = self.status()
         match = re.match(r"^changer: tubes ([\d,]+), .* paid (\d+),", line)
         if not match:
             raise SystemExit(f"powercut: mdb-sim's status does not say what the changer paid: {line}")
-        return Decimal(match.group(2)), match.group(1)
+        reader = re.search(r"reader 1: \w+, charged \[([\d, ]*)\], refunded \[([\d, ]*)\]", line)
+        if not reader:
+            raise SystemExit(f"powercut: mdb-sim's status does not show the card reader's books: {line}")
+        charged = [Decimal(x) for x in reader.group(1).split(",") if x.strip()]
+        refunded = [Decimal(x) for x in reader.group(2).split(",") if x.strip()]
+        return Decimal(match.group(2)), match.group(1), charged, refunded
 
     def refill(self, tubes):
         """Fills the tubes of small coins that run low back to their float (a technician's
@@ -206,6 +238,16 @@ class Boot:
         self.changer_paid = None     # what the changer had paid in all then
         self.tubes = None
         self.tube_refill = 0         # coins loaded into the tubes by hand then
+        self.reader_charged = []     # the card reader's own books then: each charge
+        self.reader_refunded = []    # and each refund
+        self.card_requested = []     # card vend numbers the watch showed requested (VEND REQUEST)
+        self.card_approved = []      # and approved
+        self.card_denied = []
+        self.card_settled = {}       # vend number -> "success", "failure" or "refund-lost" (watch)
+        self.card_sold_by_drop = []  # card vends the watch showed sold on the drop sensor's word
+        self.card_not_dropped = []   # card vends the watch showed failed, the item not dropped
+        self.startup_settled = []    # (vend, result, amount) vendd settled at start (its log)
+        self.reader_reset = False    # the reader was reset at the instant of this boot's cut
         self.resolved = []           # vend numbers vendd resolved as in flight at start
         self.payouts_resolved = []   # payouts vendd resolved as in flight at start: their log fields
         self.store_notes = []
@@ -231,16 +273,42 @@ class Boot:
         """The watch showed a payout started and not ended when the power went."""
         return bool(self.payouts_started) and self.payouts_started[-1] not in self.payouts_ended
 
+    def card_vend_at_cut(self):
+        """The card vend the watch showed requested and neither denied nor settled when the power
+        went, and whether its approval had been shown; (None, False) if there was none."""
+        if not self.card_requested:
+            return None, False
+        number = self.card_requested[-1]
+        if number in self.card_denied or number in self.card_settled:
+            return None, False
+        return number, number in self.card_approved
+
+    def reader_net(self):
+        """What the card reader had charged, less what it had refunded, when the books were read."""
+        return sum(self.reader_charged, Decimal(0)) - sum(self.reader_refunded, Decimal(0))
+
 
 def amount(text):
     return Decimal(text)
 
 
+def card_money(books):
+    """The card money in vendd's books: what the readers charged for sales, and what they
+    charged for vends that failed and could not be refunded (the operator refunds those)."""
+    return (sum((amount(value) for value in books.get("cardSales", {}).values()), Decimal(0))
+            + amount(books.get("cardRefundsLost", "0")))
+
+
 def run_boot(args, number, stream, coins, changer, console, rng):
     boot = Boot(number)
+    # Drawn before the boot: a cut aimed at a card vend has the guest start with a card customer.
+    boot.aim = rng.choices(list(AIMS), weights=list(AIMS.values()))[0]
+    anywhere, within = rng.uniform(args.min_cut, args.max_cut), rng.random()
+    boot.hopper_loses_power = rng.random() < HOPPER_POWER_LOSS
+    boot.reader_reset = rng.random() < READER_RESET.get(boot.aim, READER_RESET_ELSE)
     command = ["qemu-system-x86_64", "-accel", "tcg", "-m", "512", "-smp", "2",
                "-kernel", args.kernel, "-initrd", args.initrd,
-               "-append", f"console=ttyS0 quiet panic=-1 pc.stream={1 if stream else 0}",
+               "-append", f"console=ttyS0 quiet panic=-1 pc.stream={1 if stream else 0} pc.aim={boot.aim}",
                "-nographic", "-no-reboot", "-serial", "mon:stdio", "-serial", f"unix:{args.coin_socket}",
                # The MDB UART as run.sh wires it for the scenarios: COM3 on IRQ 5, reconnecting.
                "-chardev", f"socket,id=mdb,path={args.mdb_socket},reconnect=1",
@@ -264,6 +332,7 @@ def run_boot(args, number, stream, coins, changer, console, rng):
     vend = re.compile(r"^vend#(\d+) started")
     payout = re.compile(r"^payout#(\d+)")
     resolved = re.compile(r"vend#(\d+) at slot \S+ was in flight")
+    vend_number = re.compile(r"^vend#(\d+)")
     while True:
         now = time.monotonic()
         if deadline is not None and not killed and now >= deadline:
@@ -273,6 +342,8 @@ def run_boot(args, number, stream, coins, changer, console, rng):
             boot.cut_after = now - boot.stream_started
             if boot.hopper_loses_power:
                 coins.send("hopper-power-cut")
+            if boot.reader_reset:
+                changer.send("card 1 reset")
         if not killed and now - started > BOOT_TIMEOUT:
             qemu.kill()
             killed = True
@@ -289,6 +360,8 @@ def run_boot(args, number, stream, coins, changer, console, rng):
             print(f"  {line}", file=sys.stderr)
         if line.startswith("HIL-HOST: "):
             coins.send(line[len("HIL-HOST: "):])
+        elif line.startswith("HIL-MDB: "):
+            changer.send(line[len("HIL-MDB: "):])
         elif line.startswith("OBS relay-on ") and len(line.split()) >= 3:
             (boot.stream_pulses if boot.streaming else boot.startup_pulses).append(line.split()[2])
         elif line.startswith("EVT "):
@@ -297,11 +370,27 @@ def run_boot(args, number, stream, coins, changer, console, rng):
             except json.JSONDecodeError:
                 continue  # a line cut short by the power cut
             kind, text = event.get("kind"), event.get("text", "")
-            if aimed_at is not None and kind == f"{boot.aim}-started":
+            requested = kind == "card-vend" and text.endswith("waiting for the approval")
+            if aimed_at is not None and (kind == f"{boot.aim}-started" or (boot.aim == "card" and requested)):
                 paying = re.search(r"paying ([\d,]+)", text) if kind == "payout-started" else None
                 length = payout_length(int(paying.group(1).replace(",", ""))) if paying else VEND_AIM
+                length = CARD_AIM if requested else length
                 deadline = min(deadline, time.monotonic() + aimed_at * length)
                 aimed_at = None
+            vend_no = vend_number.match(text)
+            vend_no = int(vend_no.group(1)) if vend_no else None
+            if kind == "card-vend" and vend_no is not None:
+                (boot.card_requested if requested else boot.card_approved).append(vend_no)
+            elif kind == "card-denied" and vend_no is not None:
+                boot.card_denied.append(vend_no)
+            elif kind == "card-settled" and vend_no is not None:
+                boot.card_settled[vend_no] = ("success" if "told VEND SUCCESS" in text
+                                             else "failure" if "told VEND FAILURE" in text else "refund-lost")
+            elif kind == "vend-completed" and vend_no is not None and "(drop-sensor, cashless" in text:
+                boot.card_sold_by_drop.append(vend_no)
+            elif kind == "vend-failed" and vend_no is not None and "(not-dropped)" in text:
+                if vend_no in boot.card_requested:
+                    boot.card_not_dropped.append(vend_no)
             boot.coins_shown += kind == "coin"
             match = vend.match(text) if kind == "vend-started" else None
             if match:
@@ -319,6 +408,12 @@ def run_boot(args, number, stream, coins, changer, console, rng):
                 continue
             boot.payouts_resolved.append({key: (int(value) if key == "PAYOUT" else amount(value))
                                           for key, value in fields.items()})
+        elif line.startswith("PC card-settled "):
+            fields = dict(re.findall(r" ([A-Z]+)=(\S+)", line))
+            if not {"VEND", "RESULT", "AMOUNT"} <= fields.keys():
+                boot.errors.append(f"a card settlement without its fields: {line}")
+                continue
+            boot.startup_settled.append((int(fields["VEND"]), fields["RESULT"], amount(fields["AMOUNT"])))
         elif line.startswith("PC store "):
             boot.store_notes.append(line[len("PC store "):])
         elif line.startswith("PC books "):
@@ -331,14 +426,11 @@ def run_boot(args, number, stream, coins, changer, console, rng):
             # the next coin is a console line behind this one, and the payout in flight at the
             # cut is settled (vendd reset the changer, stopped the hopper and judged it).
             boot.accepted_at_books, boot.hopper_left = coins.settled()
-            boot.changer_paid, boot.tubes = changer.paid()
+            boot.changer_paid, boot.tubes, boot.reader_charged, boot.reader_refunded = changer.paid()
             boot.tube_refill = changer.refill(boot.tubes)
         elif line == "PC stream-start":
             boot.streaming = True
             boot.stream_started = time.monotonic()
-            boot.aim = rng.choices(list(AIMS), weights=list(AIMS.values()))[0]
-            anywhere, within = rng.uniform(args.min_cut, args.max_cut), rng.random()
-            boot.hopper_loses_power = rng.random() < HOPPER_POWER_LOSS
             if boot.aim == "any":
                 deadline = boot.stream_started + anywhere
             else:
@@ -363,8 +455,10 @@ def fsck(image):
 
 
 def vends_in(books):
-    # Every vend ends as one of these (vend numbers are 1, 2, 3, …): sold, failed, or resolved as
-    # unknown by refund-credit (the guest's configuration), which is in neither of the others.
+    # Every vend whose relay moved (or may have) ends as one of these: sold, failed, or resolved
+    # as unknown by refund-credit (the guest's configuration), which is in neither of the others.
+    # A card vend denied, or never approved, moved no relay and is in none (its number is in the
+    # status's vendsStarted).
     return books["itemsSold"] + books["failedVends"] + books["unknownOutcomes"]
 
 
@@ -415,7 +509,61 @@ def check_payouts(before, after, seen_payouts, problems):
     return paid, booked, unknown
 
 
-def reconcile(before, after, fsck_status, fsck_output, seen_vends, seen_payouts, tally):
+def check_cards(before, after, seen_settled, problems, tally):
+    """Card vends over the cut boot's stream and the restart: the machine's card money against
+    the reader's own books, and each card vend's settlement against what the drop sensor said.
+    Returns the summary's words for the cut."""
+    books = after.books["books"]
+    booked, net = card_money(books), after.reader_net()
+    if booked != net:
+        problems.append(f"card money: the books hold card sales {books.get('cardSales', {})} + refunds lost "
+                        f"{books.get('cardRefundsLost', '0')} = {booked}, the reader charged "
+                        f"{sum(after.reader_charged, Decimal(0))} and refunded {sum(after.reader_refunded, Decimal(0))} "
+                        f"= {net} (its books: charged {after.reader_charged}, refunded {after.reader_refunded})")
+    # The stream's settlements (the watch), then those vendd made at start (its log).
+    settlements = list(before.card_settled.items()) + [(vend, result) for vend, result, _ in after.startup_settled]
+    for vend, result in settlements:
+        if vend in seen_settled:
+            problems.append(f"card vend#{vend} settled twice: {seen_settled[vend]}, then {result}")
+        seen_settled[vend] = result
+    for vend in before.card_sold_by_drop:
+        if seen_settled.get(vend, "success") != "success":
+            problems.append(f"card vend#{vend} dropped (drop sensor) but settled as {seen_settled[vend]}: "
+                            f"the card refunded or booked for a refund for an item that came out")
+    for vend in before.card_not_dropped:
+        if seen_settled.get(vend) == "success":
+            problems.append(f"card vend#{vend} did not drop (drop sensor) but the reader was told VEND SUCCESS")
+    for vend, result in before.card_settled.items():
+        if result == "refund-lost":
+            problems.append(f"card vend#{vend}: a refund booked lost while vendd ran (no reader reset or refund "
+                            f"failure was asked for)")
+    for vend, result, charged in after.startup_settled:
+        if result == "refund-lost" and not before.reader_reset:
+            problems.append(f"card vend#{vend} settled at start as refund lost ({charged}), but the reader was not "
+                            f"reset at the cut: it could have been told VEND FAILURE")
+    at_cut, approved = before.card_vend_at_cut()
+    tally["card requested"] += len(before.card_requested)
+    tally["card approved"] += len(before.card_approved)
+    tally["card denied"] += len(before.card_denied)
+    tally["card sold by drop"] += len(before.card_sold_by_drop)
+    tally["cuts mid card vend"] += at_cut is not None
+    tally["cuts card awaiting approval"] += at_cut is not None and not approved
+    tally["cuts card approved"] += at_cut is not None and approved
+    tally["reader resets"] += before.reader_reset
+    words = []
+    if at_cut is not None:
+        words.append(f"cut during card vend#{at_cut} ({'approved, not settled' if approved else 'awaiting its approval'})")
+    for vend, result, charged in after.startup_settled:
+        kind = "nothing charged" if charged == 0 else result
+        tally[f"card settled at start {kind}"] += 1
+        words.append(f"card vend#{vend} settled at start: {kind}" + ("" if charged == 0 else f" ({charged})"))
+    if before.reader_reset:
+        words.append("the reader reset with the cut")
+    words.append(f"card money {booked} = reader {net}" if booked == net else f"CARD MONEY {booked} != READER {net}")
+    return "; ".join(words)
+
+
+def reconcile(before, after, fsck_status, fsck_output, seen_vends, seen_payouts, seen_settled, tally):
     """The checks for one cut: `before` is the boot that was cut, `after` the one that restored.
     Returns (problems, double_vends, summary); adds what the cut exercised to `tally`."""
     problems, doubles = [], 0
@@ -448,8 +596,11 @@ def reconcile(before, after, fsck_status, fsck_output, seen_vends, seen_payouts,
     elif intents > pulses + 1:
         problems.append(f"{intents} vends in the books but {pulses} relay pulse(s): more than the one "
                         f"vend that may have been cut between its intent and its relay")
-    first, last = vends_in(before.books["books"]), vends_in(books)
-    for number in before.vends_started:
+    # Every vend number the machine gave, cash or card (denied card vends, and card vends never
+    # approved, count in no sales figure); a daemon older than vendsStarted (--source) had none.
+    first = before.books.get("vendsStarted", vends_in(before.books["books"]))
+    last = status.get("vendsStarted", vends_in(books))
+    for number in before.vends_started + before.card_requested:
         if number in seen_vends:
             doubles += 1
             problems.append(f"double vend: vend#{number} was started in two boots")
@@ -462,13 +613,18 @@ def reconcile(before, after, fsck_status, fsck_output, seen_vends, seen_payouts,
         problems.append(f"double vend: relay {', '.join(after.startup_pulses)} pulsed while vendd "
                         f"started (no new vend was asked for)")
     unknown = books["unknownOutcomes"] - before.books["books"]["unknownOutcomes"]
-    if len(after.resolved) != unknown:
-        problems.append(f"vendd logged {len(after.resolved)} interrupted vend(s) resolved, the books "
-                        f"count {unknown} new unknown outcome(s)")
+    # A card vend in flight before its approval was journaled vended nothing: it is settled at
+    # start with nothing charged (VEND FAILURE or CANCEL to the reader), and is no unknown outcome.
+    unapproved = {vend for vend, _, charged in after.startup_settled if charged == 0}
+    outcomes = [number for number in after.resolved if number not in unapproved]
+    if len(outcomes) != unknown:
+        problems.append(f"vendd logged {len(outcomes)} interrupted vend(s) resolved that had vended (or may have), "
+                        f"the books count {unknown} new unknown outcome(s)")
     for number in after.resolved:
         if number != last:
             problems.append(f"vendd resolved {number!r} as in flight, but the last vend is vend#{last}")
     devices_paid, booked_paid, booked_unknown = check_payouts(before, after, seen_payouts, problems)
+    cards = check_cards(before, after, seen_settled, problems, tally)
     if fsck_status > 1:
         problems.append(f"e2fsck could not repair the file system (exit {fsck_status})")
 
@@ -514,6 +670,7 @@ def reconcile(before, after, fsck_status, fsck_output, seen_vends, seen_payouts,
         summary += "; e2fsck replayed the ext4 journal"
     if torn:
         summary += "; a torn journal record dropped"
+    summary += f"; card vends requested {len(before.card_requested)}; {cards}"
     return problems, doubles, summary
 
 
@@ -564,9 +721,14 @@ def run(args, rng, console_path):
     changer = ChangerSimulator(args.mdb_simulator, args.mdb_socket, os.path.join(args.work, "mdb-sim.log"))
     failures = doubles = 0
     seen_vends, seen_payouts = set(), set()
+    seen_settled = {}
     tally = dict.fromkeys(["resolved", "intent-before-relay", "late coins", "journal replays", "torn records",
                            "payouts", "cuts mid-payout", "hopper power losses", "payouts resolved",
-                           "tube refills"] + [f"aimed {aim}" for aim in AIMS], 0)
+                           "tube refills", "card requested", "card approved", "card denied", "card sold by drop",
+                           "cuts mid card vend", "cuts card awaiting approval", "cuts card approved", "reader resets"]
+                          + [f"card settled at start {kind}" for kind in ("success", "failure", "refund-lost",
+                                                                           "nothing charged")]
+                          + [f"aimed {aim}" for aim in AIMS], 0)
     tally.update(dict.fromkeys(["resolved PAID", "resolved UNKNOWN", "resolved UNPAID"], Decimal(0)))
     started = time.monotonic()
     with open(console_path, "w", buffering=1) as console:
@@ -574,7 +736,8 @@ def run(args, rng, console_path):
         fatal = previous.errors or previous.books is None
         if not fatal:
             books = previous.books["books"]
-            if amount(books["coinsIn"]) != 0 or previous.startup_pulses or previous.devices_paid() != 0:
+            if (amount(books["coinsIn"]) != 0 or previous.startup_pulses or previous.devices_paid() != 0
+                    or previous.reader_charged):
                 previous.errors.append(f"the first boot's state is not the prepared one: {previous.books}; "
                                        f"the changer paid {previous.changer_paid}, the hopper holds {previous.hopper_left}")
                 fatal = True
@@ -593,7 +756,7 @@ def run(args, rng, console_path):
                 fatal = True
                 break
             problems, double, summary = reconcile(previous, boot, fsck_status, fsck_output, seen_vends,
-                                                  seen_payouts, tally)
+                                                  seen_payouts, seen_settled, tally)
             doubles += double
             reconciled += 1
             took = time.monotonic() - cut_started  # fsck, boot, restore, and the next stream
@@ -626,7 +789,8 @@ def run(args, rng, console_path):
         f"{tally['late coins']} coins credited only after the cut, {coins.returned} coins returned "
         f"(acceptor inhibited), {tally['torn records']} torn journal records, "
         f"{tally['journal replays']} ext4 journal replays by e2fsck; cuts aimed at any instant "
-        f"{tally['aimed any']}, at a payout {tally['aimed payout']}, at a vend {tally['aimed vend']}")
+        f"{tally['aimed any']}, at a payout {tally['aimed payout']}, at a vend {tally['aimed vend']}, "
+        f"at a card vend {tally['aimed card']}")
     if previous.books is not None:
         books = previous.books["books"]
         say(f"powercut: payouts: {tally['payouts']} started, {tally['cuts mid-payout']} cuts during one, "
@@ -637,6 +801,17 @@ def run(args, rng, console_path):
             f"{HOPPER_COINS - previous.hopper_left} × {HOPPER_COIN}), the books {amount(books['changePaid'])} "
             f"change + {amount(books['refunds'])} refunds + {amount(books['unknownPayouts'])} unknown; "
             f"tubes {previous.tubes} at the end, refilled {tally['tube refills']} times")
+        say(f"powercut: card vends: {tally['card requested']} requested, {tally['card approved']} approved, "
+            f"{tally['card denied']} denied, {tally['card sold by drop']} sold on the drop sensor's word; "
+            f"{tally['cuts mid card vend']} cuts during one ({tally['cuts card awaiting approval']} awaiting the "
+            f"approval, {tally['cuts card approved']} approved and not settled), {tally['reader resets']} with the "
+            f"reader reset; settled at start: {tally['card settled at start success']} success, "
+            f"{tally['card settled at start failure']} failure (refunded), "
+            f"{tally['card settled at start refund-lost']} refund lost, "
+            f"{tally['card settled at start nothing charged']} nothing charged; the reader charged "
+            f"{sum(previous.reader_charged, Decimal(0))} ({len(previous.reader_charged)} vends) and refunded "
+            f"{sum(previous.reader_refunded, Decimal(0))} ({len(previous.reader_refunded)}), the books "
+            f"{books.get('cardSales', {})} card sales + {books.get('cardRefundsLost', '0')} refunds lost")
     mean = elapsed / max(done, 1)
     say(f"powercut: {done} cuts ({tally['cuts mid-payout']} during a payout), {failures} reconciliation failures, "
         f"{doubles} double vends, mean {mean:.1f} s per cut (seed {args.seed})")

@@ -260,9 +260,22 @@ mdb:
       - { type: 3, value: 50000 }
 MDB
 } >"$root/etc/vendd/hil-mdb.yaml"
+# The same machine with a card reader at 10h (mdb-sim --cashless 1) on that interface and no cash
+# device: card money only, so the changer's and validator's counts stay the MDB scenario's.
+{
+    cat "$SCRIPT_DIR/hil.yaml"
+    cat <<'CARD'
+mdb:
+  port: /dev/ttyS2
+  currency_code: 410
+  cashless:
+    - { reader: 1 }
+CARD
+} >"$root/etc/vendd/hil-card.yaml"
 # The power cuts' machine: the ccTalk acceptor and a hopper of 500s on its bus (cctalk-sim
 # --hopper 3:…), and an MDB changer on the third UART (mdb-sim, no bill validator), paying change
-# after every sale: the hopper the 500s of it, the changer the rest.
+# after every sale: the hopper the 500s of it, the changer the rest; and a card reader at 10h on
+# the changer's bus (mdb-sim --cashless 1).
 {
     sed 's/^machine:$/machine:\n  payout: change/' "$root/etc/vendd/hil-coin.yaml"
     cat <<'PAYOUT'
@@ -277,6 +290,8 @@ mdb:
       - { type: 1, value: 50 }
       - { type: 2, value: 100 }
       - { type: 3, value: 500 }
+  cashless:
+    - { reader: 1 }
 PAYOUT
 } >"$root/etc/vendd/hil-powercut.yaml"
 cp "$SCRIPT_DIR/guest/scenarios.sh" "$SCRIPT_DIR/guest/powercut.sh" "$root/"
@@ -355,9 +370,10 @@ if [[ "$mode" == bench-throttled ]]; then
     disk=(-drive "file=$work/state.ext4,format=raw,if=virtio,throttling.iops-total=${VENDD_HIL_DISK_IOPS:-10}")
 fi
 
-# The ccTalk acceptor on ttyS1; the MDB interface on ttyS2, with coins in every tube to pay change.
+# The ccTalk acceptor on ttyS1; the MDB interface on ttyS2, with coins in every tube to pay change
+# and a card reader at 10h.
 start_simulator coin 7 "$bin/cctalk-sim"
-start_simulator mdb 8 "$bin/mdb-sim" --tubes 10,10,10,10
+start_simulator mdb 8 "$bin/mdb-sim" --tubes 10,10,10,10 --cashless 1
 
 # forward_host_requests CONSOLE: the guest's console, line by line as it comes (no buffering
 # filter in between: the guest waits for its requests), to CONSOLE and stderr; "HIL-HOST:
@@ -408,7 +424,7 @@ if grep -q '^HIL coin_over_ttyS1: FAIL' "$console"; then
     echo "--- cctalk-sim output ---" >&2
     tail -n 20 "$work/coin.out" >&2
 fi
-if grep -q '^HIL mdb_over_ttyS2: FAIL' "$console"; then
+if grep -qE '^HIL (mdb|card)_over_ttyS2: FAIL' "$console"; then
     echo "--- mdb-sim output ---" >&2
     tail -n 20 "$work/mdb.out" >&2
 fi
@@ -431,6 +447,24 @@ if ((mdb_runs > 0)); then
     [[ "$simulator_books" == *"taken $coins, paid $change,"*"stacked $bills,"* ]] ||
         hil_die "mdb-sim's own count disagrees with vendd's books in the guest (coins in $coins, bills in $bills, change $change): ${simulator_books:-no status line in $work/mdb.out}"
     echo "mdb-sim agrees: ${simulator_books%%; master mode*}"
+fi
+# The card reader's own books (what it charged, less what it refunded) must equal the card money
+# in vendd's books (card sales, and refunds the reader could not make), summed the same way.
+card_runs=0 card_money=0
+while IFS= read -r line; do
+    [[ "$line" =~ card\ books:\ sales\ ([0-9]+),\ refunds\ lost\ ([0-9]+) ]] ||
+        hil_die "no card books in the scenario's PASS line: $line"
+    card_runs=$((card_runs + 1)) card_money=$((card_money + BASH_REMATCH[1] + BASH_REMATCH[2]))
+done < <(grep '^HIL card_over_ttyS2: PASS' "$console")
+if ((card_runs > 0)); then
+    reader_books="$(grep '^changer: tubes' "$work/mdb.out" | tail -n 1 | grep -o 'reader 1: [^;]*')" || true
+    [[ "$reader_books" =~ charged\ \[([0-9, ]*)\],\ refunded\ \[([0-9, ]*)\] ]] ||
+        hil_die "mdb-sim's status does not show reader 1's books: ${reader_books:-no status line in $work/mdb.out}"
+    charged="${BASH_REMATCH[1]}" refunded="${BASH_REMATCH[2]}"
+    net=$(( ${charged//,/+}+0 - (${refunded//,/+}+0) ))
+    ((net == card_money)) ||
+        hil_die "the card reader's own books disagree with vendd's in the guest (card sales + refunds lost $card_money): $reader_books (net $net)"
+    echo "mdb-sim's card reader agrees: $reader_books (net $net)"
 fi
 if grep -q '^HIL [A-Za-z0-9_]*: FAIL' "$console"; then
     hil_die "$(grep -c '^HIL [A-Za-z0-9_]*: FAIL' "$console") scenario(s) failed"

@@ -3,21 +3,27 @@
 # scenarios.sh (make_chip, pull, value, books). One boot = reconcile the previous cut, then run a
 # transaction stream until the host kills qemu (the power cut). The machine gives change: a ccTalk
 # hopper of 500s on the acceptor's bus (/dev/ttyS1) pays the 500s of it, an MDB changer (mdb-sim,
-# /dev/ttyS2) the rest, both slowly, so that many cuts land while they pay. Everything the host
-# needs is printed on the console as it happens, so it survives the cut:
+# /dev/ttyS2) the rest, both slowly, so that many cuts land while they pay. A card reader (mdb-sim's
+# cashless #1, 10h, on the changer's bus) takes card vends between the cash customers. Everything
+# the host needs is printed on the console as it happens, so it survives the cut:
 #   OBS relay-on|relay-off ...    every relay change (hiltool monitor, started before vendd)
 #   PC resolved <log line>        vendd resolving a vend that was in flight (unknown_outcome)
 #   PC payout-resolved <log line> vendd resolving a payout that was in flight, from the devices
+#   PC card-settled <log line>    vendd telling the reader, at start, how a card vend that was
+#                                 approved (or may have been) ended: before any reset of the reader
 #   PC store <log line>           what vendd's store repaired at restore (a torn last record…)
 #   PC books <status JSON>        the books once vendd has restored its state, polled the
 #                                 acceptor and resolved any payout in flight
 #   PC stream-start               from here on the host may cut at any instant
 #   EVT <event JSON>              `vendctl --json watch`: vends and payouts started and ended
 #   HIL-HOST: coin P              a coin the host inserts into cctalk-sim (ttyS1)
+#   HIL-MDB: card 1 ...           a card tapped on the reader, or the bank's answer to come
+#                                 (mdb-sim on ttyS2)
 #   PC customer <choice>          what the customer chose (for an inquest)
 #   LOG <line>                    vendd's log since its start, once the stream starts (ditto)
 # The kernel command line says whether to run a stream after reconciling (pc.stream=1), or
-# to stop (the last boot, which only reconciles the last cut).
+# to stop (the last boot, which only reconciles the last cut); pc.aim=card when the host aims
+# this boot's cut at a card vend (its first customer then pays by card).
 
 PC_CONFIG=/etc/vendd/hil-powercut.yaml
 # Payout starts and ends seen by the watch, for the stream to know when the change is out.
@@ -63,6 +69,70 @@ pc_press() {
     fi
 }
 
+# pc_card_press SLOT_BUTTON RELAY DROP: a customer paying by card presses: the relay waits for
+# the reader's approval (immediate, or after the slow approval asked for), then maybe a drop.
+pc_card_press() {
+    hiltool press "$(pull "$1")"
+    if hiltool wait "$(value "$2")" 1 6000 >/dev/null; then
+        hiltool release "$(pull "$1")"
+        if [ "$3" = drop ]; then
+            sleep 0.1
+            hiltool press "$(pull 4)"; sleep 0.03; hiltool release "$(pull 4)"
+        fi
+        hiltool wait "$(value "$2")" 0 1500 >/dev/null
+    else
+        hiltool release "$(pull "$1")"   # denied, or the reader not ready for it
+    fi
+}
+
+pc_card_session() { vendctl --json status | grep -q '"cardSession"'; }
+
+# pc_card_customer: one customer paying by card. vendd takes no card while there is cash
+# credit (cash and cards never mix), so what the last customer left is returned first. Then a
+# selection first (the press sends VEND REQUEST, the relay waits for the approval): A1 with or
+# without a drop, A2 (no sensor: sold), A1 after a slow approval (an online authorisation, so that
+# cuts fall between the request and the approval), or A3 denied by the bank; or card first (the
+# card tapped with some funds: BEGIN SESSION, then the choice). A bank's answer asked for here
+# may reach the reader after this customer's request: a later one gets it, which is as random.
+pc_card_customer() {
+    if [ "$(books credit)" != 0 ]; then
+        echo "PC customer coin return, then a card"
+        vendctl coin-return >/dev/null 2>&1
+        sleep 0.5
+        tries=0
+        until pc_change_out || [ $tries -ge 150 ]; do tries=$((tries + 1)); sleep 0.1; done
+    fi
+    case $((RANDOM % 8)) in
+    0 | 1) echo "PC customer card A1, drop"; pc_card_press 0 1 drop ;;
+    2) echo "PC customer card A1, no drop"; pc_card_press 0 1 nodrop ;;
+    3) echo "PC customer card A2"; pc_card_press 2 3 nodrop ;;
+    4)
+        polls=$((4 + RANDOM % 16))
+        echo "PC customer card A1, drop, approved after $polls polls"
+        echo "HIL-MDB: card 1 slow $polls"
+        sleep 0.1
+        pc_card_press 0 1 drop
+        ;;
+    5)
+        echo "PC customer card A3, denied"
+        echo "HIL-MDB: card 1 deny"
+        sleep 0.1
+        pc_card_press 5 6 nodrop
+        ;;
+    *)
+        echo "PC customer card first, A1, drop"
+        echo "HIL-MDB: card 1 tap $((100 + RANDOM % 400))"
+        # A tap while vendd keeps the reader disabled is not seen: the customer walks away.
+        tries=0
+        until pc_card_session || [ $tries -ge 30 ]; do tries=$((tries + 1)); sleep 0.1; done
+        pc_card_session && pc_card_press 0 1 drop
+        # One vend per session: it ends by itself; a session left open (the press refused) is
+        # ended by taking the card away, so that the next customer's coins are taken.
+        pc_card_session && echo "HIL-MDB: card 1 remove"
+        ;;
+    esac
+}
+
 pc_coin() {
     echo "HIL-HOST: coin $1"
     sleep 0.1
@@ -77,9 +147,18 @@ pc_coin() {
 # through the same devices. At most five coins per customer, 0.1 s apart, and the acceptor is
 # polled every 200 ms, so its 5-event buffer never overflows. Runs until the power is cut.
 pc_stream() {
+    card_first=0
+    grep -q 'pc.aim=card' /proc/cmdline && card_first=1
     while :; do
         tries=0
         until pc_change_out || [ $tries -ge 150 ]; do tries=$((tries + 1)); sleep 0.1; done
+        # About one customer in three pays by card (the first, when the cut is aimed at a card vend).
+        if [ $card_first = 1 ] || [ $((RANDOM % 3)) = 0 ]; then
+            card_first=0
+            pc_card_customer
+            sleep 0.5   # its settlement reaches the watch
+            continue
+        fi
         credit=$(books credit)
         if [ "${credit:-0}" -lt 1500 ]; then
             pc_coin 4; pc_coin 4
@@ -124,6 +203,9 @@ run_powercut() {
     # "ready" is logged after the first poll: the coins still in the acceptor's buffer are credited.
     pc_wait_log "ccTalk acceptor ready" 300 || pc_fail "the acceptor on /dev/ttyS1 never became ready"
     pc_wait_log "coin changer (08h) ready" 300 || pc_fail "the MDB changer on /dev/ttyS2 never became ready"
+    # The reader is initialised only after vendd has told it how every card vend it may still
+    # hold ended (the settlements at start); its books are read with the others.
+    pc_wait_log "cashless device #1 (10h) ready" 400 || pc_fail "the card reader at 10h never became ready"
     # A payout in flight at the cut is resolved once the changer has read its tubes (vendd waits
     # up to 30 s for them); the books are read after that.
     tries=0
@@ -135,6 +217,7 @@ run_powercut() {
     grep -F "was in flight when vendd stopped; resolving" /tmp/vendd.log | sed 's/^/PC resolved /'
     grep -F "was in flight when vendd stopped; the payout devices report" /tmp/vendd.log | sed 's/^/PC payout-resolved /'
     grep -F ": state: " /tmp/vendd.log | sed 's/^/PC store /'
+    grep -E 'CASHLESS=.*RESULT=(success|failure|refund-lost)' /tmp/vendd.log | sed 's/^/PC card-settled /'
     echo "PC books $(vendctl --json status)"
     if ! grep -q 'pc.stream=1' /proc/cmdline; then
         kill -TERM "$VPID"; wait "$VPID"

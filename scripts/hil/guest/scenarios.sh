@@ -311,12 +311,86 @@ check_uarts() {
     done
 }
 
+# A card reader: mdb-sim's cashless #1 (10h) behind the same Qibixx interface on /dev/ttyS2, as a
+# Nayax or ePort reader on a board's MDB HAT; the machine has no cash device (hil-card.yaml), so
+# every vend is paid by card. Three customers: selection first with the item seen falling (VEND
+# SUCCESS), selection first with no drop (VEND FAILURE: the reader refunds), then a card first
+# (BEGIN SESSION) whose first choice the bank denies and whose second is sold, the drop sensor
+# confirming it (SESSION COMPLETE, END SESSION). run.sh checks the reader's own books (charged −
+# refunded, from the `status` asked for at the end) against the card money in the PASS line.
+
+# reader_ready: vendd has initialised the reader (SETUP, EXPANSION, READER ENABLE as the machine
+# wants) and shows it ready.
+reader_ready() { vendctl --json status | grep -q '"ready":true'; }
+card_session_open() { vendctl --json status | grep -q '"cardSession"'; }
+card_session_closed() { ! card_session_open; }
+
+# card_vend BUTTON RELAY drop|nodrop: a customer paying by card presses a slot's button; the
+# relay waits for the reader's approval (a VEND REQUEST and a POLL or two over the bus), then
+# pulses; with `drop`, the drop sensor (line 4) sees the item fall during the pulse. Sets WHY.
+card_vend() {
+    hiltool press "$(pull "$1")"
+    if ! hiltool wait "$(value "$2")" 1 10000 >/dev/null; then
+        hiltool release "$(pull "$1")"
+        WHY="relay line $2 never went active (no approval?)"
+        return 1
+    fi
+    hiltool release "$(pull "$1")"
+    if [ "$3" = drop ]; then
+        sleep 0.1
+        hiltool press "$(pull 4)"; sleep 0.05; hiltool release "$(pull 4)"
+    fi
+    hiltool wait "$(value "$2")" 0 3000 >/dev/null || { WHY="relay line $2 stayed active"; return 1; }
+}
+
+scenario_card_over_ttyS2() {
+    # amd64: qemu wires this UART to IRQ 5 (see run.sh); a PCI UART (arm64) has its own.
+    if [ -n "${HIL_MDB_UART_IRQ:-}" ]; then
+        hiltool uart-irq /dev/ttyS2 "$HIL_MDB_UART_IRQ" || { fail "cannot set the IRQ of /dev/ttyS2"; return; }
+    fi
+    start_vendd nocredit /etc/vendd/hil-card.yaml || { fail "vendd did not start"; return; }
+    within 300 logged "MDB interface ready on /dev/ttyS2" 1 || { fail "the MDB interface on /dev/ttyS2 never answered"; return; }
+    within 300 reader_ready || { fail "the card reader at 10h was never ready: $(vendctl status | grep '^card')"; return; }
+    # 1. Selection first: the press sends VEND REQUEST; approved, vended, seen falling: SUCCESS.
+    card_vend 0 1 drop || { fail "selection first, A1: $WHY"; return; }
+    within 100 logged "settled as sold: VEND SUCCESS acknowledged" 1 || { fail "vend 1 never settled as sold with the reader"; return; }
+    logged "(drop-sensor, cashless1)" 1 || { fail "the first card sale was not confirmed by the drop sensor"; return; }
+    # 2. Selection first, nothing falls within the drop window: VEND FAILURE, the reader refunds.
+    card_vend 0 1 nodrop || { fail "selection first, A1, no drop: $WHY"; return; }
+    within 100 logged "settled as not sold: refunded" 1 || { fail "the vend that did not drop was never refunded by the reader"; return; }
+    logged "failed (not-dropped)" 1 || { fail "the vend that did not drop was not booked as failed"; return; }
+    # 3. Card first: the card is tapped on the reader (BEGIN SESSION with 3,000원 of funds); the
+    # bank denies the first choice (A2: nothing moves), the second (A1) is sold and the session
+    # ends. mdb-sim takes the tap once vendd has enabled the reader, the denial before the tap.
+    echo "HIL-MDB: card 1 wait-enabled"
+    echo "HIL-MDB: card 1 deny"
+    echo "HIL-MDB: card 1 tap 300"
+    within 300 card_session_open || { fail "no card session 30 s after the tap"; return; }
+    hiltool press "$(pull 2)"
+    within 100 logged "denied by cashless #1: nothing charged" 1; denied=$?
+    hiltool release "$(pull 2)"
+    [ $denied = 0 ] || { fail "the denied choice was never reported denied"; return; }
+    [ "$(level 3)" = 0 ] && [ "$(books itemsSold)" = 1 ] || { fail "relay A2 moved, or a sale was booked, for a denied vend"; return; }
+    card_session_open || { fail "the session ended with the denial (funds left, one vend per session)"; return; }
+    card_vend 0 1 drop || { fail "card first, A1: $WHY"; return; }
+    within 100 logged "settled as sold: VEND SUCCESS acknowledged" 2 || { fail "the card-first vend never settled as sold"; return; }
+    logged "(drop-sensor, cashless1)" 2 || { fail "the card-first sale was not confirmed by the drop sensor"; return; }
+    within 100 card_session_closed || { fail "the session was never ended (SESSION COMPLETE, END SESSION)"; return; }
+    expect_books 2 1 0 || { fail "$BOOKS"; return; }
+    card=$(books cashless1) lost=$(books cardRefundsLost) cash=$(books sales)
+    [ "$card/$lost/$cash" = 2000/0/0 ] || { fail "card sales/refunds lost/cash sales $card/$lost/$cash, want 2000/0/0"; return; }
+    stop_vendd
+    [ "$STOP_STATUS" = 0 ] || { fail "vendd exited with $STOP_STATUS after SIGTERM"; return; }
+    echo "HIL-MDB: status"
+    pass "selection first (sold, drop sensed), selection first not dropped (refunded), card first denied then sold (drop sensed); card books: sales $card, refunds lost $lost"
+}
+
 run_scenarios() {
     check_uarts || { echo "HIL done"; return; }
     make_chip
     planned=${HIL_SCENARIOS:-libgpiod_api press_with_credit bouncing_press drop_confirms_vend no_drop_aborts_vend \
              two_buttons_at_once press_without_credit sigterm_mid_vend busy_line coin_over_ttyS1 \
-             mdb_over_ttyS2}
+             mdb_over_ttyS2 card_over_ttyS2}
     echo "HIL planned: $(echo $planned | wc -w)"
     for SCENARIO in $planned; do
         "scenario_$SCENARIO"
