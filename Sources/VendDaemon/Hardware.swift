@@ -238,9 +238,8 @@ final class Hardware: Sendable {
     }
 
     private static func describe(_ coins: String, _ config: VenddConfig, _ mdb: MDBCashDevices?) -> String {
-        guard let settings = config.mdb, let mdb else { return coins }
-        let mdbText = MDBCashDevices.describe(settings, interface: mdb.bus.interfaceName)
-        return config.coinAcceptor == nil ? mdbText : "\(coins); \(mdbText)"
+        guard let mdb else { return coins }
+        return config.coinAcceptor == nil ? mdb.description : "\(coins); \(mdb.description)"
     }
 
     /// Relays first, so that every output is requested inactive before any input can act. The

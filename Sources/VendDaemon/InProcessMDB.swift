@@ -70,7 +70,9 @@ final class InProcessMDB: Sendable {
                 throw .cannotOpen(port: "the simulated MDB interface", reason: "\(error)")
             }
             PosixThread.start(name: "vendd-sim-mdb") { [self] in
-                interface.serve(far) { [self] devices in keepTubes(devices.changer) }
+                interface.serve(far) { [self] devices in
+                    if settings.changer != nil { keepTubes(devices.changer) }
+                }
             }
             return SocketStream(name: "the simulated MDB interface", socket: near)
         }

@@ -11,22 +11,23 @@ import VendingCore
 /// lock); until one is given, escrowed bills are returned.
 public final class MDBCashDevices: CoinAcceptor {
     public let bus: MDBBus
+    private let settings: MDBSettings
     private let escrowDecision = Mutex<(@Sendable (Money) -> Bool)?>(nil)
     private let cardReports = Mutex<(@Sendable (Input) -> Void)?>(nil)
 
     public init(settings: MDBSettings, timekeeper: any Timekeeper, interface: MDBInterfaceLink? = nil) {
+        self.settings = settings
         bus = MDBBus(settings: settings, timekeeper: timekeeper, interface: interface)
     }
 
-    /// `interface`: the master interface's name, when it is not the configured port.
-    public static func describe(_ settings: MDBSettings, interface: String? = nil) -> String {
+    /// The interface and the configured devices, as status and the log show them.
+    public var description: String {
         let devices =
             [
                 settings.changer.map { "coin changer (\($0.coins.count) types)" },
                 settings.billValidator.map { "bill validator (\($0.bills.count) types)" },
             ] + settings.cashless.map { "card reader (\($0.reader))" }
-        return
-            "MDB on \(interface ?? "\(PortAddress(settings.port, baudRate: MDBSettings.interfaceBaudRate))"): \(devices.compactMap { $0 }.joined(separator: ", "))"
+        return "MDB on \(bus.interfaceName): \(devices.compactMap { $0 }.joined(separator: ", "))"
     }
 
     /// Where the card readers' reports go (the machine's inbox); until set, they are dropped.

@@ -54,10 +54,12 @@ pc_change_out() {
     [ "$(grep -c payout-started "$PC_PAYOUTS")" = "$(grep -c payout-ended "$PC_PAYOUTS")" ]
 }
 
-# pc_press SLOT_BUTTON RELAY DROP: one customer: press, and if the relay moves, maybe a drop.
+# pc_press SLOT_BUTTON RELAY DROP [WAIT_MS]: one customer: press, and if the relay moves within
+# WAIT_MS (default 600; longer for a card, whose relay waits for the reader's approval), maybe a
+# drop. No relay: not enough credit, a vend or payout in progress, no stock, or a card denied.
 pc_press() {
     hiltool press "$(pull "$1")"
-    if hiltool wait "$(value "$2")" 1 600 >/dev/null; then
+    if hiltool wait "$(value "$2")" 1 "${4:-600}" >/dev/null; then
         hiltool release "$(pull "$1")"
         if [ "$3" = drop ]; then
             sleep 0.1
@@ -65,25 +67,13 @@ pc_press() {
         fi
         hiltool wait "$(value "$2")" 0 1500 >/dev/null
     else
-        hiltool release "$(pull "$1")"   # not enough credit, a vend or payout in progress, or no stock
+        hiltool release "$(pull "$1")"
     fi
 }
 
-# pc_card_press SLOT_BUTTON RELAY DROP: a customer paying by card presses: the relay waits for
-# the reader's approval (immediate, or after the slow approval asked for), then maybe a drop.
-pc_card_press() {
-    hiltool press "$(pull "$1")"
-    if hiltool wait "$(value "$2")" 1 6000 >/dev/null; then
-        hiltool release "$(pull "$1")"
-        if [ "$3" = drop ]; then
-            sleep 0.1
-            hiltool press "$(pull 4)"; sleep 0.03; hiltool release "$(pull 4)"
-        fi
-        hiltool wait "$(value "$2")" 0 1500 >/dev/null
-    else
-        hiltool release "$(pull "$1")"   # denied, or the reader not ready for it
-    fi
-}
+# pc_card_press SLOT_BUTTON RELAY DROP: a customer paying by card presses; the approval may be
+# slow (asked for with `card 1 slow`).
+pc_card_press() { pc_press "$1" "$2" "$3" 6000; }
 
 pc_card_session() { vendctl --json status | grep -q '"cardSession"'; }
 
