@@ -84,12 +84,15 @@ final class InProcessMDB: Sendable {
         case noDevice(String)
         case noType(kind: String, value: String, known: [String])
         case notHeard(String)
+        /// The device is there but would not take it now, as a customer would find it.
+        case notTaking(String)
 
         var description: String {
             switch self {
             case .noDevice(let what): "the configuration has no \(what) under mdb:"
             case .noType(let kind, let value, let known): "no \(kind) type is worth \(value) (\(kind) types: \(known.joined(separator: ", ")))"
             case .notHeard(let what): "vendd did not hear the \(what) within 5 s (is the MDB bus up? see vendctl status)"
+            case .notTaking(let why): why
             }
         }
     }
@@ -124,31 +127,44 @@ final class InProcessMDB: Sendable {
     /// A customer or the bank at a card reader.
     func card(_ reader: CardReader, _ action: SimulatedCardAction, funds: Money?, format: MoneyFormat) throws(Refusal) -> String {
         let address: MDBPeripheral = reader == .first ? .cashless1 : .cashless2
-        // A customer taps once the reader shows it is ready (it is busy just after a vend).
-        if case .tap = action { awaitEnabled { $0.reader(address)?.state == .enabled } }
-        let done: String? = interface.with { devices in
+        // A customer taps once the reader shows it is ready (it is busy just after a vend), and
+        // after the machine's latest wish (service mode: disabled) has reached it.
+        if case .tap = action {
+            awaitEveryDevicesTurn()
+            awaitEnabled { $0.reader(address)?.state == .enabled }
+        }
+        let done: Result<String, Refusal>? = interface.with { devices in
             guard let device = devices.reader(address) else { return nil }
-            switch action {
-            case .tap:
-                guard device.state == .enabled else { return "\(reader) is not taking cards now (reader \(device.state)); the card was not read" }
-                device.presentCard(funds: funds.map { UInt32(clamping: $0.minorUnits) })
-                return "a card on \(reader)" + (funds.map { " with \(format.string(for: $0)) of funds" } ?? "")
-            case .remove:
-                device.removeCard()
-                return "the card taken away from \(reader)"
-            case .deny:
-                device.faults.deny = true
-                return "\(reader) denies the next vend"
-            case .slow(let polls):
-                device.faults.approvalPolls = polls
-                return "\(reader) approves the next vend after \(polls) polls"
-            case .refundFail:
-                device.faults.refundFails = true
-                return "\(reader) fails to refund the next failed vend"
-            }
+            return Self.act(action, on: device, reader: reader, funds: funds, format: format)
         }
         guard let done else { throw .noDevice("card reader \(reader.rawValue) (cashless)") }
-        return done
+        return try done.get()
+    }
+
+    /// What the customer (or the bank) does at the reader, as the reader takes it.
+    private static func act(
+        _ action: SimulatedCardAction, on device: SimulatedCashlessReader, reader: CardReader, funds: Money?, format: MoneyFormat
+    ) -> Result<String, Refusal> {
+        switch action {
+        case .tap:
+            guard device.state == .enabled else {
+                return .failure(.notTaking("\(reader) is not taking cards now (reader \(device.state)); the card was not read"))
+            }
+            device.presentCard(funds: funds.map { UInt32(clamping: $0.minorUnits) })
+            return .success("a card on \(reader)" + (funds.map { " with \(format.string(for: $0)) of funds" } ?? ""))
+        case .remove:
+            device.removeCard()
+            return .success("the card taken away from \(reader)")
+        case .deny:
+            device.faults.deny = true
+            return .success("\(reader) denies the next vend")
+        case .slow(let polls):
+            device.faults.approvalPolls = polls
+            return .success("\(reader) approves the next vend after \(polls) polls")
+        case .refundFail:
+            device.faults.refundFails = true
+            return .success("\(reader) fails to refund the next failed vend")
+        }
     }
 
     /// A customer waits for the acceptors (or the reader) to light up: up to 3 s for the bus to
@@ -157,6 +173,15 @@ final class InProcessMDB: Sendable {
     private func awaitEnabled(_ enabled: (SimulatedQibixxInterface.Devices) -> Bool) {
         let deadline = ContinuousClock.now + .seconds(3)
         while ContinuousClock.now < deadline, !interface.with({ enabled($0) }) { usleep(10_000) }
+    }
+
+    /// Waits until the bus has been round every device twice since now, so that an enable or
+    /// disable the machine asked for before has been sent (the driver applies it in its turn).
+    private func awaitEveryDevicesTurn() {
+        let devices = (settings.changer == nil ? 0 : 1) + (settings.billValidator == nil ? 0 : 1) + settings.cashless.count
+        let target = interface.with { $0.lines } + 2 * devices
+        let deadline = ContinuousClock.now + .seconds(2)
+        while ContinuousClock.now < deadline, interface.with({ $0.lines }) < target { usleep(2_000) }
     }
 
     /// Waits until the devices have nothing left to report and the driver has handled their last

@@ -89,5 +89,10 @@ import VenddTestSupport
         #expect(tubes == [20, 20, 20, 20], "500원 in and 500원 of change out: the tubes as they were (\(tubes))")
         try daemon.vendctl("sim", "coin", "500")
         #expect(try daemon.status().credit == "500")
+
+        // In service mode the reader takes no card: the tap is refused, not reported as done.
+        try daemon.requireSuccess(daemon.vendctl("service", "on"))
+        let refused = try daemon.vendctl("sim", "card", "tap")
+        #expect(refused.status == 1 && refused.errors.contains("is not taking cards now"), "\(refused.output) \(refused.errors)")
     }
 }
