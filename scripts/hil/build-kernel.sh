@@ -9,7 +9,7 @@
 # Usage:   kernel=$(scripts/hil/build-kernel.sh [--arch amd64|arm64] | tail -1)
 #
 # The last line of stdout is the absolute path of the image (bzImage for
-# amd64, Image for arm64); progress goes to stderr. A build takes about 7
+# amd64, Image for arm64); i2c-stub.ko lies beside it; progress goes to stderr. A build takes about 7
 # minutes on 2 cores, so the result is kept in
 #   ${VENDD_HIL_CACHE:-/var/cache/vendd-hil}/kernel-<key>/<image>
 # where <key> is the sha256 of the architecture, both fragments, the exact
@@ -19,7 +19,7 @@ set -euo pipefail
 
 # Bump this whenever the build steps below change in a way that changes the
 # kernel, so old cache entries are not reused.
-readonly RECIPE_VERSION="vendd-hil-kernel-recipe-2"
+readonly RECIPE_VERSION="vendd-hil-kernel-recipe-3"
 
 SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 readonly SCRIPT_DIR
@@ -102,7 +102,7 @@ verify_config() {
 }
 
 # build_kernel WORKDIR LOG : the recipe. Runs inside WORKDIR; all tool output
-# goes to LOG. Leaves WORKDIR/out/{<image>,config}.
+# goes to LOG. Leaves WORKDIR/out/{<image>,config,i2c-stub.ko}.
 build_kernel() {
     local work="$1" log="$2" src="$1/linux-source-6.1"
     # make reads both from the environment; CROSS_COMPILE is empty for amd64.
@@ -118,9 +118,11 @@ build_kernel() {
     } >>"$log" 2>&1
     verify_config .config
     hil_log "building $IMAGE_TARGET with $(nproc) jobs (about 7 minutes on 2 cores; log: $log)"
-    make -j"$(nproc)" "$IMAGE_TARGET" >>"$log" 2>&1
+    make -j"$(nproc)" "$IMAGE_TARGET" modules >>"$log" 2>&1
     mkdir "$work/out"
     cp "$IMAGE_PATH" "$work/out/$IMAGE_NAME"
+    # The only module: the guest's I2C bus for its LM75 (kernel.config).
+    cp drivers/i2c/i2c-stub.ko "$work/out/i2c-stub.ko"
     cp .config "$work/out/config"   # kept beside the image for debugging
 }
 

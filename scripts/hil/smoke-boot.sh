@@ -2,7 +2,9 @@
 # Smoke test for the HIL guest kernel: boot it under qemu (TCG) with a tiny
 # busybox initramfs whose /init creates a gpio-sim chip through configfs,
 # checks its character device and sysfs pull/value files, checks that the
-# second UART (/dev/ttyS1) opens, prints a marker line and powers off.
+# second UART (/dev/ttyS1) opens, that an LM75 on i2c-stub appears as an hwmon
+# device whose temperature follows its register (hiltool lm75-set), prints a
+# marker line and powers off.
 #
 # Usage:   scripts/hil/smoke-boot.sh [path/to/bzImage]
 #
@@ -79,17 +81,32 @@ grep -q '^1: uart:16550A' /proc/tty/driver/serial || fail "ttyS1 is not a 16550A
 stty -F /dev/ttyS1 9600 raw -echo || fail "cannot open and configure /dev/ttyS1"
 echo "ttyS1: $(stty -F /dev/ttyS1 speed) baud, opened"
 
+# An LM75 at 0x48 on i2c-stub, bound to the kernel's lm75 driver: found by its hwmon name.
+insmod /i2c-stub.ko chip_addr=0x48 || fail "cannot load i2c-stub"
+echo lm75 0x48 >/sys/bus/i2c/devices/i2c-0/new_device || fail "cannot instantiate lm75 on i2c-0"
+hwmon=""
+for dir in /sys/class/hwmon/hwmon*; do [ "$(cat "$dir/name")" = lm75 ] && hwmon=$dir; done
+[ -n "$hwmon" ] || fail "no hwmon device named lm75"
+for milli in 4500 -2000 25000; do
+    hiltool lm75-set /dev/i2c-0 0x48 "$milli" || fail "cannot set the LM75 register"
+    [ "$(cat "$hwmon/temp1_input")" = "$milli" ] || fail "$hwmon/temp1_input is $(cat "$hwmon/temp1_input"), not $milli"
+done
+echo "lm75: $hwmon follows its register (4.5, -2, 25 °C)"
+
 echo "VENDD-HIL-SMOKE: OK uptime $(cut -d' ' -f1 /proc/uptime) s"
 poweroff -f
 INIT
     chmod 755 "$1"
 }
 
-# build_initramfs DIR OUT : busybox + /init packed as a gzip'd newc cpio.
+# build_initramfs DIR OUT KERNEL : busybox, hiltool, the kernel's i2c-stub.ko and /init packed
+# as a gzip'd newc cpio.
 build_initramfs() {
-    local root="$1/root" out="$2"
+    local root="$1/root" out="$2" kernel="$3"
     mkdir -p "$root/bin"
     cp /bin/busybox "$root/bin/busybox"
+    gcc -static -O2 -Wall -Wextra -Werror -o "$root/bin/hiltool" "$SCRIPT_DIR/guest/hiltool.c"
+    cp "$(dirname "$kernel")/i2c-stub.ko" "$root/i2c-stub.ko"
     write_init "$root/init"
     (cd "$root" && find . | cpio --quiet -o -H newc -R 0:0) | gzip -9 >"$out"
 }
@@ -122,7 +139,7 @@ main() {
     tmp="$(mktemp -d "${TMPDIR:-/tmp}/vendd-hil-smoke.XXXXXX")"
     # shellcheck disable=SC2064  # expand $tmp now: it is local to main
     trap "rm -rf '$tmp'" EXIT
-    build_initramfs "$tmp" "$tmp/initramfs.gz"
+    build_initramfs "$tmp" "$tmp/initramfs.gz" "$kernel"
 
     hil_log "booting $kernel (timeout ${BOOT_TIMEOUT} s)"
     local console="$tmp/console.log" start statuses

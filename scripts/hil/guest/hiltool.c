@@ -18,9 +18,13 @@
 //                                           "OBS relay-off NAME T_US ON_MS" on every change of an output
 //   hiltool uart-irq TTY IRQ                tells the 8250 driver the UART's interrupt line (what
 //                                           setserial does; busybox has no setserial)
+//   hiltool lm75-set I2CDEV ADDR MILLI_C    sets the temperature register of the LM75 that the lm75
+//                                           driver reads on i2c-stub (ADDR hex, e.g. 0x48), in m°C
 // Built static on the host (gcc -static), so the guest needs no C library for it.
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <linux/i2c-dev.h>
+#include <linux/i2c.h>
 #include <linux/serial.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -235,6 +239,19 @@ int main(int argc, char **argv) {
         if (ioctl(fd, TIOCGSERIAL, &serial) < 0) { perror("TIOCGSERIAL"); return 2; }
         serial.irq = atoi(argv[3]);
         if (ioctl(fd, TIOCSSERIAL, &serial) < 0) { perror("TIOCSSERIAL"); return 2; }
+        close(fd);
+    } else if (argc >= 5 && strcmp(argv[1], "lm75-set") == 0) {
+        // The LM75's temperature register holds °C in 1/256 steps, most significant byte first;
+        // the driver reads it as a byte-swapped SMBus word, so the stub keeps the swapped word.
+        // FORCE: the lm75 driver holds the address.
+        int fd = open(argv[2], O_RDWR);
+        if (fd < 0) { perror(argv[2]); return 2; }
+        if (ioctl(fd, I2C_SLAVE_FORCE, strtol(argv[3], NULL, 16)) < 0) { perror("I2C_SLAVE_FORCE"); return 2; }
+        int raw = (int)(atol(argv[4]) * 256 / 1000) & 0xffff;
+        union i2c_smbus_data data = {.word = (unsigned short)(((raw & 0xff) << 8) | (raw >> 8))};
+        struct i2c_smbus_ioctl_data request = {
+            .read_write = I2C_SMBUS_WRITE, .command = 0, .size = I2C_SMBUS_WORD_DATA, .data = &data};
+        if (ioctl(fd, I2C_SMBUS, &request) < 0) { perror("I2C_SMBUS write"); return 2; }
         close(fd);
     } else {
         fprintf(stderr, "usage: see the comment at the top of hiltool.c\n");
