@@ -149,6 +149,8 @@ let package = Package(
         // A route driver's DEX handheld written from EVA-DTS chapter 4 and a DDCMP master written
         // from chapter 3 (not from VendDEX), on a Unix socket, with faults on demand.
         .target(name: "DEXHandheld", dependencies: ["VendPOSIX", "SocketPlug"], path: "Tests/DEXHandheld"),
+        // `dex-handheld --socket PATH`: those handhelds driven from stdin, for the HIL harness.
+        .executableTarget(name: "dex-handheld", dependencies: ["DEXHandheld", "VendPOSIX"], path: "Tests/dex-handheld"),
         // libFuzzer harnesses (docs/fuzzing.md): a normal build replays the files it is given;
         // scripts/fuzz builds them with -DFUZZING and the fuzzer and address sanitizers.
         .systemLibrary(name: "CLibFuzzer", path: "Tests/Fuzz/CLibFuzzer"),
