@@ -411,13 +411,14 @@ sell() {
 }
 
 scenario_dex_over_ttyS3() {
+    started=$(date +%s)
     # amd64: qemu wires this UART (COM4) to IRQ 7 (see run.sh); the kernel's legacy table says 3,
     # COM2's. A PCI UART (arm64) has its interrupt from the bus.
     if [ -n "${HIL_DEX_UART_IRQ:-}" ]; then
         hiltool uart-irq /dev/ttyS3 "$HIL_DEX_UART_IRQ" || { fail "cannot set the IRQ of /dev/ttyS3"; return; }
     fi
     start_vendd credit /etc/vendd/hil-dex.yaml || { fail "vendd did not start"; return; }
-    within 300 logged "DEX port /dev/ttyS3 open (DEX/UCS)" 1 || { fail "the DEX port /dev/ttyS3 never opened"; return; }
+    within 300 logged "DEX port /dev/ttyS3 (9600 8N1) open (DEX/UCS)" 1 || { fail "the DEX port /dev/ttyS3 never opened"; return; }
     sell 2 3 || { fail "the sale at A2 did not pulse its relay"; return; }
     sell 5 6 || { fail "the sale at A3 did not pulse its relay"; return; }
     within 30 books_are itemsSold 2 || { fail "$(books itemsSold) sold after two sales, want 2"; return; }
@@ -452,7 +453,7 @@ scenario_dex_over_ttyS3() {
     within 30 books_are credit 1800 || { fail "credit $(books credit) after sales of 1000, 1000 and 1200 from 5000, want 1800"; return; }
     stop_vendd
     launch_vendd /etc/vendd/hil-ddcmp.yaml || { fail "vendd did not restart with protocol: ddcmp"; return; }
-    within 300 logged "DEX port /dev/ttyS3 open (DDCMP)" 1 || { fail "the DEX port /dev/ttyS3 never opened for DDCMP"; return; }
+    within 300 logged "DEX port /dev/ttyS3 (2400 8N1) open (DDCMP)" 1 || { fail "the DEX port /dev/ttyS3 never opened for DDCMP"; return; }
     dex_audit /tmp/priced.dex
     ddcmp_va1=$(segment_of VA1 /tmp/priced.dex)
     [ "$ddcmp_va1/$(segment_of PA1 /tmp/priced.dex 2)" = "VA1*3200*3*1200*1/PA1*A2*1200" ] ||
@@ -466,7 +467,7 @@ scenario_dex_over_ttyS3() {
     stop_vendd
     [ "$STOP_STATUS" = 0 ] || { fail "vendd exited with $STOP_STATUS after SIGTERM"; return; }
     echo "HIL-DEX: status"
-    pass "cable pulled after block 1 ($cut): nothing reset; whole DEX/UCS read, then reset; A2 priced 1200 by the handheld; DDCMP read, then reset; reads: $va1, $ddcmp_va1"
+    pass "in $(($(date +%s) - started)) s: cable pulled after block 1 ($cut): nothing reset; whole DEX/UCS read, then reset; A2 priced 1200 by the handheld; DDCMP read, then reset; reads: $va1, $ddcmp_va1"
 }
 
 run_scenarios() {
