@@ -512,7 +512,8 @@ if ((dex_runs > 0)); then
         [[ "${heard[index]}" == *"$kind "*"G85 and SE check, equal to the "*" expected segments; saved as "*"; $va1" ]] ||
             hil_die "the handheld's read $((index + 1)) is not the guest's audit ($kind, $va1): ${heard[index]}"
     done
-    echo "dex-handheld agrees: ${#heard[@]} whole reads equal to vendd's own audit, $(grep -c 'as asked' "$work/dex.out") pulled cable(s) as asked, $(grep -c 'configuration.*: configured' "$work/dex.out") price download(s)"
+    echo "dex-handheld agrees: ${#heard[@]} whole reads equal to vendd's own audit, $(grep -c 'as asked' "$work/dex.out") pulled cable(s) as asked, $(grep -c 'configuration.*: configured' "$work/dex.out") price download(s):"
+    grep '^session ' "$work/dex.out" | sed "s|$work/||; s/^/  /"
 fi
 if grep -q '^HIL [A-Za-z0-9_]*: FAIL' "$console"; then
     hil_die "$(grep -c '^HIL [A-Za-z0-9_]*: FAIL' "$console") scenario(s) failed"
