@@ -1,5 +1,6 @@
 import DEXHandheld
 import Foundation
+import SocketPlug
 import VendPOSIX
 
 /// `dex-handheld --socket PATH [--id ID] [--save DIR]`
@@ -27,17 +28,7 @@ let usage = """
     other on the same socket, as a route driver swaps handhelds.
     """
 
-func value(after flag: String) -> String? {
-    guard let index = CommandLine.arguments.firstIndex(of: flag), index + 1 < CommandLine.arguments.count else { return nil }
-    return CommandLine.arguments[index + 1]
-}
-
-@Sendable func say(_ line: String) {
-    // Unbuffered: the HIL harness reads each line as it happens.
-    FileHandle.standardOutput.write(Data((line + "\n").utf8))
-}
-
-guard let socketPath = value(after: "--socket") else {
+guard let socketPath = SimulatorConsole.value(after: "--socket") else {
     StandardError.write(usage + "\n")
     exit(64)
 }
@@ -74,31 +65,32 @@ enum Plugged {
         self.socketPath = socketPath
         self.communicationID = communicationID
         self.saveDirectory = saveDirectory
-        plugged = .dexUCS(try DEXHandheld(socketPath: socketPath, communicationID: communicationID, report: { say("handheld: \($0)") }))
+        plugged = .dexUCS(
+            try DEXHandheld(socketPath: socketPath, communicationID: communicationID, report: { SimulatorConsole.say("handheld: \($0)") }))
     }
 
     var status: String { "status: \(sessions) sessions, \(audits) audits read, \(unexpected) unexpected" }
 
     func failed(_ line: String, _ error: any Error) {
         unexpected += 1
-        say("UNEXPECTED: \(line): \(error)")
+        SimulatorConsole.say("UNEXPECTED: \(line): \(error)")
     }
 
     private func dexUCS() throws -> DEXHandheld {
         if case .dexUCS(let handheld) = plugged { return handheld }
         plugged.unplug()
-        let handheld = try DEXHandheld(socketPath: socketPath, communicationID: communicationID, report: { say("handheld: \($0)") })
+        let handheld = try DEXHandheld(socketPath: socketPath, communicationID: communicationID, report: { SimulatorConsole.say("handheld: \($0)") })
         plugged = .dexUCS(handheld)
-        say("a DEX/UCS handheld (\(communicationID)) on the jack")
+        SimulatorConsole.say("a DEX/UCS handheld (\(communicationID)) on the jack")
         return handheld
     }
 
     private func ddcmp() throws -> DDCMPMaster {
         if case .ddcmp(let master) = plugged { return master }
         plugged.unplug()
-        let master = try DDCMPMaster(socketPath: socketPath, report: { say("master: \($0)") })
+        let master = try DDCMPMaster(socketPath: socketPath, report: { SimulatorConsole.say("master: \($0)") })
         plugged = .ddcmp(master)
-        say("a DDCMP master on the jack")
+        SimulatorConsole.say("a DDCMP master on the jack")
         return master
     }
 
@@ -106,7 +98,7 @@ enum Plugged {
     private func report(_ what: String, _ outcome: String, ok: Bool) {
         sessions += 1
         if !ok { unexpected += 1 }
-        say("session \(sessions), \(what): \(ok ? "" : "UNEXPECTED: ")\(outcome)")
+        SimulatorConsole.say("session \(sessions), \(what): \(ok ? "" : "UNEXPECTED: ")\(outcome)")
     }
 
     /// An audit read whole: the handheld's own checks, the expected file if one was given, saved.
@@ -146,7 +138,7 @@ enum Plugged {
         var faults = DEXHandheld.Faults()
         if words.count == 2 {
             guard let stage = DEXHandheld.Stage.allCases.first(where: { "\($0)" == words[1] }) else {
-                return say("? no stage '\(words[1])' (try help)")
+                return SimulatorConsole.say("? no stage '\(words[1])' (try help)")
             }
             faults.pullAt = stage
         }
@@ -164,7 +156,7 @@ enum Plugged {
         var faults = DDCMPMaster.Faults()
         if words.count == 2 {
             guard let stage = DDCMPMaster.Stage.allCases.first(where: { "\($0)" == words[1] }) else {
-                return say("? no stage '\(words[1])' (try help)")
+                return SimulatorConsole.say("? no stage '\(words[1])' (try help)")
             }
             faults.pullAt = stage
         }
@@ -180,7 +172,7 @@ enum Plugged {
     func sendPrices(_ words: [String]) throws {
         let prices = words.dropFirst(2).map { $0.split(separator: "=").map(String.init) }
         guard words.count >= 3, let decimals = Int(words[1]), prices.allSatisfy({ $0.count == 2 && Int($0[1]) != nil }) else {
-            return say("? prices DECIMALS SLOT=PRICE... (try help)")
+            return SimulatorConsole.say("? prices DECIMALS SLOT=PRICE... (try help)")
         }
         let handheld = try dexUCS()
         let records = ["ST*001*0001", "ID4*\(decimals)"] + prices.map { "PC1*\($0[0])*\($0[1])" }
@@ -192,7 +184,9 @@ enum Plugged {
 
 let driver: RouteDriver
 do {
-    driver = try RouteDriver(socketPath: socketPath, communicationID: value(after: "--id") ?? "HHD0000001", saveDirectory: value(after: "--save"))
+    driver = try RouteDriver(
+        socketPath: socketPath, communicationID: SimulatorConsole.value(after: "--id") ?? "HHD0000001",
+        saveDirectory: SimulatorConsole.value(after: "--save"))
 } catch {
     StandardError.write("dex-handheld: cannot listen on \(socketPath): \(error)\n")
     exit(71)
@@ -208,15 +202,15 @@ while let line = readLine() {
         case ("ddcmp-read", 1...2): try driver.ddcmpRead(words)
         case ("prices", _): try driver.sendPrices(words)
         case ("replug", 1): try driver.plugged.replug()
-        case ("status", 1): say(driver.status)
-        case ("help", _): say(usage)
+        case ("status", 1): SimulatorConsole.say(driver.status)
+        case ("help", _): SimulatorConsole.say(usage)
         case ("quit", _): exit(driver.unexpected == 0 ? 0 : 1)
-        default: say("? \(line) (try help)")
+        default: SimulatorConsole.say("? \(line) (try help)")
         }
     } catch {
         driver.failed(line, error)
     }
 }
 driver.plugged.unplug()
-say(driver.status)
+SimulatorConsole.say(driver.status)
 exit(driver.unexpected == 0 ? 0 : 1)
