@@ -53,6 +53,30 @@ enum Plugged {
     }
 }
 
+/// How a read ended, whichever handheld made it.
+enum Ended {
+    case audit(String)
+    /// The cable was pulled at the stage described so.
+    case pulled(String)
+    case other(String)
+
+    init(_ outcome: DEXHandheld.Outcome) {
+        switch outcome {
+        case .audit(let text): self = .audit(text)
+        case .pulled(let stage): self = .pulled(stage.rawValue)
+        default: self = .other("\(outcome)")
+        }
+    }
+
+    init(_ outcome: DDCMPMaster.Outcome) {
+        switch outcome {
+        case .audit(let text): self = .audit(text)
+        case .pulled(let stage): self = .pulled(stage.rawValue)
+        default: self = .other("\(outcome)")
+        }
+    }
+}
+
 /// The route driver at the jack: the handheld plugged in, the sessions so far, the file the next
 /// read must bring.
 @MainActor final class RouteDriver {
@@ -135,37 +159,38 @@ enum Plugged {
 
     func read(_ words: [String]) throws {
         let handheld = try dexUCS()
-        var faults = DEXHandheld.Faults()
-        if words.count == 2 {
-            guard let stage = DEXHandheld.Stage.allCases.first(where: { "\($0)" == words[1] }) else {
-                return SimulatorConsole.say("? no stage '\(words[1])' (try help)")
-            }
-            faults.pullAt = stage
-        }
-        let outcome = handheld.read(faults)
-        switch (outcome, faults.pullAt) {
-        case (.audit(let text), nil): received(text, by: "DEX/UCS read")
-        case (.pulled(let stage), let pull?) where stage == pull:
-            report("DEX/UCS read", "cable pulled \(stage.rawValue), as asked", ok: true)
-        default: report("DEX/UCS read", "\(outcome)", ok: false)
+        session("DEX/UCS read", words) { (pull: DEXHandheld.Stage?) in
+            var faults = DEXHandheld.Faults()
+            faults.pullAt = pull
+            return Ended(handheld.read(faults))
         }
     }
 
     func ddcmpRead(_ words: [String]) throws {
         let master = try ddcmp()
-        var faults = DDCMPMaster.Faults()
+        session("DDCMP read", words) { (pull: DDCMPMaster.Stage?) in
+            var faults = DDCMPMaster.Faults()
+            faults.pullAt = pull
+            return Ended(master.read(faults))
+        }
+    }
+
+    /// A read, with the cable pulled at the stage the command names (`words[1]`), if any: it
+    /// must bring the whole audit, or end pulled there.
+    private func session<Stage: CaseIterable & RawRepresentable<String>>(_ what: String, _ words: [String], _ read: (Stage?) -> Ended) {
+        var pull: Stage?
         if words.count == 2 {
-            guard let stage = DDCMPMaster.Stage.allCases.first(where: { "\($0)" == words[1] }) else {
+            guard let stage = Stage.allCases.first(where: { "\($0)" == words[1] }) else {
                 return SimulatorConsole.say("? no stage '\(words[1])' (try help)")
             }
-            faults.pullAt = stage
+            pull = stage
         }
-        let outcome = master.read(faults)
-        switch (outcome, faults.pullAt) {
-        case (.audit(let text), nil): received(text, by: "DDCMP read")
-        case (.pulled(let stage), let pull?) where stage == pull:
-            report("DDCMP read", "cable pulled \(stage.rawValue), as asked", ok: true)
-        default: report("DDCMP read", "\(outcome)", ok: false)
+        switch (read(pull), pull) {
+        case (.audit(let text), nil): received(text, by: what)
+        case (.pulled(let stage), let pull?) where stage == pull.rawValue: report(what, "cable pulled \(stage), as asked", ok: true)
+        case (.audit, _?): report(what, "the whole audit, though the cable was to be pulled", ok: false)
+        case (.pulled(let stage), _): report(what, "cable pulled \(stage), not as asked", ok: false)
+        case (.other(let outcome), _): report(what, outcome, ok: false)
         }
     }
 
