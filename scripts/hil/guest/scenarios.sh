@@ -390,9 +390,10 @@ scenario_card_over_ttyS2() {
 # EVA-DTS chapter 4, a DDCMP master from chapter 3). "HIL-DEX: <command>" lines go to its stdin;
 # `expect` lines give it, segment by segment, the file its next read must be (vendd's own
 # `vendctl audit --dex`, made just before), and it checks the G85 CRC and SE count itself. Two
-# sales, then a DEX/UCS read whose cable is pulled after the first block (nothing reset), a
-# whole read (the interim figures reset once the last block is acknowledged), a price download,
-# a sale at the new price and a DDCMP read of it. run.sh checks the handheld's side afterwards.
+# sales, then DEX/UCS reads whose cable is pulled after the first block and before the last
+# block's acknowledgement (nothing reset), a whole read (the interim figures reset once the last
+# block is acknowledged), a price download, a sale at the new price and a DDCMP read of it.
+# run.sh checks the handheld's side afterwards.
 
 # dex_audit FILE: the audit vendd would send now, as `vendctl audit --dex` writes it (with the
 # IDs of hil-dex.yaml's dex: section).
@@ -425,15 +426,20 @@ scenario_dex_over_ttyS3() {
     dex_audit /tmp/sold.dex || { fail "vendctl audit --dex failed"; return; }
     va1=$(segment_of VA1 /tmp/sold.dex)
     [ "$va1" = "VA1*2000*2*2000*2" ] || { fail "vendctl's audit says $va1 after two sales at 1000, want VA1*2000*2*2000*2"; return; }
-    # 1. The cable pulled after the first block, before its acknowledgement: the handheld goes
-    # silent, vendd asks with ENQ, gives up, and resets nothing.
-    echo "HIL-DEX: read inData"
-    within 300 logged "DEX HHD0000001 read: failed" 1 || { fail "the read whose cable was pulled was not logged as failed"; return; }
-    dex_audit /tmp/cut.dex
-    cmp -s /tmp/sold.dex /tmp/cut.dex || { fail "the pulled read changed the audit: $(segment_of VA1 /tmp/cut.dex)"; return; }
-    cut=$(grep -F "DEX HHD0000001 read: failed" /tmp/vendd.log | head -n 1 | sed 's/^.*read: failed: //; s/ DEX_HANDHELD=.*//')
+    # 1. The cable pulled twice: after the first block, before its acknowledgement; then with the
+    # whole audit received but the last block unacknowledged. Each time the handheld goes silent,
+    # vendd asks with ENQ, gives up, and resets nothing.
+    cuts=
+    for stage in inData beforeLastAck; do
+        failed=$(grep -cF "DEX HHD0000001 read: failed" /tmp/vendd.log)
+        echo "HIL-DEX: read $stage"
+        within 300 logged "DEX HHD0000001 read: failed" $((failed + 1)) || { fail "the read whose cable was pulled ($stage) was not logged as failed"; return; }
+        dex_audit /tmp/cut.dex
+        cmp -s /tmp/sold.dex /tmp/cut.dex || { fail "the read pulled $stage changed the audit: $(segment_of VA1 /tmp/cut.dex)"; return; }
+        cuts="$cuts${cuts:+; }$stage: $(grep -F "DEX HHD0000001 read: failed" /tmp/vendd.log | tail -n 1 | sed 's/^.*read: failed: //; s/; nothing reset.*//')"
+        echo "HIL-DEX: replug"
+    done
     # 2. Back on the jack: the whole audit, the interim figures reset after the last block.
-    echo "HIL-DEX: replug"
     expect_audit /tmp/sold.dex
     echo "HIL-DEX: read"
     within 300 logged "DEX HHD0000001 read: delivered" 1 || { fail "no whole read 30 s after the replug"; return; }
@@ -467,7 +473,7 @@ scenario_dex_over_ttyS3() {
     stop_vendd
     [ "$STOP_STATUS" = 0 ] || { fail "vendd exited with $STOP_STATUS after SIGTERM"; return; }
     echo "HIL-DEX: status"
-    pass "in $(($(date +%s) - started)) s: cable pulled after block 1 ($cut): nothing reset; whole DEX/UCS read, then reset; A2 priced 1200 by the handheld; DDCMP read, then reset; reads: $va1, $ddcmp_va1"
+    pass "in $(($(date +%s) - started)) s: cable pulled twice ($cuts): nothing reset; whole DEX/UCS read, then reset; A2 priced 1200 by the handheld; DDCMP read, then reset; reads: $va1, $ddcmp_va1"
 }
 
 run_scenarios() {
