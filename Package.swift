@@ -135,13 +135,14 @@ let package = Package(
         // on a Unix socket, with faults on demand.
         .target(name: "MDBSimulator", dependencies: ["MDB", "SimulatedMDB", "VendPOSIX", "SocketPlug"], path: "Tests/MDBSimulator"),
         // `mdb-sim --socket PATH`: the simulator driven from stdin, for process tests and by hand.
-        .executableTarget(name: "mdb-sim", dependencies: ["MDB", "MDBSimulator", "SimulatedMDB", "VendPOSIX"], path: "Tests/mdb-sim"),
+        .executableTarget(name: "mdb-sim", dependencies: ["MDB", "MDBSimulator", "SimulatedMDB", "VendPOSIX", "SocketPlug"], path: "Tests/mdb-sim"),
         // A ccTalk coin acceptor written from the spec, listening on a Unix socket, with faults on demand.
         .target(name: "CcTalkSimulator", dependencies: ["CcTalk", "VendPOSIX", "SocketPlug"], path: "Tests/CcTalkSimulator"),
-        // The device end of a simulated serial link on a Unix socket, shared by the simulators.
+        // The device end of a simulated serial link on a Unix socket, shared by the simulators,
+        // and their executables' command line and output.
         .target(name: "SocketPlug", dependencies: ["VendPOSIX"], path: "Tests/SocketPlug"),
         // `cctalk-sim --socket PATH`: the simulator driven from stdin, for the HIL harness.
-        .executableTarget(name: "cctalk-sim", dependencies: ["CcTalk", "CcTalkSimulator", "VendPOSIX"], path: "Tests/cctalk-sim"),
+        .executableTarget(name: "cctalk-sim", dependencies: ["CcTalk", "CcTalkSimulator", "VendPOSIX", "SocketPlug"], path: "Tests/cctalk-sim"),
         .testTarget(name: "VendReportsTests", dependencies: ["VendReports"]),
         .testTarget(
             name: "VendDEXTests",
@@ -149,6 +150,8 @@ let package = Package(
         // A route driver's DEX handheld written from EVA-DTS chapter 4 and a DDCMP master written
         // from chapter 3 (not from VendDEX), on a Unix socket, with faults on demand.
         .target(name: "DEXHandheld", dependencies: ["VendPOSIX", "SocketPlug"], path: "Tests/DEXHandheld"),
+        // `dex-handheld --socket PATH`: those handhelds driven from stdin, for the HIL harness.
+        .executableTarget(name: "dex-handheld", dependencies: ["DEXHandheld", "VendPOSIX", "SocketPlug"], path: "Tests/dex-handheld"),
         // libFuzzer harnesses (docs/fuzzing.md): a normal build replays the files it is given;
         // scripts/fuzz builds them with -DFUZZING and the fuzzer and address sanitizers.
         .systemLibrary(name: "CLibFuzzer", path: "Tests/Fuzz/CLibFuzzer"),

@@ -55,6 +55,9 @@ public final class DDCMPMaster: Sendable {
     public func waitForMachine(timeout: Duration = .seconds(10)) -> Bool { socket.waitForMachine(timeout: timeout) }
     public func replug() throws { try socket.replug() }
 
+    /// The master is taken off the jack between sessions (another handheld goes on).
+    public func unplug() { socket.pull() }
+
     // MARK: - What a route driver does
 
     /// Reads `list` (1: the audit collection, 2: the security read) and finishes (§6.2.1.2).

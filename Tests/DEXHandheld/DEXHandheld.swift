@@ -67,6 +67,9 @@ public final class DEXHandheld: Sendable {
 
     public func replug() throws { try socket.replug() }
 
+    /// The handheld is taken off the jack between sessions (another one goes on).
+    public func unplug() { socket.pull() }
+
     // MARK: - What a route driver does
 
     /// Reads the audit: the handheld makes the first handshake with operation R.

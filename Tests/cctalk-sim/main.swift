@@ -1,6 +1,7 @@
 import CcTalk
 import CcTalkSimulator
 import Foundation
+import SocketPlug
 import VendPOSIX
 
 /// `cctalk-sim --socket PATH [--serial N] [--crc16] [--echo] [--address N] [--hopper ADDRESS:COINS[:TURNS]] [--hopper-low N]`
@@ -26,27 +27,17 @@ let usage = """
       status | help | quit
     """
 
-func value(after flag: String) -> String? {
-    guard let index = CommandLine.arguments.firstIndex(of: flag), index + 1 < CommandLine.arguments.count else { return nil }
-    return CommandLine.arguments[index + 1]
-}
-
-@Sendable func say(_ line: String) {
-    // Unbuffered: the HIL harness reads each line as it happens.
-    FileHandle.standardOutput.write(Data((line + "\n").utf8))
-}
-
-guard let socketPath = value(after: "--socket") else {
+guard let socketPath = SimulatorConsole.value(after: "--socket") else {
     StandardError.write(usage + "\n")
     exit(64)
 }
 var settings = DeviceSettings()
-if let serial = value(after: "--serial").flatMap(UInt32.init) { settings.serialNumber = serial }
-if let address = value(after: "--address").flatMap(UInt8.init) { settings.address = address }
+if let serial = SimulatorConsole.value(after: "--serial").flatMap(UInt32.init) { settings.serialNumber = serial }
+if let address = SimulatorConsole.value(after: "--address").flatMap(UInt8.init) { settings.address = address }
 if CommandLine.arguments.contains("--crc16") { settings.checksum = .crc16 }
 
 var hopper: SimulatedHopperDevice.Settings?
-if let spec = value(after: "--hopper") {
+if let spec = SimulatorConsole.value(after: "--hopper") {
     let parts = spec.split(separator: ":").compactMap { Int($0) }
     guard (2...3).contains(parts.count), (2...255).contains(parts[0]), parts[1] >= 0, parts.count == 2 || parts[2] >= 1 else {
         StandardError.write("cctalk-sim: --hopper wants ADDRESS:COINS[:TURNS], e.g. 3:50 or 3:50:5\n")
@@ -58,7 +49,7 @@ if let spec = value(after: "--hopper") {
     if parts.count == 3 { settings.turnsPerCoin = parts[2] }
     hopper = settings
 }
-if let low = value(after: "--hopper-low") {
+if let low = SimulatorConsole.value(after: "--hopper-low") {
     guard hopper != nil, let trigger = Int(low), trigger >= 1 else {
         StandardError.write("cctalk-sim: --hopper-low wants a number of coins (1 or more) and a --hopper\n")
         exit(64)
@@ -70,7 +61,7 @@ let simulator: CcTalkSimulator
 do {
     simulator = try CcTalkSimulator(
         socketPath: socketPath, settings: settings,
-        echo: CommandLine.arguments.contains("--echo"), hopper: hopper, report: say)
+        echo: CommandLine.arguments.contains("--echo"), hopper: hopper, report: SimulatorConsole.say)
 } catch {
     StandardError.write("cctalk-sim: cannot listen on \(socketPath): \(error)\n")
     exit(71)
@@ -90,20 +81,20 @@ while let line = readLine() {
         if let fault = WireFault(rawValue: words[1]) {
             simulator.setFault(fault)
         } else {
-            say("unknown fault '\(words[1])': \(WireFault.allCases.map(\.rawValue).joined(separator: ", "))")
+            SimulatorConsole.say("unknown fault '\(words[1])': \(WireFault.allCases.map(\.rawValue).joined(separator: ", "))")
         }
     case ("reset", 0): simulator.reset()
     case ("serial", 1) where numbers[0] >= 0 && numbers[0] < 1 << 24: simulator.setSerialNumber(UInt32(numbers[0]))
     case ("unplug", 0): simulator.unplug()
     case ("replug", 0):
-        do { try simulator.replug() } catch { say("replug failed: \(error)") }
+        do { try simulator.replug() } catch { SimulatorConsole.say("replug failed: \(error)") }
     case ("hopper-jam", 1): simulator.jamHopper(after: numbers[0])
     case ("hopper-power-cut", 0): simulator.cutHopperPower()
     case ("hopper-refill", 1) where numbers[0] >= 1: simulator.refillHopper(numbers[0])
-    case ("status", 0): say(simulator.status + (simulator.hopperCoins.map { ", hopper: \($0) coins" } ?? ""))
-    case ("help", _): say(usage)
+    case ("status", 0): SimulatorConsole.say(simulator.status + (simulator.hopperCoins.map { ", hopper: \($0) coins" } ?? ""))
+    case ("help", _): SimulatorConsole.say(usage)
     case ("quit", _): exit(0)
-    default: say("? \(line) (try help)")
+    default: SimulatorConsole.say("? \(line) (try help)")
     }
 }
 simulator.unplug()

@@ -2,6 +2,7 @@ import Foundation
 import MDB
 import MDBSimulator
 import SimulatedMDB
+import SocketPlug
 import VendPOSIX
 
 /// `mdb-sim --socket PATH [--no-changer] [--no-bills] [--cashless 1|2|1,2] [--card-first] [--level 2|3] [--tubes N,N,N,N] [--coin-interval MS]`
@@ -45,18 +46,9 @@ let usage = """
       status | help | quit
     """
 
-func value(after flag: String) -> String? {
-    guard let index = CommandLine.arguments.firstIndex(of: flag), index + 1 < CommandLine.arguments.count else { return nil }
-    return CommandLine.arguments[index + 1]
-}
-
-@Sendable func say(_ line: String) {
-    FileHandle.standardOutput.write(Data((line + "\n").utf8))
-}
-
 let hasChanger = !CommandLine.arguments.contains("--no-changer")
 let readerFeatures: CashlessFeatures = CommandLine.arguments.contains("--card-first") ? [] : [.alwaysIdle]
-let readers = (value(after: "--cashless") ?? "").split(separator: ",").compactMap { number -> SimulatedCashlessReader? in
+let readers = (SimulatorConsole.value(after: "--cashless") ?? "").split(separator: ",").compactMap { number -> SimulatedCashlessReader? in
     switch number {
     case "1": SimulatedCashlessReader(address: .cashless1, features: readerFeatures)
     case "2": SimulatedCashlessReader(address: .cashless2, features: readerFeatures)
@@ -65,24 +57,24 @@ let readers = (value(after: "--cashless") ?? "").split(separator: ",").compactMa
 }
 let hasBills = !CommandLine.arguments.contains("--no-bills")
 
-guard let socketPath = value(after: "--socket") else {
+guard let socketPath = SimulatorConsole.value(after: "--socket") else {
     StandardError.write(usage + "\n")
     exit(64)
 }
 
 let simulator: MDBSimulator
 do {
-    simulator = try MDBSimulator(socketPath: socketPath, changer: hasChanger, billValidator: hasBills, readers: readers, report: say)
+    simulator = try MDBSimulator(socketPath: socketPath, changer: hasChanger, billValidator: hasBills, readers: readers, report: SimulatorConsole.say)
 } catch {
     StandardError.write("mdb-sim: cannot listen on \(socketPath): \(error)\n")
     exit(71)
 }
-if let level = value(after: "--level").flatMap(UInt8.init) { simulator.with { $0.changer.level = level } }
-if let tubes = value(after: "--tubes") {
+if let level = SimulatorConsole.value(after: "--level").flatMap(UInt8.init) { simulator.with { $0.changer.level = level } }
+if let tubes = SimulatorConsole.value(after: "--tubes") {
     let counts = tubes.split(separator: ",").compactMap { Int($0) }
     simulator.with { devices in for (type, count) in counts.enumerated() { devices.changer.tubes[type] = count } }
 }
-if let interval = value(after: "--coin-interval") {
+if let interval = SimulatorConsole.value(after: "--coin-interval") {
     guard let milliseconds = Int(interval), milliseconds >= 1 else {
         StandardError.write("mdb-sim: --coin-interval wants milliseconds (1 or more), e.g. 500\n")
         exit(64)
@@ -110,17 +102,17 @@ while let line = readLine() {
     case ("coin", 2...3) where numbers.count == words.count - 1 && (0..<16).contains(numbers[0]):
         for _ in 0..<(numbers.count == 2 ? numbers[1] : 1) {
             let routing = simulator.with { $0.changer.insert(type: numbers[0]) }
-            say("coin type \(numbers[0]): \(routing)")
+            SimulatorConsole.say("coin type \(numbers[0]): \(routing)")
         }
     case ("bill", 2) where numbers.count == 1 && (0..<16).contains(numbers[0]):
         simulator.with { $0.bills.insert(type: numbers[0]) }
-        say("bill type \(numbers[0]) inserted")
+        SimulatorConsole.say("bill type \(numbers[0]) inserted")
     case ("manual", 3) where numbers.count == 2:
         simulator.with { $0.changer.manualDispense(type: numbers[0], count: numbers[1]) }
-        say("manual dispense \(numbers[1]) × type \(numbers[0])")
+        SimulatorConsole.say("manual dispense \(numbers[1]) × type \(numbers[0])")
     case ("fill", 3) where numbers.count == 2 && (0..<16).contains(numbers[0]) && numbers[1] >= 1:
         simulator.with { $0.changer.fillByHand(type: numbers[0], count: numbers[1]) }
-        say("filled by hand: \(numbers[1]) × type \(numbers[0])")
+        SimulatorConsole.say("filled by hand: \(numbers[1]) × type \(numbers[0])")
     case ("fault", 3):
         let known = simulator.with { devices -> Bool in
             switch words[1] {
@@ -135,32 +127,32 @@ while let line = readLine() {
             }
             return true
         }
-        say(known ? "fault \(words[1]) \(flag ? "on" : "off")" : "unknown fault '\(words[1])' (see help)")
+        SimulatorConsole.say(known ? "fault \(words[1]) \(flag ? "on" : "off")" : "unknown fault '\(words[1])' (see help)")
     case ("clear-jam", 1):
         simulator.with {
             $0.bills.clearJam()
             $0.changer.clearJam()
         }
-        say("jams cleared")
+        SimulatorConsole.say("jams cleared")
     case ("stacker-full", 1):
         simulator.with { $0.bills.stackerCapacity = $0.bills.stackerCount }
-        say("stacker full")
+        SimulatorConsole.say("stacker full")
     case ("empty-stacker", 1):
         simulator.with { $0.bills.emptyStacker() }
-        say("stacker emptied")
+        SimulatorConsole.say("stacker emptied")
     case ("cashbox", 2):
         simulator.with { words[1] == "out" ? $0.bills.removeCashBox() : $0.bills.replaceCashBox() }
-        say("cash box \(words[1])")
+        SimulatorConsole.say("cash box \(words[1])")
     case ("reset", 2) where words[1] == "changer" || words[1] == "bills":
         simulator.with { words[1] == "changer" ? $0.changer.resetItself() : $0.bills.resetItself() }
-        say("\(words[1]) reset itself")
+        SimulatorConsole.say("\(words[1]) reset itself")
     case ("card", 3...4) where (words[1] == "1" || words[1] == "2") && words[2] == "wait-enabled" && numbers.count == words.count - 2:
         let address: MDBPeripheral = words[1] == "1" ? .cashless1 : .cashless2
         let seconds = numbers.count == 2 ? numbers[1] : 30
         let enabled = simulator.wait(timeout: .seconds(seconds)) { devices in
             devices.readers.first { $0.address == address }?.state == .enabled
         }
-        say(enabled ? "card reader \(words[1]): enabled" : "card reader \(words[1]): NOT enabled after \(seconds) s: \(status())")
+        SimulatorConsole.say(enabled ? "card reader \(words[1]): enabled" : "card reader \(words[1]): NOT enabled after \(seconds) s: \(status())")
     case ("card", 3...4) where words[1] == "1" || words[1] == "2":
         let address: MDBPeripheral = words[1] == "1" ? .cashless1 : .cashless2
         let done = simulator.with { devices -> Bool in
@@ -179,22 +171,22 @@ while let line = readLine() {
             }
             return true
         }
-        say(
+        SimulatorConsole.say(
             done
                 ? "card reader \(words[1]): \(words.dropFirst(2).joined(separator: " "))"
                 : "? \(line): no such reader (--cashless) or command (try help)")
     case ("unplug", 1): simulator.unplug()
     case ("replug", 1):
-        do { try simulator.replug() } catch { say("replug failed: \(error)") }
+        do { try simulator.replug() } catch { SimulatorConsole.say("replug failed: \(error)") }
     case ("wait-enabled", 1...2) where numbers.count == words.count - 1:
         let enabled = simulator.wait(timeout: .seconds(numbers.first ?? 30)) { devices in
             devices.masterMode && (!hasChanger || !devices.changer.acceptMask.isEmpty) && (!hasBills || !devices.bills.acceptMask.isEmpty)
         }
-        say(enabled ? "enabled: \(status())" : "NOT enabled after \(numbers.first ?? 30) s: \(status())")
-    case ("status", 1): say(status())
-    case ("help", _): say(usage)
+        SimulatorConsole.say(enabled ? "enabled: \(status())" : "NOT enabled after \(numbers.first ?? 30) s: \(status())")
+    case ("status", 1): SimulatorConsole.say(status())
+    case ("help", _): SimulatorConsole.say(usage)
     case ("quit", _): exit(0)
-    default: say("? \(line) (try help)")
+    default: SimulatorConsole.say("? \(line) (try help)")
     }
 }
 simulator.unplug()

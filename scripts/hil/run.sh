@@ -2,7 +2,7 @@
 # Hardware-in-the-loop: the real vendd, built with the static Swift stdlib against libgpiod v1
 # (Debian 12's) or v2 (bookworm-backports), booted in a qemu guest whose kernel has gpio-sim.
 # The guest runs scripts/hil/guest/scenarios.sh and prints "HIL <scenario>: PASS|FAIL ..." lines;
-# cctalk-sim and mdb-sim run here, behind the guest's /dev/ttyS1 and /dev/ttyS2.
+# cctalk-sim, mdb-sim and dex-handheld run here, behind the guest's /dev/ttyS1, ttyS2 and ttyS3.
 #
 # With --arch arm64 the guest is what a Raspberry Pi class board runs: vendd and vendctl as the
 # arm64 packages build them (scripts/debian-swift-build: Debian 13's Swift, release), against
@@ -102,7 +102,7 @@ configuration=debug
 [[ "$mode" == bench* && "$arch" == amd64 ]] && configuration=release
 built_from="$(git -C "$source" describe --always --dirty)"
 hil_log "building vendd, vendctl and the simulators ($configuration, static Swift stdlib, libgpiod $host_api) from $source ($built_from) in $scratch"
-for product in vendd vendctl cctalk-sim mdb-sim; do
+for product in vendd vendctl cctalk-sim mdb-sim dex-handheld; do
     (cd "$source" && swift build -c "$configuration" --static-swift-stdlib --scratch-path "$scratch" --product "$product" >&2)
 done
 bin="$scratch/$configuration"
@@ -272,6 +272,14 @@ mdb:
     - { reader: 1 }
 CARD
 } >"$root/etc/vendd/hil-card.yaml"
+# The same machine with its DEX jack on the fourth UART (dex-handheld on the host): DEX/UCS at
+# 9600 8N1, and DDCMP at 2400 8N1 as a European machine's optical port.
+dex_port='dex:
+  port: /dev/ttyS3
+  communication_id: VDD0000042
+  asset: HIL-GUEST'
+printf '%s\n' "$(cat "$SCRIPT_DIR/hil.yaml")" "$dex_port" >"$root/etc/vendd/hil-dex.yaml"
+printf '%s\n' "$(cat "$SCRIPT_DIR/hil.yaml")" "$dex_port" "  protocol: ddcmp" >"$root/etc/vendd/hil-ddcmp.yaml"
 # The power cuts' machine: the ccTalk acceptor and a hopper of 500s on its bus (cctalk-sim
 # --hopper 3:…), and an MDB changer on the third UART (mdb-sim, no bill validator), paying change
 # after every sale: the hopper the 500s of it, the changer the rest; and a card reader at 10h on
@@ -295,16 +303,18 @@ mdb:
 PAYOUT
 } >"$root/etc/vendd/hil-powercut.yaml"
 cp "$SCRIPT_DIR/guest/scenarios.sh" "$SCRIPT_DIR/guest/powercut.sh" "$root/"
-# arm64: the ccTalk and MDB UARTs are ports 1 and 2 of qemu's pci-serial-4x (PCI 1b36:0004, the
-# `virt` machine has no ISA bus); 8250_pci registers a card's ports in order as the first free
-# ttyS lines, and no other 8250 exists there, so they are /dev/ttyS1 and ttyS2 as on amd64 (port
-# 0, ttyS0, is left unconnected). The configuration files name those devices, as a board's do.
+# arm64: the ccTalk, MDB and DEX UARTs are ports 1, 2 and 3 of qemu's pci-serial-4x (PCI
+# 1b36:0004, the `virt` machine has no ISA bus); 8250_pci registers a card's ports in order as the
+# first free ttyS lines, and no other 8250 exists there, so they are /dev/ttyS1, ttyS2 and ttyS3
+# as on amd64 (port 0, ttyS0, is left unconnected). The configuration files name those devices,
+# as a board's do.
 arm64_uart_pci_id=1b36:0004
 # What the guest's scenarios must know of its machine (scripts/hil/guest/scenarios.sh): on amd64
-# the MDB UART's IRQ, which qemu's third ISA UART has as its own; on arm64 the PCI card whose
-# ports ttyS1 and ttyS2 must be (the qemu command below), checked before anything runs.
+# the MDB and DEX UARTs' IRQs, which qemu's third and fourth ISA UARTs have as their own; on arm64
+# the PCI card whose ports ttyS1, ttyS2 and ttyS3 must be (the qemu command below), checked
+# before anything runs.
 if [[ "$arch" == amd64 ]]; then
-    guest_machine="HIL_MDB_UART_IRQ=5"
+    guest_machine="HIL_MDB_UART_IRQ=5 HIL_DEX_UART_IRQ=7"
 else
     guest_machine="HIL_UART_PCI_ID=$arm64_uart_pci_id"
 fi
@@ -371,13 +381,18 @@ if [[ "$mode" == bench-throttled ]]; then
 fi
 
 # The ccTalk acceptor on ttyS1; the MDB interface on ttyS2, with coins in every tube to pay change
-# and a card reader at 10h.
+# and a card reader at 10h; the route driver's handheld on ttyS3 (the DEX jack), keeping every
+# audit it reads in $work/dex-reads.
 start_simulator coin 7 "$bin/cctalk-sim"
 start_simulator mdb 8 "$bin/mdb-sim" --tubes 10,10,10,10 --cashless 1
+mkdir "$work/dex-reads"
+start_simulator dex 9 "$bin/dex-handheld" --save "$work/dex-reads"
+dex_pid="${simulator_pids[-1]}"
 
 # forward_host_requests CONSOLE: the guest's console, line by line as it comes (no buffering
 # filter in between: the guest waits for its requests), to CONSOLE and stderr; "HIL-HOST:
-# <command>" lines also to cctalk-sim, "HIL-MDB: <command>" lines to mdb-sim.
+# <command>" lines also to cctalk-sim, "HIL-MDB: <command>" lines to mdb-sim, "HIL-DEX:
+# <command>" lines to dex-handheld.
 forward_host_requests() {
     local line
     while IFS= read -r line; do
@@ -387,6 +402,7 @@ forward_host_requests() {
         case "$line" in
         "HIL-HOST: "*) printf '%s\n' "${line#HIL-HOST: }" >&7 ;;
         "HIL-MDB: "*) printf '%s\n' "${line#HIL-MDB: }" >&8 ;;
+        "HIL-DEX: "*) printf '%s\n' "${line#HIL-DEX: }" >&9 ;;
         esac
     done
     return 0
@@ -394,31 +410,39 @@ forward_host_requests() {
 
 console="$work/console.log"
 # Two vCPUs: the test hand spins on a sysfs file, and must not take the daemon's CPU away. qemu
-# connects the MDB UART to mdb-sim again (reconnect=1) after the simulator's `unplug`/`replug`.
+# connects the MDB UART to mdb-sim again (reconnect=1) after the simulator's `unplug`/`replug`,
+# and the DEX UART to dex-handheld after a pulled cable or a handheld swapped.
 if [[ "$arch" == amd64 ]]; then
     # The MDB UART is the legacy COM3 (ttyS2) on IRQ 5 of its own (the guest tells its kernel
     # so): COM3's usual IRQ 4 is the console's, and qemu does not OR two devices' levels on one
-    # ISA line, so one UART's interrupt could hide the other's.
+    # ISA line, so one UART's interrupt could hide the other's. The DEX UART is COM4 (ttyS3) on
+    # IRQ 7 for the same reason (COM4's usual IRQ 3 is the ccTalk UART's); IRQ 7 is the parallel
+    # port's, which this machine goes without.
     qemu=(qemu-system-x86_64 -accel tcg -m 1024 -smp 2 -append "console=ttyS0 quiet panic=-1"
         -serial mon:stdio -serial "unix:$work/coin.sock"
-        -chardev "socket,id=mdb,path=$work/mdb.sock,reconnect=1" -device "isa-serial,chardev=mdb,index=2,irq=5")
+        -chardev "socket,id=mdb,path=$work/mdb.sock,reconnect=1" -device "isa-serial,chardev=mdb,index=2,irq=5"
+        -chardev "socket,id=dex,path=$work/dex.sock,reconnect=1" -device "isa-serial,chardev=dex,index=3,irq=7" -parallel none)
 else
     # A Cortex-A53 (Raspberry Pi 3 and Zero 2's core, the ARMv8.0 baseline Debian's arm64 code
-    # is built for), the console on the PL011 (ttyAMA0); the payment UARTs on the PCI card whose
-    # ports 1 and 2 are ttyS1 and ttyS2 (arm64_uart_pci_id above).
+    # is built for), the console on the PL011 (ttyAMA0); the payment UARTs and the DEX jack on
+    # the PCI card whose ports 1, 2 and 3 are ttyS1, ttyS2 and ttyS3 (arm64_uart_pci_id above).
     qemu=(qemu-system-aarch64 -M virt -cpu cortex-a53 -accel tcg -m 1024 -smp 2
         -append "console=ttyAMA0 quiet panic=-1" -serial mon:stdio
         -chardev "socket,id=coin,path=$work/coin.sock"
         -chardev "socket,id=mdb,path=$work/mdb.sock,reconnect=1"
-        -device "pci-serial-4x,chardev2=coin,chardev3=mdb")
+        -chardev "socket,id=dex,path=$work/dex.sock,reconnect=1"
+        -device "pci-serial-4x,chardev2=coin,chardev3=mdb,chardev4=dex")
 fi
 set +e
 timeout "${VENDD_HIL_BOOT_TIMEOUT:-$boot_timeout}" "${qemu[@]}" -kernel "$kernel" -initrd "$work/initramfs.cpio" \
     -nographic -no-reboot "${disk[@]}" </dev/null 2>&1 | forward_host_requests "$console"
 qemu_status=${PIPESTATUS[0]}
 set -e
-# End of their input: the simulators finish the commands they were sent, then exit.
-exec 7>&- 8>&-
+# End of their input: the simulators finish the commands they were sent, then exit;
+# dex-handheld with 1 if a session did not end as the guest asked.
+exec 7>&- 8>&- 9>&-
+dex_status=0
+wait "$dex_pid" || dex_status=$?
 wait "${simulator_pids[@]}" || true
 if grep -q '^HIL coin_over_ttyS1: FAIL' "$console"; then
     echo "--- cctalk-sim output ---" >&2
@@ -427,6 +451,10 @@ fi
 if grep -qE '^HIL (mdb|card)_over_ttyS2: FAIL' "$console"; then
     echo "--- mdb-sim output ---" >&2
     tail -n 20 "$work/mdb.out" >&2
+fi
+if grep -q '^HIL dex_over_ttyS3: FAIL' "$console"; then
+    echo "--- dex-handheld output ---" >&2
+    tail -n 20 "$work/dex.out" >&2
 fi
 
 echo "HIL summary ($arch, libgpiod $api, $mode, vendd from $built_from):"
@@ -465,6 +493,27 @@ if ((card_runs > 0)); then
     ((net == card_money)) ||
         hil_die "the card reader's own books disagree with vendd's in the guest (card sales + refunds lost $card_money): $reader_books (net $net)"
     echo "mdb-sim's card reader agrees: $reader_books (net $net)"
+fi
+# The handheld's side of the DEX reads: every session ended as the guest asked (dex-handheld's
+# exit status), and each run's two whole reads (DEX/UCS, DDCMP) passed the handheld's own checks
+# (block CRCs, G85, SE) and were, byte for byte, the audit `vendctl audit --dex` wrote in the
+# guest just before, with the sales totals the PASS line names.
+dex_runs=0 dex_reads=()
+while IFS= read -r line; do
+    [[ "$line" =~ reads:\ (VA1\*[0-9*]+),\ (VA1\*[0-9*]+)$ ]] || hil_die "no reads in the scenario's PASS line: $line"
+    dex_runs=$((dex_runs + 1)) dex_reads+=("DEX/UCS read: audit" "${BASH_REMATCH[1]}" "DDCMP read: audit" "${BASH_REMATCH[2]}")
+done < <(grep '^HIL dex_over_ttyS3: PASS' "$console")
+if ((dex_runs > 0)); then
+    ((dex_status == 0)) || hil_die "dex-handheld exited $dex_status (a session did not end as asked): $(grep UNEXPECTED "$work/dex.out")"
+    mapfile -t heard < <(grep -E '^session [0-9]+, (DEX/UCS|DDCMP) read: audit' "$work/dex.out")
+    ((${#heard[@]} == 2 * dex_runs)) || hil_die "dex-handheld read ${#heard[@]} whole audits, $((2 * dex_runs)) expected: $(cat "$work/dex.out")"
+    for index in "${!heard[@]}"; do
+        kind="${dex_reads[2 * index]}" va1="${dex_reads[2 * index + 1]}"
+        [[ "${heard[index]}" == *"$kind "*"G85 and SE check, equal to the "*" expected segments; saved as "*"; $va1" ]] ||
+            hil_die "the handheld's read $((index + 1)) is not the guest's audit ($kind, $va1): ${heard[index]}"
+    done
+    echo "dex-handheld agrees: ${#heard[@]} whole reads equal to vendd's own audit, $(grep -c 'as asked' "$work/dex.out") pulled cable(s) as asked, $(grep -c 'configuration.*: configured' "$work/dex.out") price download(s):"
+    grep '^session ' "$work/dex.out" | sed "s|$work/||; s/^/  /"
 fi
 if grep -q '^HIL [A-Za-z0-9_]*: FAIL' "$console"; then
     hil_die "$(grep -c '^HIL [A-Za-z0-9_]*: FAIL' "$console") scenario(s) failed"

@@ -4,8 +4,8 @@
 #   HIL <scenario>: PASS <detail>     or     HIL <scenario>: FAIL <why>
 # Every scenario starts vendd afresh on a copy of a state prepared on the host (/prepared/NAME).
 # The same on both guests (run.sh --arch amd64|arm64); what differs of the machine comes from
-# /init: HIL_MDB_UART_IRQ (amd64: the IRQ qemu gave the MDB UART) or HIL_UART_PCI_ID (arm64: the
-# PCI serial card whose ports ttyS1 and ttyS2 must be).
+# /init: HIL_MDB_UART_IRQ and HIL_DEX_UART_IRQ (amd64: the IRQs qemu gave the MDB and DEX UARTs)
+# or HIL_UART_PCI_ID (arm64: the PCI serial card whose ports ttyS1, ttyS2 and ttyS3 must be).
 
 CONFIG=/etc/vendd/hil.yaml
 CFS=/sys/kernel/config/gpio-sim/vendd
@@ -296,13 +296,13 @@ scenario_mdb_over_ttyS2() {
     pass "a 500 coin and a 1000 bill, unplug and replug, a 100 coin, a sale at 1000, change 600 from the tubes; books: coins in $coins, bills in $bills, change $change"
 }
 
-# check_uarts: on arm64, /dev/ttyS1 and /dev/ttyS2 must be ports of the PCI card run.sh gave
-# qemu (vendor:device $HIL_UART_PCI_ID), else the ccTalk and MDB scenarios would talk to the
+# check_uarts: on arm64, /dev/ttyS1, ttyS2 and ttyS3 must be ports of the PCI card run.sh gave
+# qemu (vendor:device $HIL_UART_PCI_ID), else the ccTalk, MDB and DEX scenarios would talk to the
 # wrong UART (or none). Prints a FAIL line naming the device when not.
 check_uarts() {
     [ -n "${HIL_UART_PCI_ID:-}" ] || return 0
     SCENARIO=uarts
-    for tty in ttyS1 ttyS2; do
+    for tty in ttyS1 ttyS2 ttyS3; do
         device=$(readlink -f "/sys/class/tty/$tty/device")
         found="$(cat "$device/vendor" 2>/dev/null):$(cat "$device/device" 2>/dev/null)"
         [ "$found" = "0x${HIL_UART_PCI_ID%:*}:0x${HIL_UART_PCI_ID#*:}" ] && continue
@@ -385,12 +385,103 @@ scenario_card_over_ttyS2() {
     pass "selection first (sold, drop sensed), selection first not dropped (refunded), card first denied then sold (drop sensed); card books: sales $card, refunds lost $lost"
 }
 
+# The DEX port: a route driver's handheld on the machine's DEX jack, here /dev/ttyS3 (qemu's
+# fourth UART) with dex-handheld on the host behind it (Tests/DEXHandheld: DEX/UCS written from
+# EVA-DTS chapter 4, a DDCMP master from chapter 3). "HIL-DEX: <command>" lines go to its stdin;
+# `expect` lines give it, segment by segment, the file its next read must be (vendd's own
+# `vendctl audit --dex`, made just before), and it checks the G85 CRC and SE count itself. Two
+# sales, then DEX/UCS reads whose cable is pulled after the first block and before the last
+# block's acknowledgement (nothing reset), a whole read (the interim figures reset once the last
+# block is acknowledged), a price download, a sale at the new price and a DDCMP read of it.
+# run.sh checks the handheld's side afterwards.
+
+# dex_audit FILE: the audit vendd would send now, as `vendctl audit --dex` writes it (with the
+# IDs of hil-dex.yaml's dex: section).
+dex_audit() { vendctl audit --dex "$1" --comm-id VDD0000042 --asset HIL-GUEST >/dev/null; }
+# segment_of TAG FILE [N]: the audit's Nth (default first) segment starting TAG*, without CR LF.
+segment_of() { tr -d '\r' <"$2" | grep "^$1\*" | sed -n "${3:-1}p"; }
+# expect_audit FILE: the handheld's next whole read must be this file.
+expect_audit() { tr -d '\r' <"$1" | while IFS= read -r segment; do echo "HIL-DEX: expect $segment"; done; }
+
+# sell BUTTON RELAY: a customer with credit presses; the relay pulses.
+sell() {
+    hiltool press "$(pull "$1")"
+    pulse_of "$2"; result=$?
+    hiltool release "$(pull "$1")"
+    return $result
+}
+
+scenario_dex_over_ttyS3() {
+    started=$(date +%s)
+    # amd64: qemu wires this UART (COM4) to IRQ 7 (see run.sh); the kernel's legacy table says 3,
+    # COM2's. A PCI UART (arm64) has its interrupt from the bus.
+    if [ -n "${HIL_DEX_UART_IRQ:-}" ]; then
+        hiltool uart-irq /dev/ttyS3 "$HIL_DEX_UART_IRQ" || { fail "cannot set the IRQ of /dev/ttyS3"; return; }
+    fi
+    start_vendd credit /etc/vendd/hil-dex.yaml || { fail "vendd did not start"; return; }
+    within 300 logged "DEX port /dev/ttyS3 (9600 8N1) open (DEX/UCS)" 1 || { fail "the DEX port /dev/ttyS3 never opened"; return; }
+    sell 2 3 || { fail "the sale at A2 did not pulse its relay"; return; }
+    sell 5 6 || { fail "the sale at A3 did not pulse its relay"; return; }
+    within 30 books_are itemsSold 2 || { fail "$(books itemsSold) sold after two sales, want 2"; return; }
+    dex_audit /tmp/sold.dex || { fail "vendctl audit --dex failed"; return; }
+    va1=$(segment_of VA1 /tmp/sold.dex)
+    [ "$va1" = "VA1*2000*2*2000*2" ] || { fail "vendctl's audit says $va1 after two sales at 1000, want VA1*2000*2*2000*2"; return; }
+    # 1. The cable pulled twice: after the first block, before its acknowledgement; then with the
+    # whole audit received but the last block unacknowledged. Each time the handheld goes silent,
+    # vendd asks with ENQ, gives up, and resets nothing.
+    cuts=
+    for stage in inData beforeLastAck; do
+        failed=$(grep -cF "DEX HHD0000001 read: failed" /tmp/vendd.log)
+        echo "HIL-DEX: read $stage"
+        within 300 logged "DEX HHD0000001 read: failed" $((failed + 1)) || { fail "the read whose cable was pulled ($stage) was not logged as failed"; return; }
+        dex_audit /tmp/cut.dex
+        cmp -s /tmp/sold.dex /tmp/cut.dex || { fail "the read pulled $stage changed the audit: $(segment_of VA1 /tmp/cut.dex)"; return; }
+        cuts="$cuts${cuts:+; }$stage: $(grep -F "DEX HHD0000001 read: failed" /tmp/vendd.log | tail -n 1 | sed 's/^.*read: failed: //; s/; nothing reset.*//')"
+        echo "HIL-DEX: replug"
+    done
+    # 2. Back on the jack: the whole audit, the interim figures reset after the last block.
+    expect_audit /tmp/sold.dex
+    echo "HIL-DEX: read"
+    within 300 logged "DEX HHD0000001 read: delivered" 1 || { fail "no whole read 30 s after the replug"; return; }
+    logged "paid vends in all: 2; interim figures reset DEX_HANDHELD=HHD0000001 DEX_OPERATION=read DEX_RESULT=delivered" 1 ||
+        { fail "the delivered read's log line lacks the reset or its DEX_ fields: $(grep -F 'read: delivered' /tmp/vendd.log)"; return; }
+    vendctl status | grep -qF "HHD0000001 read: delivered" || { fail "vendctl status does not show the read"; return; }
+    dex_audit /tmp/read.dex
+    [ "$(segment_of VA1 /tmp/read.dex)/$(segment_of PA2 /tmp/read.dex 2)" = "VA1*2000*2*0*0/PA2*1*1000*0*0" ] ||
+        { fail "after the read: $(segment_of VA1 /tmp/read.dex), A2 $(segment_of PA2 /tmp/read.dex 2); want VA1*2000*2*0*0, PA2*1*1000*0*0"; return; }
+    # 3. A price download: A2 at 1200, through the path of `vendctl price`.
+    echo "HIL-DEX: prices 0 A2=1200"
+    within 300 logged "DEX HHD0000001 configure: configured" 1 || { fail "the price download was not logged as configured"; return; }
+    logged "slot A2 price 1,000원 → 1,200원" 1 || { fail "the log does not show A2's new price: $(grep -F 'configure:' /tmp/vendd.log)"; return; }
+    # 4. A sale at the new price, then the DDCMP master reads it (vendd restarted on the same state
+    # with protocol: ddcmp, 2400 8N1).
+    sell 2 3 || { fail "the sale at A2's new price did not pulse"; return; }
+    within 30 books_are credit 1800 || { fail "credit $(books credit) after sales of 1000, 1000 and 1200 from 5000, want 1800"; return; }
+    stop_vendd
+    launch_vendd /etc/vendd/hil-ddcmp.yaml || { fail "vendd did not restart with protocol: ddcmp"; return; }
+    within 300 logged "DEX port /dev/ttyS3 (2400 8N1) open (DDCMP)" 1 || { fail "the DEX port /dev/ttyS3 never opened for DDCMP"; return; }
+    dex_audit /tmp/priced.dex
+    ddcmp_va1=$(segment_of VA1 /tmp/priced.dex)
+    [ "$ddcmp_va1/$(segment_of PA1 /tmp/priced.dex 2)" = "VA1*3200*3*1200*1/PA1*A2*1200" ] ||
+        { fail "vendctl's audit after the sale at 1200: $ddcmp_va1, $(segment_of PA1 /tmp/priced.dex 2); want VA1*3200*3*1200*1, PA1*A2*1200"; return; }
+    expect_audit /tmp/priced.dex
+    echo "HIL-DEX: ddcmp-read"
+    within 300 logged "DEX DDCMP route person 'RP' read: delivered" 1 || { fail "no DDCMP read delivered within 30 s"; return; }
+    logged "paid vends in all: 3; interim figures reset" 1 || { fail "the DDCMP read did not reset the interim figures"; return; }
+    dex_audit /tmp/ddcmp.dex
+    [ "$(segment_of VA1 /tmp/ddcmp.dex)" = "VA1*3200*3*0*0" ] || { fail "after the DDCMP read: $(segment_of VA1 /tmp/ddcmp.dex), want VA1*3200*3*0*0"; return; }
+    stop_vendd
+    [ "$STOP_STATUS" = 0 ] || { fail "vendd exited with $STOP_STATUS after SIGTERM"; return; }
+    echo "HIL-DEX: status"
+    pass "in $(($(date +%s) - started)) s: cable pulled twice ($cuts): nothing reset; whole DEX/UCS read, then reset; A2 priced 1200 by the handheld; DDCMP read, then reset; reads: $va1, $ddcmp_va1"
+}
+
 run_scenarios() {
     check_uarts || { echo "HIL done"; return; }
     make_chip
     planned=${HIL_SCENARIOS:-libgpiod_api press_with_credit bouncing_press drop_confirms_vend no_drop_aborts_vend \
              two_buttons_at_once press_without_credit sigterm_mid_vend busy_line coin_over_ttyS1 \
-             mdb_over_ttyS2 card_over_ttyS2}
+             mdb_over_ttyS2 card_over_ttyS2 dex_over_ttyS3}
     echo "HIL planned: $(echo $planned | wc -w)"
     for SCENARIO in $planned; do
         "scenario_$SCENARIO"
