@@ -193,4 +193,3 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
-

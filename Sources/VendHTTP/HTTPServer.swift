@@ -8,7 +8,7 @@ import VendPOSIX
 
 /// An HTTP/1.1 server on one thread in poll(2), as vendd's control server is: every connection a
 /// non-blocking socket with its own input and output. A request is answered by its route's
-/// handler on a dispatch thread (a handler may wait on vendd); the answer is written by the
+/// handler on a thread of its own (a handler may wait on vendd); the answer is written by the
 /// server's thread. Keep-alive and pipelined requests are answered in order, one at a time.
 ///
 /// What a hostile or broken client cannot do: send a request line, header section or body over

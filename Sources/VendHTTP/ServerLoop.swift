@@ -1,4 +1,3 @@
-import Dispatch
 import VendPOSIX
 
 #if canImport(Glibc)
@@ -237,7 +236,9 @@ struct ServerLoop {
             let head = request.method == "HEAD"
             connection.state = .handling(head: head, keepAlive: request.keepAlive)
             let (router, server, id) = (server.router, server, connection.id)
-            DispatchQueue.global().async {
+            // A thread per request being handled (at most one per connection): a handler may wait
+            // on vendd, and Dispatch's global queue runs only as many at once as there are cores.
+            PosixThread.start(name: "vendd-http-req") {
                 server.deliver(router.reply(to: request), to: id)
             }
         }

@@ -102,7 +102,7 @@ final class TCPListener: Sendable {
             // Answers are small and whole: send them now, not after the next ACK.
             setsockopt(client, Int32(IPPROTO_TCP), TCP_NODELAY, &on, socklen_t(MemoryLayout<Int32>.size))
             return .client(client)
-        } catch where error.errno == EAGAIN || error.errno == EWOULDBLOCK {
+        } catch  where error.errno == EAGAIN || error.errno == EWOULDBLOCK {
             return .none
         } catch {
             return .failed(error)

@@ -82,7 +82,8 @@ public struct KioskServer: Sendable {
             guard let path = config.productFaces[parameters["product"]!]?.picture, let data = Self.contents(of: path) else {
                 return .response(.error(.notFound))
             }
-            return .response(HTTPResponse(status: .ok, headers: [("Content-Type", Self.imageType(path)), ("Cache-Control", "max-age=300")], body: data))
+            return .response(
+                HTTPResponse(status: .ok, headers: [("Content-Type", Self.imageType(path)), ("Cache-Control", "max-age=300")], body: data))
         }
         router.get("/sales.svg") { _, _ in
             guard let sales = follower.current.sales else { return .response(.error(.notFound)) }
