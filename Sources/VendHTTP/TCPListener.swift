@@ -60,17 +60,17 @@ final class TCPListener: Sendable {
             var on: Int32 = 1
             // A restart may bind while the last run's connections are in TIME_WAIT.
             setsockopt(descriptor, SOL_SOCKET, SO_REUSEADDR, &on, socklen_t(MemoryLayout<Int32>.size))
-            try withUnsafePointer(to: storage) { pointer throws(SystemError) in
-                try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address throws(SystemError) in
-                    _ = try systemCall("bind", place) { bind(descriptor, address, length) }
-                }
+            // bind and getsockname take the address as a sockaddr: the calls are made inside the
+            // pointer closures, their results checked outside (systemCall retries EINTR).
+            try systemCall("bind", place) {
+                withUnsafePointer(to: storage) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) } }
             }
             try systemCall("listen", place) { listen(descriptor, 128) }
             var bound = sockaddr_storage()
             var boundLength = socklen_t(MemoryLayout<sockaddr_storage>.size)
-            try withUnsafeMutablePointer(to: &bound) { pointer throws(SystemError) in
-                try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address throws(SystemError) in
-                    _ = try systemCall("getsockname", place) { getsockname(descriptor, address, &boundLength) }
+            try systemCall("getsockname", place) {
+                withUnsafeMutablePointer(to: &bound) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &boundLength) }
                 }
             }
             let boundPort =
