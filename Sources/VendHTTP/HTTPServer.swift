@@ -16,8 +16,8 @@ import VendPOSIX
 /// connection with half a request (`headerTimeout` from its first byte, however slowly it drips:
 /// 408), sit on an idle connection (`idleTimeout`), stall a response or an event stream
 /// (`writeTimeout` without progress: hung up), take more than `connections` connections (the
-/// longest-idle one is hung up for a newcomer, or the newcomer gets 503) or `streams` event
-/// streams (503), or end the accept loop (EMFILE and the like pause accepting briefly). An event
+/// longest-idle one not being answered, half a request included, is hung up for a newcomer, or
+/// the newcomer gets 503) or `streams` event streams (503: a browser's EventSource tries again), or end the accept loop (EMFILE and the like pause accepting briefly). An event
 /// stream's client that went away is noticed by its hang-up, a failed write, or a stall of the
 /// heartbeat comment sent every `heartbeat`.
 public final class HTTPServer: Sendable {

@@ -20,6 +20,7 @@ struct ServerLoop {
 
         let id: Int
         let descriptor: Int32
+        let connectedAt: ContinuousClock.Instant
         var state: State = .reading(since: nil)
         var input: [UInt8] = []
         /// Bytes being written now.
@@ -39,6 +40,7 @@ struct ServerLoop {
         init(id: Int, descriptor: Int32, at now: ContinuousClock.Instant) {
             self.id = id
             self.descriptor = descriptor
+            connectedAt = now
             lastActivity = now
             lastWrite = now
         }
@@ -49,8 +51,10 @@ struct ServerLoop {
             if case .streaming = state { true } else { false }
         }
 
-        var isIdle: Bool {
-            if case .reading(since: nil) = state, input.isEmpty, !hasOutput { true } else { false }
+        /// May be hung up for a newcomer: waiting for a request, or for the rest of one (half a
+        /// request is no claim to a place), with nothing left to write.
+        var isEvictable: Bool {
+            if case .reading = state, !hasOutput { true } else { false }
         }
     }
 
@@ -144,8 +148,9 @@ struct ServerLoop {
     mutating func admit(_ descriptor: Int32) {
         let now = MonotonicClock.now
         if connections.count >= limits.connections {
-            // Full: the longest-idle kept-alive connection makes room; if none is idle, 503.
-            let idlest = connections.values.filter { $0.isIdle && now - $0.lastActivity >= limits.evictionGrace }
+            // Full: the longest-idle connection that is not being answered makes room (connected
+            // long enough to have sent a request); if there is none, 503.
+            let idlest = connections.values.filter { $0.isEvictable && now - $0.connectedAt >= limits.evictionGrace }
                 .min { $0.lastActivity < $1.lastActivity }
             guard let idlest else {
                 let refusal = HTTPResponse.error(.serviceUnavailable, "too many connections; try again in a moment")

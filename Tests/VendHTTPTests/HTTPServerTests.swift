@@ -191,6 +191,29 @@ import VendHTTP
         }
     }
 
+    @Test func halfRequestsAreNoClaimToAPlace() throws {
+        var limits = HTTPServer.Limits()
+        limits.connections = 3
+        limits.evictionGrace = .milliseconds(100)
+        limits.headerTimeout = .seconds(60)
+        try Self.serving(limits) { server in
+            // Slowloris holds every place with half a request: a browser still gets in.
+            let held = try (0..<3).map { _ in try TestClient(port: server.port) }
+            for client in held {
+                try client.send("GET / HTTP/1.1\r\nX-A: ")
+                usleep(20_000)
+            }
+            #expect(eventually { server.statistics.connections == 3 })
+            usleep(150_000)
+            let browser = try TestClient(port: server.port)
+            try browser.send(Self.get)
+            #expect(try browser.response().status == 200)
+            #expect(held[0].closedByServer())
+            #expect(server.statistics.evicted == 1)
+            #expect(server.statistics.refused == 0)
+        }
+    }
+
     @Test func aSlowHandlerHoldsNoOtherClient() throws {
         try Self.serving { server in
             let slow = try TestClient(port: server.port)
