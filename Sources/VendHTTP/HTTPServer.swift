@@ -16,10 +16,11 @@ import VendPOSIX
 /// connection with half a request (`headerTimeout` from its first byte, however slowly it drips:
 /// 408), sit on an idle connection (`idleTimeout`), stall a response or an event stream
 /// (`writeTimeout` without progress: hung up), take more than `connections` connections (the
-/// longest-idle one not being answered, half a request included, is hung up for a newcomer, or
-/// the newcomer gets 503) or `streams` event streams (503: a browser's EventSource tries again), or end the accept loop (EMFILE and the like pause accepting briefly). An event
-/// stream's client that went away is noticed by its hang-up, a failed write, or a stall of the
-/// heartbeat comment sent every `heartbeat`.
+/// longest-idle one not being answered, half a request or a closing one included, is hung up
+/// for a newcomer, or the newcomer gets 503) or `streams` event streams (503: a browser's
+/// EventSource tries again), or end the accept loop (EMFILE and the like pause accepting
+/// briefly). An event stream's client that went away is noticed by its hang-up, a failed write,
+/// or a stall of the heartbeat comment sent every `heartbeat`.
 public final class HTTPServer: Sendable {
     public struct Limits: Sendable {
         public var parser = HTTPRequestParser.Limits()
@@ -41,7 +42,7 @@ public final class HTTPServer: Sendable {
         /// Events waiting for a slow stream client; older ones are dropped first.
         public var streamBacklog = 4
         /// A connection this new is not hung up to make room for another.
-        public var evictionGrace: Duration = .milliseconds(500)
+        public var evictionGrace: Duration = .milliseconds(250)
 
         public init() {}
     }

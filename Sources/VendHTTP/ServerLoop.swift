@@ -52,9 +52,14 @@ struct ServerLoop {
         }
 
         /// May be hung up for a newcomer: waiting for a request, or for the rest of one (half a
-        /// request is no claim to a place), with nothing left to write.
+        /// request is no claim to a place), with nothing left to write; or closing, its last
+        /// answer (a refusal, as a rule) written or not.
         var isEvictable: Bool {
-            if case .reading = state, !hasOutput { true } else { false }
+            switch state {
+            case .reading: !hasOutput
+            case .closing: true
+            case .handling, .streaming: false
+            }
         }
     }
 

@@ -214,6 +214,28 @@ import VendHTTP
         }
     }
 
+    @Test func aRefusedClientThatLingersMakesRoom() throws {
+        var limits = HTTPServer.Limits()
+        limits.connections = 2
+        limits.evictionGrace = .zero
+        limits.lingerTimeout = .seconds(30)
+        try Self.serving(limits) { server in
+            // One event stream (never hung up for another) and one refused client that keeps its
+            // connection open (the server waits for its end while draining its input).
+            let stream = try TestClient(port: server.port)
+            try stream.send("GET /events HTTP/1.1\r\nHost: t\r\n\r\n")
+            #expect(eventually { server.statistics.streams == 1 })
+            let refused = try TestClient(port: server.port)
+            try refused.send("garbage\r\n\r\n")
+            #expect(try refused.response().status == 400)
+            let browser = try TestClient(port: server.port)
+            try browser.send(Self.get)
+            #expect(try browser.response().status == 200)
+            #expect(server.statistics.evicted == 1)
+            #expect(server.statistics.streams == 1)
+        }
+    }
+
     @Test func aSlowHandlerHoldsNoOtherClient() throws {
         try Self.serving { server in
             let slow = try TestClient(port: server.port)
