@@ -8,6 +8,7 @@ let package = Package(
         .executable(name: "vendd", targets: ["vendd"]),
         .executable(name: "vendctl", targets: ["vendctl"]),
         .executable(name: "vendfleet", targets: ["vendfleet"]),
+        .executable(name: "vendd-display", targets: ["vendd-display"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
@@ -108,6 +109,21 @@ let package = Package(
         // What the customer sees, without I/O of its own: the machine as followed over the control
         // socket, the words for it (ko/en), the character LCD's frames and its HD44780/PCF8574 bytes.
         .target(name: "VendDisplay", dependencies: ["VendControl", "VendConfig", "VendingCore", "VendReports", "VendPOSIX"]),
+        // A small HTTP/1.1 server of our own on POSIX sockets, for the kiosk: one thread in
+        // poll(2), request parsing with size limits and timeouts, streamed (server-sent event)
+        // responses. No NIO and no Foundation: it builds with Debian's Swift 6.0.3 too.
+        .target(name: "VendHTTP", dependencies: ["VendPOSIX", "CVendSystem"]),
+        // The kiosk page and its server-sent events, served by VendHTTP on loopback by default.
+        .target(
+            name: "VendKiosk",
+            dependencies: ["VendDisplay", "VendControl", "VendConfig", "VendText", "VendReports", "VendHTTP", "VendPOSIX"]),
+        // The display process: follows vendd over the control socket; never touches money.
+        .executableTarget(
+            name: "vendd-display",
+            dependencies: [
+                "VendDisplay", "VendKiosk", "VendConfig", "VendControl", "VendPOSIX",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]),
         // The fleet console: subscribes to the broker and prints every machine.
         .executableTarget(
             name: "vendfleet",
@@ -116,6 +132,7 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
         .testTarget(name: "VendDisplayTests", dependencies: ["VendDisplay", "VendConfig", "VendControl", "VenddTestSupport"]),
+        .testTarget(name: "VendHTTPTests", dependencies: ["VendHTTP", "VendPOSIX"]),
         .testTarget(name: "VendingCoreTests", dependencies: ["VendingCore", "VenddTestSupport"]),
         // Paths and temporary directories shared by the test targets.
         .target(name: "VenddTestSupport", path: "Tests/VenddTestSupport"),
@@ -179,29 +196,3 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
-
-// The kiosk display. Hummingbird 2.28 and its SwiftNIO stack (the versions on the build machines)
-// need Swift 6.1 or later; Debian 13's Swift (swiftlang 6.0.3), which builds the arm64 and Debian
-// 13 packages (scripts/build-deb), leaves vendd-display out and builds everything else.
-#if compiler(>=6.1)
-    package.products.append(.executable(name: "vendd-display", targets: ["vendd-display"]))
-    package.dependencies.append(
-        // The kiosk's HTTP server, in vendd-display only: vendd itself keeps no network listener.
-        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"))
-    package.targets += [
-        // The kiosk page and its server-sent events, served by Hummingbird on loopback by default.
-        .target(
-            name: "VendKiosk",
-            dependencies: [
-                "VendDisplay", "VendControl", "VendConfig", "VendText",
-                .product(name: "Hummingbird", package: "hummingbird"),
-            ]),
-        // The display process: follows vendd over the control socket; never touches money.
-        .executableTarget(
-            name: "vendd-display",
-            dependencies: [
-                "VendDisplay", "VendKiosk", "VendConfig", "VendControl", "VendPOSIX",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ]),
-    ]
-#endif

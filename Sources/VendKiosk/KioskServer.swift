@@ -1,11 +1,14 @@
-import Dispatch
 import FoundationEssentials
-import Hummingbird
-import Synchronization
 import VendConfig
 import VendControl
 import VendDisplay
+import VendHTTP
+import VendPOSIX
 import VendReports
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// The kiosk: one page, its live state as server-sent events, the customer's taps, the pictures
 /// and, with the service key on, the technician's restock and sales chart. Every request that
@@ -14,96 +17,84 @@ public struct KioskServer: Sendable {
     private let config: VenddConfig
     private let kiosk: DisplaySettings.Kiosk
     private let follower: MachineFollower
-    private let streams: ViewStreams
+    private let views: HTTPEventBroadcast
+    private let limits: HTTPServer.Limits
 
-    public init(config: VenddConfig, kiosk: DisplaySettings.Kiosk, follower: MachineFollower) {
+    public init(config: VenddConfig, kiosk: DisplaySettings.Kiosk, follower: MachineFollower, limits: HTTPServer.Limits = HTTPServer.Limits()) {
         self.config = config
         self.kiosk = kiosk
         self.follower = follower
+        self.limits = limits
         // Pictures go through this server; a product without one (or whose file is missing) has none.
-        let pictured = Set(
-            config.productFaces.compactMap { id, face in
-                face.picture.flatMap { FileManager.default.isReadableFile(atPath: $0) ? id : nil }
-            })
-        streams = ViewStreams(style: .kiosk(config) { pictured.contains($0) ? "/pictures/\($0)" : nil })
-        follower.observe { [streams] machine in streams.publish(machine) }
+        let pictured = Set(config.productFaces.compactMap { id, face in face.picture.flatMap { Self.isReadable($0) ? id : nil } })
+        let style = MachineView.Style.kiosk(config) { pictured.contains($0) ? "/pictures/\($0)" : nil }
+        let views = HTTPEventBroadcast()
+        self.views = views
+        follower.observe { machine in
+            // One SSE message: the view as JSON on one data line, sent only when it changed.
+            guard let json = try? JSONEncoder().encode(MachineView(machine, style: style)) else { return }
+            views.publish(HTTPEventBroadcast.message(data: String(decoding: json, as: UTF8.self)))
+        }
     }
 
     /// Pictures named in the file that cannot be read: the page shows those products without one.
     public var missingPictures: [String] {
-        config.productFaces.values.compactMap(\.picture).filter { !FileManager.default.isReadableFile(atPath: $0) }.sorted()
+        config.productFaces.values.compactMap(\.picture).filter { !Self.isReadable($0) }.sorted()
+    }
+
+    /// Listens at the configured address and port, without serving yet: `server.address` says
+    /// where (the real port when 0 was asked for).
+    public func listen() throws(HTTPServerError) -> HTTPServer {
+        try HTTPServer(address: kiosk.address, port: kiosk.port, router: router(), serverName: "vendd-display", limits: limits)
     }
 
     /// Serves until the process ends; `onRunning` gets the address it listens at ("127.0.0.1:8080").
-    public func run(onRunning: @escaping @Sendable (String) -> Void) async throws {
-        let app = Application(
-            router: router(),
-            configuration: .init(address: .hostname(kiosk.address, port: kiosk.port), serverName: "vendd-display"),
-            onServerRunning: { channel in
-                let port = channel.localAddress?.port ?? kiosk.port
-                onRunning(kiosk.address.contains(":") ? "[\(kiosk.address)]:\(port)" : "\(kiosk.address):\(port)")
-            })
-        try await app.run()
+    public func run(onRunning: (String) -> Void) throws(HTTPServerError) {
+        let server = try listen()
+        onRunning(server.address)
+        server.run()
     }
 
-    func router() -> Router<BasicRequestContext> {
-        let router = Router()
-        let page = KioskPage.html(texts: DisplayTexts(config.display.language))
-        router.get("/") { _, _ in
-            Self.response(page, type: "text/html; charset=utf-8")
+    func router() -> HTTPRouter {
+        var router = HTTPRouter()
+        let page = HTTPResponse(text: KioskPage.html(texts: DisplayTexts(config.display.language)), type: "text/html; charset=utf-8")
+        let (follower, config, views) = (follower, config, views)
+        router.get("/") { _, _ in .response(page) }
+        router.get("/events") { _, _ in .events(views) }
+        router.post("/select/:slot") { _, parameters in
+            follower.select(parameters["slot"]!)
+            return .response(HTTPResponse(status: .noContent))
         }
-        router.get("/events") { [streams] _, _ in
-            var headers = HTTPFields()
-            headers[.contentType] = "text/event-stream"
-            headers[.cacheControl] = "no-store"
-            return Response(status: .ok, headers: headers, body: ResponseBody(asyncSequence: streams.subscribe()))
+        router.post("/coin-return") { _, _ in
+            follower.coinReturn()
+            return .response(HTTPResponse(status: .noContent))
         }
-        router.post("/select/:slot") { [follower] _, context in
-            let slot = try context.parameters.require("slot")
-            await Self.offThread { follower.select(slot) }
-            return Response(status: .noContent)
-        }
-        router.post("/coin-return") { [follower] _, _ in
-            await Self.offThread { follower.coinReturn() }
-            return Response(status: .noContent)
-        }
-        router.post("/restock/:slot") { [follower] _, context in
-            let slot = try context.parameters.require("slot")
+        router.post("/restock/:slot") { _, parameters in
             // Only from the technician's screen: the service key must be on now.
-            guard follower.current.status?.serviceKey == true else { return Response(status: .forbidden) }
-            let result = await Self.offThread { follower.restock(slot) }
-            switch result {
-            case .done(let message): return Self.response(message, type: "text/plain; charset=utf-8")
-            case .refused(let message): return Self.response(message, type: "text/plain; charset=utf-8", status: .conflict)
-            case nil: return Response(status: .serviceUnavailable)
+            guard follower.current.status?.serviceKey == true else { return .response(.error(.forbidden, "the service key is off")) }
+            switch follower.restock(parameters["slot"]!) {
+            case .done(let message): return .response(HTTPResponse(text: message, type: "text/plain; charset=utf-8"))
+            case .refused(let message): return .response(HTTPResponse(status: .conflict, text: message, type: "text/plain; charset=utf-8"))
+            case nil: return .response(.error(.serviceUnavailable, "vendd did not answer"))
             }
         }
-        router.get("/pictures/:product") { [config] _, context in
-            let product = try context.parameters.require("product")
-            guard let path = config.productFaces[product]?.picture, let data = FileManager.default.contents(atPath: path) else {
-                return Response(status: .notFound)
+        router.get("/pictures/:product") { _, parameters in
+            guard let path = config.productFaces[parameters["product"]!]?.picture, let data = Self.contents(of: path) else {
+                return .response(.error(.notFound))
             }
-            var headers = HTTPFields()
-            headers[.contentType] = Self.imageType(path)
-            headers[.cacheControl] = "max-age=300"
-            return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
+            return .response(
+                HTTPResponse(status: .ok, headers: [("Content-Type", Self.imageType(path)), ("Cache-Control", "max-age=300")], body: data))
         }
-        router.get("/sales.svg") { [follower, config] _, _ in
-            guard let sales = follower.current.sales else { return Response(status: .notFound) }
+        router.get("/sales.svg") { _, _ in
+            guard let sales = follower.current.sales else { return .response(.error(.notFound)) }
             let chart = PieChart(
                 title: "\(DisplayTexts(config.display.language).sales) — \(sales.machine)",
                 slices: sales.products.map {
                     PieChart.Slice(label: $0.name, value: $0.sold.count, detail: "\($0.sold.count) · \($0.sold.amountText)")
                 })
-            return Self.response(chart.svg, type: "image/svg+xml")
+            return .response(HTTPResponse(text: chart.svg, type: "image/svg+xml"))
         }
         return router
-    }
-
-    static func response(_ text: String, type: String, status: HTTPResponse.Status = .ok) -> Response {
-        var headers = HTTPFields()
-        headers[.contentType] = type
-        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
     }
 
     static func imageType(_ path: String) -> String {
@@ -115,48 +106,22 @@ public struct KioskServer: Sendable {
         }
     }
 
-    /// The follower talks to vendd with blocking socket calls: they run on a dispatch thread, not
-    /// on the server's event loop or the concurrency pool.
-    static func offThread<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
-        await withCheckedContinuation { continuation in
-            DispatchQueue.global().async { continuation.resume(returning: work()) }
-        }
-    }
-}
+    static func isReadable(_ path: String) -> Bool { access(path, R_OK) == 0 }
 
-/// Every open page's event stream: the view as JSON, once on connect and after every change.
-final class ViewStreams: Sendable {
-    private let style: MachineView.Style
-    private let state = Mutex<(latest: ByteBuffer?, next: Int, streams: [Int: AsyncStream<ByteBuffer>.Continuation])>((nil, 0, [:]))
-
-    init(style: MachineView.Style) {
-        self.style = style
-    }
-
-    func publish(_ machine: FollowedMachine) {
-        let view = MachineView(machine, style: style)
-        guard let json = try? JSONEncoder().encode(view) else { return }
-        // One SSE message: the JSON has no newlines, so one data line carries it.
-        let event = ByteBuffer(string: "data: " + String(decoding: json, as: UTF8.self) + "\n\n")
-        state.withLock { state in
-            guard state.latest != event else { return }
-            state.latest = event
-            for stream in state.streams.values { stream.yield(event) }
+    /// A picture's bytes; nil when it cannot be read or is over 4 MiB (not a picture for a kiosk).
+    static func contents(of path: String) -> [UInt8]? {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        let limit = 4 << 20
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let count = try? systemCall("read", path) { chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) } }
+            guard let count else { return nil }
+            if count == 0 { return bytes }
+            bytes += chunk[..<count]
+            if bytes.count > limit { return nil }
         }
-    }
-
-    func subscribe() -> AsyncStream<ByteBuffer> {
-        // A page that stops reading loses old views, never the latest.
-        let (stream, continuation) = AsyncStream.makeStream(of: ByteBuffer.self, bufferingPolicy: .bufferingNewest(4))
-        let id = state.withLock { state in
-            state.next += 1
-            state.streams[state.next] = continuation
-            if let latest = state.latest { continuation.yield(latest) }
-            return state.next
-        }
-        continuation.onTermination = { [weak self] _ in
-            self?.state.withLock { _ = $0.streams.removeValue(forKey: id) }
-        }
-        return stream
     }
 }

@@ -12,7 +12,7 @@ import VendPOSIX
 /// `vendd-display`: what the customer sees. Reads the technician's file for its `display:`
 /// section, follows vendd over the control socket, and drives the kiosk page and the LCD.
 @main
-struct VenddDisplay: AsyncParsableCommand {
+struct VenddDisplay: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "vendd-display",
         abstract: "Show the vending machine to its customers: a kiosk page and a character LCD.",
@@ -27,7 +27,7 @@ struct VenddDisplay: AsyncParsableCommand {
     @Option(help: "The kiosk's port (default: display.kiosk.port); 0 picks a free one and prints it.")
     var port: Int?
 
-    func run() async throws {
+    func run() throws {
         let settings: VenddConfig
         do {
             settings = try ConfigLoader.load(file: config)
@@ -50,7 +50,12 @@ struct VenddDisplay: AsyncParsableCommand {
         if let port { kiosk = DisplaySettings.Kiosk(address: kiosk.address, port: port) }
         let server = KioskServer(config: settings, kiosk: kiosk, follower: follower)
         for missing in server.missingPictures { say("warning: picture \(missing) cannot be read; its product is shown without one") }
-        try await server.run { address in say("kiosk at http://\(address)/") }
+        do {
+            try server.run { address in say("kiosk at http://\(address)/") }
+        } catch {
+            say("kiosk: cannot listen: \(error)")
+            throw ExitCode.failure
+        }
     }
 
     private func startLCD(_ lcd: DisplaySettings.LCD, config: VenddConfig, follower: MachineFollower) throws {

@@ -17,6 +17,8 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
+import urllib.request
 
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
@@ -267,6 +269,42 @@ def main():
         wait_for("back in service", lambda: driver.find_element(By.TAG_NAME, "body").get_attribute("data-mode") == "customer"
                  and by_id(By.ID, "credit").text == "1,500원", timeout=5)
         check(not by_id(By.ID, "overlay").is_displayed(), "the page recovers when vendd returns (credit 1,500원 kept)")
+
+        # A hostile local program against the kiosk (scripts/hostile-clients.py --http: idle
+        # connections, half requests, garbage, oversized heads and bodies, event streams never
+        # read), while the customer uses the page: the page still follows, and a new visitor is
+        # answered within 2 s (a 503 now and then is an answer too).
+        attacker = subprocess.Popen([sys.executable, os.path.join(ROOT, "scripts/hostile-clients.py"), "--http",
+                                     f"127.0.0.1:{machine.port}", "300", "3"], stdout=subprocess.PIPE, text=True)
+        asked = answered = busy = 0
+        slowest = 0.0
+        coins = 0
+        while attacker.poll() is None:
+            started = time.monotonic()
+            try:
+                with urllib.request.build_opener(urllib.request.ProxyHandler({})).open(
+                        f"http://127.0.0.1:{machine.port}/", timeout=2) as page:
+                    answered += page.status == 200 and b"<html" in page.read()
+            except urllib.error.HTTPError as error:
+                busy += error.code == 503
+            except OSError:
+                pass
+            asked += 1
+            slowest = max(slowest, time.monotonic() - started)
+            if coins < 2:
+                machine.vendctl("sim", "coin", "500")
+                coins += 1
+            time.sleep(0.2)
+        summary = attacker.stdout.read().strip()
+        check(attacker.returncode == 0 and "connected" in summary, f"the attack ran: {summary}")
+        check(answered + busy == asked and busy * 10 <= asked and slowest < 2,
+              f"during the attack the page was answered {answered} times of {asked} ({busy} told busy), slowest {slowest:.2f} s")
+        wait_for("the page follows during the attack", lambda: by_id(By.ID, "credit").text == "2,500원", timeout=5)
+        check(True, "the open page followed the coins inserted during the attack (credit 2,500원)")
+        started = time.monotonic()
+        with urllib.request.build_opener(urllib.request.ProxyHandler({})).open(f"http://127.0.0.1:{machine.port}/", timeout=2) as page:
+            check(page.status == 200 and time.monotonic() - started < 1, "after the attack the page is answered at once")
+        check(machine.display.poll() is None, "vendd-display is still running")
     finally:
         if driver:
             driver.quit()
