@@ -16,6 +16,11 @@ let package = Package(
     targets: [
         // Pure model of the machine: money, catalog, stock, the vend state machine. No I/O, no C.
         .target(name: "VendingCore"),
+        // Temperature zones: thermostat with compressor protection, defrost, and the food-safety
+        // health rule, as pure state machines on instants given. No I/O, no clock.
+        .target(name: "VendClimate", dependencies: ["VendingCore"]),
+        // Temperature sensors read through sysfs: 1-Wire w1_therm and hwmon inputs found by name.
+        .target(name: "VendSensors", dependencies: ["VendingCore", "VendPOSIX"]),
         // Aligned terminal tables that count wide (한글) characters right (check-config and vendctl),
         // and the one loop behind the escapers.
         .target(name: "VendText"),
@@ -117,6 +122,8 @@ let package = Package(
             ]),
         .testTarget(name: "VendDisplayTests", dependencies: ["VendDisplay", "VendConfig", "VendControl", "VenddTestSupport"]),
         .testTarget(name: "VendingCoreTests", dependencies: ["VendingCore", "VenddTestSupport"]),
+        .testTarget(name: "VendClimateTests", dependencies: ["VendClimate", "VendingCore", "VenddTestSupport"]),
+        .testTarget(name: "VendSensorsTests", dependencies: ["VendSensors", "VendingCore", "VenddTestSupport"]),
         // Paths and temporary directories shared by the test targets.
         .target(name: "VenddTestSupport", path: "Tests/VenddTestSupport"),
         .testTarget(name: "VendConfigTests", dependencies: ["VendConfig", "VendingCore", "VenddTestSupport"]),
