@@ -33,7 +33,7 @@ let package = Package(
         // than Yams, whose Foundation (regular expressions, hence ICU) cost the daemon 3.6 MiB of RSS.
         .target(name: "VendYAML", dependencies: ["CYAML"]),
         // The technician's file: YAML read into a node tree, validated with file:line:col errors.
-        .target(name: "VendConfig", dependencies: ["VendingCore", "VendSettings", "VendText", "VendYAML"]),
+        .target(name: "VendConfig", dependencies: ["VendingCore", "VendSettings", "VendText", "VendYAML", "VendClimate"]),
         // Hardware behind protocols: GPIO lines, relays, drop sensors, coin acceptors, payout
         // devices; the debounce / interlock / pulse / payout-bank logic shared by real and
         // simulated backends; the simulation. No driver and no C library here.
@@ -93,7 +93,7 @@ let package = Package(
             dependencies: [
                 "VendingCore", "VendConfig", "VendSettings", "VendHardware", "VendDrivers", "VendGPIO", "VendStore", "VendControl", "VendPOSIX",
                 "VendTime",
-                "VendMQTT", "VendTelemetry", "VendDEX", "SimulatedMDB", "MDB",
+                "VendMQTT", "VendTelemetry", "VendDEX", "SimulatedMDB", "MDB", "VendClimate", "VendSensors",
                 .product(name: "Logging", package: "swift-log"),
             ]),
         // The daemon's executable: argument parsing and wiring only.

@@ -6,7 +6,7 @@ public enum ZoneKind: String, Hashable, Sendable, Codable, CaseIterable {
     case cold, hot, ambient
 
     /// Past `limit` in the direction that spoils food: warmer for cold, cooler for hot.
-    func isPast(_ limit: Temperature, _ temperature: Temperature) -> Bool {
+    public func isPast(_ limit: Temperature, _ temperature: Temperature) -> Bool {
         switch self {
         case .cold: temperature > limit
         case .hot: temperature < limit
@@ -15,7 +15,7 @@ public enum ZoneKind: String, Hashable, Sendable, Codable, CaseIterable {
     }
 
     /// The worse of two temperatures for this kind of zone.
-    func worse(_ a: Temperature, _ b: Temperature) -> Temperature {
+    public func worse(_ a: Temperature, _ b: Temperature) -> Temperature {
         self == .hot ? min(a, b) : max(a, b)
     }
 }

@@ -92,6 +92,8 @@ struct Startup {
                 handler: { request, peer in CommandHandler.handle(request, peer: peer, controller: controller) },
                 events: controller.events)
             server.start()
+            let climate = ClimateService.start(config, simulate: options.simulate, controller: controller, logger: logger)
+            controller.climate.withLock { $0 = climate }
             return .success(
                 Startup(
                     controller: controller, server: server, fleet: startFleetLink(config, outbox: outbox, controller: controller, logger: logger),

@@ -5,6 +5,23 @@ public struct Temperature: Hashable, Comparable, Sendable, Codable, CustomString
 
     public init(millidegreesCelsius: Int) { self.millidegreesCelsius = millidegreesCelsius }
 
+    /// "3.5" → 3.500 °C, exactly (no floating point on the way); at most three decimals and
+    /// ±1000 degrees. Nil for anything else.
+    public init?(decimalCelsius text: String) {
+        let negative = text.hasPrefix("-")
+        let parts = text.dropFirst(negative ? 1 : 0).split(separator: ".", omittingEmptySubsequences: false)
+        guard (1...2).contains(parts.count), !parts[0].isEmpty, parts[0].allSatisfy({ $0.isASCII && $0.isNumber }),
+            let whole = Int(parts[0]), whole <= 1_000
+        else { return nil }
+        var fraction = 0
+        if parts.count == 2 {
+            let digits = parts[1]
+            guard (1...3).contains(digits.count), digits.allSatisfy({ $0.isASCII && $0.isNumber }), let value = Int(digits) else { return nil }
+            fraction = value * [100, 10, 1][digits.count - 1]
+        }
+        millidegreesCelsius = (negative ? -1 : 1) * (whole * 1_000 + fraction)
+    }
+
     public static func celsius(_ degrees: Int) -> Temperature { Temperature(millidegreesCelsius: degrees * 1_000) }
 
     public static func < (lhs: Temperature, rhs: Temperature) -> Bool { lhs.millidegreesCelsius < rhs.millidegreesCelsius }
@@ -26,6 +43,14 @@ public struct Temperature: Hashable, Comparable, Sendable, Codable, CustomString
 
     /// "4.5": degrees Celsius with one decimal, for fields and JSON.
     public var decimalCelsius: String { Self.tenths(decidegreesCelsius) }
+
+    /// "4.125", "-18", "3.5": exact degrees Celsius, as the configuration file writes them.
+    public var decimalCelsiusExact: String {
+        let magnitude = abs(millidegreesCelsius)
+        var fraction = magnitude % 1_000 == 0 ? "" : String(String(magnitude % 1_000 + 1_000).dropFirst())
+        while fraction.hasSuffix("0") { fraction.removeLast() }
+        return (millidegreesCelsius < 0 ? "-" : "") + "\(magnitude / 1_000)" + (fraction.isEmpty ? "" : "." + fraction)
+    }
 
     /// "4.5 °C": one decimal, as thermometers on cabinets show it.
     public var description: String { Self.tenths(decidegreesCelsius) + " °C" }

@@ -75,3 +75,20 @@ import VendingCore
         #expect(try JSON.roundTrip(MachineSnapshot(machine)).machine.healthLocks.isEmpty)
     }
 }
+
+@Suite struct TemperatureTextTests {
+    @Test func decimalCelsiusIsExact() {
+        #expect(Temperature(decimalCelsius: "3.5") == Temperature(millidegreesCelsius: 3_500))
+        #expect(Temperature(decimalCelsius: "-18") == .celsius(-18))
+        #expect(Temperature(decimalCelsius: "4.125")?.decimalCelsiusExact == "4.125")
+        #expect(Temperature(decimalCelsius: "-0.05")?.decimalCelsiusExact == "-0.05")
+        for bad in ["", "-", "3.", ".5", "3.1234", "1e3", "abc", "2000", "+4"] { #expect(Temperature(decimalCelsius: bad) == nil, "\(bad)") }
+    }
+
+    @Test func displayRoundsToTenths() {
+        #expect(Temperature(millidegreesCelsius: 4_250).description == "4.3 °C")
+        #expect(Temperature(millidegreesCelsius: -1_250).description == "-1.3 °C")
+        #expect(Temperature.celsius(5).fahrenheitDescription == "41.0 °F")
+        #expect(Temperature.celsius(57).fahrenheitDescription == "134.6 °F")
+    }
+}
