@@ -85,6 +85,9 @@ struct Startup {
             return .failure(StartupFailure(status: ExitStatus.unavailable, message: "\(error)"))
         }
 
+        // The zones read before the socket answers, so the first status already shows them.
+        let climate = ClimateService.start(config, simulate: options.simulate, controller: controller, logger: logger)
+        controller.climate.withLock { $0 = climate }
         let socketPath = options.socketPath ?? config.control.socketPath
         do {
             let server = try ControlServer(
@@ -92,13 +95,12 @@ struct Startup {
                 handler: { request, peer in CommandHandler.handle(request, peer: peer, controller: controller) },
                 events: controller.events)
             server.start()
-            let climate = ClimateService.start(config, simulate: options.simulate, controller: controller, logger: logger)
-            controller.climate.withLock { $0 = climate }
             return .success(
                 Startup(
                     controller: controller, server: server, fleet: startFleetLink(config, outbox: outbox, controller: controller, logger: logger),
                     dex: DEXService.start(config, simulate: options.simulate, controller: controller, logger: logger)))
         } catch {
+            climate?.stop()
             await controller.detachHardware()
             return .failure(
                 StartupFailure(
