@@ -102,17 +102,11 @@ extension ConfigParser {
                     at: section.value("price"), path: section.path.key("price"))
             }
             if let product, !productIDs.contains(product) {
-                var message = "unknown product '\(product)'"
-                if let suggestion = closestMatch(to: product, among: productIDs) { message += "; did you mean '\(suggestion)'?" }
-                message += productIDs.isEmpty ? " (the products list is empty)" : " (products: \(productIDs.joined(separator: ", ")))"
-                sink.report(message, at: section.value("product"), path: section.path.key("product"))
+                reportUnknown("product", product, among: productIDs, whenNone: "the products list is empty", in: section)
                 continue
             }
             if let zone, !zoneIDs.contains(zone) {
-                var message = "unknown zone '\(zone)'"
-                if let suggestion = closestMatch(to: zone, among: zoneIDs) { message += "; did you mean '\(suggestion)'?" }
-                message += zoneIDs.isEmpty ? " (define it under zones:)" : " (zones: \(zoneIDs.joined(separator: ", ")))"
-                sink.report(message, at: section.value("zone"), path: section.path.key("zone"))
+                reportUnknown("zone", zone, among: zoneIDs, whenNone: "define it under zones:", in: section)
                 continue
             }
             if perishable == true, zone == nil {
@@ -134,6 +128,14 @@ extension ConfigParser {
         }
         checkVendTimeout(machine, slots: slots)
         return slots
+    }
+
+    /// "unknown zone 'chiled'; did you mean 'chilled'? (zones: chilled)", at the slot's `key`.
+    private func reportUnknown(_ key: String, _ name: String, among known: [String], whenNone: String, in section: MappingReader) {
+        var message = "unknown \(key) '\(name)'"
+        if let suggestion = closestMatch(to: name, among: known) { message += "; did you mean '\(suggestion)'?" }
+        message += known.isEmpty ? " (\(whenNone))" : " (\(key)s: \(known.joined(separator: ", ")))"
+        sink.report(message, at: section.value(key), path: section.path.key(key))
     }
 
     /// The vend timeout is the backstop for a vend whose outcome never arrives: it must outlast
