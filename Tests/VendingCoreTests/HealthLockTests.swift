@@ -60,6 +60,15 @@ import VendingCore
         #expect(effects.contains(.setCoinAcceptance(false)))
     }
 
+    @Test func aLockedSlotIsOfferedAsNotAvailable() {
+        var rig = Rig(setup: Self.zonedSetup())
+        rig.apply(.healthTripped(Self.trip()))
+        rig.insert(5_000)
+        #expect(rig.machine.offers.map(\.available) == [0, 10, 6])
+        #expect(rig.machine.purchasable.map(\.slot) == ["A2", "B1"])
+        #expect(rig.machine.stock["A1"]?.count == 8, "the items stay in the slot for the technician")
+    }
+
     @Test func theLockSurvivesASnapshot() throws {
         var rig = Rig(setup: Self.zonedSetup())
         rig.apply(.healthTripped(Self.trip()))
