@@ -17,6 +17,11 @@ let package = Package(
     targets: [
         // Pure model of the machine: money, catalog, stock, the vend state machine. No I/O, no C.
         .target(name: "VendingCore"),
+        // Temperature zones: thermostat with compressor protection, defrost, and the food-safety
+        // health rule, as pure state machines on instants given. No I/O, no clock.
+        .target(name: "VendClimate", dependencies: ["VendingCore"]),
+        // Temperature sensors read through sysfs: 1-Wire w1_therm and hwmon inputs found by name.
+        .target(name: "VendSensors", dependencies: ["VendingCore", "VendPOSIX"]),
         // Aligned terminal tables that count wide (한글) characters right (check-config and vendctl),
         // and the one loop behind the escapers.
         .target(name: "VendText"),
@@ -29,7 +34,7 @@ let package = Package(
         // than Yams, whose Foundation (regular expressions, hence ICU) cost the daemon 3.6 MiB of RSS.
         .target(name: "VendYAML", dependencies: ["CYAML"]),
         // The technician's file: YAML read into a node tree, validated with file:line:col errors.
-        .target(name: "VendConfig", dependencies: ["VendingCore", "VendSettings", "VendText", "VendYAML"]),
+        .target(name: "VendConfig", dependencies: ["VendingCore", "VendSettings", "VendText", "VendYAML", "VendClimate"]),
         // Hardware behind protocols: GPIO lines, relays, drop sensors, coin acceptors, payout
         // devices; the debounce / interlock / pulse / payout-bank logic shared by real and
         // simulated backends; the simulation. No driver and no C library here.
@@ -89,7 +94,7 @@ let package = Package(
             dependencies: [
                 "VendingCore", "VendConfig", "VendSettings", "VendHardware", "VendDrivers", "VendGPIO", "VendStore", "VendControl", "VendPOSIX",
                 "VendTime",
-                "VendMQTT", "VendTelemetry", "VendDEX", "SimulatedMDB", "MDB",
+                "VendMQTT", "VendTelemetry", "VendDEX", "SimulatedMDB", "MDB", "VendClimate", "VendSensors",
                 .product(name: "Logging", package: "swift-log"),
             ]),
         // The daemon's executable: argument parsing and wiring only.
@@ -134,6 +139,8 @@ let package = Package(
         .testTarget(name: "VendDisplayTests", dependencies: ["VendDisplay", "VendConfig", "VendControl", "VenddTestSupport"]),
         .testTarget(name: "VendHTTPTests", dependencies: ["VendHTTP", "VendPOSIX"]),
         .testTarget(name: "VendingCoreTests", dependencies: ["VendingCore", "VenddTestSupport"]),
+        .testTarget(name: "VendClimateTests", dependencies: ["VendClimate", "VendingCore", "VenddTestSupport"]),
+        .testTarget(name: "VendSensorsTests", dependencies: ["VendSensors", "VendingCore", "VenddTestSupport"]),
         // Paths and temporary directories shared by the test targets.
         .target(name: "VenddTestSupport", path: "Tests/VenddTestSupport"),
         .testTarget(name: "VendConfigTests", dependencies: ["VendConfig", "VendingCore", "VenddTestSupport"]),

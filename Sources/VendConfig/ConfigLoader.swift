@@ -77,7 +77,11 @@ struct ConfigParser {
         let machineSection = top.nested("machine").map(parseMachine) ?? MachineSection()
         let gpio = top.nested("gpio").flatMap(parseGPIO)
         let (products, productIDs, faces) = top.list("products").map(parseProducts) ?? ([], [], [:])
-        let slots = top.list("slots").map { parseSlots($0, machine: machineSection, gpio: gpio, productIDs: productIDs) } ?? []
+        let zoneNodes = top.list("zones", required: false)
+        let zones = zoneNodes.map(parseZones) ?? []
+        let zoneIDs = zoneNodes?.compactMap { $0.mapping.flatMap { labelValue(in: $0, key: "id") } } ?? []
+        let slots =
+            top.list("slots").map { parseSlots($0, machine: machineSection, gpio: gpio, productIDs: productIDs, zoneIDs: zoneIDs) } ?? []
         let buttons = top.list("buttons", required: false).map { parseButtons($0, gpio: gpio) } ?? []
         let coinAcceptor = top.nested("coin_acceptor", required: false).flatMap { parseCoinAcceptor($0, currency: machineSection.currency) }
         let payoutList = top.value("payout_devices")
@@ -119,7 +123,7 @@ struct ConfigParser {
         return VenddConfig(
             file: sink.file, machine: machine, gpio: gpio, products: products, slots: slots, buttons: buttons,
             coinAcceptor: coinAcceptor, payoutDevices: payoutDevices, mdb: mdb, stateDirectory: stateDirectory, control: control, display: display,
-            productFaces: faces, machineSetup: setup, mqtt: mqtt, dex: dex)
+            productFaces: faces, machineSetup: setup, mqtt: mqtt, dex: dex, zones: zones)
     }
 
     func origin(of node: Node, path: ConfigPath) -> ConfigOrigin {

@@ -68,7 +68,8 @@ extension ConfigParser {
         return (products, definedIDs, faces)
     }
 
-    func parseSlots(_ nodes: [Node], machine: MachineSection, gpio: GPIOSettings?, productIDs: [String]) -> [SlotConfig] {
+    /// `zoneIDs`: every zone the file defines (valid or not), for the slots' `zone`.
+    func parseSlots(_ nodes: [Node], machine: MachineSection, gpio: GPIOSettings?, productIDs: [String], zoneIDs: [String]) -> [SlotConfig] {
         let listPath = ConfigPath.root.key("slots")
         var slots: [SlotConfig] = []
         var seen: [String: Node] = [:]
@@ -84,6 +85,8 @@ extension ConfigParser {
             let relay = section.nested("relay").flatMap { relayLine($0, purpose: .relay(slotID)) }
             let dropSensorSection = section.nested("drop_sensor", required: false)
             let dropSensor = dropSensorSection.flatMap { self.dropSensor($0, gpio: gpio, purpose: .dropSensor(slotID)) }
+            let zone = section.string("zone", required: false)
+            let perishable = section.bool("perishable", default: false)
             section.finish()
 
             if let id, let first = seen[id] {
@@ -99,22 +102,40 @@ extension ConfigParser {
                     at: section.value("price"), path: section.path.key("price"))
             }
             if let product, !productIDs.contains(product) {
-                var message = "unknown product '\(product)'"
-                if let suggestion = closestMatch(to: product, among: productIDs) { message += "; did you mean '\(suggestion)'?" }
-                message += productIDs.isEmpty ? " (the products list is empty)" : " (products: \(productIDs.joined(separator: ", ")))"
-                sink.report(message, at: section.value("product"), path: section.path.key("product"))
+                reportUnknown("product", product, among: productIDs, whenNone: "the products list is empty", in: section)
+                continue
+            }
+            if let zone, !zoneIDs.contains(zone) {
+                reportUnknown("zone", zone, among: zoneIDs, whenNone: "define it under zones:", in: section)
+                continue
+            }
+            if perishable == true, zone == nil {
+                sink.report(
+                    "a perishable slot needs the zone that keeps it (zone: …): without one nothing stops its sales when it warms",
+                    at: section.value("perishable"), path: section.path.key("perishable"))
                 continue
             }
             guard let id, let product, let price, let capacity, let button, let relay,
-                dropSensorSection == nil || dropSensor != nil
+                dropSensorSection == nil || dropSensor != nil, let perishable
             else { continue }
+            let zoneID = zone.map { ZoneID($0) }
+            let setup = SlotSetup(
+                id: SlotID(id), product: ProductID(product), price: price, capacity: capacity, healthZone: perishable ? zoneID : nil)
             slots.append(
                 SlotConfig(
-                    setup: SlotSetup(id: SlotID(id), product: ProductID(product), price: price, capacity: capacity),
+                    setup: setup, zone: zoneID,
                     button: button, relay: relay, dropSensor: dropSensor))
         }
         checkVendTimeout(machine, slots: slots)
         return slots
+    }
+
+    /// "unknown zone 'chiled'; did you mean 'chilled'? (zones: chilled)", at the slot's `key`.
+    private func reportUnknown(_ key: String, _ name: String, among known: [String], whenNone: String, in section: MappingReader) {
+        var message = "unknown \(key) '\(name)'"
+        if let suggestion = closestMatch(to: name, among: known) { message += "; did you mean '\(suggestion)'?" }
+        message += known.isEmpty ? " (\(whenNone))" : " (\(key)s: \(known.joined(separator: ", ")))"
+        sink.report(message, at: section.value(key), path: section.path.key(key))
     }
 
     /// The vend timeout is the backstop for a vend whose outcome never arrives: it must outlast

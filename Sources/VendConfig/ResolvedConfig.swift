@@ -1,3 +1,4 @@
+import VendClimate
 import VendSettings
 import VendText
 import VendingCore
@@ -50,7 +51,12 @@ extension VenddConfig {
             if let drop = slot.dropSensor {
                 out.field("drop_sensor", String(Self.inline(drop.input).dropLast()) + ", window_ms: \(drop.window.wholeMilliseconds)}")
             }
+            if let zone = slot.zone {
+                out.field("zone", quoted: zone.rawValue)
+                out.field("perishable", slot.setup.healthZone != nil)
+            }
         }
+        out.list("zones", zones) { out, zone in Self.write(zone, to: &out) }
         out.list("buttons", buttons) { out, button in
             out.field("action", button.action.rawValue)
             out.field("line", Self.line(button.line.line))
@@ -164,6 +170,49 @@ extension VenddConfig {
             }
         }
         return out.text
+    }
+
+    private static func write(_ zone: ZoneConfig, to out: inout YAMLWriter) {
+        func seconds(_ duration: Duration) -> Int64 { duration.components.seconds }
+        let settings = zone.settings
+        out.field("id", quoted: settings.id.rawValue)
+        out.field("kind", settings.kind.rawValue)
+        let sensors = zone.sensors.map { sensor in
+            switch sensor {
+            case .w1(let id): "{w1: \(YAMLWriter.quote(id))}"
+            case .hwmon(let chip, let device, let input):
+                "{hwmon: \(YAMLWriter.quote(chip))" + (device.map { ", device: \(YAMLWriter.quote($0))" } ?? "")
+                    + ", input: \(YAMLWriter.quote(input))}"
+            }
+        }
+        out.field("sensors", "[" + sensors.joined(separator: ", ") + "]")
+        out.field("read_interval_s", seconds(zone.readInterval))
+        if let thermostat = settings.thermostat {
+            out.field("set_point", thermostat.setPoint.decimalCelsiusExact)
+            out.field("differential", thermostat.differential.decimalCelsiusExact)
+            out.field("min_on_s", seconds(thermostat.minimumOn))
+            out.field("min_off_s", seconds(thermostat.minimumOff))
+            out.field("start_delay_s", seconds(thermostat.startDelay))
+        }
+        if let defrost = settings.defrost {
+            out.section("defrost") { out in
+                out.field("method", defrost.method.rawValue)
+                out.field("interval_s", seconds(defrost.interval))
+                out.field("termination", defrost.termination.decimalCelsiusExact)
+                out.field("max_duration_s", seconds(defrost.maximumDuration))
+                out.field("drip_s", seconds(defrost.drip))
+            }
+        }
+        if let health = settings.health {
+            out.section("health") { out in
+                out.field("limit", health.limit.decimalCelsiusExact)
+                out.field("trip_s", seconds(health.tripTime))
+                out.field("recovery_after_door_s", seconds(health.recoveryAfterDoor))
+                out.field("recovery_after_defrost_s", seconds(health.recoveryAfterDefrost))
+                out.field("recovery_after_power_on_s", seconds(health.recoveryAfterPowerOn))
+                out.field("sensor_grace_s", seconds(health.sensorGrace))
+            }
+        }
     }
 
     private static func line(_ reference: LineReference) -> String {

@@ -27,6 +27,8 @@ public struct VenddConfig: Sendable {
     public var mqtt: MQTTSettings? = nil
     /// The DEX port; nil without a `dex:` section.
     public var dex: DEXSettings? = nil
+    /// Temperature zones, in file order; empty without a `zones:` section.
+    public var zones: [ZoneConfig] = []
 
     /// Every GPIO line the configuration uses, in file order.
     public var lines: [LineUse] { LineUse.all(slots: slots, buttons: buttons) }

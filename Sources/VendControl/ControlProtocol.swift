@@ -58,6 +58,14 @@ public enum ControlCommand: Sendable, Equatable {
     case fill(on: Bool)
     /// The payout devices pay `amount` from their stock (service mode); not from any credit.
     case payoutTest(amount: String)
+    /// A technician serviced a temperature zone (service mode): its health lock clears.
+    case zoneService(zone: String)
+    /// The simulated cabinet door (every zone sees it).
+    case simDoor(open: Bool)
+    /// The simulated cabinet of a zone is at this temperature (degrees Celsius, e.g. "7.5").
+    case simTemp(zone: String, value: String)
+    /// A zone's simulated sensors fail ("missing", "crc", "85") or read again ("clear").
+    case simSensorFault(zone: String, fault: String)
 
     public var op: String {
         switch self {
@@ -85,13 +93,17 @@ public enum ControlCommand: Sendable, Equatable {
         case .sales: "sales"
         case .fill: "fill"
         case .payoutTest: "payout-test"
+        case .zoneService: "zone-service"
+        case .simDoor: "sim-door"
+        case .simTemp: "sim-temp"
+        case .simSensorFault: "sim-sensor-fault"
         }
     }
 
     public static let knownOps = [
         "status", "watch", "restock", "sim-press", "sim-coin", "sim-note", "sim-card", "sim-drop", "sim-coin-return",
         "sim-key", "select", "coin-return", "stock", "purchasable", "expired", "hot", "products", "price", "service", "history",
-        "coins", "sales", "fill", "payout-test",
+        "coins", "sales", "fill", "payout-test", "zone-service", "sim-door", "sim-temp", "sim-sensor-fault",
     ]
 
     /// Who may send the command.
@@ -111,7 +123,9 @@ public enum ControlCommand: Sendable, Equatable {
         case .status, .watch, .stock, .purchasable, .expired, .hot, .products, .history, .coins, .sales: .anyone
         case .select, .coinReturn: .customer
         case .restock: .serviceKey
-        case .simPress, .simCoin, .simNote, .simCard, .simDrop, .simCoinReturn, .simKey, .price, .service, .fill, .payoutTest: .technician
+        case .simPress, .simCoin, .simNote, .simCard, .simDrop, .simCoinReturn, .simKey, .price, .service, .fill, .payoutTest, .zoneService, .simDoor,
+            .simTemp, .simSensorFault:
+            .technician
         }
     }
 }
@@ -153,7 +167,9 @@ public struct ControlRequest: Sendable, Equatable {
 }
 
 extension ControlRequest: Codable {
-    private enum Key: String, CodingKey { case v, op, slot, amount, succeeds, count, loadedAt, at, on, since, limit, reader, action }
+    private enum Key: String, CodingKey {
+        case v, op, slot, amount, succeeds, count, loadedAt, at, on, since, limit, reader, action, zone, value, fault
+    }
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: Key.self)
@@ -211,6 +227,13 @@ extension ControlRequest: Codable {
         case "sales": command = .sales(since: try container.decodeIfPresent(Int64.self, forKey: .since))
         case "fill": command = .fill(on: try container.decode(Bool.self, forKey: .on))
         case "payout-test": command = .payoutTest(amount: try container.decode(String.self, forKey: .amount))
+        case "zone-service": command = .zoneService(zone: try container.decode(String.self, forKey: .zone))
+        case "sim-door": command = .simDoor(open: try container.decode(Bool.self, forKey: .on))
+        case "sim-temp":
+            command = .simTemp(zone: try container.decode(String.self, forKey: .zone), value: try container.decode(String.self, forKey: .value))
+        case "sim-sensor-fault":
+            command = .simSensorFault(
+                zone: try container.decode(String.self, forKey: .zone), fault: try container.decode(String.self, forKey: .fault))
         default:
             throw DecodingError.dataCorruptedError(
                 forKey: .op, in: container,
@@ -251,6 +274,14 @@ extension ControlRequest: Codable {
             try container.encodeIfPresent(since, forKey: .since)
             try container.encodeIfPresent(limit, forKey: .limit)
         case .sales(let since): try container.encodeIfPresent(since, forKey: .since)
+        case .zoneService(let zone): try container.encode(zone, forKey: .zone)
+        case .simDoor(let open): try container.encode(open, forKey: .on)
+        case .simTemp(let zone, let value):
+            try container.encode(zone, forKey: .zone)
+            try container.encode(value, forKey: .value)
+        case .simSensorFault(let zone, let fault):
+            try container.encode(zone, forKey: .zone)
+            try container.encode(fault, forKey: .fault)
         }
     }
 }
@@ -506,6 +537,8 @@ public struct StatusReport: Codable, Sendable, Equatable {
     public var fleetOutbox: FleetOutbox? = nil
     /// The DEX port; absent without one (and from older daemons).
     public var dexPort: DEXPort? = nil
+    /// The temperature zones; absent without a `zones:` section (and from older daemons).
+    public var zones: [Zone]? = nil
 
     public struct FleetOutbox: Codable, Sendable, Equatable {
         public let broker: String

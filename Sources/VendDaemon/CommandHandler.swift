@@ -86,6 +86,14 @@ enum CommandHandler {
             return simulateNote(amount, controller: controller)
         case .simCard(let reader, let action):
             return simulateCard(reader, action, controller: controller)
+        case .zoneService(let zone):
+            return serviceZone(zone, peer: peer, controller: controller)
+        case .simDoor(let open):
+            return simulateDoor(open: open, controller: controller)
+        case .simTemp(let zone, let value):
+            return simulateTemperature(zone: zone, value: value, controller: controller)
+        case .simSensorFault(let zone, let fault):
+            return simulateSensorFault(zone: zone, fault: fault, controller: controller)
         }
     }
 

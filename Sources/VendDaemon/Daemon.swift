@@ -95,6 +95,7 @@ public enum Daemon {
         notifier.stopping()
         ticking.withLock { $0 = false }
         await startup.dex?.stop()
+        controller.climate.withLock { $0 }?.stop()
         await Shutdown.perform(controller: controller, server: startup.server, logger: logger)
         startup.fleet?.stop()
         controller.closeStore()

@@ -146,6 +146,21 @@ struct EventDescription {
                 ])
         case .cardAcceptanceChanged(let accepting):
             self.init("card-acceptance", accepting ? "card readers enabled" : "card readers disabled", .info, [:])
+        case .healthLocked(let lock):
+            let trip = lock.trip
+            let worst = trip.worst.map { ", worst \($0)" } ?? ""
+            self.init(
+                "health-lock",
+                "zone \(trip.zone) locked: \(trip.cause)\(worst); its perishable slots are out of sale until a technician services it (vendctl zone service \(trip.zone))",
+                .critical,
+                [
+                    "ZONE": "\(trip.zone)", "HEALTH": "locked", "REASON": "\(trip.cause)", "SINCE_MS": "\(trip.since.millisecondsSinceEpoch)",
+                    "TEMPERATURE": "\(trip.worst?.decimalCelsius ?? "none")",
+                ])
+        case .healthLockCleared(let lock, let technician):
+            self.init(
+                "health-lock", "zone \(lock.trip.zone) serviced by \(technician): its perishable slots sell again", .notice,
+                ["ZONE": "\(lock.trip.zone)", "HEALTH": "serviced", "TECHNICIAN": "\(technician)"])
         }
     }
 

@@ -34,6 +34,7 @@ extension MachineController {
                 report.fleetOutbox = StatusReport.FleetOutbox(broker: broker.url, connected: outbox.isConnected, pending: pending, oldest: oldest)
             }
             report.dexPort = dexSessions.status
+            report.zones = climate.withLock { $0 }?.status(locks: state.machine.healthLocks)
             return report
         }
     }

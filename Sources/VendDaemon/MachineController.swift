@@ -52,6 +52,8 @@ final class MachineController: Sendable {
     let deviceEvents: DeviceEvents
     /// The DEX port's sessions, for `vendctl status`.
     let dexSessions = DEXSessionLog()
+    /// The temperature zones; nil without a `zones:` section (set once at start).
+    let climate = Mutex<ClimateService?>(nil)
     let snapshotEvery = 500
 
     init(

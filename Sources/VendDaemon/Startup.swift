@@ -85,6 +85,9 @@ struct Startup {
             return .failure(StartupFailure(status: ExitStatus.unavailable, message: "\(error)"))
         }
 
+        // The zones read before the socket answers, so the first status already shows them.
+        let climate = ClimateService.start(config, simulate: options.simulate, controller: controller, logger: logger)
+        controller.climate.withLock { $0 = climate }
         let socketPath = options.socketPath ?? config.control.socketPath
         do {
             let server = try ControlServer(
@@ -97,6 +100,7 @@ struct Startup {
                     controller: controller, server: server, fleet: startFleetLink(config, outbox: outbox, controller: controller, logger: logger),
                     dex: DEXService.start(config, simulate: options.simulate, controller: controller, logger: logger)))
         } catch {
+            climate?.stop()
             await controller.detachHardware()
             return .failure(
                 StartupFailure(

@@ -2,6 +2,9 @@
     import Glibc
 #endif
 
+/// Whole small files: the ones a technician asked for (a report, an audit), written whole or
+/// not at all, and sysfs attributes read in one go.
+///
 /// Files a technician asked for (a report, an audit), written whole or not at all: into a
 /// temporary file beside `path`, then renamed over it, so a reader never sees half a file.
 public enum TextFile {
@@ -27,5 +30,29 @@ public enum TextFile {
             unlink(temporary)
             throw error
         }
+    }
+
+    /// The first `limit` bytes of `path` as UTF-8 text (invalid bytes repaired). For sysfs
+    /// attributes (a sensor's `w1_slave`, `temp1_input`), which the kernel renders on each read.
+    public static func read(_ path: String, limit: Int = 4_096) throws(SystemError) -> String {
+        let descriptor = try systemCall("open", path) { open(path, O_RDONLY | O_CLOEXEC) }
+        defer { close(descriptor) }
+        var bytes = [UInt8](repeating: 0, count: limit)
+        // withUnsafeMutableBytes rethrows untyped errors: the outcome is carried out as a value.
+        let outcome = bytes.withUnsafeMutableBytes { buffer -> Result<Int, SystemError> in
+            var count = 0
+            while count < limit {
+                do throws(SystemError) {
+                    let got = try systemCall("read", path) { Glibc.read(descriptor, buffer.baseAddress! + count, limit - count) }
+                    if got == 0 { break }
+                    count += got
+                } catch {
+                    return .failure(error)
+                }
+            }
+            return .success(count)
+        }
+        let count = try outcome.get()
+        return String(decoding: bytes[..<count], as: UTF8.self)
     }
 }

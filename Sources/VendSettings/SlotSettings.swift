@@ -31,9 +31,13 @@ public struct SlotConfig: Sendable {
     public let button: InputLineConfig
     public let relay: RelayConfig
     public let dropSensor: DropSensorConfig?
+    /// The temperature zone the slot sits in; its items are protected by the zone's health lock
+    /// when they are perishable (`setup.healthZone`).
+    public let zone: ZoneID?
 
-    public init(setup: SlotSetup, button: InputLineConfig, relay: RelayConfig, dropSensor: DropSensorConfig?) {
+    public init(setup: SlotSetup, zone: ZoneID? = nil, button: InputLineConfig, relay: RelayConfig, dropSensor: DropSensorConfig?) {
         self.setup = setup
+        self.zone = zone
         self.button = button
         self.relay = relay
         self.dropSensor = dropSensor

@@ -24,6 +24,8 @@ public struct TelemetryEvent: Codable, Sendable, Hashable {
         case cardVend = "card-vend"
         /// A DEX session on the machine's port ended: `reason` says who, what and how.
         case dexSession = "dex-session"
+        /// A zone's food-safety lock latched (`on` true, `reason` why) or was serviced (`on` false).
+        case healthLock = "health-lock"
     }
 
     public let id: String
@@ -52,6 +54,8 @@ public struct TelemetryEvent: Codable, Sendable, Hashable {
     public var reason: String? = nil
     /// service-mode, exact-change-only, fill-mode: on or off.
     public var on: Bool? = nil
+    /// health-lock: the temperature zone.
+    public var zone: String? = nil
 
     public init(id: String, machine: String, at: Int64, type: Kind, currency: String) {
         self.id = id

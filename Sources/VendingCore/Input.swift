@@ -71,6 +71,12 @@ public enum Input: Hashable, Sendable, Codable {
     /// A DEX handheld acknowledged the whole audit holding these whole-life totals: they become
     /// the base of the interim ("since last reset") figures. Journaled like any state change.
     case auditRead(AuditTotals)
+    /// A zone's controller found it unfit to hold perishable food: the zone is locked (latched)
+    /// until serviced. A zone already locked stays as it was locked.
+    case healthTripped(HealthTrip)
+    /// A technician (only in service mode) serviced a locked zone: its lock clears. `technician`
+    /// is who, as the control socket knew them, for the record.
+    case healthServiced(ZoneID, technician: String)
 }
 
 /// Where an accepted coin went.

@@ -59,10 +59,13 @@ public struct Machine: Hashable, Sendable, Codable {
     public private(set) var cardSettlements: [CardSettlement] = []
     /// The readers ready for vends, as their drivers last said. Not saved: a restarted reader says again.
     public private(set) var cardReaders: [CardReader: CardReaderReadiness] = [:]
+    /// Zones whose food-safety lock latched, until a technician services them. Saved: the lock
+    /// outlives restarts and power cuts (Food Code 4-204.111).
+    public private(set) var healthLocks: [ZoneID: HealthLock] = [:]
 
     private enum CodingKeys: String, CodingKey {
         case credit, pendingVend, lastVendNumber, pendingPayout, lastPayoutNumber, isInServiceMode, isFilling, coinCursors,
-            payoutCounters, changeInventory, stock, priceOverrides, ledger, setup, cardSession, cardSettlements, lastAuditRead
+            payoutCounters, changeInventory, stock, priceOverrides, ledger, setup, cardSession, cardSettlements, lastAuditRead, healthLocks
     }
 
     /// A new, empty machine: no credit, no stock, nothing sold.
@@ -93,6 +96,7 @@ public struct Machine: Hashable, Sendable, Codable {
         cardSession = try container.decodeIfPresent(CardSession.self, forKey: .cardSession)
         cardSettlements = try container.decodeIfPresent([CardSettlement].self, forKey: .cardSettlements) ?? []
         lastAuditRead = try container.decodeIfPresent(AuditTotals.self, forKey: .lastAuditRead)
+        healthLocks = try container.decodeIfPresent([ZoneID: HealthLock].self, forKey: .healthLocks) ?? [:]
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -114,6 +118,7 @@ public struct Machine: Hashable, Sendable, Codable {
         try container.encodeIfPresent(cardSession, forKey: .cardSession)
         if !cardSettlements.isEmpty { try container.encode(cardSettlements, forKey: .cardSettlements) }
         try container.encodeIfPresent(lastAuditRead, forKey: .lastAuditRead)
+        if !healthLocks.isEmpty { try container.encode(healthLocks, forKey: .healthLocks) }
     }
 
     public mutating func apply(_ input: Input, at now: Instant) -> [Effect] {
@@ -156,6 +161,8 @@ public struct Machine: Hashable, Sendable, Codable {
         case .cardVendDenied(let vend): denyCardVend(vend, into: &effects)
         case .cardVendSettled(let vend, let refundLost): recordSettlement(of: vend, refundLost: refundLost, into: &effects)
         case .auditRead(let totals): recordAuditRead(totals, into: &effects)
+        case .healthTripped(let trip): lockZone(trip, at: now, into: &effects)
+        case .healthServiced(let zone, let technician): serviceZone(zone, by: technician, into: &effects)
         }
         if acceptsCoins != acceptedCoinsBefore {
             effects.command(.setCoinAcceptance(acceptsCoins))
@@ -178,7 +185,7 @@ public struct Machine: Hashable, Sendable, Codable {
         !isDraining && pendingPayout == nil && cardSession == nil && pendingVend?.card == nil
             && (isFilling
                 || (!isInServiceMode && credit < setup.maximumCredit
-                    && setup.slots.contains { available(in: $0.id) > 0 }))
+                    && setup.slots.contains { sellable($0.id) }))
     }
 
     /// How many vends the machine has started, cash or card: the last was vend#N. Card vends
@@ -189,7 +196,7 @@ public struct Machine: Hashable, Sendable, Codable {
     /// credit (cash and cards never mix), no payout, not in service mode.
     public var acceptsCards: Bool {
         !isDraining && !isInServiceMode && pendingPayout == nil && credit.isZero && !cardReaders.isEmpty
-            && setup.slots.contains { available(in: $0.id) > 0 }
+            && setup.slots.contains { sellable($0.id) }
     }
 
     /// What a customer's payout in flight holds: neither credit nor paid until the devices report.
@@ -215,6 +222,15 @@ public struct Machine: Hashable, Sendable, Codable {
         let reserved = pendingVend?.slot == slot ? 1 : 0
         return (stock[slot]?.count ?? 0) - reserved
     }
+
+    /// The zone whose health lock stops `slot`'s sales now, if any.
+    public func healthLock(on slot: SlotID) -> ZoneID? {
+        guard let zone = setup.slot(slot)?.healthZone, healthLocks[zone] != nil else { return nil }
+        return zone
+    }
+
+    /// A customer could buy from `slot` with enough credit: stocked and not health-locked.
+    public func sellable(_ slot: SlotID) -> Bool { available(in: slot) > 0 && healthLock(on: slot) == nil }
 
     /// The last sequence number credited from a coin source; drivers continue after it.
     public func lastCoinSequence(from source: String) -> UInt64? { coinCursors[source] }
@@ -318,6 +334,7 @@ public struct Machine: Hashable, Sendable, Codable {
             return effects.reject(.unknownSlot(slotID))
         }
         guard available(in: slotID) > 0 else { return effects.reject(.outOfStock(slotID)) }
+        if let zone = healthLock(on: slotID) { return effects.reject(.healthLocked(slotID, zone: zone)) }
         guard price <= credit else {
             if let reader = cardPaying(for: slotID, price: price, into: &effects) {
                 return startCardVend(slot, price: price, reader: reader, at: now, into: &effects)
@@ -605,6 +622,23 @@ public struct Machine: Hashable, Sendable, Codable {
         guard amount.currency == setup.currency, amount.minorUnits > 0 else { return effects.reject(.invalidAmount(amount)) }
         ledger.recordManualDispense(amount)
         effects.emit(.coinsDispensedManually(amount))
+    }
+
+    // MARK: - Food safety
+
+    /// The first trip latches; later ones for a locked zone change nothing (the lock keeps when
+    /// and how it began).
+    private mutating func lockZone(_ trip: HealthTrip, at now: Instant, into effects: inout Effects) {
+        guard healthLocks[trip.zone] == nil else { return }
+        let lock = HealthLock(trip: trip, lockedAt: now)
+        healthLocks[trip.zone] = lock
+        effects.emit(.healthLocked(lock))
+    }
+
+    private mutating func serviceZone(_ zone: ZoneID, by technician: String, into effects: inout Effects) {
+        guard isInServiceMode else { return effects.reject(.notInServiceMode) }
+        guard let lock = healthLocks.removeValue(forKey: zone) else { return effects.reject(.zoneNotLocked(zone)) }
+        effects.emit(.healthLockCleared(lock, technician: technician))
     }
 
     // MARK: - Reconfiguration

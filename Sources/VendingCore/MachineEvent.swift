@@ -41,6 +41,10 @@ public enum MachineEvent: Hashable, Sendable, Codable {
     /// for an item that did not come out (the reader could not refund it).
     case cardVendSettled(CardSettlement, refundLost: Bool)
     case cardAcceptanceChanged(Bool)
+    /// A zone's health lock latched: its perishable slots sell nothing until serviced.
+    case healthLocked(HealthLock)
+    /// A technician serviced a locked zone; `lock` is the lock that cleared.
+    case healthLockCleared(HealthLock, technician: String)
 }
 
 public enum StockChangeReason: String, Hashable, Sendable, Codable {
@@ -82,6 +86,10 @@ public enum Rejection: Hashable, Sendable, Codable, CustomStringConvertible {
     case cardSessionRefused(CardReader)
     /// A DEX read's totals that the books have not reached, or older than the last read's.
     case staleAuditRead
+    /// The slot's perishable items are in a zone under a health lock.
+    case healthLocked(SlotID, zone: ZoneID)
+    /// A service for a zone that holds no health lock.
+    case zoneNotLocked(ZoneID)
 
     public var description: String {
         switch self {
@@ -111,6 +119,9 @@ public enum Rejection: Hashable, Sendable, Codable, CustomStringConvertible {
         case .cardSessionRefused(let reader):
             "a card on \(reader) was refused: spend or return the cash credit first (cash and cards never mix)"
         case .staleAuditRead: "the audit read does not follow the books and the last read"
+        case .healthLocked(let slot, let zone):
+            "slot \(slot) is locked: zone \(zone) failed its food-safety check; a technician must service it (vendctl zone service \(zone))"
+        case .zoneNotLocked(let zone): "zone \(zone) holds no health lock"
         }
     }
 }

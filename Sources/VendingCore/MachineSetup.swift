@@ -4,12 +4,16 @@ public struct SlotSetup: Hashable, Sendable, Codable {
     public let product: ProductID
     public let price: Money
     public let capacity: Int
+    /// The zone whose health control protects this slot's items: set when they are perishable
+    /// (time/temperature-controlled food). A lock on that zone stops the slot's sales.
+    public let healthZone: ZoneID?
 
-    public init(id: SlotID, product: ProductID, price: Money, capacity: Int) {
+    public init(id: SlotID, product: ProductID, price: Money, capacity: Int, healthZone: ZoneID? = nil) {
         self.id = id
         self.product = product
         self.price = price
         self.capacity = capacity
+        self.healthZone = healthZone
     }
 }
 

@@ -4,7 +4,7 @@ import VendControl
 struct Sim: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Drive the simulated hardware of `vendd run --simulate`.",
-        subcommands: [Press.self, Coin.self, Note.self, Card.self, Drop.self, CoinReturn.self, Key.self])
+        subcommands: [Press.self, Coin.self, Note.self, Card.self, Drop.self, CoinReturn.self, Key.self, Door.self, Temp.self, SensorFault.self])
 
     struct Press: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Press and release a slot's selection button.")
@@ -82,6 +82,35 @@ struct Sim: ParsableCommand {
         @OptionGroup var connection: Connection
         @Argument(help: "on or off.") var position: KeyPosition
         func run() throws { try send(.simKey(on: position == .on), connection) }
+    }
+
+    struct Door: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Open or close the cabinet door (every zone sees it).")
+        @OptionGroup var connection: Connection
+        @Argument(help: "open or close.") var position: DoorPosition
+        func run() throws { try send(.simDoor(open: position == .open), connection) }
+    }
+
+    struct Temp: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Put a zone's simulated cabinet at a temperature (degrees Celsius); it drifts on from there.")
+        @OptionGroup var connection: Connection
+        @Argument(help: "The zone, e.g. chilled.") var zone: String
+        @Argument(help: "Degrees Celsius, e.g. 9 or 7.5.") var value: String
+        func run() throws { try send(.simTemp(zone: zone, value: value), connection) }
+    }
+
+    struct SensorFault: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "sensor-fault", abstract: "Make a zone's simulated sensors fail (missing, crc, 85) or read again (clear).")
+        @OptionGroup var connection: Connection
+        @Argument(help: "The zone, e.g. chilled.") var zone: String
+        @Argument(help: "missing, crc, 85 or clear.") var fault: String
+        func run() throws { try send(.simSensorFault(zone: zone, fault: fault), connection) }
+    }
+
+    enum DoorPosition: String, ExpressibleByArgument, CaseIterable {
+        case open, close
     }
 
     enum KeyPosition: String, ExpressibleByArgument, CaseIterable {

@@ -52,6 +52,7 @@ struct Status: ParsableCommand {
             )
         }
         if let dex = status.dexPort { lines += dexLines(dex) }
+        lines += zoneLines(status.zones ?? [])
         lines.append("")
         var table = TextTable([.left, .left, .right, .right, .right, .left])
         table.add(["slot", "product", "price", "stock", "free", "earliest expiry"])

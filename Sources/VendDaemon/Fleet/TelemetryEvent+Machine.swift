@@ -124,6 +124,16 @@ extension TelemetryEvent {
             amount = settlement.amount.decimalString
             payment = Payment.card(settlement.reader).description
             outcome = settlement.success ? "settled-sold" : (refundLost ? "refund-lost" : "refunded")
+        case .healthLocked(let lock):
+            self = make(.healthLock)
+            zone = lock.trip.zone.rawValue
+            on = true
+            reason = lock.trip.cause.description
+        case .healthLockCleared(let lock, let technician):
+            self = make(.healthLock)
+            zone = lock.trip.zone.rawValue
+            on = false
+            reason = "serviced by \(technician)"
         case .duplicateCoinIgnored, .coinAcceptanceChanged, .cardAcceptanceChanged, .setupChanged, .rejected:
             return nil
         }
