@@ -77,7 +77,9 @@ struct ConfigParser {
         let machineSection = top.nested("machine").map(parseMachine) ?? MachineSection()
         let gpio = top.nested("gpio").flatMap(parseGPIO)
         let (products, productIDs, faces) = top.list("products").map(parseProducts) ?? ([], [], [:])
-        let slots = top.list("slots").map { parseSlots($0, machine: machineSection, gpio: gpio, productIDs: productIDs) } ?? []
+        let motors = top.nested("motors", required: false).map { parseMotors($0, gpio: gpio) }
+        let slots =
+            top.list("slots").map { parseSlots($0, machine: machineSection, gpio: gpio, motors: motors, productIDs: productIDs) } ?? []
         let buttons = top.list("buttons", required: false).map { parseButtons($0, gpio: gpio) } ?? []
         let coinAcceptor = top.nested("coin_acceptor", required: false).flatMap { parseCoinAcceptor($0, currency: machineSection.currency) }
         let payoutList = top.value("payout_devices")
@@ -98,10 +100,11 @@ struct ConfigParser {
             sink.report("a machine needs at least one slot", at: slotList, path: ConfigPath.root.key("slots"))
         }
 
-        checkLinesUsedOnce()
+        checkLinesUsedOnce(defaultChip: gpio?.chip)
         checkPayout(payoutDevices, listNode: payoutList, machine: machineSection, coinAcceptor: coinAcceptor, mdbChanger: mdb?.changer != nil)
 
-        guard sink.diagnostics.isEmpty, let machine = machineSection.settings, let gpio, let stateDirectory, let control, let display,
+        guard sink.diagnostics.isEmpty, motors?.isValid ?? true, let machine = machineSection.settings, let gpio, let stateDirectory, let control,
+            let display,
             (mqttSection == nil) == (mqtt == nil), (dexSection == nil) == (dex == nil)
         else { return nil }
         let setup: MachineSetup
@@ -117,7 +120,7 @@ struct ConfigParser {
             return nil
         }
         return VenddConfig(
-            file: sink.file, machine: machine, gpio: gpio, products: products, slots: slots, buttons: buttons,
+            file: sink.file, machine: machine, gpio: gpio, products: products, slots: slots, motorMatrix: motors?.matrix, buttons: buttons,
             coinAcceptor: coinAcceptor, payoutDevices: payoutDevices, mdb: mdb, stateDirectory: stateDirectory, control: control, display: display,
             productFaces: faces, machineSetup: setup, mqtt: mqtt, dex: dex)
     }
@@ -142,6 +145,10 @@ enum Defaults {
     static let pulseMilliseconds = 500
     static let maximumOnMilliseconds = 3_000
     static let dropWindowMilliseconds = 2_000
+    /// A spiral's home switch leaves home within 1 s and is back within 5 s (Crane's limits).
+    static let departureMilliseconds = 1_000
+    static let turnMilliseconds = 5_000
+    static let camDebounceMilliseconds = 20
     static let baudRate = 9_600
     static let dexCommunicationID = "VDD0000001"
     static let ccTalkAddress = 2

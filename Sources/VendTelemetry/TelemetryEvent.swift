@@ -24,6 +24,9 @@ public struct TelemetryEvent: Codable, Sendable, Hashable {
         case cardVend = "card-vend"
         /// A DEX session on the machine's port ended: `reason` says who, what and how.
         case dexSession = "dex-session"
+        /// A slot taken out of service by a motor fault (`on` true, `reason` the fault) or
+        /// cleared by a technician (`on` false, `reason` who).
+        case slotFault = "slot-fault"
     }
 
     public let id: String

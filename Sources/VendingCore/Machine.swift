@@ -59,10 +59,14 @@ public struct Machine: Hashable, Sendable, Codable {
     public private(set) var cardSettlements: [CardSettlement] = []
     /// The readers ready for vends, as their drivers last said. Not saved: a restarted reader says again.
     public private(set) var cardReaders: [CardReader: CardReaderReadiness] = [:]
+    /// Slots out of service after a motor fault, until a technician clears them. Journaled and
+    /// saved: a jam survives a restart.
+    public private(set) var slotFaults: [SlotID: SlotFault] = [:]
 
     private enum CodingKeys: String, CodingKey {
         case credit, pendingVend, lastVendNumber, pendingPayout, lastPayoutNumber, isInServiceMode, isFilling, coinCursors,
-            payoutCounters, changeInventory, stock, priceOverrides, ledger, setup, cardSession, cardSettlements, lastAuditRead
+            payoutCounters, changeInventory, stock, priceOverrides, ledger, setup, cardSession, cardSettlements, lastAuditRead,
+            slotFaults
     }
 
     /// A new, empty machine: no credit, no stock, nothing sold.
@@ -93,6 +97,7 @@ public struct Machine: Hashable, Sendable, Codable {
         cardSession = try container.decodeIfPresent(CardSession.self, forKey: .cardSession)
         cardSettlements = try container.decodeIfPresent([CardSettlement].self, forKey: .cardSettlements) ?? []
         lastAuditRead = try container.decodeIfPresent(AuditTotals.self, forKey: .lastAuditRead)
+        slotFaults = try container.decodeIfPresent([SlotID: SlotFault].self, forKey: .slotFaults) ?? [:]
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -114,6 +119,7 @@ public struct Machine: Hashable, Sendable, Codable {
         try container.encodeIfPresent(cardSession, forKey: .cardSession)
         if !cardSettlements.isEmpty { try container.encode(cardSettlements, forKey: .cardSettlements) }
         try container.encodeIfPresent(lastAuditRead, forKey: .lastAuditRead)
+        if !slotFaults.isEmpty { try container.encode(slotFaults, forKey: .slotFaults) }
     }
 
     public mutating func apply(_ input: Input, at now: Instant) -> [Effect] {
@@ -156,6 +162,8 @@ public struct Machine: Hashable, Sendable, Codable {
         case .cardVendDenied(let vend): denyCardVend(vend, into: &effects)
         case .cardVendSettled(let vend, let refundLost): recordSettlement(of: vend, refundLost: refundLost, into: &effects)
         case .auditRead(let totals): recordAuditRead(totals, into: &effects)
+        case .slotFaultFound(let slot, let fault): lockSlot(slot, fault, into: &effects)
+        case .clearSlotFault(let slot, let technician): clearFault(of: slot, by: technician, into: &effects)
         }
         if acceptsCoins != acceptedCoinsBefore {
             effects.command(.setCoinAcceptance(acceptsCoins))
@@ -178,7 +186,7 @@ public struct Machine: Hashable, Sendable, Codable {
         !isDraining && pendingPayout == nil && cardSession == nil && pendingVend?.card == nil
             && (isFilling
                 || (!isInServiceMode && credit < setup.maximumCredit
-                    && setup.slots.contains { available(in: $0.id) > 0 }))
+                    && setup.slots.contains { isSellable($0.id) }))
     }
 
     /// How many vends the machine has started, cash or card: the last was vend#N. Card vends
@@ -189,7 +197,12 @@ public struct Machine: Hashable, Sendable, Codable {
     /// credit (cash and cards never mix), no payout, not in service mode.
     public var acceptsCards: Bool {
         !isDraining && !isInServiceMode && pendingPayout == nil && credit.isZero && !cardReaders.isEmpty
-            && setup.slots.contains { available(in: $0.id) > 0 }
+            && setup.slots.contains { isSellable($0.id) }
+    }
+
+    /// A slot a customer could buy from now: stocked and not out of service.
+    private func isSellable(_ slot: SlotID) -> Bool {
+        available(in: slot) > 0 && slotFaults[slot] == nil
     }
 
     /// What a customer's payout in flight holds: neither credit nor paid until the devices report.
@@ -317,6 +330,7 @@ public struct Machine: Hashable, Sendable, Codable {
         guard let slot = setup.slot(slotID), let price = price(of: slotID) else {
             return effects.reject(.unknownSlot(slotID))
         }
+        if let fault = slotFaults[slotID] { return effects.reject(.slotOutOfService(slotID, fault)) }
         guard available(in: slotID) > 0 else { return effects.reject(.outOfStock(slotID)) }
         guard price <= credit else {
             if let reader = cardPaying(for: slotID, price: price, into: &effects) {
@@ -345,15 +359,24 @@ public struct Machine: Hashable, Sendable, Codable {
         resolve(vend, outcome: .unknown, at: now, into: &effects)
     }
 
+    /// The money follows the outcome; a motor fault then takes the slot out of service.
     private mutating func resolve(_ vend: PendingVend, outcome: VendOutcome, at now: Instant, into effects: inout Effects) {
         pendingVend = nil
-        if let card = vend.card { return resolveCardVend(vend, card, outcome: outcome, at: now, into: &effects) }
+        if let card = vend.card {
+            resolveCardVend(vend, card, outcome: outcome, at: now, into: &effects)
+        } else {
+            resolveCashVend(vend, outcome: outcome, at: now, into: &effects)
+        }
+        if let fault = outcome.motorFault { lockSlot(vend.slot, fault, into: &effects) }
+    }
+
+    private mutating func resolveCashVend(_ vend: PendingVend, outcome: VendOutcome, at now: Instant, into effects: inout Effects) {
         switch outcome {
-        case .dropped:
+        case .dropped, .droppedMotorJammed:
             completeSale(vend, confirmation: .dropSensor, at: now, into: &effects)
         case .pulsedWithoutSensor:
             completeSale(vend, confirmation: .relayOnly, at: now, into: &effects)
-        case .notDropped:
+        case .notDropped, .motorJammed, .motorMissing:
             ledger.recordFailedVend()
             failVend(
                 vend, outcome: outcome, payOut: setup.failedVendPolicy == .payOut && setup.payoutAvailable,
@@ -460,9 +483,9 @@ public struct Machine: Hashable, Sendable, Codable {
         }
         let confirmation: SaleConfirmation?
         switch outcome {
-        case .dropped: confirmation = .dropSensor
+        case .dropped, .droppedMotorJammed: confirmation = .dropSensor
         case .pulsedWithoutSensor: confirmation = .relayOnly
-        case .notDropped:
+        case .notDropped, .motorJammed, .motorMissing:
             ledger.recordFailedVend()
             confirmation = nil
         case .unknown:
@@ -517,6 +540,21 @@ public struct Machine: Hashable, Sendable, Codable {
     private mutating func setReadiness(of reader: CardReader, _ readiness: CardReaderReadiness?, into effects: inout Effects) {
         cardReaders[reader] = readiness
         endCardSession(of: reader, into: &effects)
+    }
+
+    // MARK: - Slot faults
+
+    private mutating func lockSlot(_ slot: SlotID, _ fault: SlotFault, into effects: inout Effects) {
+        guard setup.slot(slot) != nil else { return effects.reject(.unknownSlot(slot)) }
+        guard slotFaults[slot] != fault else { return }
+        slotFaults[slot] = fault
+        effects.emit(.slotFaulted(slot, fault))
+    }
+
+    private mutating func clearFault(of slot: SlotID, by technician: String, into effects: inout Effects) {
+        guard setup.slot(slot) != nil else { return effects.reject(.unknownSlot(slot)) }
+        guard let fault = slotFaults.removeValue(forKey: slot) else { return effects.reject(.noSlotFault(slot)) }
+        effects.emit(.slotFaultCleared(slot, fault, by: technician))
     }
 
     // MARK: - Technician operations
@@ -632,7 +670,10 @@ public struct Machine: Hashable, Sendable, Codable {
         var removed: [SlotID] = []
         for old in oldSetup.slots {
             let new = newSetup.slot(old.id)
-            if new == nil { removed.append(old.id) }
+            if new == nil {
+                removed.append(old.id)
+                slotFaults[old.id] = nil
+            }
             if new?.product != old.product, let count = stock[old.id]?.count {
                 // The items in the slot are of the old product: they no longer count as stock.
                 stock[old.id] = new == nil ? nil : SlotStock()

@@ -41,6 +41,10 @@ public enum MachineEvent: Hashable, Sendable, Codable {
     /// for an item that did not come out (the reader could not refund it).
     case cardVendSettled(CardSettlement, refundLost: Bool)
     case cardAcceptanceChanged(Bool)
+    /// A motor fault took the slot out of service until a technician clears it.
+    case slotFaulted(SlotID, SlotFault)
+    /// A technician cleared the slot's fault (`by`: who, as the control socket knew them).
+    case slotFaultCleared(SlotID, SlotFault, by: String)
 }
 
 public enum StockChangeReason: String, Hashable, Sendable, Codable {
@@ -82,6 +86,10 @@ public enum Rejection: Hashable, Sendable, Codable, CustomStringConvertible {
     case cardSessionRefused(CardReader)
     /// A DEX read's totals that the books have not reached, or older than the last read's.
     case staleAuditRead
+    /// The slot's motor is jammed or missing: the customer is asked to make another selection.
+    case slotOutOfService(SlotID, SlotFault)
+    /// A fault was to be cleared on a slot that has none.
+    case noSlotFault(SlotID)
 
     public var description: String {
         switch self {
@@ -111,6 +119,8 @@ public enum Rejection: Hashable, Sendable, Codable, CustomStringConvertible {
         case .cardSessionRefused(let reader):
             "a card on \(reader) was refused: spend or return the cash credit first (cash and cards never mix)"
         case .staleAuditRead: "the audit read does not follow the books and the last read"
+        case .slotOutOfService(let slot, let fault): "slot \(slot) is out of service (\(fault.rawValue)): make another selection"
+        case .noSlotFault(let slot): "slot \(slot) has no fault to clear"
         }
     }
 }

@@ -124,6 +124,16 @@ extension TelemetryEvent {
             amount = settlement.amount.decimalString
             payment = Payment.card(settlement.reader).description
             outcome = settlement.success ? "settled-sold" : (refundLost ? "refund-lost" : "refunded")
+        case .slotFaulted(let slot, let fault):
+            self = make(.slotFault)
+            self.slot = slot.rawValue
+            reason = fault.rawValue
+            on = true
+        case .slotFaultCleared(let slot, let fault, let technician):
+            self = make(.slotFault)
+            self.slot = slot.rawValue
+            reason = "\(fault.rawValue) cleared by \(technician)"
+            on = false
         case .duplicateCoinIgnored, .coinAcceptanceChanged, .cardAcceptanceChanged, .setupChanged, .rejected:
             return nil
         }
