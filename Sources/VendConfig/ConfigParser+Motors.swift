@@ -84,7 +84,7 @@ extension ConfigParser {
             guard let power, let home else { return nil }
             return .spiral(SpiralConfig(power: .line(power), home: home, timing: motors?.timing ?? MotorsSection().timing))
         case .matrix:
-            let position = section.nested("motor").flatMap { matrixPosition($0, matrix: motors?.matrix) }
+            let position = section.nested("motor").flatMap { matrixPosition($0, motors: motors) }
             let ownHome = section.nested("home", required: false).map { inputLine($0, gpio: gpio, purpose: .home(slot)) }
             guard let motors, motors.isValid else {
                 if motors == nil {
@@ -105,17 +105,20 @@ extension ConfigParser {
             guard let position else { return nil }
             return .spiral(SpiralConfig(power: position, home: home, timing: motors.timing))
         case nil:
+            // The drive's own keys are not reported as unknown on top of the wrong drive.
+            for key in ["relay", "motor", "home"] { _ = section.value(key) }
             return nil
         }
     }
 
     /// `motor: {row: 2, column: 5}`, 1-based as the technician counts the wiring.
-    private func matrixPosition(_ section: MappingReader, matrix: MotorMatrixConfig?) -> MotorPower? {
+    private func matrixPosition(_ section: MappingReader, motors: MotorsSection?) -> MotorPower? {
         let row = section.int("row", in: 1...64)
         let column = section.int("column", in: 1...64)
         section.finish()
-        guard let matrix, let row, let column else {
-            if matrix == nil, row != nil, column != nil {
+        guard let matrix = motors?.matrix, let row, let column else {
+            // No motors section, or a wrong one, is reported where it is.
+            if motors?.isValid == true, motors?.matrix == nil, row != nil, column != nil {
                 sink.report("there is no motor matrix: add motors.rows and motors.columns", at: section.node, path: section.path)
             }
             return nil

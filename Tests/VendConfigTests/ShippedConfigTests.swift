@@ -8,7 +8,7 @@ import VendingCore
 @Suite struct ShippedConfigTests {
     static let shipped = [
         "config/vendd.yaml", "config/examples/minimal.yaml", "config/examples/cctalk-euro.yaml",
-        "config/examples/change-won.yaml", "config/examples/cctalk-coins.yaml",
+        "config/examples/change-won.yaml", "config/examples/cctalk-coins.yaml", "config/examples/spiral-matrix.yaml",
     ]
 
     @Test(arguments: shipped)
