@@ -33,7 +33,7 @@ extension Machine {
 
     /// Slots a customer can buy from with the current credit.
     public var purchasable: [Offer] {
-        offers.filter { $0.available > 0 && $0.price <= credit }
+        offers.filter { $0.available > 0 && slotFaults[$0.slot] == nil && $0.price <= credit }
     }
 
     /// Items available per product, over all slots; products in a slot but sold out count 0.

@@ -546,7 +546,8 @@ public struct Machine: Hashable, Sendable, Codable {
 
     private mutating func lockSlot(_ slot: SlotID, _ fault: SlotFault, into effects: inout Effects) {
         guard setup.slot(slot) != nil else { return effects.reject(.unknownSlot(slot)) }
-        guard slotFaults[slot] != fault else { return }
+        // The first fault stands until cleared: a jammed motor later found away from home is jammed.
+        guard slotFaults[slot] == nil else { return }
         slotFaults[slot] = fault
         effects.emit(.slotFaulted(slot, fault))
     }

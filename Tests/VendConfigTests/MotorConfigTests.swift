@@ -89,8 +89,11 @@ import VendingCore
             ["motors.yaml:9:3: motors.columns: a motor matrix needs both rows and columns; add 'columns'"]
         ),
         (
-            "departure not shorter than the turn", [("  home: { line: 30, active_low: true }", "  home: { line: 30, active_low: true }\n  departure_ms: 5000")],
-            ["motors.yaml:12:17: motors.departure_ms: 5000 ms is not shorter than turn_ms (5000 ms); the switch must leave home before the turn's limit"]
+            "departure not shorter than the turn",
+            [("  home: { line: 30, active_low: true }", "  home: { line: 30, active_low: true }\n  departure_ms: 5000")],
+            [
+                "motors.yaml:12:17: motors.departure_ms: 5000 ms is not shorter than turn_ms (5000 ms); the switch must leave home before the turn's limit"
+            ]
         ),
         (
             "one line twice on the expander", [("home: { line: 21, chip: mcp }", "home: { line: 8, chip: mcp }")],
