@@ -80,8 +80,11 @@ struct ConfigParser {
         let zoneNodes = top.list("zones", required: false)
         let zones = zoneNodes.map(parseZones) ?? []
         let zoneIDs = zoneNodes?.compactMap { $0.mapping.flatMap { labelValue(in: $0, key: "id") } } ?? []
+        let motors = top.nested("motors", required: false).map { parseMotors($0, gpio: gpio) }
         let slots =
-            top.list("slots").map { parseSlots($0, machine: machineSection, gpio: gpio, productIDs: productIDs, zoneIDs: zoneIDs) } ?? []
+            top.list("slots").map {
+                parseSlots($0, machine: machineSection, gpio: gpio, motors: motors, productIDs: productIDs, zoneIDs: zoneIDs)
+            } ?? []
         let buttons = top.list("buttons", required: false).map { parseButtons($0, gpio: gpio) } ?? []
         let coinAcceptor = top.nested("coin_acceptor", required: false).flatMap { parseCoinAcceptor($0, currency: machineSection.currency) }
         let payoutList = top.value("payout_devices")
@@ -102,10 +105,11 @@ struct ConfigParser {
             sink.report("a machine needs at least one slot", at: slotList, path: ConfigPath.root.key("slots"))
         }
 
-        checkLinesUsedOnce()
+        checkLinesUsedOnce(defaultChip: gpio?.chip)
         checkPayout(payoutDevices, listNode: payoutList, machine: machineSection, coinAcceptor: coinAcceptor, mdbChanger: mdb?.changer != nil)
 
-        guard sink.diagnostics.isEmpty, let machine = machineSection.settings, let gpio, let stateDirectory, let control, let display,
+        guard sink.diagnostics.isEmpty, motors?.isValid ?? true, let machine = machineSection.settings, let gpio, let stateDirectory, let control,
+            let display,
             (mqttSection == nil) == (mqtt == nil), (dexSection == nil) == (dex == nil)
         else { return nil }
         let setup: MachineSetup
@@ -121,7 +125,7 @@ struct ConfigParser {
             return nil
         }
         return VenddConfig(
-            file: sink.file, machine: machine, gpio: gpio, products: products, slots: slots, buttons: buttons,
+            file: sink.file, machine: machine, gpio: gpio, products: products, slots: slots, motorMatrix: motors?.matrix, buttons: buttons,
             coinAcceptor: coinAcceptor, payoutDevices: payoutDevices, mdb: mdb, stateDirectory: stateDirectory, control: control, display: display,
             productFaces: faces, machineSetup: setup, mqtt: mqtt, dex: dex, zones: zones)
     }
@@ -146,6 +150,10 @@ enum Defaults {
     static let pulseMilliseconds = 500
     static let maximumOnMilliseconds = 3_000
     static let dropWindowMilliseconds = 2_000
+    /// A spiral's home switch leaves home within 1 s and is back within 5 s (Crane's limits).
+    static let departureMilliseconds = 1_000
+    static let turnMilliseconds = 5_000
+    static let camDebounceMilliseconds = 20
     static let baudRate = 9_600
     static let dexCommunicationID = "VDD0000001"
     static let ccTalkAddress = 2

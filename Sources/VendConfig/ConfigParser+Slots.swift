@@ -69,7 +69,9 @@ extension ConfigParser {
     }
 
     /// `zoneIDs`: every zone the file defines (valid or not), for the slots' `zone`.
-    func parseSlots(_ nodes: [Node], machine: MachineSection, gpio: GPIOSettings?, productIDs: [String], zoneIDs: [String]) -> [SlotConfig] {
+    func parseSlots(
+        _ nodes: [Node], machine: MachineSection, gpio: GPIOSettings?, motors: MotorsSection?, productIDs: [String], zoneIDs: [String]
+    ) -> [SlotConfig] {
         let listPath = ConfigPath.root.key("slots")
         var slots: [SlotConfig] = []
         var seen: [String: Node] = [:]
@@ -82,7 +84,7 @@ extension ConfigParser {
             let capacity = section.int("capacity", in: 1...999)
             let slotID = SlotID(id ?? label)
             let button = section.nested("button").flatMap { inputLine($0, gpio: gpio, purpose: .slotButton(slotID)) }
-            let relay = section.nested("relay").flatMap { relayLine($0, purpose: .relay(slotID)) }
+            let drive = slotDrive(section, slot: slotID, gpio: gpio, motors: motors)
             let dropSensorSection = section.nested("drop_sensor", required: false)
             let dropSensor = dropSensorSection.flatMap { self.dropSensor($0, gpio: gpio, purpose: .dropSensor(slotID)) }
             let zone = section.string("zone", required: false)
@@ -115,7 +117,7 @@ extension ConfigParser {
                     at: section.value("perishable"), path: section.path.key("perishable"))
                 continue
             }
-            guard let id, let product, let price, let capacity, let button, let relay,
+            guard let id, let product, let price, let capacity, let button, let drive,
                 dropSensorSection == nil || dropSensor != nil, let perishable
             else { continue }
             let zoneID = zone.map { ZoneID($0) }
@@ -124,9 +126,10 @@ extension ConfigParser {
             slots.append(
                 SlotConfig(
                     setup: setup, zone: zoneID,
-                    button: button, relay: relay, dropSensor: dropSensor))
+                    button: button, drive: drive, dropSensor: dropSensor))
         }
         checkVendTimeout(machine, slots: slots)
+        checkMatrixPositionsUsedOnce(slots)
         return slots
     }
 
@@ -139,14 +142,14 @@ extension ConfigParser {
     }
 
     /// The vend timeout is the backstop for a vend whose outcome never arrives: it must outlast
-    /// the longest the relay and the drop window can legitimately take.
+    /// the longest the drive and the drop window can legitimately take.
     private func checkVendTimeout(_ machine: MachineSection, slots: [SlotConfig]) {
         guard let vendTimeout = machine.vendTimeout else { return }
-        let longest = slots.map { slot in (slot.id, max(slot.relay.maximumOn, slot.dropSensor?.window ?? .zero)) }
+        let longest = slots.map { slot in (slot.id, max(slot.longestDrive, slot.dropSensor?.window ?? .zero)) }
         let tooLong = longest.filter { $0.1 >= vendTimeout }
         guard let worst = tooLong.map(\.1).max() else { return }
         sink.report(
-            "\(vendTimeout.wholeMilliseconds) ms is not longer than the relay max_on_ms or drop window_ms of slot\(tooLong.count == 1 ? "" : "s") \(tooLong.map(\.0.rawValue).joined(separator: ", ")) (up to \(worst.wholeMilliseconds) ms); raise it or shorten those",
+            "\(vendTimeout.wholeMilliseconds) ms is not longer than the relay max_on_ms, motors.turn_ms or drop window_ms of slot\(tooLong.count == 1 ? "" : "s") \(tooLong.map(\.0.rawValue).joined(separator: ", ")) (up to \(worst.wholeMilliseconds) ms); raise it or shorten those",
             at: machine.vendTimeoutNode ?? machine.node, path: ConfigPath.root.key("machine").key("vend_timeout_ms"))
     }
 
@@ -174,9 +177,10 @@ extension ConfigParser {
 
     // MARK: - Lines
 
-    /// `{line: 17, active_low: true, bias: pull-up, debounce_ms: 30}`; finishes the section.
-    private func inputLine(_ section: MappingReader, gpio: GPIOSettings?, purpose: LineUse.Purpose?) -> InputLineConfig? {
+    /// `{line: 17, chip: mcp23017-0, active_low: true, bias: pull-up, debounce_ms: 30}`; finishes the section.
+    func inputLine(_ section: MappingReader, gpio: GPIOSettings?, purpose: LineUse.Purpose?) -> InputLineConfig? {
         let line = lineReference(section)
+        let chip = chipName(section)
         let activeLow = section.bool("active_low", default: false)
         let bias = section.choice("bias", default: Bias.asIs)
         let debounce =
@@ -184,16 +188,30 @@ extension ConfigParser {
             ? section.milliseconds("debounce_ms", in: 0...1_000, default: 0)
             : gpio?.debounce ?? .milliseconds(Defaults.debounceMilliseconds)
         section.finish()
-        guard let (reference, node) = line, let activeLow, let bias, let debounce else { return nil }
+        guard let (reference, node) = line, let activeLow, let bias, let debounce, let chip else { return nil }
         let input = InputLineConfig(
             line: reference, activeLow: activeLow, bias: bias, debounce: debounce,
-            origin: origin(of: node, path: section.path.key("line")))
+            origin: origin(of: node, path: section.path.key("line")), chip: chip)
         if let purpose { lineUses.record(LineUse(purpose: purpose, line: input)) }
         return input
     }
 
-    private func relayLine(_ section: MappingReader, purpose: LineUse.Purpose) -> RelayConfig? {
+    /// `{line: 5, chip: /dev/gpiochip2, active_low: false}`; finishes the section.
+    func outputLine(_ section: MappingReader, purpose: LineUse.Purpose) -> OutputLineConfig? {
         let line = lineReference(section)
+        let chip = chipName(section)
+        let activeLow = section.bool("active_low", default: false)
+        section.finish()
+        guard let (reference, node) = line, let activeLow, let chip else { return nil }
+        let output = OutputLineConfig(
+            line: reference, activeLow: activeLow, origin: origin(of: node, path: section.path.key("line")), chip: chip)
+        lineUses.record(LineUse(purpose: purpose, line: output))
+        return output
+    }
+
+    func relayLine(_ section: MappingReader, purpose: LineUse.Purpose) -> RelayConfig? {
+        let line = lineReference(section)
+        let chip = chipName(section)
         let activeLow = section.bool("active_low", default: false)
         let pulse = section.int("pulse_ms", in: 10...10_000, default: Defaults.pulseMilliseconds)
         let maximumOn = section.int("max_on_ms", in: 10...30_000, default: Defaults.maximumOnMilliseconds)
@@ -204,8 +222,9 @@ extension ConfigParser {
                 at: section.value("max_on_ms") ?? section.node, path: section.path.key("max_on_ms"))
             return nil
         }
-        guard let (reference, node) = line, let activeLow, let pulse, let maximumOn else { return nil }
-        let output = OutputLineConfig(line: reference, activeLow: activeLow, origin: origin(of: node, path: section.path.key("line")))
+        guard let (reference, node) = line, let activeLow, let pulse, let maximumOn, let chip else { return nil }
+        let output = OutputLineConfig(
+            line: reference, activeLow: activeLow, origin: origin(of: node, path: section.path.key("line")), chip: chip)
         lineUses.record(LineUse(purpose: purpose, line: output))
         return RelayConfig(line: output, pulse: .milliseconds(pulse), maximumOn: .milliseconds(maximumOn))
     }
@@ -214,6 +233,19 @@ extension ConfigParser {
         let window = section.milliseconds("window_ms", in: 100...30_000, default: Defaults.dropWindowMilliseconds)
         guard let input = inputLine(section, gpio: gpio, purpose: purpose), let window else { return nil }
         return DropSensorConfig(input: input, window: window)
+    }
+
+    /// `chip:` beside a line: the chip by name, path or label (an expander's `mcp23017`); absent,
+    /// the line is on `gpio.chip` (`.some(nil)`). Nil when given and empty (reported).
+    private func chipName(_ section: MappingReader) -> String?? {
+        guard let chip = section.string("chip", required: false) else { return .some(nil) }
+        guard !chip.isEmpty else {
+            sink.report(
+                "name the chip: gpiochip2, /dev/gpiochip2 or its label (see `gpiodetect`), or leave 'chip' out for gpio.chip",
+                at: section.value("chip"), path: section.path.key("chip"))
+            return nil
+        }
+        return chip
     }
 
     /// `line: 17` (an offset) or `line: GPIO17` (a name the board gives the line).

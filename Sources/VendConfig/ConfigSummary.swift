@@ -18,11 +18,21 @@ extension VenddConfig {
         lines.append("products  \(products.count) (\(hot) hot)")
         lines.append("slots     \(slots.count)")
         var table = TextTable([.left, .left, .right, .right, .left, .left, .left])
-        table.add(["slot", "product", "price", "cap", "button", "relay", "drop sensor"])
+        table.add(["slot", "product", "price", "cap", "button", "drive", "drop sensor"])
         for slot in slots {
             let product = products.first { $0.id == slot.setup.product }?.name ?? slot.setup.product.rawValue
-            let relay =
-                "\(slot.relay.line.line)\(slot.relay.line.activeLow ? " low" : "") \(slot.relay.pulse.wholeMilliseconds)/\(slot.relay.maximumOn.wholeMilliseconds) ms"
+            let relay: String
+            switch slot.drive {
+            case .relay(let line):
+                relay = "\(line.line.line)\(line.line.activeLow ? " low" : "") \(line.pulse.wholeMilliseconds)/\(line.maximumOn.wholeMilliseconds) ms"
+            case .spiral(let spiral):
+                let motor =
+                    switch spiral.power {
+                    case .line(let line): "spiral \(line.chip.map { "\($0):" } ?? "")\(line.line)"
+                    case .matrix(let row, let column): "matrix r\(row + 1)c\(column + 1)"
+                    }
+                relay = "\(motor), home \(describe(spiral.home))"
+            }
             let drop = slot.dropSensor.map { "\(describe($0.input)), \($0.window.wholeMilliseconds) ms" } ?? "-"
             table.add([
                 slot.id.rawValue, product, format.string(for: slot.setup.price), "\(slot.setup.capacity)",
@@ -81,6 +91,7 @@ extension VenddConfig {
         var flags: [String] = []
         if line.activeLow { flags.append("low") }
         if line.bias != .asIs { flags.append(line.bias.rawValue) }
-        return flags.isEmpty ? "\(line.line)" : "\(line.line) (\(flags.joined(separator: ", ")))"
+        let name = "\(line.chip.map { "\($0):" } ?? "")\(line.line)"
+        return flags.isEmpty ? name : "\(name) (\(flags.joined(separator: ", ")))"
     }
 }

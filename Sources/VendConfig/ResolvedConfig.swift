@@ -44,10 +44,23 @@ extension VenddConfig {
             out.field("price", quoted: slot.setup.price.decimalString)
             out.field("capacity", slot.setup.capacity)
             out.field("button", Self.inline(slot.button))
-            out.field(
-                "relay",
-                "{line: \(Self.line(slot.relay.line.line)), active_low: \(slot.relay.line.activeLow), "
-                    + "pulse_ms: \(slot.relay.pulse.wholeMilliseconds), max_on_ms: \(slot.relay.maximumOn.wholeMilliseconds)}")
+            switch slot.drive {
+            case .relay(let relay):
+                out.field(
+                    "relay",
+                    "{line: \(Self.line(relay.line.line)),\(Self.chip(relay.line.chip)) active_low: \(relay.line.activeLow), "
+                        + "pulse_ms: \(relay.pulse.wholeMilliseconds), max_on_ms: \(relay.maximumOn.wholeMilliseconds)}")
+            case .spiral(let spiral):
+                switch spiral.power {
+                case .line(let motor):
+                    out.field("drive", "spiral")
+                    out.field("motor", Self.inline(motor))
+                case .matrix(let row, let column):
+                    out.field("drive", "matrix")
+                    out.field("motor", "{row: \(row + 1), column: \(column + 1)}")
+                }
+                out.field("home", Self.inline(spiral.home))
+            }
             if let drop = slot.dropSensor {
                 out.field("drop_sensor", String(Self.inline(drop.input).dropLast()) + ", window_ms: \(drop.window.wholeMilliseconds)}")
             }
@@ -57,9 +70,21 @@ extension VenddConfig {
             }
         }
         out.list("zones", zones) { out, zone in Self.write(zone, to: &out) }
+        if let timing = slots.lazy.compactMap(\.spiral).first?.timing {
+            out.section("motors") { out in
+                if let motorMatrix {
+                    out.list("rows", motorMatrix.rows) { out, row in Self.fields(of: row, into: &out) }
+                    out.list("columns", motorMatrix.columns) { out, column in Self.fields(of: column, into: &out) }
+                }
+                out.field("departure_ms", timing.departureLimit.wholeMilliseconds)
+                out.field("turn_ms", timing.turnLimit.wholeMilliseconds)
+                out.field("cam_debounce_ms", timing.camDebounce.wholeMilliseconds)
+            }
+        }
         out.list("buttons", buttons) { out, button in
             out.field("action", button.action.rawValue)
             out.field("line", Self.line(button.line.line))
+            if let chip = button.line.chip { out.field("chip", quoted: chip) }
             out.field("active_low", button.line.activeLow)
             out.field("bias", button.line.bias.rawValue)
             out.field("debounce_ms", button.line.debounce.wholeMilliseconds)
@@ -223,7 +248,22 @@ extension VenddConfig {
     }
 
     private static func inline(_ input: InputLineConfig) -> String {
-        "{line: \(line(input.line)), active_low: \(input.activeLow), bias: \(input.bias.rawValue), debounce_ms: \(input.debounce.wholeMilliseconds)}"
+        "{line: \(line(input.line)),\(chip(input.chip)) active_low: \(input.activeLow), bias: \(input.bias.rawValue), debounce_ms: \(input.debounce.wholeMilliseconds)}"
+    }
+
+    private static func inline(_ output: OutputLineConfig) -> String {
+        "{line: \(line(output.line)),\(chip(output.chip)) active_low: \(output.activeLow)}"
+    }
+
+    private static func fields(of output: OutputLineConfig, into out: inout YAMLWriter) {
+        out.field("line", line(output.line))
+        if let chip = output.chip { out.field("chip", quoted: chip) }
+        out.field("active_low", output.activeLow)
+    }
+
+    /// ` chip: "…",` for a line on another chip than gpio.chip; nothing otherwise.
+    private static func chip(_ chip: String?) -> String {
+        chip.map { " chip: \(YAMLWriter.quote($0))," } ?? ""
     }
 }
 

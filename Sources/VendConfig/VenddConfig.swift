@@ -9,6 +9,8 @@ public struct VenddConfig: Sendable {
     public let gpio: GPIOSettings
     public let products: [Product]
     public let slots: [SlotConfig]
+    /// The row and column lines of the spiral motors' matrix; nil without `motors.rows`.
+    public let motorMatrix: MotorMatrixConfig?
     public let buttons: [ButtonConfig]
     public let coinAcceptor: CoinAcceptorConfig?
     /// Hoppers (in file order) that pay change and refunds with payout policy `change`.
@@ -31,7 +33,7 @@ public struct VenddConfig: Sendable {
     public var zones: [ZoneConfig] = []
 
     /// Every GPIO line the configuration uses, in file order.
-    public var lines: [LineUse] { LineUse.all(slots: slots, buttons: buttons) }
+    public var lines: [LineUse] { LineUse.all(slots: slots, buttons: buttons, matrix: motorMatrix) }
 }
 
 public struct MachineSettings: Sendable {

@@ -27,6 +27,10 @@ public enum ControlCommand: Sendable, Equatable {
     /// A customer (or the bank) at a simulated MDB card reader, 1 or 2.
     case simCard(reader: Int, action: SimulatedCardAction)
     case simDrop(slot: String, succeeds: Bool)
+    /// The next turn of a simulated spiral motor jams or finds no motor; `free` puts its cam home.
+    case simMotor(slot: String, action: String)
+    /// A technician puts a slot locked by a motor fault back in service.
+    case slotClear(slot: String)
     case simCoinReturn
     /// Turns the simulated service key switch on or off (it stays where it is put).
     case simKey(on: Bool)
@@ -76,6 +80,8 @@ public enum ControlCommand: Sendable, Equatable {
         case .simNote: "sim-note"
         case .simCard: "sim-card"
         case .simDrop: "sim-drop"
+        case .simMotor: "sim-motor"
+        case .slotClear: "slot-clear"
         case .simCoinReturn: "sim-coin-return"
         case .simKey: "sim-key"
         case .select: "select"
@@ -104,6 +110,7 @@ public enum ControlCommand: Sendable, Equatable {
         "status", "watch", "restock", "sim-press", "sim-coin", "sim-note", "sim-card", "sim-drop", "sim-coin-return",
         "sim-key", "select", "coin-return", "stock", "purchasable", "expired", "hot", "products", "price", "service", "history",
         "coins", "sales", "fill", "payout-test", "zone-service", "sim-door", "sim-temp", "sim-sensor-fault",
+        "sim-motor", "slot-clear",
     ]
 
     /// Who may send the command.
@@ -124,7 +131,7 @@ public enum ControlCommand: Sendable, Equatable {
         case .select, .coinReturn: .customer
         case .restock: .serviceKey
         case .simPress, .simCoin, .simNote, .simCard, .simDrop, .simCoinReturn, .simKey, .price, .service, .fill, .payoutTest, .zoneService, .simDoor,
-            .simTemp, .simSensorFault:
+            .simTemp, .simSensorFault, .simMotor, .slotClear:
             .technician
         }
     }
@@ -200,6 +207,10 @@ extension ControlRequest: Codable {
             command = .simDrop(
                 slot: try container.decode(String.self, forKey: .slot),
                 succeeds: try container.decode(Bool.self, forKey: .succeeds))
+        case "sim-motor":
+            command = .simMotor(
+                slot: try container.decode(String.self, forKey: .slot), action: try container.decode(String.self, forKey: .action))
+        case "slot-clear": command = .slotClear(slot: try container.decode(String.self, forKey: .slot))
         case "sim-coin-return": command = .simCoinReturn
         case "sim-key": command = .simKey(on: try container.decode(Bool.self, forKey: .on))
         case "select": command = .select(slot: try container.decode(String.self, forKey: .slot))
@@ -261,6 +272,10 @@ extension ControlRequest: Codable {
         case .simDrop(let slot, let succeeds):
             try container.encode(slot, forKey: .slot)
             try container.encode(succeeds, forKey: .succeeds)
+        case .simMotor(let slot, let action):
+            try container.encode(slot, forKey: .slot)
+            try container.encode(action, forKey: .action)
+        case .slotClear(let slot): try container.encode(slot, forKey: .slot)
         case .restock(let slot, let count, let loadedAt):
             try container.encode(slot, forKey: .slot)
             try container.encodeIfPresent(count, forKey: .count)
@@ -387,11 +402,15 @@ public struct StatusReport: Codable, Sendable, Equatable {
         public let capacity: Int
         /// Milliseconds since the Unix epoch.
         public let earliestExpiry: Int64?
+        /// Present while a motor fault keeps the slot out of service (`jammed`, `motor-missing`,
+        /// `away-from-home`); `available` is then 0.
+        public var fault: String? = nil
 
         public init(
             id: String, product: String, productName: String, price: String, priceText: String,
-            available: Int, stock: Int, capacity: Int, earliestExpiry: Int64?
+            available: Int, stock: Int, capacity: Int, earliestExpiry: Int64?, fault: String? = nil
         ) {
+            self.fault = fault
             self.id = id
             self.product = product
             self.productName = productName

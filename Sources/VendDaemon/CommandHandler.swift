@@ -78,6 +78,23 @@ enum CommandHandler {
                 try world.setDrop(SlotID(slot), succeeds: succeeds)
                 return succeeds ? "the next vend from slot \(slot) drops its item" : "the next vend from slot \(slot) drops nothing"
             }
+        case .simMotor(let slot, let action):
+            if let unknown = unknownSlot(slot, config) { return .failure(unknown) }
+            guard let fault = SimulatedMotorFault(rawValue: action) else {
+                let known = SimulatedMotorFault.allCases.map(\.rawValue).joined(separator: ", ")
+                return .failure(ControlError(.badRequest, "unknown motor action '\(action)' (known: \(known))"))
+            }
+            return simulate(controller) { world throws(SimulatedWorld.CommandError) in
+                try world.setMotor(SlotID(slot), fault)
+                return switch fault {
+                case .jam: "the next turn of slot \(slot)'s motor jams away from home"
+                case .missing: "slot \(slot)'s motor is missing for its next turn"
+                case .free: "slot \(slot)'s spiral is free and its cam at home"
+                }
+            }
+        case .slotClear(let slot):
+            if let unknown = unknownSlot(slot, config) { return .failure(unknown) }
+            return clearSlot(SlotID(slot), by: technician(peer), controller: controller)
         case .restock(let slot, let count, let loadedAt):
             return restock(slot, count: count, loadedAt: loadedAt.map(Instant.init(millisecondsSinceEpoch:)), controller: controller)
         case .simCoin(let amount):
@@ -95,6 +112,25 @@ enum CommandHandler {
         case .simSensorFault(let zone, let fault):
             return simulateSensorFault(zone: zone, fault: fault, controller: controller)
         }
+    }
+
+    /// The technician's clearing of a slot's motor fault, journaled with who cleared it.
+    private static func clearSlot(_ slot: SlotID, by technician: String, controller: MachineController) -> ControlResponse {
+        for event in controller.sendAndWait(.clearSlotFault(slot, by: technician)).events {
+            switch event {
+            case .slotFaultCleared(_, let fault, _): return .success("slot \(slot) back in service (\(fault.rawValue) cleared)")
+            case .rejected(let reason): return .failure(ControlError(.rejected, reason.describe(controller.config.machine.moneyFormat)))
+            default: continue
+            }
+        }
+        return .failure(ControlError(.rejected, "slot \(slot) was not cleared"))
+    }
+
+    /// Who sent a request, for the journal: the user's name, else their uid.
+    private static func technician(_ peer: UnixSocket.PeerCredentials?) -> String {
+        guard let peer else { return "unknown" }
+        guard let user = getpwuid(peer.uid), let name = String(validatingCString: user.pointee.pw_name) else { return "uid \(peer.uid)" }
+        return "\(name) (uid \(peer.uid))"
     }
 
     /// A customer's input, answered with what the machine did about it: the vend that started, the

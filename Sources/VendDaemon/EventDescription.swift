@@ -41,6 +41,14 @@ struct EventDescription {
             self.init(
                 "vend-failed", "\(vend) at slot \(slot) failed (\(outcome.rawValue)): \(money(restored)) back to credit; check the slot for a jam",
                 .warning, ["VEND": "\(vend.rawValue)", "SLOT": "\(slot)", "PRODUCT": "\(product)", "OUTCOME": "\(outcome.rawValue)"])
+        case .slotFaulted(let slot, let fault):
+            self.init(
+                "slot-fault", "slot \(slot) out of service (\(fault.rawValue)): free the spiral, turn it home, then vendctl slot clear \(slot)",
+                .error, ["SLOT": "\(slot)", "FAULT": "\(fault.rawValue)"])
+        case .slotFaultCleared(let slot, let fault, let technician):
+            self.init(
+                "slot-fault-cleared", "slot \(slot) back in service (\(fault.rawValue) cleared by \(technician))", .notice,
+                ["SLOT": "\(slot)", "FAULT": "\(fault.rawValue)", "TECHNICIAN": "\(technician)"])
         case .stockChanged(let slot, let product, let from, let to, let reason):
             self.init(
                 "stock", "slot \(slot) (\(product)): \(from) → \(to) items (\(reason.rawValue))",

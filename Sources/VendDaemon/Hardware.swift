@@ -53,10 +53,11 @@ final class Hardware: Sendable {
     ) throws(HardwareError) -> Hardware {
         let world = SimulatedWorld(
             slots: config.slots, buttons: config.buttons,
-            coinChannels: config.coinAcceptor?.channels ?? [], timekeeper: timekeeper)
+            coinChannels: config.coinAcceptor?.channels ?? [], timekeeper: timekeeper, matrix: config.motorMatrix,
+            defaultChip: config.gpio.chip)
         let dispenser: Dispenser, panel: InputPanel
         do {
-            (dispenser, panel) = try requestLines(on: world.chip, config: config, timekeeper: timekeeper, relayLane: relayLane, notify: notify)
+            (dispenser, panel) = try requestLines(on: world.chips, config: config, timekeeper: timekeeper, relayLane: relayLane, notify: notify)
         } catch {
             throw .gpio(error)
         }
@@ -98,28 +99,25 @@ final class Hardware: Sendable {
     ) throws(HardwareError) -> Hardware {
         let acceptorLink = ccTalkLink(config, real: true)
         let hoppers = try payoutHoppers(config, acceptorLink: acceptorLink, timekeeper: timekeeper, simulated: nil)
-        let chip: LibgpiodChip
-        do {
-            chip = try LibgpiodChip(config.gpio.chip)
-            try chip.checkDistinct(config.lines)
-        } catch {
-            hoppers.closeLinks(acceptorLink)
-            throw .gpio(error)
-        }
+        // Each chip the file names (the SoC's, expanders') is opened once; a line naming none is
+        // on gpio.chip.
+        let chips = GPIOChipSet(defaultChip: config.gpio.chip) { name throws(GPIOError) in try LibgpiodChip(name) }
         let dispenser: Dispenser, panel: InputPanel
         do {
-            (dispenser, panel) = try requestLines(on: chip, config: config, timekeeper: timekeeper, relayLane: relayLane, notify: notify)
+            try checkDistinct(config.lines, on: chips)
+            (dispenser, panel) = try requestLines(on: chips, config: config, timekeeper: timekeeper, relayLane: relayLane, notify: notify)
         } catch {
             hoppers.closeLinks(acceptorLink)
             throw .gpio(error)
         }
+        let chipNames = chips.openedChips.values.compactMap { $0 as? LibgpiodChip }.map { "\($0.name) [\($0.label)]" }.sorted()
         let debounce = panel.isDebouncedByBackend ? "kernel debounce" : "software debounce"
         let (acceptor, coins) = coinAcceptor(config, link: acceptorLink, real: true, timekeeper: timekeeper) ?? (NoCoinAcceptor(), "none configured")
         let mdb = config.mdb.map { MDBCashDevices(settings: $0, timekeeper: timekeeper) }
         return Hardware(
             panel: panel, dispenser: dispenser, coinAcceptor: joined(config.coinAcceptor == nil ? nil : acceptor, mdb),
             payouts: payoutBank(config, hoppers.devices, then: changerPayout(config, mdb), timekeeper: timekeeper), world: nil,
-            gpioDescription: "\(chip.name) [\(chip.label)] via \(LibgpiodChip.libraryDescription), \(debounce)",
+            gpioDescription: "\(chipNames.joined(separator: ", ")) via \(LibgpiodChip.libraryDescription), \(debounce)",
             coinAcceptorDescription: describe(coins, config, mdb), mdb: mdb, hopperLinks: Array(hoppers.ownLinks.values))
     }
 
@@ -242,13 +240,21 @@ final class Hardware: Sendable {
         return config.coinAcceptor == nil ? mdb.description : "\(coins); \(mdb.description)"
     }
 
+    /// Two spellings of one offset (`17` and `GPIO17`) on one chip are one line: refused.
+    private static func checkDistinct(_ lines: [LineUse], on chips: GPIOChipSet) throws(GPIOError) {
+        for (_, uses) in Dictionary(grouping: lines, by: { $0.chip ?? chips.name }).sorted(by: { $0.key < $1.key }) {
+            guard let chip = try chips.chip(uses[0].chip, for: uses[0].origin) as? LibgpiodChip else { continue }
+            try chip.checkDistinct(uses)
+        }
+    }
+
     /// Relays first, so that every output is requested inactive before any input can act. The
     /// dispenser's timers run on the relay lane, the panel's debounce on the general one.
     private static func requestLines(
         on chip: any GPIOChipBackend, config: VenddConfig, timekeeper: any Timekeeper, relayLane: any Timekeeper,
         notify: @escaping HardwareNoticeHandler
     ) throws(GPIOError) -> (Dispenser, InputPanel) {
-        let dispenser = try Dispenser(chip: chip, slots: config.slots, timekeeper: relayLane, notify: notify)
+        let dispenser = try Dispenser(chip: chip, slots: config.slots, matrix: config.motorMatrix, timekeeper: relayLane, notify: notify)
         do {
             return (dispenser, try InputPanel(chip: chip, slots: config.slots, buttons: config.buttons, timekeeper: timekeeper))
         } catch {

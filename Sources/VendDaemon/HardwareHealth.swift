@@ -15,6 +15,8 @@ struct HardwareHealth {
         case .fault(let text): gpioFault = (text, at)
         case .relayCutByMaximumOnTime(let slot, _, let limit):
             gpioFault = ("relay of slot \(slot) had to be cut by its \(limit.wholeMilliseconds) ms limit", at)
+        case .motorCutByGuard(let slot, let limit):
+            gpioFault = ("motor of slot \(slot) had to be cut by its \(limit.wholeMilliseconds) ms guard", at)
         default: break
         }
     }

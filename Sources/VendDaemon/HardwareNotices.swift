@@ -72,6 +72,25 @@ struct HardwareNoticeDescription {
             (level, text, fields) = (
                 .error, "relay of slot \(slot) cut by its \(limit.wholeMilliseconds) ms limit (line \(line))", ["SLOT": "\(slot)"]
             )
+        case .motorStarted(let slot):
+            (level, text, fields) = (.info, "motor of slot \(slot) started", ["SLOT": "\(slot)"])
+        case .motorTurned(let slot, let after):
+            (level, text, fields) = (.info, "motor of slot \(slot) back home after \(after.wholeMilliseconds) ms", ["SLOT": "\(slot)"])
+        case .motorDidNotLeaveHome(let slot, let limit):
+            (level, text, fields) = (
+                .error, "motor of slot \(slot) did not leave home within \(limit.wholeMilliseconds) ms: missing, unplugged or stalled; slot locked",
+                ["SLOT": "\(slot)"]
+            )
+        case .motorDidNotReturnHome(let slot, let limit):
+            (level, text, fields) = (
+                .error, "motor of slot \(slot) did not return home within \(limit.wholeMilliseconds) ms: jammed; slot locked", ["SLOT": "\(slot)"]
+            )
+        case .motorAwayFromHome(let slot):
+            (level, text, fields) = (
+                .error, "motor of slot \(slot) is away from home: not turned; slot locked until a technician clears it", ["SLOT": "\(slot)"]
+            )
+        case .motorCutByGuard(let slot, let limit):
+            (level, text, fields) = (.error, "motor of slot \(slot) cut by its \(limit.wholeMilliseconds) ms guard", ["SLOT": "\(slot)"])
         case .dropSensed(let slot, let after):
             (level, text, fields) = (.info, "drop sensed for slot \(slot) \(after.wholeMilliseconds) ms after the relay", ["SLOT": "\(slot)"])
         case .noDropWithinWindow(let slot, let window):

@@ -254,6 +254,12 @@ final class MachineController: Sendable {
         // Outside the lock: starting announces switch positions, which are inputs themselves.
         hardware.start(routingTo: self, lastSequence: { cursors[$0] })
         state.withLock { state in hardware.coinAcceptor.setAcceptance(Self.acceptsCoins(state)) }
+        // A motor away from home (a power cut mid-turn; the vend it served was resolved from the
+        // journal) is locked for the technician, never turned to find out where it is.
+        for slot in hardware.dispenser.motorsAwayFromHome() {
+            logger.error("motor of slot \(slot) found away from home at start: slot locked", metadata: ["SLOT": "\(slot)"])
+            send(.slotFaultFound(slot, .awayFromHome))
+        }
         // What the devices said at once (a hopper's judgement of an interrupted payout) is
         // carried out before the machine is called ready.
         settle()

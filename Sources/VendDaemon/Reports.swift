@@ -13,13 +13,15 @@ struct Reports {
 
     private var catalog: Catalog { machine.setup.catalog }
 
+    /// A slot out of service shows nothing available: the kiosk and the LCD show it unavailable.
     func slot(_ offer: Offer) -> StatusReport.Slot {
-        StatusReport.Slot(
+        let fault = machine.slotFaults[offer.slot]
+        return StatusReport.Slot(
             id: offer.slot.rawValue, product: offer.product.id.rawValue, productName: offer.product.name,
             price: offer.price.decimalString, priceText: format.string(for: offer.price),
-            available: offer.available, stock: machine.stock[offer.slot]?.count ?? 0,
+            available: fault == nil ? offer.available : 0, stock: machine.stock[offer.slot]?.count ?? 0,
             capacity: machine.setup.slot(offer.slot)?.capacity ?? 0,
-            earliestExpiry: machine.earliestExpiry(in: offer.slot)?.millisecondsSinceEpoch)
+            earliestExpiry: machine.earliestExpiry(in: offer.slot)?.millisecondsSinceEpoch, fault: fault?.rawValue)
     }
 
     var slots: [StatusReport.Slot] { machine.offers.map(slot) }

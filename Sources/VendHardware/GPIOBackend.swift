@@ -48,7 +48,8 @@ public protocol GPIOChipBackend: Sendable {
 /// What went wrong with a line or chip, told for the technician: each names the config key
 /// that asked for the line and what to do.
 public enum GPIOError: Error, Sendable, Equatable, CustomStringConvertible {
-    case chipNotFound(String, available: [String])
+    /// `origin`: the line that named the chip; nil for `gpio.chip`.
+    case chipNotFound(String, available: [String], origin: ConfigOrigin? = nil)
     case permissionDenied(device: String)
     case lineNotFound(LineReference, origin: ConfigOrigin, chip: String, lineCount: Int)
     case lineBusy(LineReference, origin: ConfigOrigin, consumer: String)
@@ -58,9 +59,10 @@ public enum GPIOError: Error, Sendable, Equatable, CustomStringConvertible {
 
     public var description: String {
         switch self {
-        case .chipNotFound(let chip, let available):
+        case .chipNotFound(let chip, let available, let origin):
             let list = available.isEmpty ? "no GPIO chips exist (is the gpio driver loaded?)" : "chips present: \(available.joined(separator: ", "))"
-            return "GPIO chip '\(chip)' (gpio.chip) not found; \(list)"
+            guard let origin else { return "GPIO chip '\(chip)' (gpio.chip) not found; \(list)" }
+            return "\(origin): GPIO chip '\(chip)' not found; \(list) (an expander's chip appears once its driver is loaded: see `gpiodetect`)"
         case .permissionDenied(let device):
             return
                 "permission denied opening \(device): the vendd user must be in the 'gpio' group and the udev rule 60-vendd-gpio.rules installed (see README: Installing)"

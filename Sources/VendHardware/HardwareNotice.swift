@@ -8,6 +8,18 @@ public enum HardwareNotice: Sendable, Equatable {
     case relayReleased(SlotID, line: LineReference, after: Duration)
     /// The maximum on-time guard cut a relay the pulse logic had not released.
     case relayCutByMaximumOnTime(SlotID, line: LineReference, limit: Duration)
+    /// A spiral motor was powered for one turn.
+    case motorStarted(SlotID)
+    /// Its home switch left home and came back: one full turn.
+    case motorTurned(SlotID, after: Duration)
+    /// The home switch did not leave home within the limit: the motor is missing or stalled.
+    case motorDidNotLeaveHome(SlotID, limit: Duration)
+    /// The home switch left home but did not come back within the limit: the spiral is jammed.
+    case motorDidNotReturnHome(SlotID, limit: Duration)
+    /// A vend was asked of a motor whose home switch is away from home: it was not turned.
+    case motorAwayFromHome(SlotID)
+    /// The guard cut a motor the turn logic had not stopped.
+    case motorCutByGuard(SlotID, limit: Duration)
     case dropSensed(SlotID, after: Duration)
     case noDropWithinWindow(SlotID, window: Duration)
     /// A drop sensor fired while no vend window was open: a jam clearing, a hand in the chute, or

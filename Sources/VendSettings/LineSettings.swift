@@ -26,9 +26,14 @@ public struct InputLineConfig: Sendable {
     public let bias: Bias
     public let debounce: Duration
     public let origin: ConfigOrigin
+    /// The chip the line is on (name, path or label); nil: the top-level `gpio.chip`.
+    public let chip: String?
 
-    public init(line: LineReference, activeLow: Bool, bias: Bias, debounce: Duration, origin: ConfigOrigin) {
+    public init(
+        line: LineReference, activeLow: Bool, bias: Bias, debounce: Duration, origin: ConfigOrigin, chip: String? = nil
+    ) {
         self.line = line
+        self.chip = chip
         self.activeLow = activeLow
         self.bias = bias
         self.debounce = debounce
@@ -40,9 +45,12 @@ public struct OutputLineConfig: Sendable {
     public let line: LineReference
     public let activeLow: Bool
     public let origin: ConfigOrigin
+    /// The chip the line is on (name, path or label); nil: the top-level `gpio.chip`.
+    public let chip: String?
 
-    public init(line: LineReference, activeLow: Bool, origin: ConfigOrigin) {
+    public init(line: LineReference, activeLow: Bool, origin: ConfigOrigin, chip: String? = nil) {
         self.line = line
+        self.chip = chip
         self.activeLow = activeLow
         self.origin = origin
     }
@@ -52,6 +60,7 @@ public struct OutputLineConfig: Sendable {
 public struct LineUse: Sendable {
     public enum Purpose: Hashable, Sendable, CustomStringConvertible {
         case slotButton(SlotID), relay(SlotID), dropSensor(SlotID), action(ButtonAction)
+        case motor(SlotID), home(SlotID), sharedHome, matrixRow(Int), matrixColumn(Int)
 
         public var description: String {
             switch self {
@@ -59,32 +68,52 @@ public struct LineUse: Sendable {
             case .relay(let slot): "relay of slot \(slot)"
             case .dropSensor(let slot): "drop sensor of slot \(slot)"
             case .action(let action): "\(action.rawValue) button"
+            case .motor(let slot): "motor of slot \(slot)"
+            case .home(let slot): "home switch of slot \(slot)"
+            case .sharedHome: "shared motor home switch"
+            case .matrixRow(let row): "motor matrix row \(row + 1)"
+            case .matrixColumn(let column): "motor matrix column \(column + 1)"
             }
         }
     }
 
     public let purpose: Purpose
     public let line: LineReference
+    /// Nil: the top-level `gpio.chip`.
+    public let chip: String?
     public let origin: ConfigOrigin
     /// For inputs: what must agree when a line is shared (the parser checks it).
     package let inputSettings: String?
 
-    package var isDropSensor: Bool { if case .dropSensor = purpose { true } else { false } }
+    /// Lines every slot may share: a drop sensor across the chute, a matrix's home switch (only
+    /// one vend, one motor, is ever in flight, so either is unambiguous).
+    package var isShareable: Bool {
+        switch purpose {
+        case .dropSensor, .home: true
+        default: false
+        }
+    }
 
-    /// Every line of `slots` and `buttons`, in their order.
-    package static func all(slots: [SlotConfig], buttons: [ButtonConfig]) -> [LineUse] {
+    /// Every line of `slots`, `buttons` and the motor matrix, in their order.
+    package static func all(slots: [SlotConfig], buttons: [ButtonConfig], matrix: MotorMatrixConfig?) -> [LineUse] {
         slots.flatMap { slot in
-            [
-                LineUse(purpose: .slotButton(slot.id), line: slot.button),
-                LineUse(purpose: .relay(slot.id), line: slot.relay.line),
-            ]
-                + (slot.dropSensor.map { [LineUse(purpose: .dropSensor(slot.id), line: $0.input)] } ?? [])
+            var uses = [LineUse(purpose: .slotButton(slot.id), line: slot.button)]
+            switch slot.drive {
+            case .relay(let relay): uses.append(LineUse(purpose: .relay(slot.id), line: relay.line))
+            case .spiral(let spiral):
+                if case .line(let motor) = spiral.power { uses.append(LineUse(purpose: .motor(slot.id), line: motor)) }
+                uses.append(LineUse(purpose: .home(slot.id), line: spiral.home))
+            }
+            return uses + (slot.dropSensor.map { [LineUse(purpose: .dropSensor(slot.id), line: $0.input)] } ?? [])
         } + buttons.map { LineUse(purpose: .action($0.action), line: $0.line) }
+            + (matrix?.rows.enumerated().map { LineUse(purpose: .matrixRow($0), line: $1) } ?? [])
+            + (matrix?.columns.enumerated().map { LineUse(purpose: .matrixColumn($0), line: $1) } ?? [])
     }
 
     package init(purpose: Purpose, line: InputLineConfig) {
         self.purpose = purpose
         self.line = line.line
+        chip = line.chip
         self.origin = line.origin
         inputSettings = "\(line.activeLow) \(line.bias) \(line.debounce)"
     }
@@ -92,6 +121,7 @@ public struct LineUse: Sendable {
     package init(purpose: Purpose, line: OutputLineConfig) {
         self.purpose = purpose
         self.line = line.line
+        chip = line.chip
         self.origin = line.origin
         inputSettings = nil
     }

@@ -29,18 +29,36 @@ public struct SlotConfig: Sendable {
     public let setup: SlotSetup
     public var id: SlotID { setup.id }
     public let button: InputLineConfig
-    public let relay: RelayConfig
+    public let drive: SlotDrive
     public let dropSensor: DropSensorConfig?
     /// The temperature zone the slot sits in; its items are protected by the zone's health lock
     /// when they are perishable (`setup.healthZone`).
     public let zone: ZoneID?
 
-    public init(setup: SlotSetup, zone: ZoneID? = nil, button: InputLineConfig, relay: RelayConfig, dropSensor: DropSensorConfig?) {
+    public init(setup: SlotSetup, zone: ZoneID? = nil, button: InputLineConfig, drive: SlotDrive, dropSensor: DropSensorConfig?) {
         self.setup = setup
         self.zone = zone
         self.button = button
-        self.relay = relay
+        self.drive = drive
         self.dropSensor = dropSensor
+    }
+
+    /// The relay of a relay-driven slot.
+    public var relay: RelayConfig? {
+        if case .relay(let relay) = drive { relay } else { nil }
+    }
+
+    /// The spiral motor of a motor-driven slot.
+    public var spiral: SpiralConfig? {
+        if case .spiral(let spiral) = drive { spiral } else { nil }
+    }
+
+    /// The longest the drive may run for one vend: the relay's maximum on-time, the spiral's turn limit.
+    public var longestDrive: Duration {
+        switch drive {
+        case .relay(let relay): relay.maximumOn
+        case .spiral(let spiral): spiral.timing.turnLimit
+        }
     }
 }
 

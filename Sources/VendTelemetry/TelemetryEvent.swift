@@ -26,6 +26,9 @@ public struct TelemetryEvent: Codable, Sendable, Hashable {
         case dexSession = "dex-session"
         /// A zone's food-safety lock latched (`on` true, `reason` why) or was serviced (`on` false).
         case healthLock = "health-lock"
+        /// A slot taken out of service by a motor fault (`on` true, `reason` the fault) or
+        /// cleared by a technician (`on` false, `reason` who).
+        case slotFault = "slot-fault"
     }
 
     public let id: String

@@ -77,6 +77,11 @@ public enum Input: Hashable, Sendable, Codable {
     /// A technician (only in service mode) serviced a locked zone: its lock clears. `technician`
     /// is who, as the control socket knew them, for the record.
     case healthServiced(ZoneID, technician: String)
+    /// The shell found a slot's motor faulty outside a vend (away from home at start): the slot
+    /// is locked like after a jam, before any motor turns.
+    case slotFaultFound(SlotID, SlotFault)
+    /// A technician cleared the slot's fault; `by` names them in the journal.
+    case clearSlotFault(SlotID, by: String)
 }
 
 /// Where an accepted coin went.
@@ -95,6 +100,33 @@ public enum VendOutcome: String, Hashable, Sendable, Codable {
     case pulsedWithoutSensor = "pulsed-without-sensor"
     /// Nobody knows (hardware fault, restart mid-vend).
     case unknown
+    /// The spiral's home switch left home and never came back (or was away from home before the
+    /// motor was powered): nothing was seen to drop, and the slot is locked for the technician.
+    case motorJammed = "motor-jammed"
+    /// The home switch never left home: the motor is missing, disconnected or stalled. Nothing
+    /// dropped; the slot is locked.
+    case motorMissing = "motor-missing"
+    /// The drop sensor saw the item fall, then the spiral jammed before home: sold, and locked.
+    case droppedMotorJammed = "dropped-motor-jammed"
+
+    /// The motor fault that takes the slot out of service, if any.
+    public var motorFault: SlotFault? {
+        switch self {
+        case .motorJammed, .droppedMotorJammed: .jammed
+        case .motorMissing: .motorMissing
+        case .dropped, .notDropped, .pulsedWithoutSensor, .unknown: nil
+        }
+    }
+}
+
+/// Why a slot is out of service until a technician clears it.
+public enum SlotFault: String, Hashable, Sendable, Codable, CaseIterable {
+    /// The spiral did not come back home: something holds it.
+    case jammed
+    /// The motor never left home: missing, unplugged or stalled.
+    case motorMissing = "motor-missing"
+    /// Found away from home when vendd started (a power cut mid-turn): not turned blindly.
+    case awayFromHome = "away-from-home"
 }
 
 /// What the shell must carry out after an input, in order.

@@ -27,7 +27,8 @@ extension Machine {
     public var offers: [Offer] {
         setup.slots.compactMap { slot in
             guard let product = setup.catalog[slot.product], let price = price(of: slot.id) else { return nil }
-            // A health-locked slot offers nothing: the kiosk and the LCD show it as not available.
+            // A health-locked slot, or one out of service after a motor fault, offers nothing: the
+            // kiosk and the LCD show it as not available.
             return Offer(slot: slot.id, product: product, price: price, available: sellable(slot.id) ? available(in: slot.id) : 0)
         }
     }

@@ -63,9 +63,14 @@ public struct Machine: Hashable, Sendable, Codable {
     /// outlives restarts and power cuts (Food Code 4-204.111).
     public private(set) var healthLocks: [ZoneID: HealthLock] = [:]
 
+    /// Slots out of service after a motor fault, until a technician clears them. Journaled and
+    /// saved: a jam survives a restart.
+    public private(set) var slotFaults: [SlotID: SlotFault] = [:]
+
     private enum CodingKeys: String, CodingKey {
         case credit, pendingVend, lastVendNumber, pendingPayout, lastPayoutNumber, isInServiceMode, isFilling, coinCursors,
-            payoutCounters, changeInventory, stock, priceOverrides, ledger, setup, cardSession, cardSettlements, lastAuditRead, healthLocks
+            payoutCounters, changeInventory, stock, priceOverrides, ledger, setup, cardSession, cardSettlements, lastAuditRead,
+            healthLocks, slotFaults
     }
 
     /// A new, empty machine: no credit, no stock, nothing sold.
@@ -97,6 +102,7 @@ public struct Machine: Hashable, Sendable, Codable {
         cardSettlements = try container.decodeIfPresent([CardSettlement].self, forKey: .cardSettlements) ?? []
         lastAuditRead = try container.decodeIfPresent(AuditTotals.self, forKey: .lastAuditRead)
         healthLocks = try container.decodeIfPresent([ZoneID: HealthLock].self, forKey: .healthLocks) ?? [:]
+        slotFaults = try container.decodeIfPresent([SlotID: SlotFault].self, forKey: .slotFaults) ?? [:]
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -119,6 +125,7 @@ public struct Machine: Hashable, Sendable, Codable {
         if !cardSettlements.isEmpty { try container.encode(cardSettlements, forKey: .cardSettlements) }
         try container.encodeIfPresent(lastAuditRead, forKey: .lastAuditRead)
         if !healthLocks.isEmpty { try container.encode(healthLocks, forKey: .healthLocks) }
+        if !slotFaults.isEmpty { try container.encode(slotFaults, forKey: .slotFaults) }
     }
 
     public mutating func apply(_ input: Input, at now: Instant) -> [Effect] {
@@ -163,6 +170,8 @@ public struct Machine: Hashable, Sendable, Codable {
         case .auditRead(let totals): recordAuditRead(totals, into: &effects)
         case .healthTripped(let trip): lockZone(trip, at: now, into: &effects)
         case .healthServiced(let zone, let technician): serviceZone(zone, by: technician, into: &effects)
+        case .slotFaultFound(let slot, let fault): lockSlot(slot, fault, into: &effects)
+        case .clearSlotFault(let slot, let technician): clearFault(of: slot, by: technician, into: &effects)
         }
         if acceptsCoins != acceptedCoinsBefore {
             effects.command(.setCoinAcceptance(acceptsCoins))
@@ -229,8 +238,11 @@ public struct Machine: Hashable, Sendable, Codable {
         return zone
     }
 
-    /// A customer could buy from `slot` with enough credit: stocked and not health-locked.
-    public func sellable(_ slot: SlotID) -> Bool { available(in: slot) > 0 && healthLock(on: slot) == nil }
+    /// A customer could buy from `slot` with enough credit: stocked, not health-locked and not out
+    /// of service after a motor fault.
+    public func sellable(_ slot: SlotID) -> Bool {
+        available(in: slot) > 0 && healthLock(on: slot) == nil && slotFaults[slot] == nil
+    }
 
     /// The last sequence number credited from a coin source; drivers continue after it.
     public func lastCoinSequence(from source: String) -> UInt64? { coinCursors[source] }
@@ -333,6 +345,7 @@ public struct Machine: Hashable, Sendable, Codable {
         guard let slot = setup.slot(slotID), let price = price(of: slotID) else {
             return effects.reject(.unknownSlot(slotID))
         }
+        if let fault = slotFaults[slotID] { return effects.reject(.slotOutOfService(slotID, fault)) }
         guard available(in: slotID) > 0 else { return effects.reject(.outOfStock(slotID)) }
         if let zone = healthLock(on: slotID) { return effects.reject(.healthLocked(slotID, zone: zone)) }
         guard price <= credit else {
@@ -362,15 +375,24 @@ public struct Machine: Hashable, Sendable, Codable {
         resolve(vend, outcome: .unknown, at: now, into: &effects)
     }
 
+    /// The money follows the outcome; a motor fault then takes the slot out of service.
     private mutating func resolve(_ vend: PendingVend, outcome: VendOutcome, at now: Instant, into effects: inout Effects) {
         pendingVend = nil
-        if let card = vend.card { return resolveCardVend(vend, card, outcome: outcome, at: now, into: &effects) }
+        if let card = vend.card {
+            resolveCardVend(vend, card, outcome: outcome, at: now, into: &effects)
+        } else {
+            resolveCashVend(vend, outcome: outcome, at: now, into: &effects)
+        }
+        if let fault = outcome.motorFault { lockSlot(vend.slot, fault, into: &effects) }
+    }
+
+    private mutating func resolveCashVend(_ vend: PendingVend, outcome: VendOutcome, at now: Instant, into effects: inout Effects) {
         switch outcome {
-        case .dropped:
+        case .dropped, .droppedMotorJammed:
             completeSale(vend, confirmation: .dropSensor, at: now, into: &effects)
         case .pulsedWithoutSensor:
             completeSale(vend, confirmation: .relayOnly, at: now, into: &effects)
-        case .notDropped:
+        case .notDropped, .motorJammed, .motorMissing:
             ledger.recordFailedVend()
             failVend(
                 vend, outcome: outcome, payOut: setup.failedVendPolicy == .payOut && setup.payoutAvailable,
@@ -477,9 +499,9 @@ public struct Machine: Hashable, Sendable, Codable {
         }
         let confirmation: SaleConfirmation?
         switch outcome {
-        case .dropped: confirmation = .dropSensor
+        case .dropped, .droppedMotorJammed: confirmation = .dropSensor
         case .pulsedWithoutSensor: confirmation = .relayOnly
-        case .notDropped:
+        case .notDropped, .motorJammed, .motorMissing:
             ledger.recordFailedVend()
             confirmation = nil
         case .unknown:
@@ -534,6 +556,22 @@ public struct Machine: Hashable, Sendable, Codable {
     private mutating func setReadiness(of reader: CardReader, _ readiness: CardReaderReadiness?, into effects: inout Effects) {
         cardReaders[reader] = readiness
         endCardSession(of: reader, into: &effects)
+    }
+
+    // MARK: - Slot faults
+
+    private mutating func lockSlot(_ slot: SlotID, _ fault: SlotFault, into effects: inout Effects) {
+        guard setup.slot(slot) != nil else { return effects.reject(.unknownSlot(slot)) }
+        // The first fault stands until cleared: a jammed motor later found away from home is jammed.
+        guard slotFaults[slot] == nil else { return }
+        slotFaults[slot] = fault
+        effects.emit(.slotFaulted(slot, fault))
+    }
+
+    private mutating func clearFault(of slot: SlotID, by technician: String, into effects: inout Effects) {
+        guard setup.slot(slot) != nil else { return effects.reject(.unknownSlot(slot)) }
+        guard let fault = slotFaults.removeValue(forKey: slot) else { return effects.reject(.noSlotFault(slot)) }
+        effects.emit(.slotFaultCleared(slot, fault, by: technician))
     }
 
     // MARK: - Technician operations
@@ -666,7 +704,10 @@ public struct Machine: Hashable, Sendable, Codable {
         var removed: [SlotID] = []
         for old in oldSetup.slots {
             let new = newSetup.slot(old.id)
-            if new == nil { removed.append(old.id) }
+            if new == nil {
+                removed.append(old.id)
+                slotFaults[old.id] = nil
+            }
             if new?.product != old.product, let count = stock[old.id]?.count {
                 // The items in the slot are of the old product: they no longer count as stock.
                 stock[old.id] = new == nil ? nil : SlotStock()

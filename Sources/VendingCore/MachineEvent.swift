@@ -45,6 +45,10 @@ public enum MachineEvent: Hashable, Sendable, Codable {
     case healthLocked(HealthLock)
     /// A technician serviced a locked zone; `lock` is the lock that cleared.
     case healthLockCleared(HealthLock, technician: String)
+    /// A motor fault took the slot out of service until a technician clears it.
+    case slotFaulted(SlotID, SlotFault)
+    /// A technician cleared the slot's fault (`by`: who, as the control socket knew them).
+    case slotFaultCleared(SlotID, SlotFault, by: String)
 }
 
 public enum StockChangeReason: String, Hashable, Sendable, Codable {
@@ -90,6 +94,10 @@ public enum Rejection: Hashable, Sendable, Codable, CustomStringConvertible {
     case healthLocked(SlotID, zone: ZoneID)
     /// A service for a zone that holds no health lock.
     case zoneNotLocked(ZoneID)
+    /// The slot's motor is jammed or missing: the customer is asked to make another selection.
+    case slotOutOfService(SlotID, SlotFault)
+    /// A fault was to be cleared on a slot that has none.
+    case noSlotFault(SlotID)
 
     public var description: String {
         switch self {
@@ -122,6 +130,8 @@ public enum Rejection: Hashable, Sendable, Codable, CustomStringConvertible {
         case .healthLocked(let slot, let zone):
             "slot \(slot) is locked: zone \(zone) failed its food-safety check; a technician must service it (vendctl zone service \(zone))"
         case .zoneNotLocked(let zone): "zone \(zone) holds no health lock"
+        case .slotOutOfService(let slot, let fault): "slot \(slot) is out of service (\(fault.rawValue)): make another selection"
+        case .noSlotFault(let slot): "slot \(slot) has no fault to clear"
         }
     }
 }

@@ -4,13 +4,39 @@ import VendControl
 struct Sim: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Drive the simulated hardware of `vendd run --simulate`.",
-        subcommands: [Press.self, Coin.self, Note.self, Card.self, Drop.self, CoinReturn.self, Key.self, Door.self, Temp.self, SensorFault.self])
+        subcommands: [
+            Press.self, Coin.self, Note.self, Card.self, Drop.self, Jam.self, MotorMissing.self, FreeMotor.self, CoinReturn.self, Key.self,
+            Door.self, Temp.self, SensorFault.self,
+        ])
 
     struct Press: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Press and release a slot's selection button.")
         @OptionGroup var connection: Connection
         @Argument(help: "The slot, e.g. A1.") var slot: String
         func run() throws { try send(.simPress(slot: slot), connection) }
+    }
+
+    struct Jam: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "The next turn of a slot's spiral motor jams away from home.")
+        @OptionGroup var connection: Connection
+        @Argument(help: "The slot, e.g. B3.") var slot: String
+        func run() throws { try send(.simMotor(slot: slot, action: "jam"), connection) }
+    }
+
+    struct MotorMissing: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "motor-missing", abstract: "A slot's spiral motor is missing for its next turn (its cam never leaves home).")
+        @OptionGroup var connection: Connection
+        @Argument(help: "The slot, e.g. B3.") var slot: String
+        func run() throws { try send(.simMotor(slot: slot, action: "missing"), connection) }
+    }
+
+    struct FreeMotor: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "free-motor", abstract: "Free a jammed spiral and turn its cam home by hand, as the technician does.")
+        @OptionGroup var connection: Connection
+        @Argument(help: "The slot, e.g. B3.") var slot: String
+        func run() throws { try send(.simMotor(slot: slot, action: "free"), connection) }
     }
 
     struct Coin: ParsableCommand {

@@ -63,6 +63,11 @@ struct Status: ParsableCommand {
             ])
         }
         lines += table.render()
+        let faults = status.slots.compactMap { slot in slot.fault.map { "\(slot.id) (\($0))" } }
+        if !faults.isEmpty {
+            lines.append("")
+            lines.append("out of service: \(faults.joined(separator: ", ")); free the spiral, then vendctl slot clear SLOT")
+        }
         return lines.joined(separator: "\n")
     }
 

@@ -9,6 +9,7 @@ import VendingCore
     static let shipped = [
         "config/vendd.yaml", "config/examples/minimal.yaml", "config/examples/cctalk-euro.yaml",
         "config/examples/change-won.yaml", "config/examples/cctalk-coins.yaml", "config/examples/chilled-food.yaml",
+        "config/examples/spiral-matrix.yaml",
     ]
 
     @Test(arguments: shipped)
@@ -60,8 +61,8 @@ import VendingCore
         #expect(config.machine.unknownOutcomePolicy == .refundCredit)
         #expect(config.machine.payout == .none)
         #expect(config.gpio.debounce == .milliseconds(20))
-        #expect(config.slots[0].relay.pulse == .milliseconds(500))
-        #expect(config.slots[0].relay.maximumOn == .milliseconds(3_000))
+        #expect(config.slots[0].relay?.pulse == .milliseconds(500))
+        #expect(config.slots[0].relay?.maximumOn == .milliseconds(3_000))
         #expect(config.stateDirectory == "/var/lib/vendd")
         #expect(config.control.socketPath == "/run/vendd/control.sock")
         #expect(config.control.group == "vendtech")

@@ -78,7 +78,7 @@ struct ControllerRig {
         // The relays were given back: driving one now fails instead of moving it.
         let firstSlot = try #require(rig.config.slots.first)
         #expect(rig.hardware.dispenser.start(firstSlot.id, completion: { _ in }) == .notDropped)
-        #expect(rig.world.chip.isActive(firstSlot.relay.line.line) == false)
+        #expect(rig.world.chip.isActive(try #require(firstSlot.relay).line.line) == false)
         await rig.tearDown()
     }
 }

@@ -134,6 +134,16 @@ extension TelemetryEvent {
             zone = lock.trip.zone.rawValue
             on = false
             reason = "serviced by \(technician)"
+        case .slotFaulted(let slot, let fault):
+            self = make(.slotFault)
+            self.slot = slot.rawValue
+            reason = fault.rawValue
+            on = true
+        case .slotFaultCleared(let slot, let fault, let technician):
+            self = make(.slotFault)
+            self.slot = slot.rawValue
+            reason = "\(fault.rawValue) cleared by \(technician)"
+            on = false
         case .duplicateCoinIgnored, .coinAcceptanceChanged, .cardAcceptanceChanged, .setupChanged, .rejected:
             return nil
         }

@@ -1,0 +1,66 @@
+import Foundation
+import Testing
+import VendControl
+import VenddTestSupport
+
+/// The 60-selection matrix machine of `config/examples/spiral-matrix.yaml`, the real vendd in
+/// `--simulate` (spiral motors with cam switches), driven through vendctl.
+@Suite(.oneRealProcessTestAtATime) struct MotorProcessTests {
+    /// A sale, then a jam: the credit comes back, that slot is locked (and only that one), the
+    /// lock survives a restart and is cleared by a technician with vendctl.
+    @Test func aJamRefundsLocksTheSlotAcrossARestartUntilClearedByATechnician() throws {
+        let daemon = try DaemonHarness(config: "config/examples/spiral-matrix.yaml")
+        defer { daemon.tearDown() }
+        try daemon.start()
+        try daemon.send(.restock(slot: "all", count: nil))
+
+        // A sale: B3's motor turns once, its cam leaves home and comes back, the item drops.
+        #expect(try daemon.vendctl("sim", "coin", "2.00").status == 0)
+        try daemon.send(.simPress(slot: "B3"))
+        let sold = try daemon.waitUntil("the sale") { $0.books.sales == "1.50" && $0.vendInProgress == nil }
+        #expect(sold.credit == "0.50" && sold.slot("B3")?.stock == 7)
+        try daemon.waitForLog("motor of slot B3 back home after")
+
+        // A jam at C5: the cam leaves home and never comes back; the price goes back to credit.
+        #expect(try daemon.vendctl("sim", "coin", "1.00").status == 0)
+        #expect(try daemon.vendctl("sim", "jam", "C5").status == 0)
+        try daemon.send(.simPress(slot: "C5"))
+        let jammed = try daemon.waitUntil("the jam", timeout: 15) { $0.slot("C5")?.fault == "jammed" && $0.vendInProgress == nil }
+        #expect(jammed.credit == "1.50" && jammed.books.failedVends == 1 && jammed.slot("C5")?.stock == 8)
+        #expect(jammed.slot("C5")?.available == 0)
+        try daemon.waitForLog("motor of slot C5 did not return home within 5000 ms")
+        let refused = try daemon.vendctl("select", "C5")
+        #expect(refused.status == 1 && refused.errors.contains("make another selection"), "\(refused.errors)")
+        #expect(try daemon.vendctl("status").normalisedOutput.contains("out of service: C5 (jammed)"))
+
+        // The lock is state: it survives a restart.
+        #expect(try daemon.stop() == 0)
+        try daemon.start()
+        #expect(try daemon.status().slot("C5")?.fault == "jammed")
+
+        // The technician frees the spiral and clears the slot; the journal says who.
+        #expect(try daemon.vendctl("sim", "free-motor", "C5").status == 0)
+        let cleared = try daemon.vendctl("slot", "clear", "C5")
+        #expect(cleared.output == "slot C5 back in service (jammed cleared)\n", "\(cleared.errors)")
+        try daemon.waitForLog("slot C5 back in service (jammed cleared by")
+        try daemon.send(.simPress(slot: "C5"))
+        let after = try daemon.waitUntil("the sale after clearing") { $0.books.sales == "2.50" && $0.vendInProgress == nil }
+        #expect(after.slot("C5")?.fault == nil && after.slot("C5")?.stock == 7 && after.credit == "0.50")
+        #expect(try daemon.stop() == 0)
+    }
+
+    /// A missing motor (the cam never leaves home) is a failed vend and locks its slot too.
+    @Test func aMissingMotorLocksItsSlot() throws {
+        let daemon = try DaemonHarness(config: "config/examples/spiral-matrix.yaml")
+        defer { daemon.tearDown() }
+        try daemon.start()
+        try daemon.send(.restock(slot: "F10", count: 2))
+        #expect(try daemon.vendctl("sim", "coin", "2.00").status == 0)
+        #expect(try daemon.vendctl("sim", "motor-missing", "F10").status == 0)
+        try daemon.send(.simPress(slot: "F10"))
+        let missing = try daemon.waitUntil("the missing motor") { $0.slot("F10")?.fault == "motor-missing" && $0.vendInProgress == nil }
+        #expect(missing.credit == "2.00" && missing.books.sales == "0.00")
+        try daemon.waitForLog("motor of slot F10 did not leave home within 1000 ms")
+        #expect(try daemon.stop() == 0)
+    }
+}
