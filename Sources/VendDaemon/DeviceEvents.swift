@@ -38,6 +38,9 @@ final class DeviceEvents: Sendable {
         case .door(let open):
             logger.notice(open ? "door opened" : "door closed")
             send(.setServiceMode(changeSwitches { $0.doorOpen = open }))
+            // The temperature zones share the cabinet door: open, the cabinet warms; closed, the
+            // zones get their recovery window before their health rule may trip.
+            machine.withLock { $0 }?.climate.withLock { $0 }?.setDoor(open: open)
         case .dropSensed:
             // Drop sensors belong to the dispenser; `Hardware` routes them there.
             break

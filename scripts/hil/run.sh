@@ -227,6 +227,25 @@ else
     copy_arm64_libraries "$root/usr/bin/vendd" "$root/usr/bin/vendctl" "$root/usr/bin/gpio-mirror"
 fi
 cp "$SCRIPT_DIR/hil.yaml" "$SCRIPT_DIR/bench.yaml" "$root/etc/vendd/"
+# The same machine with a refrigerated zone read from an LM75 through the kernel's lm75 hwmon
+# driver, on i2c-stub (the module built with the kernel; the guest writes the temperature register
+# with hiltool lm75-set): A2's water is perishable in it, A3's is not. Windows and trip time short.
+cp "$(dirname "$kernel")/i2c-stub.ko" "$root/i2c-stub.ko"
+{
+    sed '/relay: { line: 3,/a\    zone: chilled\n    perishable: true' "$SCRIPT_DIR/hil.yaml"
+    cat <<'ZONES'
+
+zones:
+  - id: chilled
+    kind: cold
+    sensors: [{ hwmon: lm75 }]
+    set_point: 3
+    read_interval_s: 1
+    start_delay_s: 0
+    health: { limit: 5, trip_s: 2, recovery_after_door_s: 1, recovery_after_power_on_s: 1, sensor_grace_s: 3 }
+ZONES
+} >"$root/etc/vendd/hil-health.yaml"
+grep -q 'perishable: true' "$root/etc/vendd/hil-health.yaml" || hil_die "hil-health.yaml: slot A2 was not put in the chilled zone (hil.yaml changed?)"
 # The same machines with a ccTalk acceptor on the second UART; positions as cctalk-sim's coin ids.
 cctalk_acceptor='coin_acceptor:
   port: /dev/ttyS1

@@ -476,12 +476,69 @@ scenario_dex_over_ttyS3() {
     pass "in $(($(date +%s) - started)) s: cable pulled twice ($cuts): nothing reset; whole DEX/UCS read, then reset; A2 priced 1200 by the handheld; DDCMP read, then reset; reads: $va1, $ddcmp_va1"
 }
 
+# The food-safety lock on a real kernel's hwmon path: an LM75 (i2c-stub, the lm75 driver) read by
+# vendd's hwmon sensor. Warmed past the limit, the zone locks its perishable slot (A2) while A3
+# sells; the lock survives SIGKILL and a restart on a cold cabinet, and only a technician's zone
+# service clears it; the sensor taken away locks it again after its grace time.
+zone_line() { vendctl status | grep '^zone '; }
+zone_reads() { zone_line | grep -qF "chilled (cold) $1 °C"; }
+zone_locked() { zone_line | grep -qF "HEALTH LOCKED: $1"; }
+zone_unlocked() { zone_line | grep -qF "health ok"; }
+# refused_press BUTTON RELAY: pressed with credit, the relay stays off for a second.
+refused_press() {
+    hiltool press "$(pull "$1")"
+    hiltool hold "$(value "$2")" 0 1000; held=$?
+    hiltool release "$(pull "$1")"
+    return $held
+}
+
+scenario_health_over_i2c() {
+    started=$(date +%s)
+    i2c=/sys/bus/i2c/devices
+    [ -e $i2c/i2c-0 ] || insmod /i2c-stub.ko chip_addr=0x48 || { fail "cannot load i2c-stub"; return; }
+    [ -e $i2c/0-0048 ] || echo lm75 0x48 >$i2c/i2c-0/new_device || { fail "cannot bind lm75 at 0x48 on i2c-0"; return; }
+    hiltool lm75-set /dev/i2c-0 0x48 3000 || { fail "cannot set the LM75's temperature"; return; }
+    start_vendd credit /etc/vendd/hil-health.yaml || { fail "vendd did not start with the chilled zone"; return; }
+    within 50 zone_reads 3.0 || { fail "the zone does not read the LM75's 3.0 °C: $(zone_line)"; return; }
+    grep -qF "zone chilled (cold): hwmon:lm75" /tmp/vendd.log || { fail "the start-up log does not name the lm75 sensor"; return; }
+
+    hiltool lm75-set /dev/i2c-0 0x48 9000
+    within 100 zone_locked "temperature past the limit of 5.0 °C" || { fail "9 °C did not lock the zone: $(zone_line)"; return; }
+    logged "zone chilled locked" 1 || { fail "the lock was not logged"; return; }
+    refused_press 2 3 || { fail "A2's relay moved while its zone is locked"; return; }
+    logged "slot A2 is locked" 1 || { fail "the refusal of A2 was not logged"; return; }
+    sell 5 6 || { fail "A3 (not perishable) did not sell: relay line 6"; return; }
+
+    # A power cut with the cabinet cold again: the lock is state, not a reading.
+    kill -KILL "$VPID"; wait "$VPID" 2>/dev/null; VPID=
+    hiltool lm75-set /dev/i2c-0 0x48 3000
+    launch_vendd /etc/vendd/hil-health.yaml || { fail "vendd did not restart"; return; }
+    within 50 zone_reads 3.0 || { fail "after the restart the zone reads $(zone_line)"; return; }
+    zone_locked "temperature past the limit" || { fail "the lock did not survive SIGKILL: $(zone_line)"; return; }
+    refused_press 2 3 || { fail "A2's relay moved after the restart while still locked"; return; }
+
+    vendctl zone service chilled >/dev/null 2>&1 && { fail "zone service outside service mode was accepted"; return; }
+    vendctl service on >/dev/null && vendctl zone service chilled >/dev/null && vendctl service off >/dev/null ||
+        { fail "the technician's zone service failed"; return; }
+    within 20 zone_unlocked || { fail "the service did not clear the lock: $(zone_line)"; return; }
+    sell 2 3 || { fail "A2 did not sell after the service"; return; }
+    within 20 books_are itemsSold 2
+    expect_books 2 0 3000 || { fail "$BOOKS"; return; }
+
+    # The sensor taken away: after its 3 s grace the zone locks again (no reading is no safety).
+    echo 0x48 >$i2c/i2c-0/delete_device
+    within 100 zone_locked "sensor" || { fail "the missing sensor did not lock the zone: $(zone_line)"; return; }
+    stop_vendd
+    [ "$STOP_STATUS" = 0 ] || { fail "vendd exited with $STOP_STATUS after SIGTERM"; return; }
+    pass "in $(($(date +%s) - started)) s: lm75 on i2c-stub read through hwmon; 9 °C locked A2 (A3 sold), the lock outlived SIGKILL, zone service cleared it, A2 sold; the sensor removed locked it again"
+}
+
 run_scenarios() {
     check_uarts || { echo "HIL done"; return; }
     make_chip
     planned=${HIL_SCENARIOS:-libgpiod_api press_with_credit bouncing_press drop_confirms_vend no_drop_aborts_vend \
              two_buttons_at_once press_without_credit sigterm_mid_vend busy_line coin_over_ttyS1 \
-             mdb_over_ttyS2 card_over_ttyS2 dex_over_ttyS3}
+             mdb_over_ttyS2 card_over_ttyS2 dex_over_ttyS3 health_over_i2c}
     echo "HIL planned: $(echo $planned | wc -w)"
     for SCENARIO in $planned; do
         "scenario_$SCENARIO"
