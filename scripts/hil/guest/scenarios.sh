@@ -508,6 +508,8 @@ scenario_health_over_i2c() {
     refused_press 2 3 || { fail "A2's relay moved while its zone is locked"; return; }
     logged "slot A2 is locked" 1 || { fail "the refusal of A2 was not logged"; return; }
     sell 5 6 || { fail "A3 (not perishable) did not sell: relay line 6"; return; }
+    # The sale is booked just after the pulse ends; the power cut comes after it.
+    within 20 books_are itemsSold 1 || { fail "A3's sale was not booked"; return; }
 
     # A power cut with the cabinet cold again: the lock is state, not a reading.
     kill -KILL "$VPID"; wait "$VPID" 2>/dev/null; VPID=
