@@ -96,18 +96,22 @@ public struct LineUse: Sendable {
 
     /// Every line of `slots`, `buttons` and the motor matrix, in their order.
     package static func all(slots: [SlotConfig], buttons: [ButtonConfig], matrix: MotorMatrixConfig?) -> [LineUse] {
-        slots.flatMap { slot in
-            var uses = [LineUse(purpose: .slotButton(slot.id), line: slot.button)]
+        // Built in steps: Debian's Swift 6.0 cannot type-check it as one expression in time.
+        var uses: [LineUse] = []
+        for slot in slots {
+            uses.append(LineUse(purpose: .slotButton(slot.id), line: slot.button))
             switch slot.drive {
             case .relay(let relay): uses.append(LineUse(purpose: .relay(slot.id), line: relay.line))
             case .spiral(let spiral):
                 if case .line(let motor) = spiral.power { uses.append(LineUse(purpose: .motor(slot.id), line: motor)) }
                 uses.append(LineUse(purpose: .home(slot.id), line: spiral.home))
             }
-            return uses + (slot.dropSensor.map { [LineUse(purpose: .dropSensor(slot.id), line: $0.input)] } ?? [])
-        } + buttons.map { LineUse(purpose: .action($0.action), line: $0.line) }
-            + (matrix?.rows.enumerated().map { LineUse(purpose: .matrixRow($0), line: $1) } ?? [])
-            + (matrix?.columns.enumerated().map { LineUse(purpose: .matrixColumn($0), line: $1) } ?? [])
+            if let dropSensor = slot.dropSensor { uses.append(LineUse(purpose: .dropSensor(slot.id), line: dropSensor.input)) }
+        }
+        uses += buttons.map { LineUse(purpose: .action($0.action), line: $0.line) }
+        for (index, row) in (matrix?.rows ?? []).enumerated() { uses.append(LineUse(purpose: .matrixRow(index), line: row)) }
+        for (index, column) in (matrix?.columns ?? []).enumerated() { uses.append(LineUse(purpose: .matrixColumn(index), line: column)) }
+        return uses
     }
 
     package init(purpose: Purpose, line: InputLineConfig) {
