@@ -28,7 +28,9 @@ struct InputGenerator {
         case 30..<50:
             return .slotSelected(slots.randomElement(using: &random)!)
         case 50..<65:
-            let outcome = [VendOutcome.dropped, .notDropped, .pulsedWithoutSensor, .unknown].randomElement(using: &random)!
+            let outcome = [
+                VendOutcome.dropped, .notDropped, .pulsedWithoutSensor, .unknown, .motorJammed, .motorMissing, .droppedMotorJammed,
+            ].randomElement(using: &random)!
             let current = machine.pendingVend?.id.rawValue ?? 0
             let id = Int.random(in: 0..<5, using: &random) == 0 ? current + 1 : current
             return .vendEnded(VendID(rawValue: id), outcome)
@@ -53,7 +55,12 @@ struct InputGenerator {
             return .testPayout(Fixtures.won(Int64.random(in: -100...2_000, using: &random)))
         case 94..<95:
             return .coinsDispensedManually(Fixtures.won(Int64.random(in: -100...1_000, using: &random)))
-        case 95..<98:
+        case 95..<96:
+            // A motor found away from home, or a technician clearing a slot (faulted or not).
+            let slot = slots.randomElement(using: &random)!
+            return Bool.random(using: &random)
+                ? .slotFaultFound(slot, SlotFault.allCases.randomElement(using: &random)!) : .clearSlotFault(slot, by: "tester")
+        case 96..<98:
             let coins = [100, 500].map { ChangeStock(value: Fixtures.won($0), count: Int.random(in: 0...5, using: &random)) }
             return .changeInventory(coins)
         default:
@@ -135,6 +142,11 @@ extension Input {
             if machine.stock.values.contains(where: { $0.count < 0 }) { return "\(context): negative stock" }
             if !events.isEmpty, events.allSatisfy({ if case .rejected = $0 { true } else { false } }), machine != before {
                 return "\(context): a rejected input changed the machine"
+            }
+            if case .slotSelected(let slot) = input, before.slotFaults[slot] != nil,
+                events.contains(where: { if case .vendStarted = $0 { true } else { false } })
+            {
+                return "\(context): a vend started on slot \(slot), out of service after a motor fault"
             }
             if case .coinInserted(_, let event, _) = input, let last = before.lastCoinSequence(from: event.source),
                 event.sequence <= last, machine.credit != before.credit
