@@ -234,7 +234,9 @@ public struct Machine: Hashable, Sendable, Codable {
 
     /// The zone whose health lock stops `slot`'s sales now, if any.
     public func healthLock(on slot: SlotID) -> ZoneID? {
-        guard let zone = setup.slot(slot)?.healthZone, healthLocks[zone] != nil else { return nil }
+        // Asked for every slot whenever acceptance is decided: the slot is looked up (a scan of
+        // the setup) only while some zone is locked.
+        guard !healthLocks.isEmpty, let zone = setup.slot(slot)?.healthZone, healthLocks[zone] != nil else { return nil }
         return zone
     }
 
