@@ -38,6 +38,9 @@ import VenddTestSupport
         #expect(restarted.zones?.first?.lock == lock, "the lock is journaled state: it survives a power cut")
         // The cabinet is cold again after the restart: the lock stays all the same.
         #expect(restarted.zones?.first?.temperature == "3.0")
+        // The kiosk and the LCD tell "not available" from "sold out" by this.
+        #expect(restarted.slot("A2")?.healthLock == "chilled" && restarted.slot("A2")?.available == 0)
+        #expect(restarted.slot("A3")?.healthLock == nil)
 
         for _ in 0..<2 { try daemon.send(.simCoin(amount: "1.00")) }
         let sandwich = try daemon.client().send(.select(slot: "A2"))
@@ -51,7 +54,8 @@ import VenddTestSupport
         let serviced = try daemon.send(.zoneService(zone: "chilled"))
         #expect(serviced.message?.contains("zone chilled serviced by") == true)
         try daemon.send(.service(on: false))
-        #expect(try daemon.status().zones?.first?.lock == nil)
+        let afterService = try daemon.status()
+        #expect(afterService.zones?.first?.lock == nil && afterService.slot("A2")?.healthLock == nil)
         try daemon.waitForLog("TECHNICIAN=")
         _ = try daemon.stop()
         try daemon.start()
