@@ -142,7 +142,8 @@ import VendingCore
         #expect(locked == .notAvailable(product: "hot-latte"))
         var told = machine
         told.post(jammed, at: 1_000)
-        #expect(MachineView(told, style: Self.style()).message == .init(text: "Banana Milk is out of service: choose another product", tone: .warning))
+        let toldJammed = MachineView(told, style: Self.style()).message
+        #expect(toldJammed == .init(text: "Banana Milk is out of service: choose another product", tone: .warning))
         told.post(locked, at: 1_000)
         #expect(MachineView(told, style: Self.style(ascii: true)).message.text == "Hot Cafe Latte is not available now: choose another product")
     }
