@@ -69,7 +69,7 @@ struct Startup {
         let controller = MachineController(
             machine: machine, store: store, config: config, logger: logger, timekeeper: timekeeper,
             relayLane: relayLane, outbox: outbox)
-        controller.resolveInterruptedVend()
+        let interruptedVendSlot = controller.resolveInterruptedVend()
         if let rejection = controller.reconfigure(to: config) {
             return .failure(
                 StartupFailure(
@@ -80,7 +80,7 @@ struct Startup {
 
         do {
             let hardware = try bringUpHardware(config, options: options, controller: controller, logger: logger)
-            controller.attach(hardware)
+            controller.attach(hardware, interruptedVendSlot: interruptedVendSlot)
         } catch {
             return .failure(StartupFailure(status: ExitStatus.unavailable, message: "\(error)"))
         }
@@ -194,12 +194,13 @@ extension StartupFailure: CustomStringConvertible {
 
 extension MachineController {
     /// A vend in flight when vendd stopped has an unknown outcome: resolve it by the configured
-    /// policy, journaled like any input, and tell the technician.
-    func resolveInterruptedVend() {
-        guard let vend = pendingVend else { return }
+    /// policy, journaled like any input, and tell the technician. Returns its slot.
+    func resolveInterruptedVend() -> SlotID? {
+        guard let vend = pendingVend else { return nil }
         logger.warning(
             "\(vend.id) at slot \(vend.slot) was in flight when vendd stopped; resolving it as unknown (\(config.machine.unknownOutcomePolicy.rawValue)): check slot \(vend.slot)",
             metadata: ["SLOT": "\(vend.slot)", "VEND": "\(vend.id.rawValue)"])
         sendAndWait(.vendEnded(vend.id, .unknown))
+        return vend.slot
     }
 }
