@@ -59,6 +59,8 @@ import VendingCore
         #expect(config.zones[0].settings.defrost?.interval == .seconds(14_400))
         #expect(config.zones[1].settings.health?.limit == .celsius(57))
         #expect(config.machineSetup.slots.map(\.healthZone) == ["chilled", "chilled", nil, "soup"])
+        #expect(config.zones.map(\.relay?.line) == [.offset(12), .offset(16)])
+        #expect(config.machineSetup.machineLockZones.isEmpty)
     }
 
     @Test func aSlotInAnUnknownZoneGetsASuggestion() throws {

@@ -88,6 +88,7 @@ final class ClimateService: Sendable {
         running.store(false, ordering: .releasing)
         lane.close()
         zones.withLock { _ in outputs.release() }
+        logger.notice("temperature zones stopped: every zone relay off")
     }
 
     private static func sensor(_ config: SensorConfig) -> any TemperatureSensor {

@@ -501,7 +501,15 @@ scenario_health_over_i2c() {
     start_vendd credit /etc/vendd/hil-health.yaml || { fail "vendd did not start with the chilled zone"; return; }
     within 50 zone_reads 3.0 || { fail "the zone does not read the LM75's 3.0 °C: $(zone_line)"; return; }
     grep -qF "zone chilled (cold): hwmon:lm75" /tmp/vendd.log || { fail "the start-up log does not name the lm75 sensor"; return; }
+    grep -qF "relay on line 8" /tmp/vendd.log || { fail "the start-up log does not name the compressor's line 8"; return; }
+    [ "$(level 8)" = 0 ] || { fail "the compressor (line 8) is on at 3.0 °C, inside the differential"; return; }
 
+    # Warm: the compressor starts; cold at once: it keeps its 3 s minimum run, then stops.
+    hiltool lm75-set /dev/i2c-0 0x48 9000
+    hiltool wait "$(value 8)" 1 5000 >/dev/null || { fail "9 °C did not start the compressor (line 8): $(zone_line)"; return; }
+    hiltool lm75-set /dev/i2c-0 0x48 1000
+    ran_ms=$(hiltool wait "$(value 8)" 0 8000) || { fail "1 °C did not stop the compressor (line 8): $(zone_line)"; return; }
+    [ "$ran_ms" -ge 2500 ] || { fail "the compressor stopped $ran_ms ms after it started, inside its 3 s minimum run"; return; }
     hiltool lm75-set /dev/i2c-0 0x48 9000
     within 100 zone_locked "temperature past the limit of 5.0 °C" || { fail "9 °C did not lock the zone: $(zone_line)"; return; }
     logged "zone chilled locked" 1 || { fail "the lock was not logged"; return; }
@@ -530,9 +538,14 @@ scenario_health_over_i2c() {
     # The sensor taken away: after its 3 s grace the zone locks again (no reading is no safety).
     echo 0x48 >$i2c/i2c-0/delete_device
     within 100 zone_locked "sensor" || { fail "the missing sensor did not lock the zone: $(zone_line)"; return; }
+    # The sensor back and warm: the compressor runs, and SIGTERM switches it off.
+    echo lm75 0x48 >$i2c/i2c-0/new_device && hiltool lm75-set /dev/i2c-0 0x48 9000 || { fail "cannot put the LM75 back"; return; }
+    hiltool wait "$(value 8)" 1 8000 >/dev/null || { fail "the compressor (line 8) did not start with the sensor back at 9 °C: $(zone_line)"; return; }
     stop_vendd
     [ "$STOP_STATUS" = 0 ] || { fail "vendd exited with $STOP_STATUS after SIGTERM"; return; }
-    pass "in $(($(date +%s) - started)) s: lm75 on i2c-stub read through hwmon; 9 °C locked A2 (A3 sold), the lock outlived SIGKILL, zone service cleared it, A2 sold; the sensor removed locked it again"
+    [ "$(level 8)" = 0 ] || { fail "the compressor (line 8) is still on after SIGTERM"; return; }
+    logged "every zone relay off" 1 || { fail "the stop did not log the zones' relays off"; return; }
+    pass "in $(($(date +%s) - started)) s: lm75 on i2c-stub read through hwmon; 9 °C started the compressor (line 8), 1 °C stopped it after $ran_ms ms (3 s minimum run); 9 °C locked A2 (A3 sold), the lock outlived SIGKILL, zone service cleared it, A2 sold; the sensor removed locked it again; SIGTERM switched the running compressor off"
 }
 
 run_scenarios() {
