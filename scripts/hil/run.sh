@@ -250,6 +250,22 @@ zones:
 ZONES
 } >"$root/etc/vendd/hil-health.yaml"
 grep -q 'perishable: true' "$root/etc/vendd/hil-health.yaml" || hil_die "hil-health.yaml: slot A2 was not put in the chilled zone (hil.yaml changed?)"
+# The latency benchmark's machine with a cold zone read every second from a slow hwmon input the
+# guest makes (bench_latency_zone), its compressor relay on line 8.
+{
+    cat "$SCRIPT_DIR/bench.yaml"
+    cat <<'ZONES'
+
+zones:
+  - id: chilled
+    kind: cold
+    sensors: [{ hwmon: slowtemp }]
+    set_point: 4
+    read_interval_s: 1
+    start_delay_s: 0
+    relay: { line: 8 }
+ZONES
+} >"$root/etc/vendd/bench-zone.yaml"
 # The same machines with a ccTalk acceptor on the second UART; positions as cctalk-sim's coin ids.
 cctalk_acceptor='coin_acceptor:
   port: /dev/ttyS1
