@@ -40,8 +40,8 @@ struct ClimateRig {
 
         """
 
-    init() throws {
-        rig = try ControllerRig(edit: { $0 + Self.zones })
+    init(zones: String = Self.zones) throws {
+        rig = try ControllerRig(edit: { $0 + zones })
         let chip = SimulatedGPIOChip(name: "gpiochip0", timekeeper: rig.time)
         self.chip = chip
         let chips = GPIOChipSet(defaultChip: "gpiochip0") { _ throws(GPIOError) in chip }
@@ -107,6 +107,36 @@ struct ClimateRig {
         // time), then two days back (it would wait two days).
         let stepped = try await Self.relayTimeline(wallClockSteps: [0: -3_600_000, 250: 86_400_000, 300: -2 * 86_400_000])
         #expect(stepped == reference)
+    }
+
+    @Test func aHeaterDefrostSwitchesTheHeaterLineWithTheCompressorOff() async throws {
+        let heaterZone = ClimateRig.zones.replacingOccurrences(
+            of: "    relay: { line: 14 }\n",
+            with:
+                "    relay: { line: 14 }\n    defrost: { method: heater, interval_s: 600, termination: 30, max_duration_s: 60, drip_s: 30, heater: { line: 15 } }\n"
+        )
+        let zone = try ClimateRig(zones: heaterZone)
+        let start = zone.rig.time.now
+        try zone.setTemperature(30)
+        var samples: [String] = []
+        for seconds in stride(from: 0, through: 900, by: 10) {
+            zone.read(at: seconds, start: start)
+            samples.append("\(zone.relayIsOn ? "C" : "-")\(zone.chip.isActive(.offset(15)) ? "H" : "-")")
+        }
+        // The compressor from the 180 s start delay; after 600 s of its run, 60 s of heater with
+        // the compressor off, 30 s of drip, then the compressor again once its 120 s rest is over.
+        let expected = stride(from: 0, through: 900, by: 10).map { seconds -> String in
+            switch seconds {
+            case ..<180: "--"
+            case ..<780: "C-"
+            case ..<840: "-H"
+            case ..<900: "--"
+            default: "C-"
+            }
+        }
+        #expect(samples == expected)
+        await zone.tearDown()
+        #expect(!zone.chip.isActive(.offset(15)))
     }
 
     @Test func anExcursionIsShownAsAWallClockDate() async throws {
