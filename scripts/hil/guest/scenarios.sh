@@ -224,7 +224,16 @@ scenario_busy_line() {
     [ $status = 69 ] || { fail "exit status $status, expected 69 (hardware unavailable)"; return; }
     message=$(grep -F "slots[A2].relay.line" /tmp/vendd.log | grep -F "busy, held by 'hil-hog'" | head -n 1)
     [ -n "$message" ] || { fail "the error does not name slots[A2].relay.line and the hog"; return; }
-    pass "exit 69: $(echo "$message" | sed 's/^.*\(slots\[A2\]\)/\1/')"
+    # The chilled zone's compressor relay (line 8 in hil-health.yaml) held by another program.
+    make_chip 8
+    rm -rf "$STATE" && cp -a /prepared/credit "$STATE"
+    vendd run --config /etc/vendd/hil-health.yaml >/tmp/vendd.log 2>&1
+    status=$?
+    make_chip
+    [ $status = 69 ] || { fail "with the compressor's line held: exit status $status, expected 69"; return; }
+    zone_message=$(grep -F "zones[chilled].relay.line" /tmp/vendd.log | grep -F "busy, held by 'hil-hog'" | head -n 1)
+    [ -n "$zone_message" ] || { fail "the error does not name zones[chilled].relay.line and the hog"; return; }
+    pass "exit 69: $(echo "$message" | sed 's/^.*\(slots\[A2\]\)/\1/'); exit 69: $(echo "$zone_message" | sed 's/^.*\(zones\[chilled\]\)/\1/')"
 }
 
 # The coin acceptor: vendd polls cctalk-sim, which runs on the host behind qemu's second serial
