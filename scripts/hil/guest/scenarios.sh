@@ -590,10 +590,11 @@ bench_latency() {
 
 # The same presses with a temperature zone whose sensor read blocks in the kernel for 750 ms, as
 # a DS18B20's conversion does (w1_therm's read waits for it): /sys/class/hwmon is covered by a
-# tmpfs holding one hwmon directory named "slowtemp" whose temp1_input is a FIFO; the writer opens
-# it as vendd's read does (the open is the rendezvous), then answers 750 ms later. The zone reads
-# every second, so a read is in flight about three quarters of the time; once more with the
-# writer answering at once, to tell the zone's own cost from the read in flight.
+# tmpfs holding one hwmon directory named "slowtemp" whose temp1_input is a FIFO; the writer's
+# open returns when vendd's read opens it (the rendezvous), it answers 750 ms later and closes (the
+# read's end of file), then rests 50 ms so that vendd's read has closed before it opens again. The
+# zone reads every second, so a read is in flight about three quarters of the time; once more with
+# the writer answering at once, to tell the zone's own cost from the read in flight.
 # bench_latency_zone DELAY LABEL: DELAY is the writer's sleep in seconds ("0" answers at once).
 bench_latency_zone() {
     delay=$1 label=$2
@@ -601,16 +602,17 @@ bench_latency_zone() {
     mount -t tmpfs tmpfs $hwmon && mkdir $hwmon/hwmon90 && echo slowtemp >$hwmon/hwmon90/name &&
         mkfifo $hwmon/hwmon90/temp1_input || { fail "cannot make the slow hwmon input"; return 1; }
     : >/tmp/sensor-reads
-    (while :; do { [ "$delay" = 0 ] || sleep "$delay"; echo 4000; } >$hwmon/hwmon90/temp1_input; echo >>/tmp/sensor-reads; done) &
+    (while :; do { [ "$delay" = 0 ] || sleep "$delay"; echo 4000; } >$hwmon/hwmon90/temp1_input; echo >>/tmp/sensor-reads; sleep 0.05; done) &
     writer=$!
     start_vendd bench /etc/vendd/bench-zone.yaml || { fail "vendd did not start with the zone"; kill "$writer"; umount $hwmon; return 1; }
     within 50 zone_reads 4.0 || { fail "the zone does not read the slow sensor: $(zone_line)"; kill "$writer"; umount $hwmon; return 1; }
     reads_before=$(wc -l </tmp/sensor-reads) started=$(date +%s)
     echo "BENCH vendd, $label: $(hiltool latency "$(pull 0)" "$(value 1)" "${HIL_PRESSES:-500}" "${HIL_GAP_MS:-100}")"
-    echo "BENCH vendd, $label: $(($(wc -l </tmp/sensor-reads) - reads_before)) sensor reads in $(($(date +%s) - started)) s; books: sold $(books itemsSold), failed $(books failedVends)"
+    echo "BENCH vendd, $label: $(($(wc -l </tmp/sensor-reads) - reads_before)) sensor reads of ${delay} s in $(($(date +%s) - started)) s; books: sold $(books itemsSold), failed $(books failedVends)"
     stop_vendd
     kill "$writer"; wait "$writer" 2>/dev/null
-    umount $hwmon
+    # A sleep the writer left may hold the FIFO open for up to its delay.
+    within 20 umount $hwmon 2>/dev/null || { fail "cannot unmount the slow hwmon tree"; return 1; }
 }
 
 run_bench() {
