@@ -75,9 +75,8 @@ final class ClimateService: Sendable {
                 service.lane.put(index)
                 return true
             }
-            let relay = zone.relay.map { ", relay on line \($0.line)\($0.chip.map { " of \($0)" } ?? "")" } ?? ", relay not driven (no 'relay')"
             logger.notice(
-                "zone \(zone.settings.id) (\(zone.settings.kind.rawValue)): \(simulate ? "simulated cabinet" : zone.sensors.map(\.name).joined(separator: ", ")), read every \(zone.readInterval.components.seconds) s\(zone.settings.thermostat == nil ? "" : relay)",
+                "zone \(zone.settings.id) (\(zone.settings.kind.rawValue)): \(simulate ? "simulated cabinet" : zone.sensors.map(\.name).joined(separator: ", ")), read every \(zone.readInterval.components.seconds) s\(Self.relayText(zone))",
                 metadata: ["ZONE": "\(zone.settings.id)"])
         }
         return service
@@ -89,6 +88,14 @@ final class ClimateService: Sendable {
         lane.close()
         zones.withLock { _ in outputs.release() }
         logger.notice("temperature zones stopped: every zone relay off")
+    }
+
+    /// ", relay on line 12 of mcp23017" for the start-up log; nothing for a zone without a thermostat.
+    private static func relayText(_ zone: ZoneConfig) -> String {
+        guard zone.settings.thermostat != nil else { return "" }
+        guard let relay = zone.relay else { return ", relay not driven (no 'relay')" }
+        let chip: String = relay.chip.map { " of \($0)" } ?? ""
+        return ", relay on line \(relay.line)\(chip)"
     }
 
     private static func sensor(_ config: SensorConfig) -> any TemperatureSensor {

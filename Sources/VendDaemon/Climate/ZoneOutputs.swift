@@ -23,16 +23,10 @@ final class ZoneOutputs: Sendable {
         var relays: [Int?] = []
         var heaters: [Int?] = []
         for zone in zones {
-            relays.append(
-                zone.relay.map { line in
-                    lines.append(line)
-                    return lines.count - 1
-                })
-            heaters.append(
-                zone.defrostHeater.map { line in
-                    lines.append(line)
-                    return lines.count - 1
-                })
+            relays.append(zone.relay.map { _ in lines.count })
+            if let relay = zone.relay { lines.append(relay) }
+            heaters.append(zone.defrostHeater.map { _ in lines.count })
+            if let heater = zone.defrostHeater { lines.append(heater) }
         }
         group = lines.isEmpty ? nil : try chips.requestOutputs(lines, consumer: "vendd-zones")
         self.relays = relays
