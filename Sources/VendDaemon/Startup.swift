@@ -3,6 +3,7 @@ import Logging
 import VendConfig
 import VendControl
 import VendDrivers
+import VendGPIO
 import VendHardware
 import VendStore
 import VendTime
@@ -86,7 +87,15 @@ struct Startup {
         }
 
         // The zones read before the socket answers, so the first status already shows them.
-        let climate = ClimateService.start(config, simulate: options.simulate, controller: controller, logger: logger)
+        let climate: ClimateService?
+        do {
+            climate = try ClimateService.start(
+                config, simulate: options.simulate, chips: zoneChips(config, simulate: options.simulate, timekeeper: controller.timekeeper),
+                controller: controller, logger: logger)
+        } catch {
+            await controller.detachHardware()
+            return .failure(StartupFailure(status: ExitStatus.unavailable, message: "\(error)"))
+        }
         controller.climate.withLock { $0 = climate }
         let socketPath = options.socketPath ?? config.control.socketPath
         do {
@@ -171,6 +180,15 @@ struct Startup {
         } catch {
             logger.critical("MQTT: \(error); the fleet link is off until vendd restarts, events keep in the outbox")
             return nil
+        }
+    }
+
+    /// The chips the zones' relays are on: opened apart from the slots' (which a reload brings
+    /// down and up again), through libgpiod, or in memory in simulation.
+    static func zoneChips(_ config: VenddConfig, simulate: Bool, timekeeper: any Timekeeper) -> GPIOChipSet {
+        GPIOChipSet(defaultChip: config.gpio.chip) { name throws(GPIOError) in
+            if simulate { return SimulatedGPIOChip(name: name, timekeeper: timekeeper) }
+            return try LibgpiodChip(name)
         }
     }
 
