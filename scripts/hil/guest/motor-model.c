@@ -155,13 +155,24 @@ static long long on_at, home_at;
 static long long *overshoots;
 static int overshoot_count;
 
-// Looks at the lines once; returns 1 while a motor is on.
+static int active_line(const int *fds, int count, int *active) {
+    int found = 0;
+    for (int i = 0; i < count; i++)
+        if (read_level(fds[i])) *active = i, found++;
+    return found;
+}
+
+// Looks at the lines once; returns 1 while a motor is on. The rows are read before the columns:
+// vendd releases the column first, so a row seen released has its column released already. A
+// column seen with no row may be a motor being powered between the two reads (the row first),
+// so it counts as misuse only if the rows read again show none and the column is still on.
 static int observe(void) {
-    int active_row = -1, active_rows = 0, active_column = -1, active_columns = 0;
-    for (int r = 0; r < rows; r++)
-        if (read_level(row_fd[r])) active_row = r, active_rows++;
-    for (int c = 0; c < columns; c++)
-        if (read_level(column_fd[c])) active_column = c, active_columns++;
+    int active_row = -1, active_column = -1, column_again = -1, unused;
+    int active_rows = active_line(row_fd, rows, &active_row);
+    int active_columns = active_line(column_fd, columns, &active_column);
+    if (active_columns > 0 && active_rows == 0 && active_line(row_fd, rows, &unused) == 0 &&
+        active_line(column_fd, columns, &column_again) > 0 && column_again == active_column)
+        printf("MODEL VIOLATION column %d active with no row\n", active_column + 1);
     long long now = now_us();
     if (active_rows > 1 || active_columns > 1) printf("MODEL VIOLATION %d rows and %d columns active at once\n", active_rows, active_columns);
     if (on_row >= 0 && (active_row != on_row || active_column != on_column)) {
@@ -177,7 +188,6 @@ static int observe(void) {
         }
         on_row = on_column = -1;
     }
-    if (active_columns > 0 && active_rows == 0) printf("MODEL VIOLATION column %d active with no row\n", active_column + 1);
     if (on_row < 0 && active_rows == 1 && active_columns == 1) {
         on_row = active_row, on_column = active_column, on_at = now, left = returned = 0;
         if (away[on_row][on_column]) printf("MODEL VIOLATION motor %d %d turned while away from home\n", on_row + 1, on_column + 1);

@@ -626,18 +626,46 @@ refused_select() {
     REFUSAL=$(vendctl select "$1" 2>&1) && return 1
     echo "$REFUSAL" | grep -qF "$2"
 }
-# technician_clears SLOT ROW COLUMN: the technician frees the spiral and turns its cam home by
-# hand (the model's faults gone), then clears the slot in service mode.
-technician_clears() {
-    vendctl service on >/dev/null || return 1
-    model_control "home $2 $3"
-    vendctl slot clear "$1" >/dev/null || return 1
-    vendctl service off >/dev/null
+# sells SLOT ROW COLUMN SOLD: selected with vendctl, the motor at ROW,COLUMN turns and the sale
+# is booked (SOLD items sold in all); else WHY says what did not happen.
+sells() {
+    answer=$(vendctl select "$1") || { WHY="vendctl select $1 refused: $answer"; return 1; }
+    within 80 model_says "MODEL released $2 $3: turned" || { WHY="motor $2,$3 ($1) did not turn"; return 1; }
+    within 30 books_are itemsSold "$4" || { WHY="$1's sale was not booked: $(books itemsSold) sold, want $4"; return 1; }
 }
 
-# A sale on a matrix motor whose button is on the SoC and home line shared (A3), and one whose
-# button is on an expander and home line its own (F9, selected with vendctl): each motor powered
-# (row then column), turned by the model, released (column then row), sold.
+# faults SLOT ROW COLUMN FAULT: selected, the motor at ROW,COLUMN is cut without a full turn, the
+# vend is booked as failed, and SLOT is out of service (FAULT) and refused when selected again.
+faults() {
+    failed=$(books failedVends)
+    answer=$(vendctl select "$1") || { WHY="vendctl select $1 refused: $answer"; return 1; }
+    within 80 model_says "MODEL released $2 $3 after" || { WHY="vendd did not cut motor $2,$3 ($1)"; return 1; }
+    within 30 books_are failedVends $((failed + 1)) || { WHY="$1's vend was not booked as failed"; return 1; }
+    slot_fault "$1" "$4" || { WHY="$1 is not out of service ($4): $(vendctl status | tail -n 2)"; return 1; }
+    refused_select "$1" "make another selection" || { WHY="$1 selected again was not refused as out of service: $REFUSAL"; return 1; }
+}
+
+# clears_and_sells SLOT ROW COLUMN SOLD: the technician frees the spiral and turns its cam home
+# by hand (the model's faults gone) and clears the slot in service mode; then SLOT sells.
+clears_and_sells() {
+    vendctl service on >/dev/null || { WHY="vendctl service on failed"; return 1; }
+    model_control "home $2 $3"
+    vendctl slot clear "$1" >/dev/null || { WHY="vendctl slot clear $1 failed"; return 1; }
+    vendctl service off >/dev/null || { WHY="vendctl service off failed"; return 1; }
+    sells "$@" || { WHY="after the clear: $WHY"; return 1; }
+}
+
+# motors_done: the model saw no misuse of the matrix; vendd stops cleanly; the model stops.
+motors_done() {
+    no_violation || { WHY="the matrix was misused: $(grep -m1 VIOLATION "$MODEL_LOG")"; return 1; }
+    stop_vendd
+    [ "$STOP_STATUS" = 0 ] || { WHY="vendd exited with $STOP_STATUS after SIGTERM"; return 1; }
+    stop_motors
+}
+
+# A sale on a matrix motor whose button is on the SoC and home line shared (A3, pressed), and one
+# whose button is on an expander and home line its own (F9, selected with vendctl): each motor
+# powered, turned by the model, released, sold, stock down.
 scenario_motor_vend() {
     start_motors 200 1200 || { motor_fail "the motor model did not start"; return; }
     start_vendd motors /etc/vendd/hil-motors.yaml || { motor_fail "vendd did not start on the matrix machine"; return; }
@@ -647,47 +675,30 @@ scenario_motor_vend() {
     [ $powered = 0 ] || { motor_fail "A3's button (vendd-soc line 22) did not power motor 1,3"; return; }
     within 50 model_says "MODEL released 1 3: turned" || { motor_fail "motor 1,3 was not released after its turn"; return; }
     within 30 books_are itemsSold 1 || { motor_fail "A3's turn was not booked as a sale"; return; }
-    answer=$(vendctl select F9) || { motor_fail "vendctl select F9 refused: $answer"; return; }
-    within 50 model_says "MODEL released 6 9: turned" || { motor_fail "motor 6,9 (own home line) did not turn"; return; }
-    within 30 books_are itemsSold 2 || { motor_fail "F9's turn was not booked as a sale"; return; }
+    sells F9 6 9 2 || { motor_fail "$WHY"; return; }
     expect_books 2 0 2700 || { motor_fail "$BOOKS"; return; }
     slot_stock A3 7 && slot_stock F9 7 || { motor_fail "stock after the sales: $(vendctl status | grep -E '^(A3|F9) ')"; return; }
-    no_violation || { motor_fail "the matrix was misused: $(grep -m1 VIOLATION "$MODEL_LOG")"; return; }
     overshoots=$(sed -n 's/.*overshoot \([0-9]*\) us/\1/p' "$MODEL_LOG" | tr '\n' ' ')
-    stop_vendd
-    [ "$STOP_STATUS" = 0 ] || { motor_fail "vendd exited with $STOP_STATUS after SIGTERM"; return; }
-    stop_motors
-    pass "A3 (button vendd-soc:22, shared home) and F9 (button mcp23017-21:12, own home) each powered row then column, turned, released; 2 sold, credit 5000 -> 2700, stock 8 -> 7; cam home -> release ${overshoots}us (1 ms polling)"
+    motors_done || { motor_fail "$WHY"; return; }
+    pass "A3 (button vendd-soc:22, shared home) and F9 (button mcp23017-21:12, own home) each powered, turned, released; 2 sold, credit 5000 -> 2700, stock 8 -> 7; cam home -> release ${overshoots}us (1 ms polling)"
 }
 
 # A jammed spiral (F3: its cam leaves home and never comes back): the vend fails after turn_ms
 # and the price goes back to the credit (failed_vend: keep-credit), F3 is out of service and
-# refused, other selections sell; the technician frees it, `vendctl slot clear F3`, and it sells.
+# refused while C5 sells; the technician frees it, `vendctl slot clear F3`, and it sells.
 scenario_motor_jam() {
     start_motors 200 1200 "jam 6 3" || { motor_fail "the motor model did not start"; return; }
     start_vendd motors /etc/vendd/hil-motors.yaml || { motor_fail "vendd did not start on the matrix machine"; return; }
-    answer=$(vendctl select F3) || { motor_fail "vendctl select F3 refused: $answer"; return; }
-    within 30 model_says "MODEL left home 6 3" || { motor_fail "motor 6,3 did not leave home"; return; }
-    within 80 model_says "MODEL released 6 3 after" || { motor_fail "vendd did not cut the jammed motor 6,3"; return; }
+    faults F3 6 3 jammed || { motor_fail "$WHY"; return; }
     model_says "cam stopped away from home" || { motor_fail "the jammed cam did not stay away"; return; }
-    within 30 books_are failedVends 1 || { motor_fail "the jam was not booked as a failed vend"; return; }
     expect_books 0 1 5000 || { motor_fail "$BOOKS"; return; }
-    slot_fault F3 jammed || { motor_fail "F3 is not out of service as jammed: $(vendctl status | tail -n 2)"; return; }
-    refused_select F3 "make another selection" || { motor_fail "a second select of F3 was not refused as out of service: $REFUSAL"; return; }
+    refusal=$REFUSAL
     [ "$(grep -cF "MODEL powered 6 3" "$MODEL_LOG")" = 1 ] || { motor_fail "the jammed motor was powered again"; return; }
-    answer=$(vendctl select C5) || { motor_fail "C5 refused while only F3 is jammed: $answer"; return; }
-    within 50 model_says "MODEL released 3 5: turned" || { motor_fail "motor 3,5 did not turn"; return; }
-    within 30 books_are itemsSold 1 || { motor_fail "C5's sale was not booked"; return; }
-    technician_clears F3 6 3 || { motor_fail "the technician's slot clear of F3 failed"; return; }
-    slot_fault F3 jammed && { motor_fail "F3 still out of service after slot clear"; return; }
-    answer=$(vendctl select F3) || { motor_fail "F3 refused after slot clear: $answer"; return; }
-    within 50 model_says "MODEL released 6 3: turned" || { motor_fail "motor 6,3 did not turn after the clear"; return; }
-    within 30 books_are itemsSold 2 || { motor_fail "F3's sale after the clear was not booked"; return; }
+    sells C5 3 5 1 || { motor_fail "$WHY"; return; }
+    clears_and_sells F3 6 3 2 || { motor_fail "$WHY"; return; }
     expect_books 2 1 2900 || { motor_fail "$BOOKS"; return; }
-    no_violation || { motor_fail "the matrix was misused: $(grep -m1 VIOLATION "$MODEL_LOG")"; return; }
-    stop_vendd
-    stop_motors
-    pass "F3 jammed: cut after turn_ms, failed vend, 1,100원 back to credit; F3 out of service (jammed), refused ($REFUSAL); C5 sold; slot clear in service mode; F3 sold; books sold 2, failed 1, credit 2900"
+    motors_done || { motor_fail "$WHY"; return; }
+    pass "F3 jammed: cut after turn_ms, failed vend, 1,100원 back to credit; F3 out of service, refused ($refusal); C5 sold; slot clear in service mode; F3 sold; books sold 2, failed 1, credit 2900"
 }
 
 # A missing motor (B3, on the shared home line: its cam never leaves home): the vend fails after
@@ -696,20 +707,12 @@ scenario_motor_jam() {
 scenario_motor_missing() {
     start_motors 200 1200 "missing 2 3" || { motor_fail "the motor model did not start"; return; }
     start_vendd motors /etc/vendd/hil-motors.yaml || { motor_fail "vendd did not start on the matrix machine"; return; }
-    answer=$(vendctl select B3) || { motor_fail "vendctl select B3 refused: $answer"; return; }
-    within 50 model_says "MODEL released 2 3 after" || { motor_fail "vendd did not cut motor 2,3, whose cam never left home"; return; }
+    faults B3 2 3 motor-missing || { motor_fail "$WHY"; return; }
     model_says "cam still at home" || { motor_fail "the missing motor's cam moved"; return; }
-    within 30 books_are failedVends 1 || { motor_fail "the missing motor was not booked as a failed vend"; return; }
     expect_books 0 1 5000 || { motor_fail "$BOOKS"; return; }
-    slot_fault B3 motor-missing || { motor_fail "B3 is not out of service as motor-missing: $(vendctl status | tail -n 2)"; return; }
-    refused_select B3 "make another selection" || { motor_fail "a second select of B3 was not refused: $REFUSAL"; return; }
-    answer=$(vendctl select A1) || { motor_fail "A1 (same home line) refused: $answer"; return; }
-    within 50 model_says "MODEL released 1 1: turned" || { motor_fail "motor 1,1 did not turn"; return; }
-    within 30 books_are itemsSold 1 || { motor_fail "A1's sale was not booked"; return; }
+    sells A1 1 1 1 || { motor_fail "$WHY"; return; }
     expect_books 1 1 3800 || { motor_fail "$BOOKS"; return; }
-    no_violation || { motor_fail "the matrix was misused: $(grep -m1 VIOLATION "$MODEL_LOG")"; return; }
-    stop_vendd
-    stop_motors
+    motors_done || { motor_fail "$WHY"; return; }
     pass "B3's motor missing: cut after departure_ms, failed vend, credit kept; B3 out of service (motor-missing), refused; A1 on the same home line sold"
 }
 
@@ -733,18 +736,11 @@ scenario_motor_away_at_boot() {
     expect_books 0 0 5000 || { motor_fail "$BOOKS (the interrupted vend's price back: refund-credit)"; return; }
     slot_fault F7 away-from-home || { motor_fail "F7 is not out of service as away-from-home: $(vendctl status | tail -n 2)"; return; }
     refused_select F7 "make another selection" || { motor_fail "F7 was not refused: $REFUSAL"; return; }
-    answer=$(vendctl select F6) || { motor_fail "F6 refused: $answer"; return; }
-    within 80 model_says "MODEL released 6 6: turned" || { motor_fail "motor 6,6 did not turn"; return; }
-    [ "$(grep -c "MODEL powered 6 7" "$MODEL_LOG")" = 1 ] || { motor_fail "the motor found away from home was turned"; return; }
+    sells F6 6 6 1 || { motor_fail "$WHY"; return; }
     [ "$(grep -c "MODEL powered" "$MODEL_LOG")" = $((powered + 1)) ] || { motor_fail "a motor other than F6's was powered after the restart"; return; }
-    technician_clears F7 6 7 || { motor_fail "the technician's slot clear of F7 failed"; return; }
-    answer=$(vendctl select F7) || { motor_fail "F7 refused after slot clear: $answer"; return; }
-    within 80 model_says "MODEL released 6 7: turned" || { motor_fail "motor 6,7 did not turn after the clear"; return; }
-    within 30 books_are itemsSold 2 || { motor_fail "the sales after the restart were not booked"; return; }
+    clears_and_sells F7 6 7 2 || { motor_fail "$WHY"; return; }
     expect_books 2 0 2800 || { motor_fail "$BOOKS"; return; }
-    no_violation || { motor_fail "the matrix was misused: $(grep -m1 VIOLATION "$MODEL_LOG")"; return; }
-    stop_vendd
-    stop_motors
+    motors_done || { motor_fail "$WHY"; return; }
     pass "SIGKILL mid-turn at F7: the vend in flight resolved from the journal (unknown, refund-credit, credit 5000); F7 away from home at start: locked, never powered; F6 sold; cam turned home by hand, slot clear, F7 sold"
 }
 
