@@ -79,7 +79,7 @@ public final class Dispenser: Sendable {
             case .spiral(let spiral):
                 let key = LineKey(spiral.home)
                 let home = homeLines.firstIndex { LineKey($0) == key } ?? homeLines.count
-                if home == homeLines.count { homeLines.append(spiral.home) }
+                if home == homeLines.count { homeLines.append(Self.undebounced(spiral.home)) }
                 switch spiral.power {
                 case .line(let motor):
                     drives[slot.id] = (.spiralLine(output: outputLines.count, home: home), slot)
@@ -109,6 +109,13 @@ public final class Dispenser: Sendable {
         homes?.start(
             deliver: { [weak self] edges in self?.homeSwitchEdges(edges) },
             lost: { notify(.fault("the motors' home switches stopped delivering events")) })
+    }
+
+    /// A home switch is requested with no debounce of its own: the turn judges its bounces
+    /// (`motors.cam_debounce_ms`), and libgpiod v2's kernel debounce (`gpio.debounce_ms`) would
+    /// delay every edge on top of that, and the motor's release with it.
+    static func undebounced(_ line: InputLineConfig) -> InputLineConfig {
+        InputLineConfig(line: line.line, activeLow: line.activeLow, bias: line.bias, debounce: .zero, origin: line.origin, chip: line.chip)
     }
 
     /// Powers the slot's relay or motor now. Returns nil when it is on: the outcome comes later

@@ -196,6 +196,38 @@ enum MotorFixtures {
     }
 }
 
+/// The home switches reach the chip with no debounce: the turn's cam debounce judges their
+/// bounces, and a kernel debounce (libgpiod v2) would add gpio.debounce_ms to every edge.
+@Test func homeSwitchesAreRequestedWithoutADebounceOfTheirOwn() throws {
+    let config = try MotorFixtures.config()
+    let time = ManualTimekeeper()
+    let chip = RequestLog(SimulatedGPIOChip(name: "sim", timekeeper: time))
+    let dispenser = try Dispenser(chip: chip, slots: config.slots, timekeeper: time, notify: { _ in })
+    defer { dispenser.releaseAll() }
+    #expect(chip.inputs.map(\.line) == [.offset(21), .offset(30)])
+    #expect(chip.inputs.allSatisfy { $0.debounce == .zero })
+    #expect(config.slots.compactMap(\.spiral).allSatisfy { $0.home.debounce == .milliseconds(20) })
+}
+
+/// A chip that records the input lines requested of it.
+final class RequestLog: GPIOChipBackend {
+    private let chip: SimulatedGPIOChip
+    private let requested = Mutex<[InputLineConfig]>([])
+    var name: String { chip.name }
+    var inputs: [InputLineConfig] { requested.withLock { $0 } }
+
+    init(_ chip: SimulatedGPIOChip) { self.chip = chip }
+
+    func requestInputs(_ lines: [InputLineConfig], consumer: String) throws(GPIOError) -> any GPIOInputGroup {
+        requested.withLock { $0 += lines }
+        return try chip.requestInputs(lines, consumer: consumer)
+    }
+
+    func requestOutputs(_ lines: [OutputLineConfig], consumer: String) throws(GPIOError) -> any GPIOOutputGroup {
+        try chip.requestOutputs(lines, consumer: consumer)
+    }
+}
+
 /// The expander's output changes, in order.
 final class WiringLog: Sendable {
     private let storage = Mutex<[String]>([])
