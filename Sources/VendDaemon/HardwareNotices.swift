@@ -89,6 +89,12 @@ struct HardwareNoticeDescription {
             (level, text, fields) = (
                 .error, "motor of slot \(slot) is away from home: not turned; slot locked until a technician clears it", ["SLOT": "\(slot)"]
             )
+        case .sharedHomeLineAway(let slot):
+            (level, text, fields) = (
+                .error,
+                "motor of slot \(slot) not turned: its shared home line reads away from home (a cam on it is not home); turn that cam home",
+                ["SLOT": "\(slot)"]
+            )
         case .motorCutByGuard(let slot, let limit):
             (level, text, fields) = (.error, "motor of slot \(slot) cut by its \(limit.wholeMilliseconds) ms guard", ["SLOT": "\(slot)"])
         case .dropSensed(let slot, let after):

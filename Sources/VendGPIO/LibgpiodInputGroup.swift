@@ -45,13 +45,25 @@ final class LibgpiodInputGroup: GPIOInputGroup, @unchecked Sendable {
     }
 
     func currentValues() throws(GPIOError) -> [Bool] {
-        let (values, failed) = request.withLock { request -> ([Int32], Bool) in
-            guard let request else { return ([], true) }
-            var values = [Int32](repeating: 0, count: lineCount)
-            return (values, vgpio_get_values(request, &values) != 0)
+        let values = request.withLock { request -> [Bool]? in
+            guard let request else { return nil }
+            return Self.levels(count: lineCount) { vgpio_get_values(request, $0) }
         }
-        if failed { throw .ioFailure("cannot read input levels on \(device): \(SystemError.text(errno))", origin: nil) }
-        return values.map { $0 != 0 }
+        guard let values else { throw .ioFailure("cannot read input levels on \(device): \(SystemError.text(errno))", origin: nil) }
+        return values
+    }
+
+    /// The `count` levels `read` fills in (returning 0), or nil if it fails. The buffer is read
+    /// only after `read` has run: a tuple `(values, read(&values))` would copy it before, and
+    /// every level would read inactive (the HIL's motor scenarios found every home switch away).
+    static func levels(count: Int, read: (UnsafeMutablePointer<Int32>) -> Int32) -> [Bool]? {
+        var values = [Int32](repeating: 0, count: max(count, 1))
+        let status = values.withUnsafeMutableBufferPointer { buffer in
+            // A buffer of at least one element always has an address.
+            buffer.baseAddress.map(read) ?? -1
+        }
+        guard status == 0 else { return nil }
+        return values.prefix(count).map { $0 != 0 }
     }
 
     func release() {

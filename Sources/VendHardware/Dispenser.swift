@@ -81,7 +81,7 @@ public final class Dispenser: Sendable {
             case .spiral(let spiral):
                 let key = LineKey(spiral.home)
                 let home = homeLines.firstIndex { LineKey($0) == key } ?? homeLines.count
-                if home == homeLines.count { homeLines.append(spiral.home) }
+                if home == homeLines.count { homeLines.append(Self.undebounced(spiral.home)) }
                 switch spiral.power {
                 case .line(let motor):
                     drives[slot.id] = (.spiralLine(output: outputLines.count, home: home), slot)
@@ -115,6 +115,13 @@ public final class Dispenser: Sendable {
             lost: { notify(.fault("the motors' home switches stopped delivering events")) })
     }
 
+    /// A home switch is requested with no debounce of its own: the turn judges its bounces
+    /// (`motors.cam_debounce_ms`), and libgpiod v2's kernel debounce (`gpio.debounce_ms`) would
+    /// delay every edge on top of that, and the motor's release with it.
+    static func undebounced(_ line: InputLineConfig) -> InputLineConfig {
+        InputLineConfig(line: line.line, activeLow: line.activeLow, bias: line.bias, debounce: .zero, origin: line.origin, chip: line.chip)
+    }
+
     /// Powers the slot's relay or motor now. Returns nil when it is on: the outcome comes later
     /// through `completion`, from the timekeeper or the sensors' threads, never from within this
     /// call. Returns the outcome at once when the drive could not be powered, or when a spiral's
@@ -126,7 +133,10 @@ public final class Dispenser: Sendable {
         }
         let refusal: (HardwareNotice, VendOutcome)? = vending.withLock { vending in
             if let busy = vending { return (.interlockRefused(slotID, busyWith: busy.slot), .notDropped) }
-            if let home = drive.home, !isAtHome(home) { return (.motorAwayFromHome(slotID), .motorJammed) }
+            if let home = drive.home, !isAtHome(home) {
+                // A shared line away may be another motor's cam: this slot keeps its service.
+                return sharedHomes.contains(home) ? (.sharedHomeLineAway(slotID), .notDropped) : (.motorAwayFromHome(slotID), .motorJammed)
+            }
             do {
                 try power(drive, on: true)
             } catch {

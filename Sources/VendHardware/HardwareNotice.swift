@@ -18,6 +18,9 @@ public enum HardwareNotice: Sendable, Equatable {
     case motorDidNotReturnHome(SlotID, limit: Duration)
     /// A vend was asked of a motor whose home switch is away from home: it was not turned.
     case motorAwayFromHome(SlotID)
+    /// A vend was asked of a motor whose home line, shared with other motors, reads away: some
+    /// cam on it is not home (perhaps another motor's), so this one was not turned, nor blamed.
+    case sharedHomeLineAway(SlotID)
     /// The guard cut a motor the turn logic had not stopped.
     case motorCutByGuard(SlotID, limit: Duration)
     case dropSensed(SlotID, after: Duration)

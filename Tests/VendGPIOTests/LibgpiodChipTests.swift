@@ -40,6 +40,18 @@ import VenddTestSupport
         }
     }
 
+    /// The levels are those the shim wrote, not the zeros the buffer held before the call.
+    @Test func currentLevelsAreReadAfterTheShimFilledThem() {
+        let levels = LibgpiodInputGroup.levels(count: 3) { values in
+            values[0] = 1
+            values[2] = 1
+            return 0
+        }
+        #expect(levels == [true, false, true])
+        #expect(LibgpiodInputGroup.levels(count: 0) { _ in 0 } == [])
+        #expect(LibgpiodInputGroup.levels(count: 2) { _ in -1 } == nil)
+    }
+
     /// CI builds twice, against v1 and v2, and says which one it expects; the shim must agree.
     @Test func theShimUsesTheLibgpiodItWasBuiltAgainst() throws {
         let description = LibgpiodChip.libraryDescription

@@ -191,18 +191,55 @@ enum MotorFixtures {
         #expect(dispenser.motorsAwayFromHome(turning: "M1") == ["M1"])
     }
 
+    /// A motor whose own switch is away is never turned and takes the blame (a jam: its slot
+    /// goes out of service); on a shared line away the cam may be another motor's: not turned,
+    /// a failed vend, but not blamed.
     @Test func aMotorAwayFromHomeIsNeverTurned() {
+        soc.drive(.offset(21), active: false)
+        #expect(dispenser.start("S1", completion: outcomes.record) == .motorJammed)
         sharedCam(atHome: false)
-        #expect(dispenser.motorsAwayFromHome() == ["M1", "M2"])
-        #expect(dispenser.start("M1", completion: outcomes.record) == .motorJammed)
-        #expect(wiring.all.isEmpty)
-        #expect(notices.all == [.motorAwayFromHome("M1")])
+        #expect(dispenser.motorsAwayFromHome() == ["M1", "M2", "S1"])
+        #expect(dispenser.start("M1", completion: outcomes.record) == .notDropped)
+        #expect(wiring.all.isEmpty && !soc.isActive(.offset(10)))
+        #expect(notices.all == [.motorAwayFromHome("S1"), .sharedHomeLineAway("M1")])
     }
 
     @Test func releaseAllDropsEveryMatrixLineColumnsFirst() {
         _ = dispenser.start("M2", completion: outcomes.record)
         dispenser.releaseAll()
         #expect(wiring.all == ["row2+", "column2+", "column2-", "row2-"])
+    }
+}
+
+/// The home switches reach the chip with no debounce: the turn's cam debounce judges their
+/// bounces, and a kernel debounce (libgpiod v2) would add gpio.debounce_ms to every edge.
+@Test func homeSwitchesAreRequestedWithoutADebounceOfTheirOwn() throws {
+    let config = try MotorFixtures.config()
+    let time = ManualTimekeeper()
+    let chip = RequestLog(SimulatedGPIOChip(name: "sim", timekeeper: time))
+    let dispenser = try Dispenser(chip: chip, slots: config.slots, timekeeper: time, notify: { _ in })
+    defer { dispenser.releaseAll() }
+    #expect(chip.inputs.map(\.line) == [.offset(21), .offset(30)])
+    #expect(chip.inputs.allSatisfy { $0.debounce == .zero })
+    #expect(config.slots.compactMap(\.spiral).allSatisfy { $0.home.debounce == .milliseconds(20) })
+}
+
+/// A chip that records the input lines requested of it.
+final class RequestLog: GPIOChipBackend {
+    private let chip: SimulatedGPIOChip
+    private let requested = Mutex<[InputLineConfig]>([])
+    var name: String { chip.name }
+    var inputs: [InputLineConfig] { requested.withLock { $0 } }
+
+    init(_ chip: SimulatedGPIOChip) { self.chip = chip }
+
+    func requestInputs(_ lines: [InputLineConfig], consumer: String) throws(GPIOError) -> any GPIOInputGroup {
+        requested.withLock { $0 += lines }
+        return try chip.requestInputs(lines, consumer: consumer)
+    }
+
+    func requestOutputs(_ lines: [OutputLineConfig], consumer: String) throws(GPIOError) -> any GPIOOutputGroup {
+        try chip.requestOutputs(lines, consumer: consumer)
     }
 }
 

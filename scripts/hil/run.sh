@@ -11,7 +11,7 @@
 # TCG) on an arm64 build of the same kernel (scripts/hil/build-kernel.sh --arch arm64); the same
 # scenarios, the simulators still on this machine. Needs root (debian-swift-build's chroot).
 #
-# Usage: scripts/hil/run.sh [--arch amd64|arm64] [--libgpiod v1|v2] [--bench | --bench-throttled]
+# Usage: scripts/hil/run.sh [--arch amd64|arm64] [--libgpiod v1|v2] [--bench | --bench-throttled | --bench-motors]
 #                           [--scenarios "a b ..."] [--powercut N] [--source DIR]
 #   --arch         the guest's architecture (default amd64); arm64 runs the scenarios and --bench
 #   --bench        instead of the scenarios, measure button edge -> relay active latency for
@@ -21,6 +21,10 @@
 #                  VENDD_HIL_DISK_IOPS requests a second (default 10: no fsync under 100 ms): the
 #                  fsync time, then relay pulse lengths and press -> relay over 500 vends while coins
 #                  arrive over ttyS1
+#   --bench-motors instead of the scenarios, the spiral motors' overshoot: vendd (release build) on
+#                  the 60-selection matrix, the guest's motor model (scripts/hil/guest/motor-model.c)
+#                  turning 500 motors; the time from the cam's return home to vendd's release of the
+#                  motor's column line, p50/p99, beside gpio-mirror's edge -> output in the same guest
 #   --powercut N   instead of the scenarios, N power cuts: the state on ext4 on a virtio disk,
 #                  qemu killed at random instants of a transaction stream whose change a ccTalk
 #                  hopper and an MDB changer pay, slowly (scripts/hil/powercut.py)
@@ -47,6 +51,7 @@ while (($#)); do
     --libgpiod) api="$2"; shift 2 ;;
     --bench) mode=bench; shift ;;
     --bench-throttled) mode=bench-throttled; shift ;;
+    --bench-motors) mode=bench-motors; shift ;;
     --scenarios) scenarios="$2"; shift 2 ;;
     --powercut) mode=powercut; cuts="$2"; shift 2 ;;
     --source) source="$(cd "$2" && pwd)"; shift 2 ;;
@@ -59,8 +64,8 @@ amd64) ;;
 arm64)
     # The power cuts (scripts/hil/powercut.py boots its own x86_64 qemu) and the throttled disk's
     # benchmark were made for the amd64 guest; arm64 has the scenarios and the latency benchmark.
-    [[ "$mode" == scenarios || "$mode" == bench ]] ||
-        hil_die "--arch arm64 runs the scenarios and --bench only; --bench-throttled and --powercut need --arch amd64"
+    [[ "$mode" == scenarios || "$mode" == bench || "$mode" == bench-motors ]] ||
+        hil_die "--arch arm64 runs the scenarios, --bench and --bench-motors only; --bench-throttled and --powercut need --arch amd64"
     # The libgpiod APIs as Debian ships them for arm64: 1.6 in Debian 12, 2.x in Debian 13.
     release=bookworm
     [[ "$api" == v2 ]] && release=trixie
@@ -115,6 +120,7 @@ mkdir -p "$root"/{bin,usr/bin,etc/vendd,prepared,proc,sys,dev,tmp,run,var/lib}
 if [[ "$arch" == amd64 ]]; then
     guest_bin="$bin"
     gcc -static -O2 -Wall -Wextra -Werror -o "$root/usr/bin/hiltool" "$SCRIPT_DIR/guest/hiltool.c"
+    gcc -static -O2 -Wall -Wextra -Werror -o "$root/usr/bin/motor-model" "$SCRIPT_DIR/guest/motor-model.c"
     # shellcheck disable=SC2046  # pkg-config output is a list of flags
     gcc -O2 -Wall -Wextra -Werror -o "$root/usr/bin/gpio-mirror" "$SCRIPT_DIR/guest/gpio-mirror.c" \
         $(pkg-config --cflags --libs libgpiod)
@@ -128,6 +134,7 @@ else
     sysroot="$(cat "$guest_bin/sysroot")"
     [[ -d "$sysroot/usr/include" ]] || hil_die "the arm64 sysroot named in $guest_bin/sysroot ($sysroot) has no usr/include"
     aarch64-linux-gnu-gcc -static -O2 -Wall -Wextra -Werror -o "$root/usr/bin/hiltool" "$SCRIPT_DIR/guest/hiltool.c"
+    aarch64-linux-gnu-gcc -static -O2 -Wall -Wextra -Werror -o "$root/usr/bin/motor-model" "$SCRIPT_DIR/guest/motor-model.c"
     # gpio-mirror links the release's libgpiod (the API vendd was built against), from the sysroot.
     # shellcheck disable=SC2046  # pkg-config output is a list of flags
     aarch64-linux-gnu-gcc --sysroot="$sysroot" -O2 -Wall -Wextra -Werror -o "$root/usr/bin/gpio-mirror" \
@@ -159,10 +166,93 @@ COINS
     kill -TERM "$prep_pid" && wait "$prep_pid"
     prep_pid=""
 }
+# motor_machine NAME PRICES CAPACITY DEBOUNCE_MS CAM_DEBOUNCE_MS DEPARTURE_MS TURN_MS: the
+# 60-selection snack machine of config/examples/spiral-matrix.yaml (6 rows × 10 columns of spirals,
+# one product a row; PRICES the six rows' prices, written "1200 1500 ...") wired to the guest's
+# three gpio-sim chips, which scripts/hil/guest/scenarios.sh (make_motor_chips) lays out the same:
+#   vendd-soc (64 lines, the SoC):  rows 1-6 on 0-5, the home line rows A-E share on 6, row F's
+#                                   own home lines on 8-17, the buttons of A1..D10 on 20-59;
+#   mcp23017-20 (16, an expander):  columns 1-10 on 0-9, the buttons of E1..E6 on 10-15;
+#   mcp23017-21 (16, an expander):  the buttons of E7..E10 on 0-3, of F1..F10 on 4-13.
+# The home switches are active-low with no bias requested (as-is: the board's pull-up), so the
+# level the guest's motor model gives them through gpio-sim's `pull` stays when vendd requests
+# them (a bias request would reset it).
+motor_machine() {
+    local name="$1" capacity="$3" debounce="$4" cam_debounce="$5" departure="$6" turn="$7"
+    local -a prices products=(crisps choc nuts bar gum cookie)
+    read -r -a prices <<<"$2"
+    local row column index letter button letters=ABCDEF
+    cat <<HEAD
+# Generated by scripts/hil/run.sh (motor_machine): config/examples/spiral-matrix.yaml's machine on
+# the HIL guest's three gpio-sim chips.
+machine:
+  name: "$name"
+  currency: { code: KRW, minor_digits: 0, format: "{amount}원" }
+  maximum_credit: "20000"
+  failed_vend: keep-credit
+  vend_timeout_ms: $((turn + 3000))
+
+gpio:
+  chip: vendd-soc
+  debounce_ms: $debounce
+
+state:
+  directory: /var/lib/vendd
+
+control:
+  socket: /run/vendd/control.sock
+
+products:
+HEAD
+    for row in 0 1 2 3 4 5; do
+        echo "  - { id: ${products[row]}, name: \"${products[row]^}\", category: [snack, ${products[row]}] }"
+    done
+    echo
+    echo "motors:"
+    echo "  rows:"
+    for row in 0 1 2 3 4 5; do echo "    - { line: $row }"; done
+    echo "  columns:"
+    for column in 0 1 2 3 4 5 6 7 8 9; do echo "    - { line: $column, chip: mcp23017-20 }"; done
+    cat <<MOTORS
+  home: { line: 6, active_low: true }
+  departure_ms: $departure
+  turn_ms: $turn
+  cam_debounce_ms: $cam_debounce
+
+slots:
+MOTORS
+    for row in 1 2 3 4 5 6; do
+        letter="${letters:row-1:1}"
+        for column in 1 2 3 4 5 6 7 8 9 10; do
+            index=$(((row - 1) * 10 + column - 1))
+            if ((index < 40)); then button="line: $((20 + index))"
+            elif ((index < 46)); then button="line: $((10 + index - 40)), chip: mcp23017-20"
+            else button="line: $((index - 46)), chip: mcp23017-21"
+            fi
+            cat <<SLOT
+  - id: $letter$column
+    product: ${products[row - 1]}
+    price: "${prices[row - 1]}"
+    capacity: $capacity
+    button: { $button, active_low: true, bias: pull-up }
+    drive: matrix
+    motor: { row: $row, column: $column }
+SLOT
+            ((row == 6)) && echo "    home: { line: $((7 + column)), active_low: true }"
+        done
+    done
+}
+motor_machine "HIL snack 60" "1200 1500 1000 900 600 1100" 8 20 20 1000 5000 >"$root/etc/vendd/hil-motors.yaml"
+# The overshoot benchmark's: every selection 10원 and 10 deep (500 turns fit), no debounce on the
+# buttons or the cams (the figure is vendd's own path, as gpio-mirror has no debounce either),
+# the shortest turn limits the file allows.
+motor_machine "HIL motor bench" "10 10 10 10 10 10" 10 0 0 300 1000 >"$root/etc/vendd/bench-motors.yaml"
 prepare credit "$SCRIPT_DIR/hil.yaml" "1000 2000 2000"
+prepare motors "$root/etc/vendd/hil-motors.yaml" "1000 2000 2000"
 prepare nocredit "$SCRIPT_DIR/hil.yaml" ""
 prepare bench "$SCRIPT_DIR/bench.yaml" "$(printf '2000 %.0s' {1..10})"
 # Half the maximum credit: 500 vends and the coins that arrive meanwhile stay within it.
+[[ "$mode" == bench-motors ]] && prepare bench-motors "$root/etc/vendd/bench-motors.yaml" "$(printf '2000 %.0s' {1..10})"
 [[ "$mode" == bench-throttled ]] && prepare bench-disk "$SCRIPT_DIR/bench.yaml" "$(printf '2000 %.0s' {1..5})"
 
 # copy_arm64_libraries PROGRAM...: the programs' ELF interpreter and every shared library they
@@ -375,6 +465,7 @@ $guest_machine
 case "$mode" in
 bench) run_bench ;;
 bench-throttled) run_bench_throttled ;;
+bench-motors) run_bench_motors ;;
 powercut) . /powercut.sh; run_powercut ;;
 *) run_scenarios ;;
 esac

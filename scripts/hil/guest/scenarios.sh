@@ -557,12 +557,246 @@ scenario_health_over_i2c() {
     pass "in $(($(date +%s) - started)) s: lm75 on i2c-stub read through hwmon; 9 °C started the compressor (line 8), 1 °C stopped it after $ran_ms ms (3 s minimum run); 9 °C locked A2 (A3 sold), the lock outlived SIGKILL, zone service cleared it, A2 sold; the sensor removed locked it again; SIGTERM switched the running compressor off"
 }
 
+# The spiral motors: the 60-selection matrix machine of /etc/vendd/hil-motors.yaml (run.sh's
+# motor_machine, which describes the layout) on three gpio-sim chips of one device: the SoC's
+# (bank0, "vendd-soc", 64 lines) and two MCP23017 expanders' (bank1 and bank2, "mcp23017-20" and
+# "mcp23017-21", 16 lines each). motor-model turns the motors vendd powers and moves their cams;
+# its faults and the technician's hand go through its control file, /tmp/motors.control.
+MCFS=/sys/kernel/config/gpio-sim/vendd-motors
+MODEL_LOG=/tmp/motor-model.log
+MODEL_CONTROL=/tmp/motors.control
+MODEL=
+
+# make_motor_chips: the three chips, afresh (every pull back to its default).
+make_motor_chips() {
+    if [ -d "$MCFS" ]; then
+        echo 0 >"$MCFS/live"
+        rmdir "$MCFS"/bank0 "$MCFS"/bank1 "$MCFS"/bank2 "$MCFS"
+    fi
+    mkdir -p "$MCFS/bank0" "$MCFS/bank1" "$MCFS/bank2"
+    echo 64 >"$MCFS/bank0/num_lines"; echo vendd-soc >"$MCFS/bank0/label"
+    echo 16 >"$MCFS/bank1/num_lines"; echo mcp23017-20 >"$MCFS/bank1/label"
+    echo 16 >"$MCFS/bank2/num_lines"; echo mcp23017-21 >"$MCFS/bank2/label"
+    echo 1 >"$MCFS/live"
+    device=/sys/devices/platform/$(cat "$MCFS/dev_name")
+    SOC=$device/$(cat "$MCFS/bank0/chip_name")
+    EXP0=$device/$(cat "$MCFS/bank1/chip_name")
+    EXP1=$device/$(cat "$MCFS/bank2/chip_name")
+}
+
+# button_pull ROW COLUMN: the `pull` file of that selection's button.
+button_pull() {
+    index=$((($1 - 1) * 10 + $2 - 1))
+    if [ $index -lt 40 ]; then echo "$SOC/sim_gpio$((20 + index))/pull"
+    elif [ $index -lt 46 ]; then echo "$EXP0/sim_gpio$((10 + index - 40))/pull"
+    else echo "$EXP1/sim_gpio$((index - 46))/pull"; fi
+}
+
+# motor_spec LEAVE_MS TURN_MS [buttons]: the model's spec for this wiring (motor-model.c).
+motor_spec() {
+    echo "leave_ms $1"
+    echo "turn_ms $2"
+    for row in 0 1 2 3 4 5; do echo "row $((row + 1)) $SOC/sim_gpio$row/value"; done
+    for column in 0 1 2 3 4 5 6 7 8 9; do echo "column $((column + 1)) $EXP0/sim_gpio$column/value"; done
+    echo "home * $SOC/sim_gpio6/pull"
+    for column in 1 2 3 4 5 6 7 8 9 10; do echo "home 6 $column $SOC/sim_gpio$((7 + column))/pull"; done
+    if [ "${3:-}" = buttons ]; then
+        for row in 1 2 3 4 5 6; do
+            for column in 1 2 3 4 5 6 7 8 9 10; do echo "button $row $column $(button_pull $row $column)"; done
+        done
+    fi
+}
+
+# start_motors LEAVE_MS TURN_MS [CONTROL_LINE...]: fresh chips and the model on them, before vendd.
+start_motors() {
+    make_motor_chips
+    motor_spec "$1" "$2" >/tmp/motors.spec
+    shift 2
+    : >"$MODEL_CONTROL"
+    for line in "$@"; do echo "$line" >>"$MODEL_CONTROL"; done
+    motor-model /tmp/motors.spec "$MODEL_CONTROL" >"$MODEL_LOG" 2>&1 &
+    MODEL=$!
+    within 30 grep -q "MODEL ready" "$MODEL_LOG"
+}
+
+stop_motors() {
+    [ -n "$MODEL" ] && kill "$MODEL" 2>/dev/null && wait "$MODEL" 2>/dev/null
+    MODEL=
+}
+
+# model_says TEXT [COUNT]: the model's log has at least COUNT (default 1) lines holding TEXT.
+model_says() { [ "$(grep -cF "$1" "$MODEL_LOG")" -ge "${2:-1}" ]; }
+# model_control LINE...: the control file becomes these lines (the model reads it within 50 ms).
+model_control() {
+    : >"$MODEL_CONTROL.new"
+    for line in "$@"; do echo "$line" >>"$MODEL_CONTROL.new"; done
+    mv "$MODEL_CONTROL.new" "$MODEL_CONTROL"
+    sleep 0.2
+}
+# motor_fail WHY: a FAIL with the model's last lines too.
+motor_fail() {
+    fail "$*"
+    echo "--- motor model (last 10 lines) ---"
+    tail -n 10 "$MODEL_LOG"
+    stop_motors
+}
+no_violation() { ! grep -q "MODEL VIOLATION" "$MODEL_LOG"; }
+slot_fault() { vendctl status | grep '^out of service' | grep -qF "$1 ($2)"; }
+slot_stock() { vendctl status | grep -qE "^$1 .* $2/"; }
+# refused_select SLOT: `vendctl select` refuses it (exit 1) and the reason says why.
+refused_select() {
+    REFUSAL=$(vendctl select "$1" 2>&1) && return 1
+    echo "$REFUSAL" | grep -qF "$2"
+}
+# sells SLOT ROW COLUMN SOLD: selected with vendctl, the motor at ROW,COLUMN turns and the sale
+# is booked (SOLD items sold in all); else WHY says what did not happen.
+sells() {
+    answer=$(vendctl select "$1") || { WHY="vendctl select $1 refused: $answer"; return 1; }
+    within 80 model_says "MODEL released $2 $3: turned" || { WHY="motor $2,$3 ($1) did not turn"; return 1; }
+    within 30 books_are itemsSold "$4" || { WHY="$1's sale was not booked: $(books itemsSold) sold, want $4"; return 1; }
+}
+
+# faults SLOT ROW COLUMN FAULT: selected, the motor at ROW,COLUMN is cut without a full turn, the
+# vend is booked as failed, and SLOT is out of service (FAULT) and refused when selected again.
+faults() {
+    failed=$(books failedVends)
+    answer=$(vendctl select "$1") || { WHY="vendctl select $1 refused: $answer"; return 1; }
+    within 80 model_says "MODEL released $2 $3 after" || { WHY="vendd did not cut motor $2,$3 ($1)"; return 1; }
+    within 30 books_are failedVends $((failed + 1)) || { WHY="$1's vend was not booked as failed"; return 1; }
+    slot_fault "$1" "$4" || { WHY="$1 is not out of service ($4): $(vendctl status | tail -n 2)"; return 1; }
+    refused_select "$1" "make another selection" || { WHY="$1 selected again was not refused as out of service: $REFUSAL"; return 1; }
+}
+
+# clears_and_sells SLOT ROW COLUMN SOLD: the technician frees the spiral and turns its cam home
+# by hand (the model's faults gone) and clears the slot in service mode; then SLOT sells.
+clears_and_sells() {
+    vendctl service on >/dev/null || { WHY="vendctl service on failed"; return 1; }
+    model_control "home $2 $3"
+    vendctl slot clear "$1" >/dev/null || { WHY="vendctl slot clear $1 failed"; return 1; }
+    vendctl service off >/dev/null || { WHY="vendctl service off failed"; return 1; }
+    sells "$@" || { WHY="after the clear: $WHY"; return 1; }
+}
+
+# motors_done: the model saw no misuse of the matrix; vendd stops cleanly; the model stops.
+motors_done() {
+    no_violation || { WHY="the matrix was misused: $(grep -m1 VIOLATION "$MODEL_LOG")"; return 1; }
+    stop_vendd
+    [ "$STOP_STATUS" = 0 ] || { WHY="vendd exited with $STOP_STATUS after SIGTERM"; return 1; }
+    stop_motors
+}
+
+# A sale on a matrix motor whose button is on the SoC and home line shared (A3, pressed), and one
+# whose button is on an expander and home line its own (F9, selected with vendctl): each motor
+# powered, turned by the model, released, sold, stock down.
+scenario_motor_vend() {
+    start_motors 200 1200 || { motor_fail "the motor model did not start"; return; }
+    start_vendd motors /etc/vendd/hil-motors.yaml || { motor_fail "vendd did not start on the matrix machine"; return; }
+    hiltool press "$(button_pull 1 3)"
+    within 30 model_says "MODEL powered 1 3"; powered=$?
+    hiltool release "$(button_pull 1 3)"
+    [ $powered = 0 ] || { motor_fail "A3's button (vendd-soc line 22) did not power motor 1,3"; return; }
+    within 50 model_says "MODEL released 1 3: turned" || { motor_fail "motor 1,3 was not released after its turn"; return; }
+    within 30 books_are itemsSold 1 || { motor_fail "A3's turn was not booked as a sale"; return; }
+    sells F9 6 9 2 || { motor_fail "$WHY"; return; }
+    expect_books 2 0 2700 || { motor_fail "$BOOKS"; return; }
+    slot_stock A3 7 && slot_stock F9 7 || { motor_fail "stock after the sales: $(vendctl status | grep -E '^(A3|F9) ')"; return; }
+    overshoots=$(sed -n 's/.*overshoot \([0-9]*\) us/\1/p' "$MODEL_LOG" | tr '\n' ' ')
+    motors_done || { motor_fail "$WHY"; return; }
+    pass "A3 (button vendd-soc:22, shared home) and F9 (button mcp23017-21:12, own home) each powered, turned, released; 2 sold, credit 5000 -> 2700, stock 8 -> 7; cam home -> release ${overshoots}us (1 ms polling)"
+}
+
+# A jammed spiral (F3: its cam leaves home and never comes back): the vend fails after turn_ms
+# and the price goes back to the credit (failed_vend: keep-credit), F3 is out of service and
+# refused while C5 sells; the technician frees it, `vendctl slot clear F3`, and it sells.
+scenario_motor_jam() {
+    start_motors 200 1200 "jam 6 3" || { motor_fail "the motor model did not start"; return; }
+    start_vendd motors /etc/vendd/hil-motors.yaml || { motor_fail "vendd did not start on the matrix machine"; return; }
+    faults F3 6 3 jammed || { motor_fail "$WHY"; return; }
+    model_says "cam stopped away from home" || { motor_fail "the jammed cam did not stay away"; return; }
+    expect_books 0 1 5000 || { motor_fail "$BOOKS"; return; }
+    refusal=$REFUSAL
+    [ "$(grep -cF "MODEL powered 6 3" "$MODEL_LOG")" = 1 ] || { motor_fail "the jammed motor was powered again"; return; }
+    sells C5 3 5 1 || { motor_fail "$WHY"; return; }
+    clears_and_sells F3 6 3 2 || { motor_fail "$WHY"; return; }
+    expect_books 2 1 2900 || { motor_fail "$BOOKS"; return; }
+    motors_done || { motor_fail "$WHY"; return; }
+    pass "F3 jammed: cut after turn_ms, failed vend, 1,100원 back to credit; F3 out of service, refused ($refusal); C5 sold; slot clear in service mode; F3 sold; books sold 2, failed 1, credit 2900"
+}
+
+# A missing motor (B3, on the shared home line: its cam never leaves home): the vend fails after
+# departure_ms, the price goes back to the credit, B3 is out of service (motor-missing) and
+# refused; A1, on the same home line, sells.
+scenario_motor_missing() {
+    start_motors 200 1200 "missing 2 3" || { motor_fail "the motor model did not start"; return; }
+    start_vendd motors /etc/vendd/hil-motors.yaml || { motor_fail "vendd did not start on the matrix machine"; return; }
+    faults B3 2 3 motor-missing || { motor_fail "$WHY"; return; }
+    model_says "cam still at home" || { motor_fail "the missing motor's cam moved"; return; }
+    expect_books 0 1 5000 || { motor_fail "$BOOKS"; return; }
+    sells A1 1 1 1 || { motor_fail "$WHY"; return; }
+    expect_books 1 1 3800 || { motor_fail "$BOOKS"; return; }
+    motors_done || { motor_fail "$WHY"; return; }
+    pass "B3's motor missing: cut after departure_ms, failed vend, credit kept; B3 out of service (motor-missing), refused; A1 on the same home line sold"
+}
+
+# A power cut mid-turn: vendd killed (SIGKILL) while F7's cam is away from home; the kernel
+# releases the lines and the cam stays where it stopped. Restarted, vendd resolves the vend in
+# flight from its journal (unknown_outcome: refund-credit) and finds F7 away from home: F7 is
+# locked (away-from-home), never turned; the rest sells; the technician turns it home, clears it.
+scenario_motor_away_at_boot() {
+    start_motors 200 4000 || { motor_fail "the motor model did not start"; return; }
+    start_vendd motors /etc/vendd/hil-motors.yaml || { motor_fail "vendd did not start on the matrix machine"; return; }
+    answer=$(vendctl select F7) || { motor_fail "vendctl select F7 refused: $answer"; return; }
+    within 30 model_says "MODEL left home 6 7" || { motor_fail "motor 6,7 did not leave home"; return; }
+    kill -KILL "$VPID"; wait "$VPID" 2>/dev/null; VPID=
+    within 30 model_says "MODEL released 6 7 after" || { motor_fail "the killed vendd's motor lines were not released"; return; }
+    model_says "cam stopped away from home" || { motor_fail "the cam did not stop away from home"; return; }
+    powered=$(grep -c "MODEL powered" "$MODEL_LOG")
+    launch_vendd /etc/vendd/hil-motors.yaml || { motor_fail "vendd did not restart"; return; }
+    within 30 logged "found away from home at start" 1 || { motor_fail "vendd did not report F7 away from home at start"; return; }
+    logged "at slot F7 was in flight when vendd stopped" 1 || { motor_fail "the vend in flight was not resolved from the journal"; return; }
+    books_are unknownOutcomes 1 || { motor_fail "unknown outcomes $(books unknownOutcomes), want 1"; return; }
+    expect_books 0 0 5000 || { motor_fail "$BOOKS (the interrupted vend's price back: refund-credit)"; return; }
+    slot_fault F7 away-from-home || { motor_fail "F7 is not out of service as away-from-home: $(vendctl status | tail -n 2)"; return; }
+    refused_select F7 "make another selection" || { motor_fail "F7 was not refused: $REFUSAL"; return; }
+    sells F6 6 6 1 || { motor_fail "$WHY"; return; }
+    [ "$(grep -c "MODEL powered" "$MODEL_LOG")" = $((powered + 1)) ] || { motor_fail "a motor other than F6's was powered after the restart"; return; }
+    clears_and_sells F7 6 7 2 || { motor_fail "$WHY"; return; }
+    expect_books 2 0 2800 || { motor_fail "$BOOKS"; return; }
+    motors_done || { motor_fail "$WHY"; return; }
+    pass "SIGKILL mid-turn at F7: the vend in flight resolved from the journal (unknown, refund-credit, credit 5000); F7 away from home at start: locked, never powered; F6 sold; cam turned home by hand, slot clear, F7 sold"
+}
+
+# The overshoot benchmark: gpio-mirror's edge -> output on the relay machine's chip, then vendd
+# (release build) on the matrix machine with motor-model pressing the buttons of all 60
+# selections in turn, 500 turns (HIL_TURNS), each cam back home 120 ms after power; the time from
+# the cam's return (the model's write of the home line's pull) to vendd's release of the column.
+run_bench_motors() {
+    make_chip
+    SCENARIO=bench-motors
+    gpio-mirror "/dev/$(cat "$CFS/bank0/chip_name")" 0 1 &
+    mirror=$!
+    sleep 1
+    echo "BENCH gpio-mirror (edge -> output): $(hiltool latency "$(pull 0)" "$(value 1)" "${HIL_PRESSES:-500}" "${HIL_GAP_MS:-100}")"
+    kill "$mirror"; wait "$mirror" 2>/dev/null
+    make_motor_chips
+    motor_spec 30 120 buttons >/tmp/motors.spec
+    : >"$MODEL_CONTROL"
+    start_vendd bench-motors /etc/vendd/bench-motors.yaml || { fail "vendd did not start"; echo "HIL done"; return; }
+    motor-model /tmp/motors.spec "$MODEL_CONTROL" --bench "${HIL_TURNS:-500}" "${HIL_GAP_MS:-100}" >"$MODEL_LOG" 2>&1
+    grep '^BENCH' "$MODEL_LOG"
+    grep -m 3 'VIOLATION\|did not turn' "$MODEL_LOG"
+    echo "BENCH vendd books: sold $(books itemsSold), failed $(books failedVends), slots out of service: $(vendctl status | sed -n 's/^out of service: //p')"
+    stop_vendd
+    echo "HIL done"
+}
+
 run_scenarios() {
     check_uarts || { echo "HIL done"; return; }
     make_chip
     planned=${HIL_SCENARIOS:-libgpiod_api press_with_credit bouncing_press drop_confirms_vend no_drop_aborts_vend \
              two_buttons_at_once press_without_credit sigterm_mid_vend busy_line coin_over_ttyS1 \
-             mdb_over_ttyS2 card_over_ttyS2 dex_over_ttyS3 health_over_i2c}
+             mdb_over_ttyS2 card_over_ttyS2 dex_over_ttyS3 health_over_i2c \
+             motor_vend motor_jam motor_missing motor_away_at_boot}
     echo "HIL planned: $(echo $planned | wc -w)"
     for SCENARIO in $planned; do
         "scenario_$SCENARIO"
