@@ -258,7 +258,8 @@ final class MachineController: Sendable {
         // A motor away from home (a power cut mid-turn; the vend it served was resolved from the
         // journal) is locked for the technician, never turned to find out where it is.
         for slot in hardware.dispenser.motorsAwayFromHome(turning: interruptedVendSlot) {
-            let why = slot == interruptedVendSlot ? "was turning when vendd stopped" : "found away from home at start"
+            let byJournal = slot == interruptedVendSlot && hardware.dispenser.sharesHomeLine(slot)
+            let why = byJournal ? "was turning when vendd stopped (its home line is shared)" : "found away from home at start"
             logger.error("motor of slot \(slot) \(why): slot locked", metadata: ["SLOT": "\(slot)"])
             send(.slotFaultFound(slot, .awayFromHome))
         }

@@ -341,6 +341,11 @@ public final class Dispenser: Sendable {
         }.keys.sorted()
     }
 
+    /// Whether `slot`'s motor is on a home line bussed to other motors.
+    public func sharesHomeLine(_ slot: SlotID) -> Bool {
+        slots[slot]?.drive.home.map(sharedHomes.contains) ?? false
+    }
+
     private func closeWindow() {
         let expired: Vend? = vending.withLock { vending in
             defer { vending = nil }

@@ -184,6 +184,7 @@ enum MotorFixtures {
     /// After a power cut a shared home line may show no motor away (none has power): the
     /// journal's vend in flight names the one to lock; a shared line away with none named locks all.
     @Test func theJournalNamesTheMotorAwayOnASharedHomeLine() {
+        #expect(dispenser.sharesHomeLine("M2") && !dispenser.sharesHomeLine("S1"))
         #expect(dispenser.motorsAwayFromHome() == [])
         #expect(dispenser.motorsAwayFromHome(turning: "M2") == ["M2"])
         #expect(dispenser.motorsAwayFromHome(turning: "S1") == [], "S1's own switch says it is home")

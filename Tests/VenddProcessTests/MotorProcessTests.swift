@@ -76,7 +76,7 @@ import VenddTestSupport
         #expect(restarted.vendInProgress == nil && restarted.books.unknownOutcomes == 1)
         #expect(restarted.credit == "2.00" && restarted.books.sales == "0.00" && restarted.slot("D7")?.stock == 3)
         // The home line is shared by all sixty motors: the journal names the one that was turning.
-        try daemon.waitForLog("motor of slot D7 was turning when vendd stopped: slot locked")
+        try daemon.waitForLog("motor of slot D7 was turning when vendd stopped (its home line is shared): slot locked")
         let refused = try daemon.vendctl("select", "D7")
         #expect(refused.status == 1 && refused.errors.contains("make another selection"), "\(refused.errors)")
         #expect(!daemon.log.contains("motor of slot D7 started"), "no motor is powered to find out where it is")
