@@ -24,6 +24,8 @@ final class ClimateService: Sendable {
         var model: CabinetModel?
         /// A fault the simulation reports instead of the model's temperature.
         var simulatedFault: SensorFault?
+        /// Tells the machine when a tripped condition is over (its incident ends).
+        var conditions = ZoneConditionWatch()
     }
 
     private let zones: Mutex<[Zone]>
@@ -100,6 +102,8 @@ final class ClimateService: Sendable {
         let reading = kind.reading(of: readings)
         let actions = zones.withLock { $0[index].controller.record(reading, at: now) }
         perform(actions, zone: id, reading: reading)
+        let cleared = zones.withLock { $0[index].conditions.cleared(after: actions, reading: reading, settings: $0[index].config.settings) }
+        for condition in cleared { machine.send(.zoneConditionCleared(id, condition)) }
     }
 
     private static func simulatedReading(_ zone: inout Zone, at now: Instant) -> Result<Temperature, SensorFault> {

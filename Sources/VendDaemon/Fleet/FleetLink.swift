@@ -275,7 +275,7 @@ final class FleetLink: Sendable {
             }
             do {
                 let audit = try DEXAudit(
-                    controller.reports.sales(since: nil), communicationID: communicationID,
+                    controller.reports.sales(since: nil, at: controller.now), communicationID: communicationID,
                     asset: request.asset ?? communicationID)
                 return (.success("DEX audit of \(audit.selections.count) selections sent"), Array(DEXWriter.file(audit).utf8))
             } catch {
