@@ -39,6 +39,7 @@ extension MachineController {
             }
             report.dexPort = dexSessions.status
             report.zones = climate.withLock { $0 }?.status(locks: state.machine.healthLocks)
+            if report.zones != nil { report.temperatureUnit = state.config.machine.temperatureUnit.rawValue }
             return report
         }
     }

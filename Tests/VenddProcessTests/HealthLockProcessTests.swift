@@ -35,6 +35,7 @@ import VenddTestSupport
         let during = try Self.events(daemon) { _ in true }
         #expect(during.map(\.code) == ["EJH_1", "EJJ_1"], "chilled is the file's first of two zones")
         #expect(during.allSatisfy { $0.active && $0.occurrences == 1 })
+        #expect(try DocumentedSchemas().violations(of: "sales", in: daemon.vendctl("--json", "report").output) == [])
 
         daemon.signal(SIGKILL)
         _ = try daemon.waitForExit()

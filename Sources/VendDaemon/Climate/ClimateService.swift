@@ -31,12 +31,15 @@ final class ClimateService: Sendable {
     private let zones: Mutex<[Zone]>
     private let lane = Lane<Int>(name: "vendd-sensors", capacity: 64)
     private let running = Atomic(true)
+    /// The zones' recent readings, for `vendctl temps`.
+    let history: ZoneHistories
     private let machine: MachineController
     private let logger: Logger
     let isSimulated: Bool
 
     private init(zones: [Zone], simulated: Bool, machine: MachineController, logger: Logger) {
         self.zones = Mutex(zones)
+        history = ZoneHistories(zones.map { ($0.config.settings.id, $0.config.settings.kind) })
         isSimulated = simulated
         self.machine = machine
         self.logger = logger
@@ -103,6 +106,7 @@ final class ClimateService: Sendable {
         let actions = zones.withLock { $0[index].controller.record(reading, at: now) }
         perform(actions, zone: id, reading: reading)
         let cleared = zones.withLock { $0[index].conditions.cleared(after: actions, reading: reading, settings: $0[index].config.settings) }
+        history.record(reading, zone: id, at: now)
         for condition in cleared { machine.send(.zoneConditionCleared(id, condition)) }
     }
 
