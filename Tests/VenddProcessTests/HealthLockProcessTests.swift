@@ -11,15 +11,18 @@ import VenddTestSupport
 @Suite(.oneRealProcessTestAtATime) struct HealthLockProcessTests {
     /// The example food machine with the chilled zone read every second and its windows short.
     static func harness() throws -> DaemonHarness {
-        try DaemonHarness(config: "config/examples/chilled-food.yaml") {
-            $0.replacingOccurrences(
-                of: "    health: { limit: 5, trip_s: 900 }",
-                with: """
-                        read_interval_s: 1
-                        start_delay_s: 0
-                        health: { limit: 5, trip_s: 2, recovery_after_door_s: 1, recovery_after_power_on_s: 1, sensor_grace_s: 30 }
-                    """)
-        }
+        try DaemonHarness(config: "config/examples/chilled-food.yaml", edit: fastHealth)
+    }
+
+    /// The chilled zone read every second, its trip and windows short.
+    static func fastHealth(_ text: String) -> String {
+        text.replacingOccurrences(
+            of: "    health: { limit: 5, trip_s: 900 }",
+            with: """
+                    read_interval_s: 1
+                    start_delay_s: 0
+                    health: { limit: 5, trip_s: 2, recovery_after_door_s: 1, recovery_after_power_on_s: 1, sensor_grace_s: 30 }
+                """)
     }
 
     @Test func aLockoutSurvivesSIGKILLAndOnlyServiceClearsIt() throws {
