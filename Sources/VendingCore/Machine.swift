@@ -165,7 +165,7 @@ public struct Machine: Hashable, Sendable, Codable {
         case .unload(let slot, let count): unload(slot, count: count, into: &effects)
         case .setPrice(let slot, let price): setPrice(slot, price, into: &effects)
         case .setServiceMode(let on): setServiceMode(on, into: &effects)
-        case .reconfigure(let newSetup): reconfigure(newSetup, into: &effects)
+        case .reconfigure(let newSetup): reconfigure(newSetup, at: now, into: &effects)
         case .tick: timeOutVend(at: now, into: &effects)
         case .setDraining(let on): isDraining = on
         case .cardReaderReady(let reader, let readiness): setReadiness(of: reader, readiness, into: &effects)
@@ -699,7 +699,7 @@ public struct Machine: Hashable, Sendable, Codable {
 
     // MARK: - Reconfiguration
 
-    private mutating func reconfigure(_ newSetup: MachineSetup, into effects: inout Effects) {
+    private mutating func reconfigure(_ newSetup: MachineSetup, at now: Instant, into effects: inout Effects) {
         if let pendingVend { return effects.reject(.vendInProgress(pendingVend.id)) }
         if !cardSettlements.isEmpty, newSetup.currency != setup.currency {
             return effects.reject(.currencyChange(from: setup.currency, to: newSetup.currency))
@@ -725,6 +725,8 @@ public struct Machine: Hashable, Sendable, Codable {
             if new == nil {
                 removed.append(old.id)
                 slotFaults[old.id] = nil
+                // Gone with its slot: the fault's event ends (a DEX read then resets it).
+                endIncident(.motorFault(old.id), at: now)
             }
             if new?.product != old.product, let count = stock[old.id]?.count {
                 // The items in the slot are of the old product: they no longer count as stock.

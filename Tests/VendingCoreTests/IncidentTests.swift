@@ -54,6 +54,15 @@ import VendingCore
         #expect(record?.occurrences == 2 && record?.detail == "jammed" && record?.lastStart == rig.now && record?.isActive == true)
     }
 
+    @Test func aSlotRemovedWithItsFaultEndsItsIncident() {
+        var rig = Rig()
+        rig.apply(.slotFaultFound("A1", .jammed))
+        rig.advance(seconds: 60)
+        rig.apply(.reconfigure(Fixtures.setup(slots: Array(rig.machine.setup.slots.dropFirst()))))
+        #expect(rig.machine.slotFaults.isEmpty)
+        #expect(rig.machine.incidents[.motorFault("A1")]?.lastEnd == rig.now)
+    }
+
     /// EVA-DTS 6.1.1 §2.8.2: a read resets only events no longer active; one active at the read
     /// is reported again by the next, once, until it ended and was read.
     @Test func aReadResetsTheCountsOfEndedIncidentsOnly() {
