@@ -29,9 +29,12 @@ extension Reports {
             let subjects = incident.kind == .motorFault ? slots.map(\.rawValue) : zones.map(\.rawValue)
             return subjects.firstIndex(of: incident.subject) ?? subjects.count
         }
-        let ordered = machine.incidents.keys.sorted { lhs, rhs in
-            ((lhs.kind == .motorFault ? 1 : 0), position(lhs), lhs) < ((rhs.kind == .motorFault ? 1 : 0), position(rhs), rhs)
+        // Zones first, then slots, each in the file's order; then by kind.
+        func key(_ incident: Incident) -> (Int, Int, Incident) {
+            let group: Int = incident.kind == .motorFault ? 1 : 0
+            return (group, position(incident), incident)
         }
+        let ordered = machine.incidents.keys.sorted { key($0) < key($1) }
         return ordered.compactMap { incident in
             guard let record = machine.incidents[incident], let code = code(incident) else { return nil }
             return SalesReport.Event(
