@@ -8,10 +8,10 @@ extension Reports {
     /// several; over-limit incidents are refrigeration events (EJJ) in cold zones only: EVA-DTS
     /// has no code for a hot zone that cannot keep warm, whose lock (EJH) still says so.
     func events(at now: Instant) -> [SalesReport.Event] {
-        let zones =
-            zoneOrder
-            + Set(machine.incidents.keys.filter { $0.kind != .motorFault }.map { ZoneID($0.subject) })
-            .subtracting(zoneOrder).sorted()
+        // Zones the file no longer names but whose incidents are kept come after, by name.
+        let incidentZones: Set<ZoneID> = Set(machine.incidents.keys.filter { $0.kind != .motorFault }.map { ZoneID($0.subject) })
+        let removedZones: [ZoneID] = incidentZones.subtracting(zoneOrder).sorted()
+        let zones: [ZoneID] = zoneOrder + removedZones
         let slots = machine.setup.slots.map(\.id)
         func number(_ zone: String) -> Int? {
             guard zones.count > 1, let index = zones.firstIndex(of: ZoneID(zone)) else { return nil }
