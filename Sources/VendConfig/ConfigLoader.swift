@@ -118,7 +118,8 @@ struct ConfigParser {
                 currency: machine.currency, catalog: Catalog(products), slots: slots.map(\.setup),
                 maximumCredit: machine.maximumCredit, vendTimeout: machine.vendTimeout,
                 unknownOutcomePolicy: machine.unknownOutcomePolicy, failedVendPolicy: machine.failedVendPolicy,
-                payoutPolicy: machine.payout, historyLimit: machine.historyLimit)
+                payoutPolicy: machine.payout, historyLimit: machine.historyLimit,
+                machineLockZones: Set(zones.filter { $0.lock == .machine }.map(\.settings.id)))
         } catch {
             // Every rule MachineSetup checks is checked above with a position; reaching this is a bug.
             sink.report("internal check failed: \(error)", at: root, path: .root)

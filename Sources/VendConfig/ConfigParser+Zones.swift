@@ -1,4 +1,5 @@
 import VendClimate
+import VendSettings
 import VendYAML
 import VendingCore
 
@@ -17,7 +18,11 @@ extension ConfigParser {
             let sensors = section.list("sensors").map { parseSensors($0, path: section.path.key("sensors")) }
             let interval = section.int("read_interval_s", in: 1...600, default: 5)
             let thermostat = kind == .ambient ? nil : parseThermostat(section, kind: kind)
-            let defrost = section.nested("defrost", required: false).map(parseDefrost)
+            let relaySection = section.nested("relay", required: false)
+            let relay = relaySection.flatMap { outputLine($0, purpose: .zoneRelay(ZoneID(label))) }
+            let lock = section.choice("lock", default: ZoneLockScope.perishable)
+            let defrostParts = section.nested("defrost", required: false).map { parseDefrost($0, zone: ZoneID(label)) }
+            let defrost = defrostParts.map(\.settings)
             let healthSection = section.nested("health", required: false)
             let health = kind.flatMap { kind in healthSection.map { parseHealth($0, kind: kind) } ?? HealthRule.defaults(for: kind) }
             section.finish()
@@ -33,15 +38,27 @@ extension ConfigParser {
                     "only a cold zone defrosts: remove 'defrost' or make the zone 'kind: cold'", at: defrostNode, path: section.path.key("defrost"))
                 continue
             }
+            if kind == .ambient, let node = relaySection?.node ?? (section.has("lock") ? section.value("lock") : nil) {
+                let key = relaySection == nil ? "lock" : "relay"
+                sink.report(
+                    "an ambient zone is only watched: it drives no relay and locks nothing; remove '\(key)'", at: node, path: section.path.key(key))
+                continue
+            }
+            if let defrostParts, !checkDefrostHeater(defrostParts, zoneHasRelay: relaySection != nil, path: section.path.key("defrost")) { continue }
             if case .some(.some(let list)) = sensors, list.isEmpty {
                 sink.report(
                     "a zone needs at least one sensor (w1: 28-… or hwmon: lm75)", at: section.value("sensors"), path: section.path.key("sensors"))
             }
             guard let id, let kind, let sensors = sensors ?? nil, !sensors.isEmpty, let interval, kind == .ambient || thermostat != nil,
-                section.value("defrost") == nil || defrost != nil, healthSection == nil || health != nil
+                section.value("defrost") == nil || defrost != nil, healthSection == nil || health != nil, let lock,
+                relaySection == nil || relay != nil
             else { continue }
             let settings = ZoneSettings(id: ZoneID(id), kind: kind, thermostat: thermostat, defrost: defrost ?? nil, health: health)
-            zones.append(ZoneConfig(settings: settings, sensors: sensors, readInterval: .seconds(interval)))
+            var zone = ZoneConfig(settings: settings, sensors: sensors, readInterval: .seconds(interval))
+            zone.relay = relay
+            zone.defrostHeater = defrostParts?.heater
+            zone.lock = lock
+            zones.append(zone)
         }
         return zones
     }
@@ -94,16 +111,45 @@ extension ConfigParser {
             startDelay: .seconds(startDelay))
     }
 
-    private func parseDefrost(_ section: MappingReader) -> DefrostSettings? {
+    /// A zone's `defrost:` as read: its settings, and its heater's relay (`heater: { line: 16 }`).
+    private struct DefrostParts {
+        let section: MappingReader
+        let settings: DefrostSettings?
+        let heater: OutputLineConfig?
+    }
+
+    private func parseDefrost(_ section: MappingReader, zone: ZoneID) -> DefrostParts {
         let method = section.choice("method", default: DefrostSettings.Method.offCycle)
         let interval = section.int("interval_s", in: 600...86_400, default: 4 * 3_600)
         let termination = section.has("termination") ? temperature(section, "termination", in: -10...30) : Temperature.celsius(8)
         let maximum = section.int("max_duration_s", in: 60...7_200, default: 30 * 60)
         let drip = section.int("drip_s", in: 0...1_800, default: 4 * 60)
+        let heater = section.nested("heater", required: false).flatMap { outputLine($0, purpose: .defrostHeater(zone)) }
         section.finish()
-        guard let method, let interval, let termination, let maximum, let drip else { return nil }
-        return DefrostSettings(
+        guard let method, let interval, let termination, let maximum, let drip else {
+            return DefrostParts(section: section, settings: nil, heater: heater)
+        }
+        let settings = DefrostSettings(
             method: method, interval: .seconds(interval), termination: termination, maximumDuration: .seconds(maximum), drip: .seconds(drip))
+        return DefrostParts(section: section, settings: settings, heater: heater)
+    }
+
+    /// A heater line only with `method: heater`; and a zone whose relay vendd drives needs the
+    /// heater's too, or its defrost would only rest the compressor.
+    private func checkDefrostHeater(_ parts: DefrostParts, zoneHasRelay: Bool, path: ConfigPath) -> Bool {
+        guard let settings = parts.settings else { return true }
+        if settings.method != .heater, let node = parts.section.value("heater") {
+            sink.report(
+                "'heater' is the defrost heater's relay, for 'method: heater'; remove it or set the method", at: node, path: path.key("heater"))
+            return false
+        }
+        if settings.method == .heater, zoneHasRelay, !parts.section.has("heater") {
+            sink.report(
+                "a heater defrost needs the heater's relay line (heater: { line: … }) when vendd drives the zone's relay",
+                at: parts.section.node, path: path)
+            return false
+        }
+        return true
     }
 
     private func parseHealth(_ section: MappingReader, kind: ZoneKind) -> HealthRule? {

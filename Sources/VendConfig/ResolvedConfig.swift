@@ -219,6 +219,8 @@ extension VenddConfig {
             out.field("min_off_s", seconds(thermostat.minimumOff))
             out.field("start_delay_s", seconds(thermostat.startDelay))
         }
+        if let relay = zone.relay { out.field("relay", inline(relay)) }
+        if settings.health != nil { out.field("lock", zone.lock.rawValue) }
         if let defrost = settings.defrost {
             out.section("defrost") { out in
                 out.field("method", defrost.method.rawValue)
@@ -226,6 +228,7 @@ extension VenddConfig {
                 out.field("termination", defrost.termination.decimalCelsiusExact)
                 out.field("max_duration_s", seconds(defrost.maximumDuration))
                 out.field("drip_s", seconds(defrost.drip))
+                if let heater = zone.defrostHeater { out.field("heater", inline(heater)) }
             }
         }
         if let health = settings.health {

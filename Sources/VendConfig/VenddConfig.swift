@@ -32,8 +32,18 @@ public struct VenddConfig: Sendable {
     /// Temperature zones, in file order; empty without a `zones:` section.
     public var zones: [ZoneConfig] = []
 
-    /// Every GPIO line the configuration uses, in file order.
-    public var lines: [LineUse] { LineUse.all(slots: slots, buttons: buttons, matrix: motorMatrix) }
+    /// Every GPIO line the configuration uses, in file order (the zones' relays last).
+    public var lines: [LineUse] { LineUse.all(slots: slots, buttons: buttons, matrix: motorMatrix) + zoneLines }
+
+    /// The zones' compressor, heater and defrost heater relays.
+    public var zoneLines: [LineUse] {
+        var uses: [LineUse] = []
+        for zone in zones {
+            if let relay = zone.relay { uses.append(LineUse(purpose: .zoneRelay(zone.settings.id), line: relay)) }
+            if let heater = zone.defrostHeater { uses.append(LineUse(purpose: .defrostHeater(zone.settings.id), line: heater)) }
+        }
+        return uses
+    }
 }
 
 public struct MachineSettings: Sendable {

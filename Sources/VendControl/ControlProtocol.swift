@@ -417,12 +417,16 @@ public struct StatusReport: Codable, Sendable, Equatable {
         /// Present while a motor fault keeps the slot out of service (`jammed`, `motor-missing`,
         /// `away-from-home`); `available` is then 0.
         public var fault: String? = nil
+        /// Present while a temperature zone's health lock stops the slot's sales (the zone's id);
+        /// `available` is then 0.
+        public var healthLock: String? = nil
 
         public init(
             id: String, product: String, productName: String, price: String, priceText: String,
-            available: Int, stock: Int, capacity: Int, earliestExpiry: Int64?, fault: String? = nil
+            available: Int, stock: Int, capacity: Int, earliestExpiry: Int64?, fault: String? = nil, healthLock: String? = nil
         ) {
             self.fault = fault
+            self.healthLock = healthLock
             self.id = id
             self.product = product
             self.productName = productName

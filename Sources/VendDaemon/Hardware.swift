@@ -54,7 +54,7 @@ final class Hardware: Sendable {
         let world = SimulatedWorld(
             slots: config.slots, buttons: config.buttons,
             coinChannels: config.coinAcceptor?.channels ?? [], timekeeper: timekeeper, matrix: config.motorMatrix,
-            defaultChip: config.gpio.chip)
+            defaultChip: config.gpio.chip, camsFile: "\(stateDirectory)/simulated-cams.txt")
         let dispenser: Dispenser, panel: InputPanel
         do {
             (dispenser, panel) = try requestLines(on: world.chips, config: config, timekeeper: timekeeper, relayLane: relayLane, notify: notify)

@@ -243,7 +243,8 @@ final class MachineController: Sendable {
     // MARK: - Hardware
 
     /// Takes over freshly brought-up hardware: routes its events here and sets coin acceptance.
-    func attach(_ hardware: Hardware) {
+    /// `interruptedVendSlot`: the slot of a vend a power cut interrupted, from the journal.
+    func attach(_ hardware: Hardware, interruptedVendSlot: SlotID? = nil) {
         let cursors = state.withLock { state in
             state.hardware = hardware
             return state.machine.coinCursors
@@ -256,8 +257,9 @@ final class MachineController: Sendable {
         state.withLock { state in hardware.coinAcceptor.setAcceptance(Self.acceptsCoins(state)) }
         // A motor away from home (a power cut mid-turn; the vend it served was resolved from the
         // journal) is locked for the technician, never turned to find out where it is.
-        for slot in hardware.dispenser.motorsAwayFromHome() {
-            logger.error("motor of slot \(slot) found away from home at start: slot locked", metadata: ["SLOT": "\(slot)"])
+        for slot in hardware.dispenser.motorsAwayFromHome(turning: interruptedVendSlot) {
+            let why = slot == interruptedVendSlot ? "was turning when vendd stopped" : "found away from home at start"
+            logger.error("motor of slot \(slot) \(why): slot locked", metadata: ["SLOT": "\(slot)"])
             send(.slotFaultFound(slot, .awayFromHome))
         }
         // What the devices said at once (a hopper's judgement of an interrupted payout) is

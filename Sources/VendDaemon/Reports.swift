@@ -24,7 +24,8 @@ struct Reports {
             price: offer.price.decimalString, priceText: format.string(for: offer.price),
             available: fault == nil ? offer.available : 0, stock: machine.stock[offer.slot]?.count ?? 0,
             capacity: machine.setup.slot(offer.slot)?.capacity ?? 0,
-            earliestExpiry: machine.earliestExpiry(in: offer.slot)?.millisecondsSinceEpoch, fault: fault?.rawValue)
+            earliestExpiry: machine.earliestExpiry(in: offer.slot)?.millisecondsSinceEpoch, fault: fault?.rawValue,
+            healthLock: machine.healthLock(on: offer.slot)?.rawValue)
     }
 
     var slots: [StatusReport.Slot] { machine.offers.map(slot) }

@@ -3,6 +3,7 @@ import Logging
 import VendConfig
 import VendControl
 import VendDrivers
+import VendGPIO
 import VendHardware
 import VendStore
 import VendTime
@@ -69,7 +70,7 @@ struct Startup {
         let controller = MachineController(
             machine: machine, store: store, config: config, logger: logger, timekeeper: timekeeper,
             relayLane: relayLane, outbox: outbox)
-        controller.resolveInterruptedVend()
+        let interruptedVendSlot = controller.resolveInterruptedVend()
         if let rejection = controller.reconfigure(to: config) {
             return .failure(
                 StartupFailure(
@@ -80,13 +81,21 @@ struct Startup {
 
         do {
             let hardware = try bringUpHardware(config, options: options, controller: controller, logger: logger)
-            controller.attach(hardware)
+            controller.attach(hardware, interruptedVendSlot: interruptedVendSlot)
         } catch {
             return .failure(StartupFailure(status: ExitStatus.unavailable, message: "\(error)"))
         }
 
         // The zones read before the socket answers, so the first status already shows them.
-        let climate = ClimateService.start(config, simulate: options.simulate, controller: controller, logger: logger)
+        let climate: ClimateService?
+        do {
+            climate = try ClimateService.start(
+                config, simulate: options.simulate, chips: zoneChips(config, simulate: options.simulate, timekeeper: controller.timekeeper),
+                controller: controller, logger: logger)
+        } catch {
+            await controller.detachHardware()
+            return .failure(StartupFailure(status: ExitStatus.unavailable, message: "\(error)"))
+        }
         controller.climate.withLock { $0 = climate }
         let socketPath = options.socketPath ?? config.control.socketPath
         do {
@@ -174,6 +183,15 @@ struct Startup {
         }
     }
 
+    /// The chips the zones' relays are on: opened apart from the slots' (which a reload brings
+    /// down and up again), through libgpiod, or in memory in simulation.
+    static func zoneChips(_ config: VenddConfig, simulate: Bool, timekeeper: any Timekeeper) -> GPIOChipSet {
+        GPIOChipSet(defaultChip: config.gpio.chip) { name throws(GPIOError) in
+            if simulate { return SimulatedGPIOChip(name: name, timekeeper: timekeeper) }
+            return try LibgpiodChip(name)
+        }
+    }
+
     static func bringUpHardware(_ config: VenddConfig, options: DaemonOptions, controller: MachineController, logger: Logger) throws -> Hardware {
         let notify: HardwareNoticeHandler = { [notices = controller.notices] in notices.post($0) }
         if options.simulate {
@@ -194,12 +212,13 @@ extension StartupFailure: CustomStringConvertible {
 
 extension MachineController {
     /// A vend in flight when vendd stopped has an unknown outcome: resolve it by the configured
-    /// policy, journaled like any input, and tell the technician.
-    func resolveInterruptedVend() {
-        guard let vend = pendingVend else { return }
+    /// policy, journaled like any input, and tell the technician. Returns its slot.
+    func resolveInterruptedVend() -> SlotID? {
+        guard let vend = pendingVend else { return nil }
         logger.warning(
             "\(vend.id) at slot \(vend.slot) was in flight when vendd stopped; resolving it as unknown (\(config.machine.unknownOutcomePolicy.rawValue)): check slot \(vend.slot)",
             metadata: ["SLOT": "\(vend.slot)", "VEND": "\(vend.id.rawValue)"])
         sendAndWait(.vendEnded(vend.id, .unknown))
+        return vend.slot
     }
 }

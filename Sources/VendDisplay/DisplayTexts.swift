@@ -34,6 +34,12 @@ public struct DisplayTexts: Sendable {
     public func soldOut(_ product: String) -> String {
         pick("\(product)은(는) 품절입니다. 다른 상품을 골라 주세요", "\(product) is sold out: choose another product")
     }
+    public func notAvailable(_ product: String) -> String {
+        pick("\(product)은(는) 지금 판매하지 않습니다. 다른 상품을 골라 주세요", "\(product) is not available now: choose another product")
+    }
+    public func outOfService(_ product: String) -> String {
+        pick("\(product) 칸이 고장입니다. 다른 상품을 골라 주세요", "\(product) is out of service: choose another product")
+    }
     public func noChange(_ credit: String) -> String {
         pick(
             "이 자판기는 돈을 돌려드리지 못합니다. \(credit)은 다음 구매에 쓸 수 있습니다",
@@ -52,6 +58,8 @@ public struct DisplayTexts: Sendable {
     // Labels of the page itself.
     public var credit: String { pick("투입 금액", "Credit") }
     public var soldOutBadge: String { pick("품절", "Sold out") }
+    public var notAvailableBadge: String { pick("판매 중지", "Not available") }
+    public var outOfServiceBadge: String { pick("고장", "Out of service") }
     public var hotBadge: String { pick("따뜻한", "HOT") }
     public var coinReturn: String { pick("반환", "Coin return") }
     public var bought: String { pick("구매한 상품", "Bought") }

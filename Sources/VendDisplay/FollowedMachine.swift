@@ -7,6 +7,10 @@ public enum Notice: Sendable, Equatable {
     /// The vend dropped nothing; the credit was given back (`failed_vend: keep-credit`).
     case jam
     case soldOut(product: String)
+    /// A temperature zone's health lock stops the product's sales until a technician services it.
+    case notAvailable(product: String)
+    /// A motor fault took the product's slot out of service until a technician clears it.
+    case outOfService(product: String)
     /// A tap on a product the credit does not cover: `missing` is the price minus the credit.
     case insertMore(product: String, missing: String)
     /// Coin return on a machine that cannot pay out (`payout: none`).

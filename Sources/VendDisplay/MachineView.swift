@@ -23,7 +23,10 @@ public struct MachineView: Codable, Sendable, Equatable {
         public let priceText: String
         /// The kiosk's URL for the picture, if the product has one.
         public let picture: String?
+        /// Nothing can be bought from it: sold out, health-locked or out of service.
         public let soldOut: Bool
+        /// Why not, in the customer's words (the card's badge); nil while it sells.
+        public let badge: String?
         public let hot: Bool
         /// The credit covers the price and an item is there: this one stands out.
         public let affordable: Bool
@@ -121,7 +124,7 @@ public struct MachineView: Codable, Sendable, Equatable {
     public init(_ followed: FollowedMachine, style: Style) {
         let texts = style.texts
         labels = [
-            "credit": texts.credit, "soldOut": texts.soldOutBadge, "hot": texts.hotBadge, "coinReturn": texts.coinReturn,
+            "credit": texts.credit, "hot": texts.hotBadge, "coinReturn": texts.coinReturn,
             "bought": texts.bought, "technician": texts.technician, "stock": texts.stock, "restock": texts.restock,
             "sales": texts.sales,
         ]
@@ -146,7 +149,8 @@ public struct MachineView: Codable, Sendable, Equatable {
             return Slot(
                 id: slot.id, product: slot.product, name: style.asciiNames ? shortName : name, shortName: shortName,
                 priceText: style.text(slot.price),
-                picture: style.pictureURL(slot.product), soldOut: slot.available == 0, hot: style.hot.contains(slot.product),
+                picture: style.pictureURL(slot.product), soldOut: slot.available == 0, badge: Self.badge(slot, texts: texts),
+                hot: style.hot.contains(slot.product),
                 affordable: slot.available > 0 && Self.covers(credit, price),
                 available: slot.available, stock: slot.stock, capacity: slot.capacity)
         }
@@ -198,6 +202,13 @@ public struct MachineView: Codable, Sendable, Equatable {
         }
     }
 
+    /// A fault or a health lock says more than "sold out": the customer should not wait for a restock.
+    private static func badge(_ slot: StatusReport.Slot, texts: DisplayTexts) -> String? {
+        if slot.fault != nil { return texts.outOfServiceBadge }
+        if slot.healthLock != nil { return texts.notAvailableBadge }
+        return slot.available == 0 ? texts.soldOutBadge : nil
+    }
+
     private static func covers(_ credit: Money?, _ price: Money?) -> Bool {
         guard let credit, let price else { return false }
         return price <= credit
@@ -209,6 +220,8 @@ public struct MachineView: Codable, Sendable, Equatable {
         case .takeItem(let product): return Message(text: texts.takeItem(name(product)), tone: .good)
         case .jam: return Message(text: texts.jam(creditText), tone: .error)
         case .soldOut(let product): return Message(text: texts.soldOut(name(product)), tone: .warning)
+        case .notAvailable(let product): return Message(text: texts.notAvailable(name(product)), tone: .warning)
+        case .outOfService(let product): return Message(text: texts.outOfService(name(product)), tone: .warning)
         case .insertMore(let product, let missing):
             return Message(text: texts.insertMore(style.text(missing), for: name(product)), tone: .warning)
         case .noChange: return Message(text: texts.noChange(creditText), tone: .warning)

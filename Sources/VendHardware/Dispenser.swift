@@ -58,6 +58,8 @@ public final class Dispenser: Sendable {
     /// The home switches, each line once (a matrix's shared one serves every slot on it).
     private let homes: (any GPIOInputGroup)?
     private let slots: [SlotID: (drive: Drive, config: SlotConfig)]
+    /// Indexes in `homes` of the lines that serve more than one motor.
+    private let sharedHomes: Set<Int>
     private let timekeeper: any Timekeeper
     private let notify: HardwareNoticeHandler
     private let vending = Mutex<Vend?>(nil)
@@ -104,6 +106,8 @@ public final class Dispenser: Sendable {
             throw error
         }
         self.slots = drives.mapValues { (drive: $0.0, config: $0.1) }
+        let homeUses = drives.values.compactMap(\.0.home)
+        sharedHomes = Set(homeUses.filter { home in homeUses.count { $0 == home } > 1 })
         self.timekeeper = timekeeper
         self.notify = notify
         homes?.start(
@@ -311,11 +315,20 @@ public final class Dispenser: Sendable {
         ((try? homes?.currentValues()) ?? [])[safe: index] ?? false
     }
 
-    /// The slots whose motor's home switch is away from home now: at start, a motor stopped
-    /// mid-turn (a power cut). They are reported, never turned to find out.
-    public func motorsAwayFromHome() -> [SlotID] {
+    /// The slots whose motor is away from home at start, a motor stopped mid-turn (a power cut):
+    /// reported, never turned to find out. `turning` is the slot whose vend the journal says was
+    /// in flight. A motor's own home switch tells; a line bussed to several motors may show only
+    /// the one under power, so there the journal names the motor, and a shared line that reads
+    /// away without one locks every motor on it.
+    public func motorsAwayFromHome(turning: SlotID? = nil) -> [SlotID] {
         let levels = (try? homes?.currentValues()) ?? []
-        return slots.filter { _, slot in slot.drive.home.map { !(levels[safe: $0] ?? false) } ?? false }.keys.sorted()
+        let turningHome = turning.flatMap { slots[$0]?.drive.home }
+        return slots.filter { id, slot in
+            guard let home = slot.drive.home else { return false }
+            let away = !(levels[safe: home] ?? false)
+            guard sharedHomes.contains(home) else { return away }
+            return home == turningHome ? id == turning : away
+        }.keys.sorted()
     }
 
     private func closeWindow() {

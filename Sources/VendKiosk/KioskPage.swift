@@ -120,7 +120,7 @@ enum KioskPage {
                   <span class="name">${esc(s.name)}</span>
                   <span class="price">${esc(s.priceText)}</span>
                   ${s.hot ? `<span class="badge hot">${esc(L.hot)}</span>` : ''}
-                  ${s.soldOut ? `<span class="badge soldout">${esc(L.soldOut)}</span>` : ''}
+                  ${s.badge ? `<span class="badge soldout">${esc(s.badge)}</span>` : ''}
                 </button>`).join(''));
               $('bought-label').textContent = L.bought;
               set('bought', view.bought.map((b) => `<div class="item" data-slot="${esc(b.slot)}">${picture(b.picture, '')}${esc(b.name)}</div>`).join(''));

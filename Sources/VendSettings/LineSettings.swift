@@ -61,6 +61,7 @@ public struct LineUse: Sendable {
     public enum Purpose: Hashable, Sendable, CustomStringConvertible {
         case slotButton(SlotID), relay(SlotID), dropSensor(SlotID), action(ButtonAction)
         case motor(SlotID), home(SlotID), sharedHome, matrixRow(Int), matrixColumn(Int)
+        case zoneRelay(ZoneID), defrostHeater(ZoneID)
 
         public var description: String {
             switch self {
@@ -73,6 +74,8 @@ public struct LineUse: Sendable {
             case .sharedHome: "shared motor home switch"
             case .matrixRow(let row): "motor matrix row \(row + 1)"
             case .matrixColumn(let column): "motor matrix column \(column + 1)"
+            case .zoneRelay(let zone): "relay of zone \(zone)"
+            case .defrostHeater(let zone): "defrost heater of zone \(zone)"
             }
         }
     }

@@ -11,6 +11,8 @@ public final class ManualTimekeeper: Timekeeper {
 
     private struct State {
         var now: ContinuousClock.Instant
+        /// What `stepWallClock` added: the wall clock's steps, which monotonic time never sees.
+        var wallClockStep: Int64 = 0
         var next: UInt64 = 0
         var scheduled: [Scheduled] = []
     }
@@ -31,8 +33,15 @@ public final class ManualTimekeeper: Timekeeper {
     public var now: ContinuousClock.Instant { state.withLock { $0.now } }
 
     public var wallClockMilliseconds: Int64 {
-        let (seconds, attoseconds) = (now - origin).components
-        return wallClockOrigin + seconds * 1_000 + attoseconds / 1_000_000_000_000_000
+        let (elapsed, step) = state.withLock { ($0.now - origin, $0.wallClockStep) }
+        let (seconds, attoseconds) = elapsed.components
+        return wallClockOrigin + step + seconds * 1_000 + attoseconds / 1_000_000_000_000_000
+    }
+
+    /// The wall clock jumps by `milliseconds` (back when negative), as when NTP steps it; the
+    /// monotonic clock and the scheduled actions do not move.
+    public func stepWallClock(by milliseconds: Int64) {
+        state.withLock { $0.wallClockStep += milliseconds }
     }
 
     /// Actions scheduled and not yet run.

@@ -240,11 +240,14 @@ public struct Machine: Hashable, Sendable, Codable {
         return (stock[slot]?.count ?? 0) - reserved
     }
 
-    /// The zone whose health lock stops `slot`'s sales now, if any.
+    /// The zone whose health lock stops `slot`'s sales now, if any: a locked `lock: machine` zone
+    /// stops every slot, any other locked zone its perishable slots.
     public func healthLock(on slot: SlotID) -> ZoneID? {
         // Asked for every slot whenever acceptance is decided: the slot is looked up (a scan of
         // the setup) only while some zone is locked.
-        guard !healthLocks.isEmpty, let zone = setup.slot(slot)?.healthZone, healthLocks[zone] != nil else { return nil }
+        guard !healthLocks.isEmpty else { return nil }
+        if !setup.machineLockZones.isEmpty, let zone = healthLocks.keys.filter(setup.machineLockZones.contains).min() { return zone }
+        guard let zone = setup.slot(slot)?.healthZone, healthLocks[zone] != nil else { return nil }
         return zone
     }
 

@@ -54,6 +54,8 @@ public struct MachineSetup: Hashable, Sendable, Codable {
     public var payoutAvailable: Bool { payoutPolicy != .none }
     /// How many past sales the history keeps; totals per product are kept regardless.
     public let historyLimit: Int
+    /// Zones whose health lock stops every slot, not only their perishable ones (`lock: machine`).
+    public let machineLockZones: Set<ZoneID>
 
     public init(
         currency: Currency,
@@ -64,7 +66,8 @@ public struct MachineSetup: Hashable, Sendable, Codable {
         unknownOutcomePolicy: UnknownOutcomePolicy = .refundCredit,
         failedVendPolicy: FailedVendPolicy = .keepCredit,
         payoutPolicy: PayoutPolicy = .none,
-        historyLimit: Int = 10_000
+        historyLimit: Int = 10_000,
+        machineLockZones: Set<ZoneID> = []
     ) throws(SetupError) {
         self.currency = currency
         self.catalog = catalog
@@ -75,6 +78,7 @@ public struct MachineSetup: Hashable, Sendable, Codable {
         self.failedVendPolicy = failedVendPolicy
         self.payoutPolicy = payoutPolicy
         self.historyLimit = historyLimit
+        self.machineLockZones = machineLockZones
         if let problem = firstProblem { throw problem }
     }
 
@@ -88,7 +92,7 @@ public struct MachineSetup: Hashable, Sendable, Codable {
 
     private enum CodingKeys: String, CodingKey {
         case currency, catalog, slots, maximumCredit, vendTimeoutMilliseconds, unknownOutcomePolicy, failedVendPolicy
-        case payoutPolicy, historyLimit
+        case payoutPolicy, historyLimit, machineLockZones
         /// Written before payout policies: true meant `manual`.
         case payoutAvailable
     }
@@ -108,6 +112,7 @@ public struct MachineSetup: Hashable, Sendable, Codable {
             payoutPolicy = try container.decode(Bool.self, forKey: .payoutAvailable) ? .manual : .none
         }
         historyLimit = try container.decode(Int.self, forKey: .historyLimit)
+        machineLockZones = try container.decodeIfPresent(Set<ZoneID>.self, forKey: .machineLockZones) ?? []
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -121,6 +126,8 @@ public struct MachineSetup: Hashable, Sendable, Codable {
         try container.encode(failedVendPolicy, forKey: .failedVendPolicy)
         try container.encode(payoutPolicy, forKey: .payoutPolicy)
         try container.encode(historyLimit, forKey: .historyLimit)
+        // Written only when used, so that a file without it stays readable by an older vendd.
+        if !machineLockZones.isEmpty { try container.encode(machineLockZones, forKey: .machineLockZones) }
     }
 
     /// The configuration module reports these with file positions first; this check keeps the

@@ -59,6 +59,8 @@ import VendingCore
         #expect(config.zones[0].settings.defrost?.interval == .seconds(14_400))
         #expect(config.zones[1].settings.health?.limit == .celsius(57))
         #expect(config.machineSetup.slots.map(\.healthZone) == ["chilled", "chilled", nil, "soup"])
+        #expect(config.zones.map(\.relay?.line) == [.offset(12), .offset(16)])
+        #expect(config.machineSetup.machineLockZones.isEmpty)
     }
 
     /// `machine.temperature_unit` changes what people read, never the file's own degrees.
@@ -114,6 +116,55 @@ import VendingCore
         #expect(
             try Self.errors([("kind: cold", "kind: hot"), ("set_point: 3.5", "set_point: 65\n    defrost: { method: heater }")]) == [
                 "test.yaml:13:14: zones[chilled].defrost: only a cold zone defrosts: remove 'defrost' or make the zone 'kind: cold'"
+            ])
+    }
+
+    @Test func aZoneDrivesItsRelayAndDefrostHeaterLinesAndMayLockTheMachine() throws {
+        let text = Self.base.replacingOccurrences(
+            of: "set_point: 3.5\n",
+            with: """
+                set_point: 3.5
+                    relay: { line: 17, chip: mcp23017, active_low: true }
+                    lock: machine
+                    defrost: { method: heater, heater: { line: 16 } }
+
+                """)
+        let config = try ConfigLoader.parse(text, file: "test.yaml")
+        let zone = try #require(config.zones.first)
+        #expect(zone.relay?.line == .offset(17) && zone.relay?.chip == "mcp23017" && zone.relay?.activeLow == true)
+        #expect(zone.defrostHeater?.line == .offset(16) && zone.defrostHeater?.chip == nil)
+        #expect(zone.lock == .machine)
+        #expect(config.machineSetup.machineLockZones == ["chilled"])
+        #expect(config.lines.map(\.purpose.description).suffix(2) == ["relay of zone chilled", "defrost heater of zone chilled"])
+        // The resolved file reads back to the same lines.
+        let again = try ConfigLoader.parse(config.resolvedYAML, file: "resolved.yaml")
+        #expect(again.zones.first?.relay?.chip == "mcp23017" && again.zones.first?.defrostHeater?.line == .offset(16))
+        #expect(again.machineSetup.machineLockZones == ["chilled"])
+    }
+
+    @Test func aZoneRelayLineServesOnePurpose() throws {
+        #expect(
+            try Self.errors([("set_point: 3.5", "set_point: 3.5\n    relay: { line: 6 }")]) == [
+                "test.yaml:22:20: slots[A1].relay.line: line 6 is already the relay of zone chilled (zones[chilled].relay.line at line 13); each GPIO line can serve one purpose"
+            ])
+    }
+
+    @Test func relayAndHeaterMistakesAreNamed() throws {
+        #expect(
+            try Self.errors([("kind: cold", "kind: ambient"), ("set_point: 3.5", "relay: { line: 7 }")]) == [
+                "test.yaml:12:12: zones[chilled].relay: an ambient zone is only watched: it drives no relay and locks nothing; remove 'relay'"
+            ])
+        #expect(
+            try Self.errors([("set_point: 3.5", "set_point: 3.5\n    lock: everything")]) == [
+                "test.yaml:13:11: zones[chilled].lock: 'everything' is not one of 'perishable' or 'machine'"
+            ])
+        #expect(
+            try Self.errors([("set_point: 3.5", "set_point: 3.5\n    relay: { line: 7 }\n    defrost: { method: heater }")]) == [
+                "test.yaml:14:14: zones[chilled].defrost: a heater defrost needs the heater's relay line (heater: { line: … }) when vendd drives the zone's relay"
+            ])
+        #expect(
+            try Self.errors([("set_point: 3.5", "set_point: 3.5\n    defrost: { heater: { line: 7 } }")]) == [
+                "test.yaml:13:24: zones[chilled].defrost.heater: 'heater' is the defrost heater's relay, for 'method: heater'; remove it or set the method"
             ])
     }
 }

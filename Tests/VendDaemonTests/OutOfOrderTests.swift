@@ -33,7 +33,7 @@ struct ControllerRig {
         let logger = Logger(label: "test")
         let machine = try Startup.restore(from: store, config: config, outbox: nil, now: time.wallClockMilliseconds, logger: logger).get()
         controller = MachineController(machine: machine, store: store, config: config, logger: logger, timekeeper: time)
-        if existing != nil { controller.resolveInterruptedVend() }
+        if existing != nil { _ = controller.resolveInterruptedVend() }
         let notices = controller.notices
         hardware = devices(
             try Hardware.simulated(

@@ -11,7 +11,7 @@ import VendingCore
 
     static func status(
         credit: String, state: String = "in-service", serviceKey: Bool = false, vend: String? = nil,
-        exactChangeOnly: Bool? = nil
+        exactChangeOnly: Bool? = nil, slots: [StatusReport.Slot]? = nil
     ) -> StatusReport {
         func slot(_ id: String, _ product: String, _ name: String, _ price: String, _ available: Int) -> StatusReport.Slot {
             StatusReport.Slot(
@@ -21,7 +21,7 @@ import VendingCore
         return StatusReport(
             machine: "Test", state: state, stateReason: state == "in-service" ? nil : "why", currency: "KRW", credit: credit,
             creditText: credit, acceptingCoins: true, vendInProgress: vend, simulated: true, coinAcceptor: "sim", gpio: "sim",
-            slots: [slot("A1", "banana-milk", "Banana Milk", "1200", 8), slot("B4", "hot-latte", "Hot Café Latte", "1500", 0)],
+            slots: slots ?? [slot("A1", "banana-milk", "Banana Milk", "1200", 8), slot("B4", "hot-latte", "Hot Café Latte", "1500", 0)],
             books: .init(coinsIn: "0", sales: "0", refunds: "0", itemsSold: 0, failedVends: 0, unknownOutcomes: 0),
             serviceKey: serviceKey, exactChangeOnly: exactChangeOnly)
     }
@@ -118,6 +118,34 @@ import VendingCore
         #expect(MachineView(told, style: Self.style(ascii: true)).message.text == "Hot Cafe Latte is sold out: choose another product")
         told.tick(at: 1_000 + FollowedMachine.noticeMilliseconds)
         #expect(MachineView(told, style: Self.style()).message.text == "Insert 300원 more")
+    }
+
+    /// A slot out of service after a motor fault, or stopped by a zone's health lock, says so on
+    /// its card and when tapped: a customer should not wait for a restock that will not help.
+    @Test func unavailableSlotsSayWhy() {
+        let slots = Self.status(credit: "0").slots.map { slot in
+            StatusReport.Slot(
+                id: slot.id, product: slot.product, productName: slot.productName, price: slot.price, priceText: slot.priceText,
+                available: 0, stock: 8, capacity: 8, earliestExpiry: nil,
+                fault: slot.id == "A1" ? "jammed" : nil, healthLock: slot.id == "B4" ? "chilled" : nil)
+        }
+        let machine = Self.machine(Self.status(credit: "2000", slots: slots))
+        let view = MachineView(machine, style: Self.style())
+        #expect(view.slots.map(\.badge) == ["Out of service", "Not available"])
+        #expect(view.slots.map(\.soldOut) == [true, true])
+        #expect(view.slots.map(\.affordable) == [false, false])
+        #expect(MachineView(Self.machine(Self.status(credit: "0")), style: Self.style(.ko)).slots.map(\.badge) == [nil, "품절"])
+
+        let jammed = MachineFollower.explain(refusal: "slot A1 is out of service", selecting: "A1", in: machine, currency: Self.won)
+        #expect(jammed == .outOfService(product: "banana-milk"))
+        let locked = MachineFollower.explain(refusal: "slot B4 is locked", selecting: "B4", in: machine, currency: Self.won)
+        #expect(locked == .notAvailable(product: "hot-latte"))
+        var told = machine
+        told.post(jammed, at: 1_000)
+        let toldJammed = MachineView(told, style: Self.style()).message
+        #expect(toldJammed == .init(text: "Banana Milk is out of service: choose another product", tone: .warning))
+        told.post(locked, at: 1_000)
+        #expect(MachineView(told, style: Self.style(ascii: true)).message.text == "Hot Cafe Latte is not available now: choose another product")
     }
 
     @Test func aJamKeepsTheCreditAndSaysSo() {

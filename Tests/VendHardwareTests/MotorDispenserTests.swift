@@ -181,6 +181,16 @@ enum MotorFixtures {
         #expect(outcomes.all == [.notDropped])
     }
 
+    /// After a power cut a shared home line may show no motor away (none has power): the
+    /// journal's vend in flight names the one to lock; a shared line away with none named locks all.
+    @Test func theJournalNamesTheMotorAwayOnASharedHomeLine() {
+        #expect(dispenser.motorsAwayFromHome() == [])
+        #expect(dispenser.motorsAwayFromHome(turning: "M2") == ["M2"])
+        #expect(dispenser.motorsAwayFromHome(turning: "S1") == [], "S1's own switch says it is home")
+        sharedCam(atHome: false)
+        #expect(dispenser.motorsAwayFromHome(turning: "M1") == ["M1"])
+    }
+
     @Test func aMotorAwayFromHomeIsNeverTurned() {
         sharedCam(atHome: false)
         #expect(dispenser.motorsAwayFromHome() == ["M1", "M2"])

@@ -49,6 +49,9 @@ import VenddTestSupport
         #expect(restarted.zones?.first?.temperature == "3.0")
         let recovered = try Self.events(daemon) { $0.first { $0.code == "EJJ_1" }?.active == false }
         #expect(recovered.first { $0.code == "EJH_1" }?.active == true, "back within the limit, but still locked")
+        // The kiosk and the LCD tell "not available" from "sold out" by this.
+        #expect(restarted.slot("A2")?.healthLock == "chilled" && restarted.slot("A2")?.available == 0)
+        #expect(restarted.slot("A3")?.healthLock == nil)
 
         for _ in 0..<2 { try daemon.send(.simCoin(amount: "1.00")) }
         let sandwich = try daemon.client().send(.select(slot: "A2"))
@@ -62,7 +65,8 @@ import VenddTestSupport
         let serviced = try daemon.send(.zoneService(zone: "chilled"))
         #expect(serviced.message?.contains("zone chilled serviced by") == true)
         try daemon.send(.service(on: false))
-        #expect(try daemon.status().zones?.first?.lock == nil)
+        let afterService = try daemon.status()
+        #expect(afterService.zones?.first?.lock == nil && afterService.slot("A2")?.healthLock == nil)
         try daemon.waitForLog("TECHNICIAN=")
         _ = try daemon.stop()
         try daemon.start()

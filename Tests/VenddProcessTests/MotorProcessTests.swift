@@ -62,6 +62,50 @@ import VenddTestSupport
         return try String(contentsOfFile: file, encoding: .utf8)
     }
 
+    /// A power cut mid-turn: the spiral stops with its cam away from home. At the next start the
+    /// vend it served is resolved from the journal (an unknown outcome, the credit given back by
+    /// `unknown_outcome: refund-credit`) and its slot is locked for a look, never turned blindly;
+    /// the other motors on the shared home line keep selling.
+    @Test func aMotorFoundAwayFromHomeAfterAPowerCutLocksItsSlotAndIsNeverTurned() throws {
+        let daemon = try DaemonHarness(config: "config/examples/spiral-matrix.yaml")
+        defer { daemon.tearDown() }
+        try daemon.start()
+        try daemon.send(.restock(slot: "D7", count: 3))
+        #expect(try daemon.vendctl("sim", "coin", "2.00").status == 0)
+        // Jammed, the cam stays away for as long as the test needs to cut the power under it.
+        #expect(try daemon.vendctl("sim", "jam", "D7").status == 0)
+        try daemon.send(.simPress(slot: "D7"))
+        try daemon.waitForLog("motor of slot D7 started")
+        // The simulated cam keeps its position where a real one would: in the machine.
+        let cams = daemon.stateDirectory + "/simulated-cams.txt"
+        let deadline = Date().addingTimeInterval(5)
+        while (try? String(contentsOfFile: cams, encoding: .utf8)) != "D7", Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
+        #expect(try String(contentsOfFile: cams, encoding: .utf8) == "D7", "the cam left home")
+        daemon.signal(SIGKILL)
+        _ = try daemon.waitForExit()
+
+        try daemon.start()
+        let restarted = try daemon.waitUntil("the slot locked at start") { $0.slot("D7")?.fault == "away-from-home" }
+        #expect(restarted.vendInProgress == nil && restarted.books.unknownOutcomes == 1)
+        #expect(restarted.credit == "2.00" && restarted.books.sales == "0.00" && restarted.slot("D7")?.stock == 3)
+        // The home line is shared by all sixty motors: the journal names the one that was turning.
+        try daemon.waitForLog("motor of slot D7 was turning when vendd stopped: slot locked")
+        let refused = try daemon.vendctl("select", "D7")
+        #expect(refused.status == 1 && refused.errors.contains("make another selection"), "\(refused.errors)")
+        #expect(!daemon.log.contains("motor of slot D7 started"), "no motor is powered to find out where it is")
+        try daemon.send(.restock(slot: "D8", count: 1))
+        try daemon.send(.simPress(slot: "D8"))
+        let neighbour = try daemon.waitUntil("D8's sale") { $0.books.sales == "0.90" && $0.vendInProgress == nil }
+        #expect(neighbour.slot("D7")?.fault == "away-from-home" && neighbour.credit == "1.10")
+
+        #expect(try daemon.vendctl("sim", "free-motor", "D7").status == 0)
+        #expect(try daemon.vendctl("slot", "clear", "D7").status == 0)
+        try daemon.send(.simPress(slot: "D7"))
+        let sold = try daemon.waitUntil("the sale after clearing") { $0.books.sales == "1.80" && $0.vendInProgress == nil }
+        #expect(sold.slot("D7")?.stock == 2 && sold.credit == "0.20")
+        #expect(try daemon.stop() == 0)
+    }
+
     /// A missing motor (the cam never leaves home) is a failed vend and locks its slot too.
     @Test func aMissingMotorLocksItsSlot() throws {
         let daemon = try DaemonHarness(config: "config/examples/spiral-matrix.yaml")

@@ -24,7 +24,8 @@ enum Fixtures {
         payoutPolicy: PayoutPolicy = .manual,
         maximumCredit: Int64 = 10_000,
         historyLimit: Int = 10_000,
-        slots: [SlotSetup]? = nil
+        slots: [SlotSetup]? = nil,
+        machineLockZones: Set<ZoneID> = []
     ) -> MachineSetup {
         try! MachineSetup(
             currency: won,
@@ -39,7 +40,8 @@ enum Fixtures {
             unknownOutcomePolicy: unknownOutcomePolicy,
             failedVendPolicy: failedVendPolicy,
             payoutPolicy: payoutPolicy,
-            historyLimit: historyLimit)
+            historyLimit: historyLimit,
+            machineLockZones: machineLockZones)
     }
 
     static let start = Instant(millisecondsSinceEpoch: 1_790_000_000_000)

@@ -28,6 +28,24 @@ import VendingCore
         #expect(rig.select("B1").rejections.isEmpty, "the hot zone is not locked")
     }
 
+    @Test func aMachineLockZoneStopsEverySlotAndOtherZonesOnlyTheirPerishableOnes() throws {
+        let zoned = Self.zonedSetup()
+        let setup = Fixtures.setup(slots: zoned.slots, machineLockZones: ["chilled"])
+        var rig = Rig(setup: setup)
+        rig.apply(.healthTripped(Self.trip("hot")))
+        #expect(rig.machine.offers.map(\.available) == [8, 10, 0], "a hot lock stops only the coffee")
+        rig.apply(.healthTripped(Self.trip()))
+        #expect(rig.machine.offers.map(\.available) == [0, 0, 0])
+        #expect(!rig.machine.acceptsCoins)
+        #expect(rig.machine.healthLock(on: "A2") == "chilled", "the cola is refused for the chilled zone's lock")
+        rig.apply(.setServiceMode(true))
+        rig.apply(.healthServiced("chilled", technician: "kim"))
+        rig.apply(.setServiceMode(false))
+        #expect(rig.machine.offers.map(\.available) == [8, 10, 0])
+        let restored = try JSON.roundTrip(MachineSnapshot(rig.machine)).machine
+        #expect(restored.setup.machineLockZones == ["chilled"], "the setting survives a snapshot")
+    }
+
     @Test func aSecondTripKeepsTheFirstLock() {
         var rig = Rig(setup: Self.zonedSetup())
         rig.apply(.healthTripped(Self.trip()))

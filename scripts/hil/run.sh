@@ -230,6 +230,7 @@ cp "$SCRIPT_DIR/hil.yaml" "$SCRIPT_DIR/bench.yaml" "$root/etc/vendd/"
 # The same machine with a refrigerated zone read from an LM75 through the kernel's lm75 hwmon
 # driver, on i2c-stub (the module built with the kernel; the guest writes the temperature register
 # with hiltool lm75-set): A2's water is perishable in it, A3's is not. Windows and trip time short.
+# Its compressor relay is line 8 of the gpio-sim chip (free in hil.yaml), with a 3 s minimum run.
 cp "$(dirname "$kernel")/i2c-stub.ko" "$root/i2c-stub.ko"
 {
     sed '/relay: { line: 3,/a\    zone: chilled\n    perishable: true' "$SCRIPT_DIR/hil.yaml"
@@ -242,10 +243,29 @@ zones:
     set_point: 3
     read_interval_s: 1
     start_delay_s: 0
+    min_on_s: 3
+    min_off_s: 2
+    relay: { line: 8 }
     health: { limit: 5, trip_s: 2, recovery_after_door_s: 1, recovery_after_power_on_s: 1, sensor_grace_s: 3 }
 ZONES
 } >"$root/etc/vendd/hil-health.yaml"
 grep -q 'perishable: true' "$root/etc/vendd/hil-health.yaml" || hil_die "hil-health.yaml: slot A2 was not put in the chilled zone (hil.yaml changed?)"
+# The latency benchmark's machine with a cold zone read every second from a slow hwmon input the
+# guest makes (bench_latency_zone), its compressor relay on line 8.
+{
+    cat "$SCRIPT_DIR/bench.yaml"
+    cat <<'ZONES'
+
+zones:
+  - id: chilled
+    kind: cold
+    sensors: [{ hwmon: slowtemp }]
+    set_point: 4
+    read_interval_s: 1
+    start_delay_s: 0
+    relay: { line: 8 }
+ZONES
+} >"$root/etc/vendd/bench-zone.yaml"
 # The same machines with a ccTalk acceptor on the second UART; positions as cctalk-sim's coin ids.
 cctalk_acceptor='coin_acceptor:
   port: /dev/ttyS1

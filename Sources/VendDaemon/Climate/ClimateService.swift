@@ -3,6 +3,7 @@ import Synchronization
 import VendClimate
 import VendConfig
 import VendControl
+import VendHardware
 import VendPOSIX
 import VendSensors
 import VendTime
@@ -13,8 +14,13 @@ import VendingCore
 /// lock); the reading goes to the zone's controller, whose trips enter the machine through its
 /// inbox like any device's input, to be journaled as the zone's health lock.
 ///
+/// The controllers' relay decisions drive the zones' lines (`ZoneOutputs`) under the zones' lock,
+/// so the lines always follow the decisions in the order they were taken. Control time is the
+/// monotonic clock (`ZoneClock`).
+///
 /// With `--simulate` the sensors read a `CabinetModel` per zone instead, driven by the zone's
-/// own relay and the simulated door, on the daemon's clock.
+/// own relay and the simulated door, on the daemon's clock, and the relays are lines of
+/// simulated chips.
 final class ClimateService: Sendable {
     private struct Zone {
         let config: ZoneConfig
@@ -29,6 +35,8 @@ final class ClimateService: Sendable {
     }
 
     private let zones: Mutex<[Zone]>
+    private let outputs: ZoneOutputs
+    private let clock: ZoneClock
     private let lane = Lane<Int>(name: "vendd-sensors", capacity: 64)
     private let running = Atomic(true)
     /// The zones' recent readings, for `vendctl temps`.
@@ -37,25 +45,32 @@ final class ClimateService: Sendable {
     private let logger: Logger
     let isSimulated: Bool
 
-    private init(zones: [Zone], simulated: Bool, machine: MachineController, logger: Logger) {
+    private init(zones: [Zone], outputs: ZoneOutputs, clock: ZoneClock, simulated: Bool, machine: MachineController, logger: Logger) {
         self.zones = Mutex(zones)
         history = ZoneHistories(zones.map { ($0.config.settings.id, $0.config.settings.kind) })
+        self.outputs = outputs
+        self.clock = clock
         isSimulated = simulated
         self.machine = machine
         self.logger = logger
     }
 
-    /// Starts reading every zone the file names; nil without a `zones:` section.
-    static func start(_ config: VenddConfig, simulate: Bool, controller: MachineController, logger: Logger) -> ClimateService? {
+    /// Requests the zones' relay lines on `chips` (all off) and starts reading every zone the
+    /// file names; nil without a `zones:` section.
+    static func start(
+        _ config: VenddConfig, simulate: Bool, chips: GPIOChipSet, controller: MachineController, logger: Logger
+    ) throws(GPIOError) -> ClimateService? {
         guard !config.zones.isEmpty else { return nil }
-        let now = Instant(millisecondsSinceEpoch: controller.timekeeper.wallClockMilliseconds)
+        let outputs = try ZoneOutputs(zones: config.zones, chips: chips)
+        let clock = ZoneClock(timekeeper: controller.timekeeper)
+        let now = clock.now
         let zones = config.zones.map { zone in
             Zone(
                 config: zone, sensors: simulate ? [] : zone.sensors.map(Self.sensor),
                 controller: ZoneController(settings: zone.settings, poweredOnAt: now),
                 model: simulate ? CabinetModel(kind: zone.settings.kind, temperature: Self.startTemperature(zone.settings), at: now) : nil)
         }
-        let service = ClimateService(zones: zones, simulated: simulate, machine: controller, logger: logger)
+        let service = ClimateService(zones: zones, outputs: outputs, clock: clock, simulated: simulate, machine: controller, logger: logger)
         service.lane.start { [service] index in service.read(zone: index) }
         for (index, zone) in config.zones.enumerated() {
             service.lane.put(index)
@@ -66,15 +81,26 @@ final class ClimateService: Sendable {
                 return true
             }
             logger.notice(
-                "zone \(zone.settings.id) (\(zone.settings.kind.rawValue)): \(simulate ? "simulated cabinet" : zone.sensors.map(\.name).joined(separator: ", ")), read every \(zone.readInterval.components.seconds) s",
+                "zone \(zone.settings.id) (\(zone.settings.kind.rawValue)): \(simulate ? "simulated cabinet" : zone.sensors.map(\.name).joined(separator: ", ")), read every \(zone.readInterval.components.seconds) s\(Self.relayText(zone))",
                 metadata: ["ZONE": "\(zone.settings.id)"])
         }
         return service
     }
 
+    /// No more reads; every zone's relay off and its lines given back (SIGTERM, a failed start).
     func stop() {
         running.store(false, ordering: .releasing)
         lane.close()
+        zones.withLock { _ in outputs.release() }
+        logger.notice("temperature zones stopped: every zone relay off")
+    }
+
+    /// ", relay on line 12 of mcp23017" for the start-up log; nothing for a zone without a thermostat.
+    private static func relayText(_ zone: ZoneConfig) -> String {
+        guard zone.settings.thermostat != nil else { return "" }
+        guard let relay = zone.relay else { return ", relay not driven (no 'relay')" }
+        let chip: String = relay.chip.map { " of \($0)" } ?? ""
+        return ", relay on line \(relay.line)\(chip)"
     }
 
     private static func sensor(_ config: SensorConfig) -> any TemperatureSensor {
@@ -89,25 +115,40 @@ final class ClimateService: Sendable {
         settings.thermostat?.setPoint ?? .celsius(22)
     }
 
-    private var now: Instant { Instant(millisecondsSinceEpoch: machine.timekeeper.wallClockMilliseconds) }
-
     // MARK: - On the sensors' lane
 
-    private func read(zone index: Int) {
-        let now = self.now
+    /// Reads the zone's sensors and gives the reading to its controller (internal for tests,
+    /// which read at the instants they choose).
+    func read(zone index: Int) {
         let sensors = zones.withLock { $0[index].sensors }
         // Real sensors are read outside the lock: a conversion blocks.
-        let readings =
-            sensors.isEmpty
-            ? [zones.withLock { zones in Self.simulatedReading(&zones[index], at: now) }]
-            : sensors.map { $0.read() }
-        let (id, kind) = zones.withLock { ($0[index].config.settings.id, $0[index].config.settings.kind) }
-        let reading = kind.reading(of: readings)
-        let actions = zones.withLock { $0[index].controller.record(reading, at: now) }
+        let readings = sensors.map { $0.read() }
+        var reading: Result<Temperature, SensorFault> = .failure(.missing)
+        let (id, actions) = step(zone: index) { zone, now in
+            reading = zone.config.settings.kind.reading(of: sensors.isEmpty ? [Self.simulatedReading(&zone, at: now)] : readings)
+            return zone.controller.record(reading, at: now)
+        }
         perform(actions, zone: id, reading: reading)
         let cleared = zones.withLock { $0[index].conditions.cleared(after: actions, reading: reading, settings: $0[index].config.settings) }
-        history.record(reading, zone: id, at: now)
+        // The history is of dates, as `vendctl temps` shows them; control time stays inside.
+        history.record(reading, zone: id, at: machine.now)
         for condition in cleared { machine.send(.zoneConditionCleared(id, condition)) }
+    }
+
+    /// Tells the zone's controller something at control time now, and switches its lines as it
+    /// decides, under the zones' lock: two threads (the sensors' lane, the door's input, a
+    /// technician) can never drive a line out of the order the controller decided in.
+    private func step(zone index: Int, _ tell: (inout Zone, Instant) -> [ZoneAction]) -> (ZoneID, [ZoneAction]) {
+        let (id, actions, failure) = zones.withLock { zones in
+            let actions = tell(&zones[index], clock.now)
+            return (zones[index].config.settings.id, actions, outputs.apply(actions, zone: index))
+        }
+        if let failure {
+            logger.critical(
+                "zone \(id): its relay could not be switched: \(failure); check the relay board and its wiring",
+                metadata: ["ZONE": "\(id)"])
+        }
+        return (id, actions)
     }
 
     private static func simulatedReading(_ zone: inout Zone, at now: Instant) -> Result<Temperature, SensorFault> {
@@ -117,8 +158,8 @@ final class ClimateService: Sendable {
         return zone.simulatedFault.map { .failure($0) } ?? .success(model.temperature)
     }
 
-    /// Relays and defrost are logged (the zone's relay is the controller's decision; vendd does
-    /// not yet drive a GPIO line with it); a trip goes to the machine.
+    /// Relays and defrost are logged (their lines were switched by `step`); a trip goes to the
+    /// machine.
     private func perform(_ actions: [ZoneAction], zone: ZoneID, reading: Result<Temperature, SensorFault>?) {
         let temperature: String =
             switch reading {
@@ -139,7 +180,8 @@ final class ClimateService: Sendable {
                     "zone \(zone): \(Self.text(phase)) at \(temperature) °C",
                     metadata: ["ZONE": "\(zone)", "DEFROST": "\(Self.text(phase))", "TEMPERATURE": "\(temperature)"])
             case .tripped(let trip):
-                machine.send(.healthTripped(trip))
+                // The lock records when the excursion began as a date.
+                machine.send(.healthTripped(HealthTrip(zone: trip.zone, cause: trip.cause, since: clock.date(of: trip.since), worst: trip.worst)))
             }
         }
     }
@@ -158,28 +200,24 @@ final class ClimateService: Sendable {
 
     /// The zone's lock was cleared: its controller gives it a fresh recovery window.
     func serviced(_ zone: ZoneID) {
-        let now = self.now
-        let actions = zones.withLock { zones -> [ZoneAction] in
-            guard let index = zones.firstIndex(where: { $0.config.settings.id == zone }) else { return [] }
-            return zones[index].controller.serviced(at: now)
-        }
+        guard let index = zoneIDs.firstIndex(of: zone) else { return }
+        let (_, actions) = step(zone: index) { zone, now in zone.controller.serviced(at: now) }
         perform(actions, zone: zone, reading: nil)
     }
 
     /// The cabinet door, which every zone shares.
     func setDoor(open: Bool) {
-        let now = self.now
-        let results = zones.withLock { zones in
-            zones.indices.map { index in
+        for index in zoneIDs.indices {
+            let (zone, actions) = step(zone: index) { zone, now in
                 // The simulated cabinet moves on with the door as it was until now.
-                if var model = zones[index].model {
-                    model.advance(to: now, relayOn: zones[index].controller.relayOn, doorOpen: zones[index].controller.doorOpen)
-                    zones[index].model = model
+                if var model = zone.model {
+                    model.advance(to: now, relayOn: zone.controller.relayOn, doorOpen: zone.controller.doorOpen)
+                    zone.model = model
                 }
-                return (zones[index].config.settings.id, zones[index].controller.setDoor(open: open, at: now))
+                return zone.controller.setDoor(open: open, at: now)
             }
+            perform(actions, zone: zone, reading: nil)
         }
-        for (zone, actions) in results { perform(actions, zone: zone, reading: nil) }
         logger.notice("cabinet door \(open ? "open" : "closed")", metadata: ["DOOR": open ? "open" : "closed"])
     }
 
@@ -190,7 +228,7 @@ final class ClimateService: Sendable {
 
     /// `vendctl sim temp`: the simulated cabinet is at `value` now (the next read sees it).
     func setSimulatedTemperature(_ value: Temperature, zone: ZoneID) throws(SimulationRefusal) {
-        let now = self.now
+        let now = clock.now
         try withSimulatedZone(zone) { $0.model?.set(value, at: now) }
         lane.put(zoneIDs.firstIndex(of: zone) ?? 0)
     }
@@ -213,7 +251,7 @@ final class ClimateService: Sendable {
 
     /// Every zone for `vendctl status`, with the machine's locks.
     func status(locks: [ZoneID: HealthLock]) -> [StatusReport.Zone] {
-        let now = self.now
+        let now = clock.now
         return zones.withLock { zones in
             zones.map { zone in
                 let controller = zone.controller
@@ -228,7 +266,8 @@ final class ClimateService: Sendable {
                     sensorFault: controller.fault.map { "\($0)" }, setPoint: settings.thermostat?.setPoint.decimalCelsius,
                     relayOn: settings.thermostat == nil ? nil : controller.relayOn, defrost: Self.text(controller.defrost),
                     doorOpen: controller.doorOpen, recovering: settings.health != nil && controller.isRecovering(at: now),
-                    excursionSince: controller.excursion?.since.millisecondsSinceEpoch, excursionWorst: controller.excursion?.worst.decimalCelsius,
+                    excursionSince: controller.excursion.map { clock.date(of: $0.since).millisecondsSinceEpoch },
+                    excursionWorst: controller.excursion?.worst.decimalCelsius,
                     lock: lock)
             }
         }

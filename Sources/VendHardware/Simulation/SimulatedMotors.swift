@@ -46,12 +46,13 @@ final class SimulatedMotors: Sendable {
         }
     }
 
-    /// An output line changed: the motors that just got power (a motor losing power stops where
-    /// it is, its turn no longer current).
-    func outputChanged(_ line: String, active: Bool) -> [(SlotConfig, SpiralConfig)] {
+    /// An output line changed: the motors that just got power and those that lost it (a motor
+    /// losing power stops where it is, its turn no longer current).
+    func outputChanged(_ line: String, active: Bool) -> (started: [(SlotConfig, SpiralConfig)], stopped: [SpiralConfig]) {
         state.withLock { state in
             if active { state.active.insert(line) } else { state.active.remove(line) }
             var started: [(SlotConfig, SpiralConfig)] = []
+            var stopped: [SpiralConfig] = []
             for motor in wiring {
                 let powered = motor.lines.allSatisfy { state.active.contains($0) }
                 let was = state.powered.contains(motor.slot.id)
@@ -61,10 +62,15 @@ final class SimulatedMotors: Sendable {
                 } else if !powered, was {
                     state.powered.remove(motor.slot.id)
                     state.turns[motor.slot.id] = nil
+                    stopped.append(motor.spiral)
                 }
             }
-            return started
+            return (started, stopped)
         }
+    }
+
+    func isPowered(_ slot: SlotID) -> Bool {
+        state.withLock { $0.powered.contains(slot) }
     }
 
     /// A powered motor's turn begins, with the fault set for it (used up); nil for a missing motor.

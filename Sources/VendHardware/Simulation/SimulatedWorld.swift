@@ -1,4 +1,5 @@
 import Synchronization
+import VendPOSIX
 import VendSettings
 import VendTime
 import VendingCore
@@ -21,6 +22,13 @@ public final class SimulatedWorld: Sendable {
     /// Slots whose next vend drops nothing (an item caught on the spiral).
     private let failingSlots = Mutex<Set<SlotID>>([])
     private let motors: SimulatedMotors
+    /// Slots whose cam is away from home, kept in `camsFile` like a real spiral's position: a
+    /// `kill -9` mid-turn (a power cut) leaves it where it was for the next start.
+    private let camsAway: Mutex<Set<SlotID>>
+    private let camsFile: String?
+    /// Home lines bussed to several motors: as in a matrix machine (US 7,221,115), such a line
+    /// shows the cam of the motor under power only, and reads home while none is.
+    private let sharedHomes: Set<String>
 
     /// How long a simulated finger holds a button: well past any debounce period.
     static let pressDuration: Duration = .milliseconds(120)
@@ -30,7 +38,7 @@ public final class SimulatedWorld: Sendable {
 
     public init(
         slots: [SlotConfig], buttons: [ButtonConfig], coinChannels: [CoinChannel], timekeeper: any Timekeeper,
-        matrix: MotorMatrixConfig? = nil, defaultChip: String = "simulated-gpio"
+        matrix: MotorMatrixConfig? = nil, defaultChip: String = "simulated-gpio", camsFile: String? = nil
     ) {
         let lines = LineUse.all(slots: slots, buttons: buttons, matrix: matrix)
         var simulatedChips = [defaultChip: SimulatedGPIOChip(timekeeper: timekeeper)]
@@ -48,10 +56,19 @@ public final class SimulatedWorld: Sendable {
         coinAcceptor = SimulatedCoinAcceptor(channels: coinChannels)
         self.slots = slots
         self.buttons = buttons
-        let key: @Sendable (String?, LineReference) -> String = { chip, line in "\(chip == defaultChip ? "" : chip ?? "")/\(line)" }
+        let key: @Sendable (String?, LineReference) -> String = { Self.lineKey($0, $1, defaultChip: defaultChip) }
         motors = SimulatedMotors(slots: slots, matrix: matrix, key: key)
-        // Every cam starts at home, before vendd requests the lines.
-        for spiral in slots.compactMap(\.spiral) { drive(spiral.home, active: true) }
+        self.camsFile = camsFile
+        let away = camsFile.flatMap { try? TextFile.read($0) }.map { Set($0.split(separator: "\n").map { SlotID(String($0)) }) } ?? []
+        camsAway = Mutex(away)
+        let homeKeys = slots.compactMap(\.spiral).map { key($0.home.chip, $0.home.line) }
+        sharedHomes = Set(homeKeys.filter { home in homeKeys.count { $0 == home } > 1 })
+        // Every cam is where the last run left it (at home without a file), before vendd requests
+        // the lines; a shared line idles at home.
+        for slot in slots {
+            guard let spiral = slot.spiral else { continue }
+            drive(spiral.home, active: !away.contains(slot.id) || sharedHomes.contains(key(spiral.home.chip, spiral.home.line)))
+        }
         var relays: [String: SlotConfig] = [:]
         for slot in slots {
             if let relay = slot.relay { relays[key(relay.line.chip, relay.line.line)] = slot }
@@ -60,7 +77,9 @@ public final class SimulatedWorld: Sendable {
             chip.observeOutputs { [weak self, motors, relays] line, active in
                 let line = key(name, line)
                 if active, let slot = relays[line] { self?.relayEnergised(slot) }
-                for (slot, spiral) in motors.outputChanged(line, active: active) { self?.motorPowered(slot, spiral) }
+                let (started, stopped) = motors.outputChanged(line, active: active)
+                for spiral in stopped { self?.idle(spiral.home) }
+                for (slot, spiral) in started { self?.motorPowered(slot, spiral) }
             }
         }
     }
@@ -116,7 +135,7 @@ public final class SimulatedWorld: Sendable {
         }
         if fault == .free {
             motors.setFault(nil, of: slot)
-            drive(spiral.home, active: true)
+            cam(of: slot, spiral, atHome: true)
         } else {
             motors.setFault(fault, of: slot)
         }
@@ -135,13 +154,13 @@ public final class SimulatedWorld: Sendable {
         guard let turn = motors.startTurn(slot.id) else { return }
         let started = timekeeper.now, departs = started + Self.camDeparture, returns = started + Self.turnDuration
         timekeeper.schedule(at: departs) { [self] in
-            if motors.isTurning(slot.id, turn) { drive(spiral.home, active: false, at: departs) }
+            if motors.isTurning(slot.id, turn) { cam(of: slot.id, spiral, atHome: false, at: departs) }
         }
         guard !turn.jams else { return }
         let drops = !failingSlots.withLock { $0.remove(slot.id) != nil }
         if drops, let sensor = slot.dropSensor { dropItem(past: sensor, at: returns - Self.dropDuration - .milliseconds(40)) }
         timekeeper.schedule(at: returns) { [self] in
-            if motors.isTurning(slot.id, turn) { drive(spiral.home, active: true, at: returns) }
+            if motors.isTurning(slot.id, turn) { cam(of: slot.id, spiral, atHome: true, at: returns) }
         }
     }
 
@@ -157,6 +176,35 @@ public final class SimulatedWorld: Sendable {
         let released = timekeeper.now + duration
         drive(line, active: true)
         timekeeper.schedule(at: released) { [self] in drive(line, active: false, at: released) }
+    }
+
+    /// The cam's position is written down before its switch moves: a cut between the two finds
+    /// the cam away, which locks the slot for a look, never a blind turn.
+    private func cam(of slot: SlotID, _ spiral: SpiralConfig, atHome: Bool, at instant: ContinuousClock.Instant? = nil) {
+        camsAway.withLock { away in
+            let changed = atHome ? away.remove(slot) != nil : away.insert(slot).inserted
+            // A simulation's memory: a file that cannot be written only loses the cam's position.
+            if changed, let camsFile { try? TextFile.write(away.map(\.rawValue).sorted().joined(separator: "\n"), to: camsFile) }
+        }
+        guard !isShared(spiral.home) || motors.isPowered(slot) else { return }
+        drive(spiral.home, active: atHome, at: instant)
+    }
+
+    /// A shared home line goes back to home when its motor loses power. Later, on the timekeeper,
+    /// as the kernel delivers an edge: the motor is released with the dispenser's lock held.
+    private func idle(_ home: InputLineConfig) {
+        guard isShared(home) else { return }
+        let now = timekeeper.now
+        timekeeper.schedule(at: now) { [self] in drive(home, active: true, at: now) }
+    }
+
+    private func isShared(_ home: InputLineConfig) -> Bool {
+        sharedHomes.contains(Self.lineKey(home.chip, home.line, defaultChip: defaultChip))
+    }
+
+    /// One name per line whichever way the file names its chip (none is the default chip).
+    private static func lineKey(_ chip: String?, _ line: LineReference, defaultChip: String) -> String {
+        "\(chip == defaultChip ? "" : chip ?? "")/\(line)"
     }
 
     private func drive(_ line: InputLineConfig, active: Bool, at instant: ContinuousClock.Instant? = nil) {

@@ -224,7 +224,16 @@ scenario_busy_line() {
     [ $status = 69 ] || { fail "exit status $status, expected 69 (hardware unavailable)"; return; }
     message=$(grep -F "slots[A2].relay.line" /tmp/vendd.log | grep -F "busy, held by 'hil-hog'" | head -n 1)
     [ -n "$message" ] || { fail "the error does not name slots[A2].relay.line and the hog"; return; }
-    pass "exit 69: $(echo "$message" | sed 's/^.*\(slots\[A2\]\)/\1/')"
+    # The chilled zone's compressor relay (line 8 in hil-health.yaml) held by another program.
+    make_chip 8
+    rm -rf "$STATE" && cp -a /prepared/credit "$STATE"
+    vendd run --config /etc/vendd/hil-health.yaml >/tmp/vendd.log 2>&1
+    status=$?
+    make_chip
+    [ $status = 69 ] || { fail "with the compressor's line held: exit status $status, expected 69"; return; }
+    zone_message=$(grep -F "zones[chilled].relay.line" /tmp/vendd.log | grep -F "busy, held by 'hil-hog'" | head -n 1)
+    [ -n "$zone_message" ] || { fail "the error does not name zones[chilled].relay.line and the hog"; return; }
+    pass "exit 69: $(echo "$message" | sed 's/^.*\(slots\[A2\]\)/\1/'); exit 69: $(echo "$zone_message" | sed 's/^.*\(zones\[chilled\]\)/\1/')"
 }
 
 # The coin acceptor: vendd polls cctalk-sim, which runs on the host behind qemu's second serial
@@ -501,7 +510,15 @@ scenario_health_over_i2c() {
     start_vendd credit /etc/vendd/hil-health.yaml || { fail "vendd did not start with the chilled zone"; return; }
     within 50 zone_reads 3.0 || { fail "the zone does not read the LM75's 3.0 °C: $(zone_line)"; return; }
     grep -qF "zone chilled (cold): hwmon:lm75" /tmp/vendd.log || { fail "the start-up log does not name the lm75 sensor"; return; }
+    grep -qF "relay on line 8" /tmp/vendd.log || { fail "the start-up log does not name the compressor's line 8"; return; }
+    [ "$(level 8)" = 0 ] || { fail "the compressor (line 8) is on at 3.0 °C, inside the differential"; return; }
 
+    # Warm: the compressor starts; cold at once: it keeps its 3 s minimum run, then stops.
+    hiltool lm75-set /dev/i2c-0 0x48 9000
+    hiltool wait "$(value 8)" 1 5000 >/dev/null || { fail "9 °C did not start the compressor (line 8): $(zone_line)"; return; }
+    hiltool lm75-set /dev/i2c-0 0x48 1000
+    ran_ms=$(hiltool wait "$(value 8)" 0 8000) || { fail "1 °C did not stop the compressor (line 8): $(zone_line)"; return; }
+    [ "$ran_ms" -ge 2500 ] || { fail "the compressor stopped $ran_ms ms after it started, inside its 3 s minimum run"; return; }
     hiltool lm75-set /dev/i2c-0 0x48 9000
     within 100 zone_locked "temperature past the limit of 5.0 °C" || { fail "9 °C did not lock the zone: $(zone_line)"; return; }
     logged "zone chilled locked" 1 || { fail "the lock was not logged"; return; }
@@ -530,9 +547,14 @@ scenario_health_over_i2c() {
     # The sensor taken away: after its 3 s grace the zone locks again (no reading is no safety).
     echo 0x48 >$i2c/i2c-0/delete_device
     within 100 zone_locked "sensor" || { fail "the missing sensor did not lock the zone: $(zone_line)"; return; }
+    # The sensor back and warm: the compressor runs, and SIGTERM switches it off.
+    echo lm75 0x48 >$i2c/i2c-0/new_device && hiltool lm75-set /dev/i2c-0 0x48 9000 || { fail "cannot put the LM75 back"; return; }
+    hiltool wait "$(value 8)" 1 8000 >/dev/null || { fail "the compressor (line 8) did not start with the sensor back at 9 °C: $(zone_line)"; return; }
     stop_vendd
     [ "$STOP_STATUS" = 0 ] || { fail "vendd exited with $STOP_STATUS after SIGTERM"; return; }
-    pass "in $(($(date +%s) - started)) s: lm75 on i2c-stub read through hwmon; 9 °C locked A2 (A3 sold), the lock outlived SIGKILL, zone service cleared it, A2 sold; the sensor removed locked it again"
+    [ "$(level 8)" = 0 ] || { fail "the compressor (line 8) is still on after SIGTERM"; return; }
+    logged "every zone relay off" 1 || { fail "the stop did not log the zones' relays off"; return; }
+    pass "in $(($(date +%s) - started)) s: lm75 on i2c-stub read through hwmon; 9 °C started the compressor (line 8), 1 °C stopped it after $ran_ms ms (3 s minimum run); 9 °C locked A2 (A3 sold), the lock outlived SIGKILL, zone service cleared it, A2 sold; the sensor removed locked it again; SIGTERM switched the running compressor off"
 }
 
 run_scenarios() {
@@ -566,8 +588,37 @@ bench_latency() {
     stop_vendd
 }
 
+# The same presses with a temperature zone whose sensor read blocks in the kernel for 750 ms, as
+# a DS18B20's conversion does (w1_therm's read waits for it): /sys/class/hwmon is covered by a
+# tmpfs holding one hwmon directory named "slowtemp" whose temp1_input is a FIFO; the writer's
+# open returns when vendd's read opens it (the rendezvous), it answers 750 ms later and closes (the
+# read's end of file), then rests 50 ms so that vendd's read has closed before it opens again. The
+# zone reads every second, so a read is in flight about three quarters of the time; once more with
+# the writer answering at once, to tell the zone's own cost from the read in flight.
+# bench_latency_zone DELAY LABEL: DELAY is the writer's sleep in seconds ("0" answers at once).
+bench_latency_zone() {
+    delay=$1 label=$2
+    hwmon=/sys/class/hwmon
+    mount -t tmpfs tmpfs $hwmon && mkdir $hwmon/hwmon90 && echo slowtemp >$hwmon/hwmon90/name &&
+        mkfifo $hwmon/hwmon90/temp1_input || { fail "cannot make the slow hwmon input"; return 1; }
+    : >/tmp/sensor-reads
+    (while :; do { [ "$delay" = 0 ] || sleep "$delay"; echo 4000; } >$hwmon/hwmon90/temp1_input; echo >>/tmp/sensor-reads; sleep 0.05; done) &
+    writer=$!
+    start_vendd bench /etc/vendd/bench-zone.yaml || { fail "vendd did not start with the zone"; kill "$writer"; umount $hwmon; return 1; }
+    within 50 zone_reads 4.0 || { fail "the zone does not read the slow sensor: $(zone_line)"; kill "$writer"; umount $hwmon; return 1; }
+    reads_before=$(wc -l </tmp/sensor-reads) started=$(date +%s)
+    echo "BENCH vendd, $label: $(hiltool latency "$(pull 0)" "$(value 1)" "${HIL_PRESSES:-500}" "${HIL_GAP_MS:-100}")"
+    echo "BENCH vendd, $label: $(($(wc -l </tmp/sensor-reads) - reads_before)) sensor reads of ${delay} s in $(($(date +%s) - started)) s; books: sold $(books itemsSold), failed $(books failedVends)"
+    stop_vendd
+    kill "$writer"; wait "$writer" 2>/dev/null
+    # A sleep the writer left may hold the FIFO open for up to its delay.
+    within 20 umount $hwmon 2>/dev/null || { fail "cannot unmount the slow hwmon tree"; return 1; }
+}
+
 run_bench() {
     bench_latency || return
+    bench_latency_zone 0 "zone, its sensor answering at once" || return
+    bench_latency_zone 0.75 "zone, a 750 ms sensor read in flight" || return
     echo "HIL done"
 }
 
