@@ -198,7 +198,7 @@ let package = Package(
             name: "VenddProcessTests",
             dependencies: [
                 "VendControl", "VendPOSIX", "VendingCore", "VenddTestSupport", "CcTalkSimulator", "MDBSimulator", "SimulatedMDB", "VendTelemetry",
-                "DEXHandheld",
+                "DEXHandheld", "VendDEX",
             ]),
     ],
     swiftLanguageModes: [.v6]

@@ -26,6 +26,7 @@ extension ConfigParser {
         let failedVend = section.choice("failed_vend", default: FailedVendPolicy.keepCredit)
         let payout = section.choice("payout", default: PayoutPolicy.none)
         let historyLimit = section.int("history_limit", in: 0...1_000_000, default: Defaults.historyLimit)
+        let temperatureUnit = section.choice("temperature_unit", default: TemperatureUnit.celsius)
         section.finish()
 
         let payOutImpossible = failedVend == .payOut && payout == PayoutPolicy.none
@@ -42,12 +43,13 @@ extension ConfigParser {
             vendTimeout: vendTimeout, node: section.node, vendTimeoutNode: section.value("vend_timeout_ms"),
             payoutNode: section.value("payout"))
         guard let money, let maximumCredit, let vendTimeout, let unknownOutcome, let failedVend, let payout, let historyLimit,
-            !payOutImpossible, !name.isEmpty
+            let temperatureUnit, !payOutImpossible, !name.isEmpty
         else { return result }
         result.settings = MachineSettings(
             name: name, currency: money.currency, moneyFormat: money.format, maximumCredit: maximumCredit,
             vendTimeout: vendTimeout, unknownOutcomePolicy: unknownOutcome, failedVendPolicy: failedVend,
             payout: payout, historyLimit: historyLimit)
+        result.settings?.temperatureUnit = temperatureUnit
         return result
     }
 

@@ -50,6 +50,8 @@ public struct MQTTSettings: Sendable, Equatable {
         case stock
         /// Retained: cash position (coins in, sales, refunds).
         case cash
+        /// Retained, one per temperature zone: temperature, set point, relay, health.
+        case zones
     }
 
     /// Remote commands; each is refused unless listed.

@@ -56,6 +56,8 @@ public struct MachineSettings: Sendable {
     public let failedVendPolicy: FailedVendPolicy
     public let payout: PayoutPolicy
     public let historyLimit: Int
+    /// How `vendctl status` and `vendctl temps` show temperatures; the file's are always °C.
+    public var temperatureUnit: TemperatureUnit = .celsius
 }
 
 public struct GPIOSettings: Sendable {

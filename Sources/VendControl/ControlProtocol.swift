@@ -70,6 +70,8 @@ public enum ControlCommand: Sendable, Equatable {
     case simTemp(zone: String, value: String)
     /// A zone's simulated sensors fail ("missing", "crc", "85") or read again ("clear").
     case simSensorFault(zone: String, fault: String)
+    /// The zones' temperatures over the last `minutes` (default: all kept), or one zone's.
+    case temps(zone: String?, minutes: Int?)
 
     public var op: String {
         switch self {
@@ -103,6 +105,7 @@ public enum ControlCommand: Sendable, Equatable {
         case .simDoor: "sim-door"
         case .simTemp: "sim-temp"
         case .simSensorFault: "sim-sensor-fault"
+        case .temps: "temps"
         }
     }
 
@@ -110,7 +113,7 @@ public enum ControlCommand: Sendable, Equatable {
         "status", "watch", "restock", "sim-press", "sim-coin", "sim-note", "sim-card", "sim-drop", "sim-coin-return",
         "sim-key", "select", "coin-return", "stock", "purchasable", "expired", "hot", "products", "price", "service", "history",
         "coins", "sales", "fill", "payout-test", "zone-service", "sim-door", "sim-temp", "sim-sensor-fault",
-        "sim-motor", "slot-clear",
+        "sim-motor", "slot-clear", "temps",
     ]
 
     /// Who may send the command.
@@ -127,7 +130,7 @@ public enum ControlCommand: Sendable, Equatable {
 
     public var permission: Permission {
         switch self {
-        case .status, .watch, .stock, .purchasable, .expired, .hot, .products, .history, .coins, .sales: .anyone
+        case .status, .watch, .stock, .purchasable, .expired, .hot, .products, .history, .coins, .sales, .temps: .anyone
         case .select, .coinReturn: .customer
         case .restock: .serviceKey
         case .simPress, .simCoin, .simNote, .simCard, .simDrop, .simCoinReturn, .simKey, .price, .service, .fill, .payoutTest, .zoneService, .simDoor,
@@ -175,7 +178,7 @@ public struct ControlRequest: Sendable, Equatable {
 
 extension ControlRequest: Codable {
     private enum Key: String, CodingKey {
-        case v, op, slot, amount, succeeds, count, loadedAt, at, on, since, limit, reader, action, zone, value, fault
+        case v, op, slot, amount, succeeds, count, loadedAt, at, on, since, limit, reader, action, zone, value, fault, minutes
     }
 
     public init(from decoder: any Decoder) throws {
@@ -245,6 +248,9 @@ extension ControlRequest: Codable {
         case "sim-sensor-fault":
             command = .simSensorFault(
                 zone: try container.decode(String.self, forKey: .zone), fault: try container.decode(String.self, forKey: .fault))
+        case "temps":
+            command = .temps(
+                zone: try container.decodeIfPresent(String.self, forKey: .zone), minutes: try container.decodeIfPresent(Int.self, forKey: .minutes))
         default:
             throw DecodingError.dataCorruptedError(
                 forKey: .op, in: container,
@@ -297,6 +303,9 @@ extension ControlRequest: Codable {
         case .simSensorFault(let zone, let fault):
             try container.encode(zone, forKey: .zone)
             try container.encode(fault, forKey: .fault)
+        case .temps(let zone, let minutes):
+            try container.encodeIfPresent(zone, forKey: .zone)
+            try container.encodeIfPresent(minutes, forKey: .minutes)
         }
     }
 }
@@ -339,6 +348,7 @@ public struct ControlResponse: Codable, Sendable, Equatable {
     public private(set) var history: HistoryReport?
     public private(set) var coins: CoinsReport?
     public private(set) var sales: SalesReport?
+    public private(set) var temps: TempsReport?
     public let error: ControlError?
 
     /// A query's answer.
@@ -352,6 +362,7 @@ public struct ControlResponse: Codable, Sendable, Equatable {
         case history(HistoryReport)
         case coins(CoinsReport)
         case sales(SalesReport)
+        case temps(TempsReport)
     }
 
     private init(ok: Bool, message: String?, error: ControlError?) {
@@ -379,6 +390,7 @@ public struct ControlResponse: Codable, Sendable, Equatable {
         case .history(let report): response.history = report
         case .coins(let report): response.coins = report
         case .sales(let report): response.sales = report
+        case .temps(let report): response.temps = report
         }
         return response
     }
@@ -562,6 +574,9 @@ public struct StatusReport: Codable, Sendable, Equatable {
     public var dexPort: DEXPort? = nil
     /// The temperature zones; absent without a `zones:` section (and from older daemons).
     public var zones: [Zone]? = nil
+    /// `C` or `F`: how the machine's file says to show the zones' temperatures to people (the
+    /// temperatures themselves are decimal °C); absent without zones (and from older daemons).
+    public var temperatureUnit: String? = nil
 
     public struct FleetOutbox: Codable, Sendable, Equatable {
         public let broker: String

@@ -270,6 +270,9 @@ public struct SalesReport: Codable, Sendable, Equatable {
     /// The whole-life sales by how they were paid (`cash`, `cashless1`, `cashless2`); absent from
     /// older daemons and from reports `since`.
     public var byPayment: [String: SalesFigures]? = nil
+    /// Health and motor incidents for the DEX audit's events; absent from older daemons and from
+    /// reports `since`.
+    public var events: [Event]? = nil
 
     /// Exact decimal amounts since the machine was new.
     public struct CashFigures: Codable, Sendable, Equatable {

@@ -9,7 +9,11 @@ public struct UnreadableAmount: Error, CustomStringConvertible {
 extension DEXAudit {
     /// The EVA-DTS audit of a sales report: `vendctl audit` writes it to a file, vendd's `dex`
     /// fleet command sends it to the operator.
-    public init(_ sales: SalesReport, communicationID: String, asset: String) throws(UnreadableAmount) {
+    /// Event dates are local time by `secondsEast` (the system's time zone unless a test says).
+    public init(
+        _ sales: SalesReport, communicationID: String, asset: String,
+        secondsEast: (Int64) -> Int = SalesReport.localSecondsEast
+    ) throws(UnreadableAmount) {
         let currency = Currency(code: sales.currency, minorDigits: sales.minorDigits)
         func minorUnits(_ amount: String) throws(UnreadableAmount) -> Int64 {
             do {
@@ -49,6 +53,11 @@ extension DEXAudit {
                 sold.append(DEXAudit.Selection(id: slot.slot, price: nil, vends: slot.sold.count, value: try minorUnits(slot.sold.amount)))
             }
             sinceReset = DEXAudit.Interim(selections: sold, cash: try cash(interim.coinsIn, interim.cash), byPayment: try split(interim.byPayment))
+        }
+        events = (sales.events ?? []).map { event in
+            DEXAudit.Event(
+                code: event.code, startedAt: event.startedAt, secondsEast: secondsEast(event.startedAt), durationMinutes: event.durationMinutes,
+                sinceReset: event.sinceLastRead, sinceInitialisation: event.occurrences, active: event.active)
         }
     }
 }

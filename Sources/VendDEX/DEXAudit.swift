@@ -32,6 +32,9 @@ public struct DEXAudit: Sendable, Equatable {
     /// Paid vends by how they were paid (`cash`, `cashless1`, `cashless2`): CA2, DA2 and DB2.
     /// Empty from a daemon that did not split them: every sale then counts as cash.
     public var byPayment: [String: Sales] = [:]
+    /// Health and motor events (EA1/EA2), in the order they are written; those not reported
+    /// (inactive and nothing since the last reset) are left out of the file.
+    public var events: [Event] = []
 
     /// A number of vends and their value, in minor units.
     public struct Sales: Sendable, Equatable {

@@ -4,7 +4,8 @@
 ///
 /// Every "since last reset" element carries `audit.interimOrTotal`: the figures since the last
 /// read a DEX handheld acknowledged (the whole-life ones until the first). VA1 counts every
-/// paid vend; CA2 the cash ones, DA2 and DB2 those paid on cashless #1 and #2.
+/// paid vend; CA2 the cash ones, DA2 and DB2 those paid on cashless #1 and #2. Events (EA1, EA2)
+/// follow the selections, as in EVA-DTS 6.1.1's examples (§2.8.3).
 public enum DEXWriter {
     public static func file(_ audit: DEXAudit) -> String {
         let decimals = String(audit.decimalPlaces)
@@ -28,6 +29,7 @@ public enum DEXWriter {
             body.append(["PA2", count, value, String(since?.vends ?? 0), String(since?.value ?? 0)])
             body.append(["PA4", "0"])
         }
+        for event in audit.events where event.isReported { body += event.segments }
         let segments = body.map(segment)
         let checked = segments.joined()
         let crc = CRC16ARC.checksum(checked.utf8)

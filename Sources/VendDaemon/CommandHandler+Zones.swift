@@ -32,6 +32,23 @@ extension CommandHandler {
         return .failure(ControlError(.internal, "the machine did not answer the service of zone \(zone)"))
     }
 
+    /// `vendctl temps`: the zones' recent temperatures, in the unit the file asks to show them in.
+    static func temps(zone: String?, minutes: Int?, controller: MachineController) -> ControlResponse {
+        guard let climate = controller.climate.withLock({ $0 }) else {
+            return .failure(ControlError(.badRequest, "this machine has no temperature zones (zones: in the file)"))
+        }
+        if let minutes, minutes < 1 { return .failure(ControlError(.badRequest, "minutes must be at least 1, not \(minutes)")) }
+        do {
+            let zones = try climate.history.report(zone: zone.map { ZoneID($0) }, minutes: minutes, now: controller.now)
+            return .answer(.temps(TempsReport(temperatureUnit: controller.config.machine.temperatureUnit.rawValue, zones: zones)))
+        } catch {
+            switch error {
+            case .unknownZone(let known):
+                return .failure(ControlError(.badRequest, "no zone '\(zone ?? "")' (zones: \(known.map(\.rawValue).joined(separator: ", ")))"))
+            }
+        }
+    }
+
     /// "kim (uid 1001)": who the kernel says is at the other end of the socket.
     static func technicianName(_ peer: UnixSocket.PeerCredentials?) -> String {
         guard let peer else { return "unknown" }

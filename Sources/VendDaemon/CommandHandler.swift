@@ -39,7 +39,9 @@ enum CommandHandler {
             if let limit, limit < 0 { return .failure(ControlError(.badRequest, "limit \(limit) is negative")) }
             return .answer(.history(controller.reports.history(since: since.map(Instant.init(millisecondsSinceEpoch:)), limit: limit)))
         case .coins: return .answer(.coins(controller.reports.coins))
-        case .sales(let since): return .answer(.sales(controller.reports.sales(since: since.map(Instant.init(millisecondsSinceEpoch:)))))
+        case .temps(let zone, let minutes): return temps(zone: zone, minutes: minutes, controller: controller)
+        case .sales(let since):
+            return .answer(.sales(controller.reports.sales(since: since.map(Instant.init(millisecondsSinceEpoch:)), at: controller.now)))
         case .price(let slot, let amount):
             return setPrice(slot, amount, controller: controller)
         case .fill(let on):

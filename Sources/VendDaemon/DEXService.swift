@@ -50,10 +50,11 @@ final class DEXService: Sendable {
                 prepareAudit: { handheld in
                     let reports = controller.reports
                     do {
-                        let audit = try DEXAudit(reports.sales(since: nil), communicationID: settings.communicationID, asset: settings.assetNumber)
+                        let audit = try DEXAudit(
+                            reports.sales(since: nil, at: controller.now), communicationID: settings.communicationID, asset: settings.assetNumber)
                         let text = Array(DEXWriter.file(audit).utf8)
                         pending.withLock {
-                            $0 = PendingRead(handheld: handheld.communicationID, text: text, totals: AuditTotals(reports.machine.ledger))
+                            $0 = PendingRead(handheld: handheld.communicationID, text: text, totals: reports.machine.auditTotals)
                         }
                         return text
                     } catch {

@@ -8,9 +8,13 @@ extension MachineController {
         state.withLock {
             Reports(
                 machine: $0.machine, format: $0.config.machine.moneyFormat, machineName: $0.config.machine.name,
-                levelSensedCoins: $0.hardware?.payouts?.hasLevelSensedCoins ?? false)
+                levelSensedCoins: $0.hardware?.payouts?.hasLevelSensedCoins ?? false, zoneOrder: $0.config.zones.map(\.settings.id),
+                coldZones: Set($0.config.zones.filter { $0.settings.kind == .cold }.map(\.settings.id)))
         }
     }
+
+    /// The wall clock as an instant.
+    var now: Instant { Instant(millisecondsSinceEpoch: timekeeper.wallClockMilliseconds) }
 
     func status() -> StatusReport {
         state.withLock { state in
@@ -35,6 +39,7 @@ extension MachineController {
             }
             report.dexPort = dexSessions.status
             report.zones = climate.withLock { $0 }?.status(locks: state.machine.healthLocks)
+            if report.zones != nil { report.temperatureUnit = state.config.machine.temperatureUnit.rawValue }
             return report
         }
     }

@@ -10,6 +10,9 @@ struct Reports {
     /// A payout device knows its coins only by a level sensor (a ccTalk hopper): its count of 0
     /// below the low mark means few, not none, so what the devices hold cannot be totalled.
     let levelSensedCoins: Bool
+    /// The zones in the file's order, and those that are cold: how the DEX events name them.
+    var zoneOrder: [ZoneID] = []
+    var coldZones: Set<ZoneID> = []
 
     private var catalog: Catalog { machine.setup.catalog }
 
@@ -122,7 +125,8 @@ struct Reports {
     }
 
     /// Whole-life totals from the ledger; with `since`, totals over the kept history.
-    func sales(since: Instant?) -> SalesReport {
+    /// `now` measures how long an incident still under way has lasted.
+    func sales(since: Instant?, at now: Instant) -> SalesReport {
         let totals = machine.salesTotals(since: since)
         let zero = SalesFigure.zero(machine.setup.currency)
         let products = totals.byProduct.sorted { ($0.value.count, name(of: $1.key)) > ($1.value.count, name(of: $0.key)) }
@@ -148,6 +152,7 @@ struct Reports {
         if since == nil {
             report.sinceLastRead = interim
             report.byPayment = AuditTotals(machine.ledger).byPayment.mapValues(figures)
+            report.events = events(at: now)
         }
         return report
     }

@@ -161,6 +161,37 @@ public struct CashMessage: Codable, Sendable, Equatable {
     }
 }
 
+/// Retained on `<prefix>/<machine>/zones/<zone>`: one temperature zone as `vendctl status` shows
+/// it. Temperatures are exact decimal degrees Celsius ("4.5"), instants milliseconds since the epoch.
+public struct ZoneMessage: Codable, Sendable, Equatable {
+    public let machine: String
+    public let zone: String
+    /// cold, hot or ambient.
+    public let kind: String
+    /// Absent while the sensors give none (`sensorFault` says why).
+    public var temperature: String? = nil
+    public var sensorFault: String? = nil
+    public var setPoint: String? = nil
+    /// The compressor (cold) or heater (hot); absent for a zone without one.
+    public var relayOn: Bool? = nil
+    /// `ok`, `past-limit` (an excursion under way, not yet tripped) or `locked` (until serviced).
+    public let health: String
+    /// The worst temperature of the excursion or lock, and since when it has lasted.
+    public var maxReached: String? = nil
+    public var since: Int64? = nil
+    /// Why the zone locked.
+    public var cause: String? = nil
+    /// When this was sent; not part of what makes the message change.
+    public var at: Int64? = nil
+
+    public init(machine: String, zone: String, kind: String, health: String) {
+        self.machine = machine
+        self.zone = zone
+        self.kind = kind
+        self.health = health
+    }
+}
+
 /// The topic tree, in one place for vendd, vendfleet and the tests.
 public struct FleetTopics: Sendable {
     public let prefix: String
@@ -172,6 +203,7 @@ public struct FleetTopics: Sendable {
     public func state(_ machine: String) -> String { "\(prefix)/\(machine)/state" }
     public func stock(_ machine: String) -> String { "\(prefix)/\(machine)/stock" }
     public func cash(_ machine: String) -> String { "\(prefix)/\(machine)/cash" }
+    public func zone(_ machine: String, _ zone: String) -> String { "\(prefix)/\(machine)/zones/\(zone)" }
     public func commands(_ machine: String) -> String { "\(prefix)/\(machine)/cmd/+" }
     public func reply(_ machine: String) -> String { "\(prefix)/\(machine)/reply" }
     /// The command named by a topic of `commands(machine)`, if it is one.

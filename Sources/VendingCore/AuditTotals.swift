@@ -16,6 +16,9 @@ public struct AuditTotals: Hashable, Sendable, Codable {
     /// Payout tests and a changer's own buttons.
     public var manuallyDispensed: Money
     public var filled: Money
+    /// Each incident's occurrences as the "since last reset" count starts from them (see
+    /// `Machine.incidentCountsForReset`). Empty in totals saved before incidents were kept.
+    public var incidents: [Incident: Int] = [:]
 
     /// Nothing yet: the base of the interim figures of a machine never read.
     public static func zero(_ currency: Currency) -> AuditTotals {
@@ -83,7 +86,21 @@ public struct AuditTotals: Hashable, Sendable, Codable {
 
 extension AuditTotals {
     private enum CodingKeys: String, CodingKey {
-        case bySlot, sales, byPayment, coinsIn, coinsToTubes, billsIn, dispensed, manuallyDispensed, filled
+        case bySlot, sales, byPayment, coinsIn, coinsToTubes, billsIn, dispensed, manuallyDispensed, filled, incidents
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(bySlot, forKey: .bySlot)
+        try container.encode(sales, forKey: .sales)
+        try container.encode(byPayment, forKey: .byPayment)
+        try container.encode(coinsIn, forKey: .coinsIn)
+        try container.encode(coinsToTubes, forKey: .coinsToTubes)
+        try container.encode(billsIn, forKey: .billsIn)
+        try container.encode(dispensed, forKey: .dispensed)
+        try container.encode(manuallyDispensed, forKey: .manuallyDispensed)
+        try container.encode(filled, forKey: .filled)
+        if !incidents.isEmpty { try container.encode(incidents, forKey: .incidents) }
     }
 
     /// Totals saved before card readers were taken: every sale was cash.
@@ -97,6 +114,7 @@ extension AuditTotals {
             billsIn: try container.decode(Money.self, forKey: .billsIn), dispensed: try container.decode(Money.self, forKey: .dispensed),
             manuallyDispensed: try container.decode(Money.self, forKey: .manuallyDispensed), filled: try container.decode(Money.self, forKey: .filled)
         )
+        incidents = try container.decodeIfPresent([Incident: Int].self, forKey: .incidents) ?? [:]
     }
 }
 

@@ -82,6 +82,22 @@ public enum Input: Hashable, Sendable, Codable {
     case slotFaultFound(SlotID, SlotFault)
     /// A technician cleared the slot's fault; `by` names them in the journal.
     case clearSlotFault(SlotID, by: String)
+    /// The condition behind a zone's trip is over (a reading within the limit again, a good
+    /// reading): its incident ends. The lock, if any, stays until serviced.
+    case zoneConditionCleared(ZoneID, ZoneCondition)
+}
+
+/// What the climate shell says has cleared in a zone (see `Incident.Kind`).
+public enum ZoneCondition: String, Hashable, Sendable, Codable {
+    case overLimit = "over-limit"
+    case sensorFault = "sensor-fault"
+
+    public func incident(_ zone: ZoneID) -> Incident {
+        switch self {
+        case .overLimit: .overLimit(zone)
+        case .sensorFault: .sensorFault(zone)
+        }
+    }
 }
 
 /// Where an accepted coin went.

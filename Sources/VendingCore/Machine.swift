@@ -67,10 +67,15 @@ public struct Machine: Hashable, Sendable, Codable {
     /// saved: a jam survives a restart.
     public private(set) var slotFaults: [SlotID: SlotFault] = [:]
 
+    /// Every incident the machine has had (health locks, refrigeration, sensors, motors): its
+    /// count and latest occurrence, for the DEX audit's events. Journaled and saved: the audit
+    /// reports them across restarts.
+    public internal(set) var incidents: [Incident: IncidentRecord] = [:]
+
     private enum CodingKeys: String, CodingKey {
         case credit, pendingVend, lastVendNumber, pendingPayout, lastPayoutNumber, isInServiceMode, isFilling, coinCursors,
             payoutCounters, changeInventory, stock, priceOverrides, ledger, setup, cardSession, cardSettlements, lastAuditRead,
-            healthLocks, slotFaults
+            healthLocks, slotFaults, incidents
     }
 
     /// A new, empty machine: no credit, no stock, nothing sold.
@@ -103,6 +108,7 @@ public struct Machine: Hashable, Sendable, Codable {
         lastAuditRead = try container.decodeIfPresent(AuditTotals.self, forKey: .lastAuditRead)
         healthLocks = try container.decodeIfPresent([ZoneID: HealthLock].self, forKey: .healthLocks) ?? [:]
         slotFaults = try container.decodeIfPresent([SlotID: SlotFault].self, forKey: .slotFaults) ?? [:]
+        incidents = try container.decodeIfPresent([Incident: IncidentRecord].self, forKey: .incidents) ?? [:]
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -126,6 +132,7 @@ public struct Machine: Hashable, Sendable, Codable {
         try container.encodeIfPresent(lastAuditRead, forKey: .lastAuditRead)
         if !healthLocks.isEmpty { try container.encode(healthLocks, forKey: .healthLocks) }
         if !slotFaults.isEmpty { try container.encode(slotFaults, forKey: .slotFaults) }
+        if !incidents.isEmpty { try container.encode(incidents, forKey: .incidents) }
     }
 
     public mutating func apply(_ input: Input, at now: Instant) -> [Effect] {
@@ -158,7 +165,7 @@ public struct Machine: Hashable, Sendable, Codable {
         case .unload(let slot, let count): unload(slot, count: count, into: &effects)
         case .setPrice(let slot, let price): setPrice(slot, price, into: &effects)
         case .setServiceMode(let on): setServiceMode(on, into: &effects)
-        case .reconfigure(let newSetup): reconfigure(newSetup, into: &effects)
+        case .reconfigure(let newSetup): reconfigure(newSetup, at: now, into: &effects)
         case .tick: timeOutVend(at: now, into: &effects)
         case .setDraining(let on): isDraining = on
         case .cardReaderReady(let reader, let readiness): setReadiness(of: reader, readiness, into: &effects)
@@ -169,9 +176,10 @@ public struct Machine: Hashable, Sendable, Codable {
         case .cardVendSettled(let vend, let refundLost): recordSettlement(of: vend, refundLost: refundLost, into: &effects)
         case .auditRead(let totals): recordAuditRead(totals, into: &effects)
         case .healthTripped(let trip): lockZone(trip, at: now, into: &effects)
-        case .healthServiced(let zone, let technician): serviceZone(zone, by: technician, into: &effects)
-        case .slotFaultFound(let slot, let fault): lockSlot(slot, fault, into: &effects)
-        case .clearSlotFault(let slot, let technician): clearFault(of: slot, by: technician, into: &effects)
+        case .healthServiced(let zone, let technician): serviceZone(zone, by: technician, at: now, into: &effects)
+        case .slotFaultFound(let slot, let fault): lockSlot(slot, fault, at: now, into: &effects)
+        case .clearSlotFault(let slot, let technician): clearFault(of: slot, by: technician, at: now, into: &effects)
+        case .zoneConditionCleared(let zone, let condition): endIncident(condition.incident(zone), at: now)
         }
         if acceptsCoins != acceptedCoinsBefore {
             effects.command(.setCoinAcceptance(acceptsCoins))
@@ -388,7 +396,7 @@ public struct Machine: Hashable, Sendable, Codable {
         } else {
             resolveCashVend(vend, outcome: outcome, at: now, into: &effects)
         }
-        if let fault = outcome.motorFault { lockSlot(vend.slot, fault, into: &effects) }
+        if let fault = outcome.motorFault { lockSlot(vend.slot, fault, at: now, into: &effects) }
     }
 
     private mutating func resolveCashVend(_ vend: PendingVend, outcome: VendOutcome, at now: Instant, into effects: inout Effects) {
@@ -565,17 +573,19 @@ public struct Machine: Hashable, Sendable, Codable {
 
     // MARK: - Slot faults
 
-    private mutating func lockSlot(_ slot: SlotID, _ fault: SlotFault, into effects: inout Effects) {
+    private mutating func lockSlot(_ slot: SlotID, _ fault: SlotFault, at now: Instant, into effects: inout Effects) {
         guard setup.slot(slot) != nil else { return effects.reject(.unknownSlot(slot)) }
         // The first fault stands until cleared: a jammed motor later found away from home is jammed.
         guard slotFaults[slot] == nil else { return }
         slotFaults[slot] = fault
+        beginIncident(.motorFault(slot), at: now, detail: fault.rawValue)
         effects.emit(.slotFaulted(slot, fault))
     }
 
-    private mutating func clearFault(of slot: SlotID, by technician: String, into effects: inout Effects) {
+    private mutating func clearFault(of slot: SlotID, by technician: String, at now: Instant, into effects: inout Effects) {
         guard setup.slot(slot) != nil else { return effects.reject(.unknownSlot(slot)) }
         guard let fault = slotFaults.removeValue(forKey: slot) else { return effects.reject(.noSlotFault(slot)) }
+        endIncident(.motorFault(slot), at: now)
         effects.emit(.slotFaultCleared(slot, fault, by: technician))
     }
 
@@ -669,24 +679,30 @@ public struct Machine: Hashable, Sendable, Codable {
 
     // MARK: - Food safety
 
-    /// The first trip latches; later ones for a locked zone change nothing (the lock keeps when
-    /// and how it began).
+    /// The first trip latches; later ones for a locked zone change the lock in nothing (it keeps
+    /// when and how it began) but still begin their refrigeration or sensor incident.
     private mutating func lockZone(_ trip: HealthTrip, at now: Instant, into effects: inout Effects) {
+        switch trip.cause {
+        case .temperature: beginIncident(.overLimit(trip.zone), at: trip.since, detail: trip.worst.map { "worst \($0)" } ?? "")
+        case .sensorFault(let fault): beginIncident(.sensorFault(trip.zone), at: trip.since, detail: "\(fault)")
+        }
         guard healthLocks[trip.zone] == nil else { return }
+        beginIncident(.healthLock(trip.zone), at: now, detail: "\(trip.cause)")
         let lock = HealthLock(trip: trip, lockedAt: now)
         healthLocks[trip.zone] = lock
         effects.emit(.healthLocked(lock))
     }
 
-    private mutating func serviceZone(_ zone: ZoneID, by technician: String, into effects: inout Effects) {
+    private mutating func serviceZone(_ zone: ZoneID, by technician: String, at now: Instant, into effects: inout Effects) {
         guard isInServiceMode else { return effects.reject(.notInServiceMode) }
         guard let lock = healthLocks.removeValue(forKey: zone) else { return effects.reject(.zoneNotLocked(zone)) }
+        endIncident(.healthLock(zone), at: now)
         effects.emit(.healthLockCleared(lock, technician: technician))
     }
 
     // MARK: - Reconfiguration
 
-    private mutating func reconfigure(_ newSetup: MachineSetup, into effects: inout Effects) {
+    private mutating func reconfigure(_ newSetup: MachineSetup, at now: Instant, into effects: inout Effects) {
         if let pendingVend { return effects.reject(.vendInProgress(pendingVend.id)) }
         if !cardSettlements.isEmpty, newSetup.currency != setup.currency {
             return effects.reject(.currencyChange(from: setup.currency, to: newSetup.currency))
@@ -712,6 +728,8 @@ public struct Machine: Hashable, Sendable, Codable {
             if new == nil {
                 removed.append(old.id)
                 slotFaults[old.id] = nil
+                // Gone with its slot: the fault's event ends (a DEX read then resets it).
+                endIncident(.motorFault(old.id), at: now)
             }
             if new?.product != old.product, let count = stock[old.id]?.count {
                 // The items in the slot are of the old product: they no longer count as stock.

@@ -1,6 +1,7 @@
 import ArgumentParser
 import VendControl
 import VendText
+import VendingCore
 
 struct Status: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -52,7 +53,7 @@ struct Status: ParsableCommand {
             )
         }
         if let dex = status.dexPort { lines += dexLines(dex) }
-        lines += zoneLines(status.zones ?? [])
+        lines += zoneLines(status.zones ?? [], unit: status.temperatureUnit.flatMap(TemperatureUnit.init(rawValue:)) ?? .celsius)
         lines.append("")
         var table = TextTable([.left, .left, .right, .right, .right, .left])
         table.add(["slot", "product", "price", "stock", "free", "earliest expiry"])

@@ -63,6 +63,20 @@ import VendingCore
         #expect(config.machineSetup.machineLockZones.isEmpty)
     }
 
+    /// `machine.temperature_unit` changes what people read, never the file's own degrees.
+    @Test func theDisplayUnitIsCelsiusUnlessTheFileSaysFahrenheit() throws {
+        #expect(try ConfigLoader.parse(Self.base, file: "test.yaml").machine.temperatureUnit == .celsius)
+        let unitLine = "  maximum_credit: \"10.00\"\n  temperature_unit: F\n"
+        let fahrenheit = try ConfigLoader.parse(
+            Self.base.replacingOccurrences(of: "  maximum_credit: \"10.00\"\n", with: unitLine), file: "test.yaml")
+        #expect(fahrenheit.machine.temperatureUnit == .fahrenheit)
+        #expect(fahrenheit.zones.first?.settings.thermostat?.setPoint == Temperature(millidegreesCelsius: 3_500), "still 3.5 °C")
+        #expect(
+            try Self.errors([("  maximum_credit: \"10.00\"\n", "  maximum_credit: \"10.00\"\n  temperature_unit: f\n")]) == [
+                "test.yaml:4:21: machine.temperature_unit: 'f' is not one of 'C' or 'F'; did you mean 'F'?"
+            ])
+    }
+
     @Test func aSlotInAnUnknownZoneGetsASuggestion() throws {
         #expect(
             try Self.errors([("    zone: chilled\n", "    zone: chiled\n")]) == [

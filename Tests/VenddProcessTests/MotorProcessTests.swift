@@ -37,6 +37,8 @@ import VenddTestSupport
         #expect(try daemon.stop() == 0)
         try daemon.start()
         #expect(try daemon.status().slot("C5")?.fault == "jammed")
+        // The DEX audit reports the jam as C5's dispense-motor event (EJB), active.
+        #expect(try Self.audit(daemon).contains("\r\nEA2*EJB_C5*1*1**1\r\n"))
 
         // The technician frees the spiral and clears the slot; the journal says who.
         #expect(try daemon.vendctl("sim", "free-motor", "C5").status == 0)
@@ -46,7 +48,18 @@ import VenddTestSupport
         try daemon.send(.simPress(slot: "C5"))
         let after = try daemon.waitUntil("the sale after clearing") { $0.books.sales == "2.50" && $0.vendInProgress == nil }
         #expect(after.slot("C5")?.fault == nil && after.slot("C5")?.stock == 7 && after.credit == "0.50")
+        let audit = try Self.audit(daemon)
+        #expect(audit.contains("\r\nEA2*EJB_C5*1*1**0\r\n"), "cleared, and not yet read: still reported")
+        #expect(!audit.contains("EJB_B3"), "B3 never faulted")
         #expect(try daemon.stop() == 0)
+    }
+
+    /// The audit file `vendctl audit --dex` writes.
+    static func audit(_ daemon: DaemonHarness) throws -> String {
+        let file = daemon.directory.path + "/audit.dex"
+        let run = try daemon.vendctl("audit", "--dex", file)
+        #expect(run.status == 0, "\(run.errors)")
+        return try String(contentsOfFile: file, encoding: .utf8)
     }
 
     /// A power cut mid-turn: the spiral stops with its cam away from home. At the next start the

@@ -30,6 +30,8 @@ final class ClimateService: Sendable {
         var model: CabinetModel?
         /// A fault the simulation reports instead of the model's temperature.
         var simulatedFault: SensorFault?
+        /// Tells the machine when a tripped condition is over (its incident ends).
+        var conditions = ZoneConditionWatch()
     }
 
     private let zones: Mutex<[Zone]>
@@ -37,12 +39,15 @@ final class ClimateService: Sendable {
     private let clock: ZoneClock
     private let lane = Lane<Int>(name: "vendd-sensors", capacity: 64)
     private let running = Atomic(true)
+    /// The zones' recent readings, for `vendctl temps`.
+    let history: ZoneHistories
     private let machine: MachineController
     private let logger: Logger
     let isSimulated: Bool
 
     private init(zones: [Zone], outputs: ZoneOutputs, clock: ZoneClock, simulated: Bool, machine: MachineController, logger: Logger) {
         self.zones = Mutex(zones)
+        history = ZoneHistories(zones.map { ($0.config.settings.id, $0.config.settings.kind) })
         self.outputs = outputs
         self.clock = clock
         isSimulated = simulated
@@ -124,6 +129,10 @@ final class ClimateService: Sendable {
             return zone.controller.record(reading, at: now)
         }
         perform(actions, zone: id, reading: reading)
+        let cleared = zones.withLock { $0[index].conditions.cleared(after: actions, reading: reading, settings: $0[index].config.settings) }
+        // The history is of dates, as `vendctl temps` shows them; control time stays inside.
+        history.record(reading, zone: id, at: machine.now)
+        for condition in cleared { machine.send(.zoneConditionCleared(id, condition)) }
     }
 
     /// Tells the zone's controller something at control time now, and switches its lines as it

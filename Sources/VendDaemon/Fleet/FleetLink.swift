@@ -56,6 +56,14 @@ final class FleetLink: Sendable {
             credit: nil, currency: nil)
         try client.setWill(topic: topics.state(settings.machineID), payload: Self.json(offline), retain: true)
         outbox.onAdd { [weak self] in self?.schedulePublish() }
+        // A lock or a service sends the zones at once (its event wakes the link); their
+        // temperatures go out at most once a minute, when they changed.
+        if settings.publish.contains(.zones), !controller.config.zones.isEmpty {
+            controller.timekeeper.repeatEvery(Self.zoneInterval) { [weak self] in
+                self?.schedulePublish()
+                return self != nil
+            }
+        }
         self.client.withLock { $0 = client }
         try client.start(MQTTEndpoint(host: settings.broker.host, port: settings.broker.port, tls: settings.broker.tls))
         logger.notice("MQTT: connecting to \(settings.broker.url) as machine \(settings.machineID); \(outbox.summary.count) event(s) in the outbox")
@@ -215,6 +223,14 @@ final class FleetLink: Sendable {
             let cash = Self.json(message)
             messages.append((topics.cash(machine), cash, cash))
         }
+        if settings.publish.contains(.zones) {
+            for zone in status.zones ?? [] {
+                var message = Self.zoneMessage(zone, machine: machine)
+                let content = Self.json(message)
+                message.at = controller.timekeeper.wallClockMilliseconds
+                messages.append((topics.zone(machine, zone.id), content, Self.json(message)))
+            }
+        }
         for (topic, content, payload) in messages where link.withLock({ $0.retained[topic] != content }) {
             do {
                 try client.publish(topic, payload, retain: true)
@@ -275,7 +291,7 @@ final class FleetLink: Sendable {
             }
             do {
                 let audit = try DEXAudit(
-                    controller.reports.sales(since: nil), communicationID: communicationID,
+                    controller.reports.sales(since: nil, at: controller.now), communicationID: communicationID,
                     asset: request.asset ?? communicationID)
                 return (.success("DEX audit of \(audit.selections.count) selections sent"), Array(DEXWriter.file(audit).utf8))
             } catch {

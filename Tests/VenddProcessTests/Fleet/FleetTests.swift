@@ -201,7 +201,7 @@ final class FleetRig: @unchecked Sendable {
 
     /// A simulated vendd whose configuration has an `mqtt:` section for this broker.
     func machine(
-        _ id: String, caFile: String? = nil, commands: [String] = [],
+        _ id: String, caFile: String? = nil, commands: [String] = [], config: String = "config/examples/cctalk-coins.yaml",
         edit: @escaping (String) -> String = { $0 }
     ) throws -> DaemonHarness {
         let credentials = try broker.credentialsFile(for: id)
@@ -215,7 +215,7 @@ final class FleetRig: @unchecked Sendable {
               commands: [\(commands.joined(separator: ", "))]
 
             """
-        let daemon = try DaemonHarness { edit($0) + section }
+        let daemon = try DaemonHarness(config: config) { edit($0) + section }
         daemons.append(daemon)
         return daemon
     }

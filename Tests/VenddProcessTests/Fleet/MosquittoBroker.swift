@@ -57,6 +57,7 @@ final class MosquittoBroker: @unchecked Sendable {
         pattern write vendd/%u/state
         pattern write vendd/%u/stock
         pattern write vendd/%u/cash
+        pattern write vendd/%u/zones/+
         pattern write vendd/%u/reply/#
         pattern read vendd/%u/cmd/#
 
