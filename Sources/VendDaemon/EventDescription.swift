@@ -43,7 +43,8 @@ struct EventDescription {
                 .warning, ["VEND": "\(vend.rawValue)", "SLOT": "\(slot)", "PRODUCT": "\(product)", "OUTCOME": "\(outcome.rawValue)"])
         case .slotFaulted(let slot, let fault):
             self.init(
-                "slot-fault", "slot \(slot) out of service (\(fault.rawValue)): free the spiral, turn it home, then vendctl slot clear \(slot)",
+                "slot-fault",
+                "slot \(slot) out of service (\(fault.rawValue)): free the spiral, turn it home, then vendctl slot clear \(slot) in service mode",
                 .error, ["SLOT": "\(slot)", "FAULT": "\(fault.rawValue)"])
         case .slotFaultCleared(let slot, let fault, let technician):
             self.init(

@@ -584,6 +584,8 @@ public struct Machine: Hashable, Sendable, Codable {
 
     private mutating func clearFault(of slot: SlotID, by technician: String, at now: Instant, into effects: inout Effects) {
         guard setup.slot(slot) != nil else { return effects.reject(.unknownSlot(slot)) }
+        // Someone at the machine frees the spiral first: a clear from afar would only jam it again.
+        guard isInServiceMode else { return effects.reject(.notInServiceMode) }
         guard let fault = slotFaults.removeValue(forKey: slot) else { return effects.reject(.noSlotFault(slot)) }
         endIncident(.motorFault(slot), at: now)
         effects.emit(.slotFaultCleared(slot, fault, by: technician))

@@ -9,7 +9,10 @@ struct SlotCommand: ParsableCommand {
     struct Clear: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Clear a slot's motor fault (jammed, motor missing, away from home) once the spiral is free and its cam home.",
-            discussion: "The journal records who cleared it. `vendctl status` lists the slots out of service.")
+            discussion: """
+                Only in service mode: someone at the machine frees the spiral first. The journal records who cleared it. \
+                `vendctl status` lists the slots out of service.
+                """)
         @OptionGroup var connection: Connection
         @Argument(help: "The slot, e.g. B3.") var slot: String
         func run() throws { try send(.slotClear(slot: slot), connection) }

@@ -67,7 +67,7 @@ struct Status: ParsableCommand {
         let faults = status.slots.compactMap { slot in slot.fault.map { "\(slot.id) (\($0))" } }
         if !faults.isEmpty {
             lines.append("")
-            lines.append("out of service: \(faults.joined(separator: ", ")); free the spiral, then vendctl slot clear SLOT")
+            lines.append("out of service: \(faults.joined(separator: ", ")); free the spiral, then vendctl slot clear SLOT in service mode")
         }
         return lines.joined(separator: "\n")
     }

@@ -40,10 +40,15 @@ import VenddTestSupport
         // The DEX audit reports the jam as C5's dispense-motor event (EJB), active.
         #expect(try Self.audit(daemon).contains("\r\nEA2*EJB_C5*1*1**1\r\n"))
 
-        // The technician frees the spiral and clears the slot; the journal says who.
+        // Nobody at the machine has freed the spiral: a clear from afar is refused.
+        let fromAfar = try daemon.vendctl("slot", "clear", "C5")
+        #expect(fromAfar.status == 1 && fromAfar.errors.contains("only in service mode"), "\(fromAfar.errors)")
+        // The technician opens up, frees the spiral and clears the slot; the journal says who.
+        #expect(try daemon.vendctl("service", "on").status == 0)
         #expect(try daemon.vendctl("sim", "free-motor", "C5").status == 0)
         let cleared = try daemon.vendctl("slot", "clear", "C5")
         #expect(cleared.output == "slot C5 back in service (jammed cleared)\n", "\(cleared.errors)")
+        #expect(try daemon.vendctl("service", "off").status == 0)
         try daemon.waitForLog("slot C5 back in service (jammed cleared by")
         try daemon.send(.simPress(slot: "C5"))
         let after = try daemon.waitUntil("the sale after clearing") { $0.books.sales == "2.50" && $0.vendInProgress == nil }
@@ -98,8 +103,10 @@ import VenddTestSupport
         let neighbour = try daemon.waitUntil("D8's sale") { $0.books.sales == "0.90" && $0.vendInProgress == nil }
         #expect(neighbour.slot("D7")?.fault == "away-from-home" && neighbour.credit == "1.10")
 
+        #expect(try daemon.vendctl("service", "on").status == 0)
         #expect(try daemon.vendctl("sim", "free-motor", "D7").status == 0)
         #expect(try daemon.vendctl("slot", "clear", "D7").status == 0)
+        #expect(try daemon.vendctl("service", "off").status == 0)
         try daemon.send(.simPress(slot: "D7"))
         let sold = try daemon.waitUntil("the sale after clearing") { $0.books.sales == "1.80" && $0.vendInProgress == nil }
         #expect(sold.slot("D7")?.stock == 2 && sold.credit == "0.20")

@@ -74,6 +74,14 @@ struct Rig {
     @discardableResult
     mutating func select(_ slot: SlotID) -> [Effect] { apply(.slotSelected(slot)) }
 
+    /// A technician at the machine clears a slot's motor fault: service mode on, clear, off.
+    @discardableResult
+    mutating func technicianClears(_ slot: SlotID, by technician: String) -> [Effect] {
+        apply(.setServiceMode(true))
+        defer { apply(.setServiceMode(false)) }
+        return apply(.clearSlotFault(slot, by: technician))
+    }
+
     /// The vend the last selection started.
     var pendingVend: VendID? { machine.pendingVend?.id }
 

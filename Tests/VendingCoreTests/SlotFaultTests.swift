@@ -54,6 +54,10 @@ import VendingCore
         let saved = try JSONEncoder().encode(rig.machine)
         var restored = try JSONDecoder().decode(Machine.self, from: saved)
         #expect(restored.slotFaults == ["A1": .awayFromHome])
+        // Someone must be at the machine to free the spiral: service mode first.
+        #expect(restored.apply(.clearSlotFault("A1", by: "ana"), at: rig.now).events == [.rejected(.notInServiceMode)])
+        #expect(restored.slotFaults == ["A1": .awayFromHome])
+        _ = restored.apply(.setServiceMode(true), at: rig.now)
         #expect(restored.apply(.clearSlotFault("A2", by: "ana"), at: rig.now).events == [.rejected(.noSlotFault("A2"))])
         #expect(
             restored.apply(.clearSlotFault("A1", by: "ana (uid 1001)"), at: rig.now).events == [
@@ -69,7 +73,7 @@ import VendingCore
         #expect(rig.machine.slotFaults == ["A1": .jammed])
         // Its only slot is out of service: nothing can be bought, so coins are refused.
         #expect(!rig.machine.acceptsCoins)
-        rig.apply(.clearSlotFault("A1", by: "ana"))
+        rig.technicianClears("A1", by: "ana")
         #expect(rig.machine.acceptsCoins)
     }
 
