@@ -214,8 +214,9 @@ pc_stream() {
     while :; do
         tries=0
         until pc_change_out || [ $tries -ge 150 ]; do tries=$((tries + 1)); sleep 0.1; done
-        # About one customer in three pays by card (the first, when the cut is aimed at a card vend).
-        if [ $card_first = 1 ] || [ $((RANDOM % 3)) = 0 ]; then
+        # About one customer in three pays by card (the first, when the cut is aimed at a card vend;
+        # not the first when it is aimed at a spiral motor's turn).
+        if [ $motor_first = 0 ] && { [ $card_first = 1 ] || [ $((RANDOM % 3)) = 0 ]; }; then
             card_first=0
             pc_card_customer
             sleep 0.5   # its settlement reaches the watch
