@@ -369,8 +369,10 @@ def run_boot(args, number, stream, coins, changer, console, rng, cams):
     payout = re.compile(r"^payout#(\d+)")
     resolved = re.compile(r"vend#(\d+) at slot \S+ was in flight")
     vend_number = re.compile(r"^vend#(\d+)")
-    model_move = re.compile(r"^MODEL (powered|left home|home|released) (\d+) (\d+)")
-    turn = None  # the motor powered and not yet released, and how far its cam has got
+    model_move = re.compile(r"^MODEL (powered|left home|home) (\d+) (\d+)")
+    # The spiral vend in flight (its motor powered, the watch not yet showing its end) and how far
+    # its cam has got: a cut after the cam came home, before the vend is shown ended, is mid-turn too.
+    turn = None
     while True:
         now = time.monotonic()
         if deadline is not None and not killed and now >= deadline:
@@ -417,8 +419,6 @@ def run_boot(args, number, stream, coins, changer, console, rng, cams):
                 cams.discard(motor)
                 if turn:
                     turn["cam"] = "home again"
-            else:
-                turn = None
         elif line.startswith("PC cam-home "):
             cams.discard(tuple(map(int, line.split()[2:4])))
             boot.cams_homed += 1
@@ -456,6 +456,8 @@ def run_boot(args, number, stream, coins, changer, console, rng, cams):
                 if vend_no in boot.card_requested:
                     boot.card_not_dropped.append(vend_no)
             boot.coins_shown += kind == "coin"
+            if kind in ("vend-completed", "vend-failed"):
+                turn = None
             match = vend.match(text) if kind == "vend-started" else None
             if match:
                 boot.vends_started.append(int(match.group(1)))
