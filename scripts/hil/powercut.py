@@ -291,7 +291,8 @@ class Boot:
         self.qemu_status = None
         self.away_at_start = set()   # motors (row, column) whose cams the host put away from home
         self.away_at_cut = set()     # and those away from home when the power went
-        self.turn_at_cut = None      # the motor powered at the cut: where its cam was in the turn
+        self.turn_at_cut = None      # the spiral vend in flight at the cut: where its cam was in the turn
+        self.aimed_turn = None       # a cut aimed at a turn: that turn, and where its cam was at the cut
         self.locked = {}             # slot -> fault, out of service once vendd had started
         self.violations = []         # (streaming, line): the motor model's "MODEL VIOLATION"s
         self.resolved_slots = set()  # the slots of the vends resolved as in flight at start
@@ -372,7 +373,7 @@ def run_boot(args, number, stream, coins, changer, console, rng, cams):
     model_move = re.compile(r"^MODEL (powered|left home|home) (\d+) (\d+)")
     # The spiral vend in flight (its motor powered, the watch not yet showing its end) and how far
     # its cam has got: a cut after the cam came home, before the vend is shown ended, is mid-turn too.
-    turn = None
+    turn = last_turn = None  # last_turn: the latest spiral vend's, kept after it ends
     while True:
         now = time.monotonic()
         if deadline is not None and not killed and now >= deadline:
@@ -410,15 +411,15 @@ def run_boot(args, number, stream, coins, changer, console, rng, cams):
             move, motor = model_move.match(line).group(1), tuple(map(int, model_move.match(line).group(2, 3)))
             if move == "powered":
                 (boot.stream_pulses if boot.streaming else boot.startup_pulses).append(f"motor {motor[0]},{motor[1]}")
-                turn = {"motor": motor, "cam": "away" if motor in cams else "home, not yet left"}
+                turn = last_turn = {"motor": motor, "cam": "away" if motor in cams else "home, not yet left"}
             elif move == "left home":
                 cams.add(motor)
-                if turn:
-                    turn["cam"] = "away"
+                if last_turn and last_turn["motor"] == motor:
+                    last_turn["cam"] = "away"
             elif move == "home":
                 cams.discard(motor)
-                if turn:
-                    turn["cam"] = "home again"
+                if last_turn and last_turn["motor"] == motor:
+                    last_turn["cam"] = "home again"
         elif line.startswith("PC cam-home "):
             cams.discard(tuple(map(int, line.split()[2:4])))
             boot.cams_homed += 1
@@ -511,6 +512,8 @@ def run_boot(args, number, stream, coins, changer, console, rng, cams):
     boot.qemu_status = qemu.wait()
     # Every line qemu wrote before it died was read: the cams as they were when the power went.
     boot.away_at_cut, boot.turn_at_cut = set(cams), turn
+    # A cut aimed at a turn: where the cam of the turn aimed at was (home again: cut after its return).
+    boot.aimed_turn = last_turn if boot.aim == "motor" else None
     if stream and boot.cut_after is None and not boot.errors:
         boot.errors.append(f"boot {number} ended (qemu exit {boot.qemu_status}) before it was cut")
     if not stream and not boot.done and not boot.errors:
@@ -772,6 +775,8 @@ def check_motors(before, after, problems, tally):
     words = f"cams away at the cut: {', '.join(sorted(away)) or 'none'}"
     if locked:
         words += f", locked away-from-home at start: {', '.join(sorted(locked))}"
+    if before.aimed_turn:
+        tally[f"aimed turns, cam {before.aimed_turn['cam']}"] += 1
     turn = before.turn_at_cut
     if turn:
         tally["cuts mid-turn"] += 1
@@ -836,7 +841,8 @@ def run(args, rng, console_path):
                                                                            "nothing charged")]
                           + [f"aimed {aim}" for aim in AIMS]
                           + ["motors locked away", "cams homed", "cuts mid-turn"]
-                          + [f"cuts mid-turn, cam {cam}" for cam in ("home, not yet left", "away", "home again")], 0)
+                          + [f"{kind}, cam {cam}" for kind in ("cuts mid-turn", "aimed turns")
+                             for cam in ("home, not yet left", "away", "home again")], 0)
     tally.update(dict.fromkeys(["resolved PAID", "resolved UNKNOWN", "resolved UNPAID"], Decimal(0)))
     started = time.monotonic()
     with open(console_path, "w", buffering=1) as console:
@@ -902,7 +908,9 @@ def run(args, rng, console_path):
         f"at a card vend {tally['aimed card']}, at a spiral motor's turn {tally['aimed motor']}")
     say(f"powercut: spiral motors: {tally['cuts mid-turn']} cuts mid-turn (cam home, not yet left "
         f"{tally['cuts mid-turn, cam home, not yet left']}, away {tally['cuts mid-turn, cam away']}, home again "
-        f"{tally['cuts mid-turn, cam home again']}), {tally['motors locked away']} slots locked away-from-home at "
+        f"{tally['cuts mid-turn, cam home again']}); of the cuts aimed at a turn, the cam not yet left "
+        f"{tally['aimed turns, cam home, not yet left']}, away {tally['aimed turns, cam away']}, home again (cut after "
+        f"its return) {tally['aimed turns, cam home again']}; {tally['motors locked away']} slots locked away-from-home at "
         f"start, {tally['cams homed']} cams turned home by the technician and their slots cleared")
     if previous.books is not None:
         books = previous.books["books"]
