@@ -23,6 +23,14 @@ the whole machine loses power (MDB §7: a reset between VEND APPROVED and VEND S
 the reader). Then e2fsck (as a board would at boot) and the next boot, which reconciles that cut
 and is cut in turn. One boot per cut, plus a last one that only reconciles. Like real devices,
 the simulators run on through the cuts and keep their own totals.
+Some cash customers buy from B1-B3, spiral motors of a one-row matrix on a second gpio-sim chip
+in the guest (hil-powercut.yaml: B1 and B2 on a shared home line, B3 on its own), turned by the
+guest's motor model (motor-model.c: the cam leaves home 0.2 s after power, is back 1.2 s after);
+some cuts are aimed at a turn (within MOTOR_AIM seconds of its vend's start; the boot's first
+customer then buys a spiral). The model prints every motor powered and every cam move on the
+console; this script follows them, and the cams stay where they were at the cut: the next boot
+is told (pc.away=R.C,...) which cams are away, and the model puts them there before vendd starts.
+A move whose console line was lost with the power counts as not made (the cut came first).
 
 What a cut must leave (checked from the guest's console lines, streamed as they happen, and
 the simulators' own records):
@@ -46,7 +54,14 @@ the simulators' own records):
     here). No card vend settled twice (the settlements the watch showed and those vendd made at
     start); a card vend the drop sensor saw sold is never settled as a failure, one it saw not
     drop never as a sale; a refund is booked lost only after a cut in which the reader was reset;
-    a card vend resolved at start without an approval is no unknown outcome (nothing vended).
+    a card vend resolved at start without an approval is no unknown outcome (nothing vended);
+  - spiral motors: a motor powered counts as a relay pulse above (a durable intent first, none at
+    start); a motor whose cam was away from home at the cut is locked away-from-home at the next
+    start and never powered there (the model reports a motor powered while its cam is away, and
+    any other misuse of the matrix: a failure); a motor at home, even one cut mid-turn after its
+    cam came back, is not locked (save the motors of a shared home line when no vend in flight
+    names one: vendd cannot tell which is away). Then the technician (the guest) turns the locked
+    cams home and clears their slots (`vendctl service on; slot clear; service off`).
 Prints one POWERCUT line per cut and a summary; exits 1 on any failure.
 """
 import argparse
@@ -77,8 +92,17 @@ HOPPER_POWER_LOSS = 0.25
 # long as `payout_length` expects it to take), or within VEND_AIM seconds after it shows a vend
 # started. An aimed cut whose event does not come within AIM_TIMEOUT seconds of the stream's
 # start falls at that instant.
-AIMS = {"any": 3, "payout": 5, "vend": 2, "card": 4}
+AIMS = {"any": 3, "payout": 5, "vend": 2, "card": 4, "motor": 3}
 VEND_AIM, AIM_TIMEOUT = 0.4, 6.0
+# A cut aimed at a spiral motor's turn falls within MOTOR_AIM seconds of the vend's start (B1-B3,
+# hil-powercut.yaml's one-row matrix; a boot so aimed starts its stream with a spiral customer,
+# pc.aim=motor). The guest's motor model (motor-model.c) powers the motor about 0.1 s after the
+# watch's vend-started, its cam leaves home 0.2 s later and is back 1.2 s after the power: cuts
+# fall before the cam leaves, while it is away, and after it is home again.
+MOTOR_AIM = 1.7
+# The motors of hil-powercut.yaml, (row, column) -> slot; B1 and B2 share a home line, B3 has its own.
+MOTOR_SLOTS = {(1, 1): "B1", (1, 2): "B2", (1, 3): "B3"}
+SHARED_HOME = {"B1", "B2"}
 # A cut aimed at a card vend falls within CARD_AIM seconds of its request (the watch's "waiting
 # for the approval"). Measured in the guest: the approval about 0.2 s later (or after a slow
 # approval's polls, 0.6 to 2.9 s), the sale on the drop sensor's word 0.4 s after that and the
@@ -251,7 +275,7 @@ class Boot:
         self.resolved = []           # vend numbers vendd resolved as in flight at start
         self.payouts_resolved = []   # payouts vendd resolved as in flight at start: their log fields
         self.store_notes = []
-        self.startup_pulses = []     # relay-on seen before the stream: must never happen
+        self.startup_pulses = []     # relay-on or motor powered before the stream: must never happen
         self.stream_pulses = []
         self.vends_started = []      # vend numbers from `vendctl watch`
         self.payouts_started = []    # payout numbers from `vendctl watch`
@@ -265,6 +289,14 @@ class Boot:
         self.hopper_loses_power = False
         self.done = False
         self.qemu_status = None
+        self.away_at_start = set()   # motors (row, column) whose cams the host put away from home
+        self.away_at_cut = set()     # and those away from home when the power went
+        self.turn_at_cut = None      # the spiral vend in flight at the cut: where its cam was in the turn
+        self.aimed_turn = None       # a cut aimed at a turn: that turn, and where its cam was at the cut
+        self.locked = {}             # slot -> fault, out of service once vendd had started
+        self.violations = []         # (streaming, line): the motor model's "MODEL VIOLATION"s
+        self.resolved_slots = set()  # the slots of the vends resolved as in flight at start
+        self.cams_homed = 0          # cams the technician turned home before the stream
 
     def devices_paid(self):
         return self.changer_paid + (HOPPER_COINS - self.hopper_left) * HOPPER_COIN
@@ -299,8 +331,12 @@ def card_money(books):
             + amount(books.get("cardRefundsLost", "0")))
 
 
-def run_boot(args, number, stream, coins, changer, console, rng):
+def run_boot(args, number, stream, coins, changer, console, rng, cams):
+    """One boot, cut during its stream when `stream`. `cams`, the motors whose cams are away from
+    home (the host's record, as the model's console lines show them move), goes to the guest at
+    boot and follows the cams until the cut: a cam does not move while the power is off."""
     boot = Boot(number)
+    boot.away_at_start = set(cams)
     # Drawn before the boot: a cut aimed at a card vend has the guest start with a card customer.
     boot.aim = rng.choices(list(AIMS), weights=list(AIMS.values()))[0]
     anywhere, within = rng.uniform(args.min_cut, args.max_cut), rng.random()
@@ -308,7 +344,8 @@ def run_boot(args, number, stream, coins, changer, console, rng):
     boot.reader_reset = rng.random() < READER_RESET.get(boot.aim, READER_RESET_ELSE)
     command = ["qemu-system-x86_64", "-accel", "tcg", "-m", "512", "-smp", "2",
                "-kernel", args.kernel, "-initrd", args.initrd,
-               "-append", f"console=ttyS0 quiet panic=-1 pc.stream={1 if stream else 0} pc.aim={boot.aim}",
+               "-append", (f"console=ttyS0 quiet panic=-1 pc.stream={1 if stream else 0} pc.aim={boot.aim} "
+                           f"pc.away={','.join(f'{row}.{column}' for row, column in sorted(cams))}"),
                "-nographic", "-no-reboot", "-serial", "mon:stdio", "-serial", f"unix:{args.coin_socket}",
                # The MDB UART as run.sh wires it for the scenarios: COM3 on IRQ 5, reconnecting.
                "-chardev", f"socket,id=mdb,path={args.mdb_socket},reconnect=1",
@@ -333,6 +370,10 @@ def run_boot(args, number, stream, coins, changer, console, rng):
     payout = re.compile(r"^payout#(\d+)")
     resolved = re.compile(r"vend#(\d+) at slot \S+ was in flight")
     vend_number = re.compile(r"^vend#(\d+)")
+    model_move = re.compile(r"^MODEL (powered|left home|home) (\d+) (\d+)")
+    # The spiral vend in flight (its motor powered, the watch not yet showing its end) and how far
+    # its cam has got: a cut after the cam came home, before the vend is shown ended, is mid-turn too.
+    turn = last_turn = None  # last_turn: the latest spiral vend's, kept after it ends
     while True:
         now = time.monotonic()
         if deadline is not None and not killed and now >= deadline:
@@ -364,6 +405,28 @@ def run_boot(args, number, stream, coins, changer, console, rng):
             changer.send(line[len("HIL-MDB: "):])
         elif line.startswith("OBS relay-on ") and len(line.split()) >= 3:
             (boot.stream_pulses if boot.streaming else boot.startup_pulses).append(line.split()[2])
+        elif line.startswith("MODEL VIOLATION"):
+            boot.violations.append((boot.streaming, line))
+        elif model_move.match(line):
+            move, motor = model_move.match(line).group(1), tuple(map(int, model_move.match(line).group(2, 3)))
+            if move == "powered":
+                (boot.stream_pulses if boot.streaming else boot.startup_pulses).append(f"motor {motor[0]},{motor[1]}")
+                turn = last_turn = {"motor": motor, "cam": "away" if motor in cams else "home, not yet left"}
+            elif move == "left home":
+                cams.add(motor)
+                if last_turn and last_turn["motor"] == motor:
+                    last_turn["cam"] = "away"
+            elif move == "home":
+                cams.discard(motor)
+                if last_turn and last_turn["motor"] == motor:
+                    last_turn["cam"] = "home again"
+        elif line.startswith("PC cam-home "):
+            cams.discard(tuple(map(int, line.split()[2:4])))
+            boot.cams_homed += 1
+        elif line.startswith("PC locked "):
+            match = re.match(r"^PC locked (\S+) \(([a-z-]+)\)", line)
+            if match:
+                boot.locked[match.group(1)] = match.group(2)
         elif line.startswith("EVT "):
             try:
                 event = json.loads(line[4:])
@@ -371,10 +434,12 @@ def run_boot(args, number, stream, coins, changer, console, rng):
                 continue  # a line cut short by the power cut
             kind, text = event.get("kind"), event.get("text", "")
             requested = kind == "card-vend" and text.endswith("waiting for the approval")
-            if aimed_at is not None and (kind == f"{boot.aim}-started" or (boot.aim == "card" and requested)):
+            spiral = kind == "vend-started" and re.search(r"slot B\d", text) is not None
+            if aimed_at is not None and (kind == f"{boot.aim}-started" or (boot.aim == "card" and requested)
+                                         or (boot.aim == "motor" and spiral)):
                 paying = re.search(r"paying ([\d,]+)", text) if kind == "payout-started" else None
                 length = payout_length(int(paying.group(1).replace(",", ""))) if paying else VEND_AIM
-                length = CARD_AIM if requested else length
+                length = CARD_AIM if requested else MOTOR_AIM if boot.aim == "motor" else length
                 deadline = min(deadline, time.monotonic() + aimed_at * length)
                 aimed_at = None
             vend_no = vend_number.match(text)
@@ -392,6 +457,8 @@ def run_boot(args, number, stream, coins, changer, console, rng):
                 if vend_no in boot.card_requested:
                     boot.card_not_dropped.append(vend_no)
             boot.coins_shown += kind == "coin"
+            if kind in ("vend-completed", "vend-failed"):
+                turn = None
             match = vend.match(text) if kind == "vend-started" else None
             if match:
                 boot.vends_started.append(int(match.group(1)))
@@ -401,6 +468,9 @@ def run_boot(args, number, stream, coins, changer, console, rng):
         elif line.startswith("PC resolved "):
             match = resolved.search(line)
             boot.resolved.append(int(match.group(1)) if match else line)
+            slot = re.search(r"at slot (\S+) was in flight", line)
+            if slot:
+                boot.resolved_slots.add(slot.group(1))
         elif line.startswith("PC payout-resolved "):
             fields = dict(re.findall(r" ([A-Z]+)=(\S+)", line))
             if not {"PAYOUT", "AMOUNT", "PAID", "UNKNOWN", "UNPAID"} <= fields.keys():
@@ -440,6 +510,10 @@ def run_boot(args, number, stream, coins, changer, console, rng):
         elif line.startswith("PC error"):
             boot.errors.append(line)
     boot.qemu_status = qemu.wait()
+    # Every line qemu wrote before it died was read: the cams as they were when the power went.
+    boot.away_at_cut, boot.turn_at_cut = set(cams), turn
+    # A cut aimed at a turn: where the cam of the turn aimed at was (home again: cut after its return).
+    boot.aimed_turn = last_turn if boot.aim == "motor" else None
     if stream and boot.cut_after is None and not boot.errors:
         boot.errors.append(f"boot {number} ended (qemu exit {boot.qemu_status}) before it was cut")
     if not stream and not boot.done and not boot.errors:
@@ -624,6 +698,7 @@ def reconcile(before, after, fsck_status, fsck_output, seen_vends, seen_payouts,
         if number != last:
             problems.append(f"vendd resolved {number!r} as in flight, but the last vend is vend#{last}")
     devices_paid, booked_paid, booked_unknown = check_payouts(before, after, seen_payouts, problems)
+    motors = check_motors(before, after, problems, tally)
     cards = check_cards(before, after, seen_settled, problems, tally)
     if fsck_status > 1:
         problems.append(f"e2fsck could not repair the file system (exit {fsck_status})")
@@ -670,8 +745,44 @@ def reconcile(before, after, fsck_status, fsck_output, seen_vends, seen_payouts,
         summary += "; e2fsck replayed the ext4 journal"
     if torn:
         summary += "; a torn journal record dropped"
-    summary += f"; card vends requested {len(before.card_requested)}; {cards}"
+    summary += f"; card vends requested {len(before.card_requested)}; {cards}; {motors}"
     return problems, doubles, summary
+
+
+def check_motors(before, after, problems, tally):
+    """The spiral motors over a cut: a motor whose cam was away from home when the power went is
+    locked away-from-home at the next start and never powered (the model reports a motor turned
+    while away); a motor at home is not locked, save that on a home line shared by several motors
+    vendd cannot tell which is away unless the journal's vend in flight names one, and locks them
+    all. No misuse of the matrix in the stream or at start. Returns the summary's words."""
+    violations = ([line for streaming, line in before.violations if streaming]
+                  + [line for streaming, line in after.violations if not streaming])
+    for line in violations:
+        problems.append(f"the motor model saw the matrix misused: {line}")
+    away = {MOTOR_SLOTS[motor] for motor in before.away_at_cut}
+    locked = {slot for slot, fault in after.locked.items() if fault == "away-from-home"}
+    allowed = set(away)
+    if away & SHARED_HOME and not after.resolved_slots & SHARED_HOME:
+        allowed |= SHARED_HOME
+    if away - locked:
+        problems.append(f"cam(s) of {', '.join(sorted(away - locked))} away from home at the cut, but vendd did not "
+                        f"lock them away-from-home at start (out of service: {after.locked or 'none'})")
+    if locked - allowed:
+        problems.append(f"{', '.join(sorted(locked - allowed))} locked away-from-home at start, but the cam was at home "
+                        f"(away at the cut: {', '.join(sorted(away)) or 'none'})")
+    tally["motors locked away"] += len(locked)
+    tally["cams homed"] += after.cams_homed
+    words = f"cams away at the cut: {', '.join(sorted(away)) or 'none'}"
+    if locked:
+        words += f", locked away-from-home at start: {', '.join(sorted(locked))}"
+    if before.aimed_turn:
+        tally[f"aimed turns, cam {before.aimed_turn['cam']}"] += 1
+    turn = before.turn_at_cut
+    if turn:
+        tally["cuts mid-turn"] += 1
+        tally[f"cuts mid-turn, cam {turn['cam']}"] += 1
+        words = f"cut mid-turn on {MOTOR_SLOTS[turn['motor']]} (cam {turn['cam']}); " + words
+    return words
 
 
 def make_image(args):
@@ -728,11 +839,15 @@ def run(args, rng, console_path):
                            "cuts mid card vend", "cuts card awaiting approval", "cuts card approved", "reader resets"]
                           + [f"card settled at start {kind}" for kind in ("success", "failure", "refund-lost",
                                                                            "nothing charged")]
-                          + [f"aimed {aim}" for aim in AIMS], 0)
+                          + [f"aimed {aim}" for aim in AIMS]
+                          + ["motors locked away", "cams homed", "cuts mid-turn"]
+                          + [f"{kind}, cam {cam}" for kind in ("cuts mid-turn", "aimed turns")
+                             for cam in ("home, not yet left", "away", "home again")], 0)
     tally.update(dict.fromkeys(["resolved PAID", "resolved UNKNOWN", "resolved UNPAID"], Decimal(0)))
     started = time.monotonic()
     with open(console_path, "w", buffering=1) as console:
-        previous = run_boot(args, 0, args.cuts > 0, coins, changer, console, rng)
+        cams = set()  # the motors whose cams are away from home, across the cuts
+        previous = run_boot(args, 0, args.cuts > 0, coins, changer, console, rng, cams)
         fatal = previous.errors or previous.books is None
         if not fatal:
             books = previous.books["books"]
@@ -748,7 +863,7 @@ def run(args, rng, console_path):
             fsck_status, fsck_output = fsck(args.image)
             if fsck_status > 1:
                 say(f"powercut: e2fsck after cut {cut}: {fsck_output}")
-            boot = run_boot(args, cut, cut < args.cuts, coins, changer, console, rng)
+            boot = run_boot(args, cut, cut < args.cuts, coins, changer, console, rng, cams)
             if boot.books is None:
                 failures += 1
                 say(f"POWERCUT {cut}: FAIL: the guest did not report its books after the cut: "
@@ -790,7 +905,13 @@ def run(args, rng, console_path):
         f"(acceptor inhibited), {tally['torn records']} torn journal records, "
         f"{tally['journal replays']} ext4 journal replays by e2fsck; cuts aimed at any instant "
         f"{tally['aimed any']}, at a payout {tally['aimed payout']}, at a vend {tally['aimed vend']}, "
-        f"at a card vend {tally['aimed card']}")
+        f"at a card vend {tally['aimed card']}, at a spiral motor's turn {tally['aimed motor']}")
+    say(f"powercut: spiral motors: {tally['cuts mid-turn']} cuts mid-turn (cam home, not yet left "
+        f"{tally['cuts mid-turn, cam home, not yet left']}, away {tally['cuts mid-turn, cam away']}, home again "
+        f"{tally['cuts mid-turn, cam home again']}); of the cuts aimed at a turn, the cam not yet left "
+        f"{tally['aimed turns, cam home, not yet left']}, away {tally['aimed turns, cam away']}, home again (cut after "
+        f"its return) {tally['aimed turns, cam home again']}; {tally['motors locked away']} slots locked away-from-home at "
+        f"start, {tally['cams homed']} cams turned home by the technician and their slots cleared")
     if previous.books is not None:
         books = previous.books["books"]
         say(f"powercut: payouts: {tally['payouts']} started, {tally['cuts mid-payout']} cuts during one, "
@@ -813,7 +934,8 @@ def run(args, rng, console_path):
             f"{sum(previous.reader_refunded, Decimal(0))} ({len(previous.reader_refunded)}), the books "
             f"{books.get('cardSales', {})} card sales + {books.get('cardRefundsLost', '0')} refunds lost")
     mean = elapsed / max(done, 1)
-    say(f"powercut: {done} cuts ({tally['cuts mid-payout']} during a payout), {failures} reconciliation failures, "
+    say(f"powercut: {done} cuts ({tally['cuts mid-payout']} during a payout, {tally['cuts mid-turn']} mid-turn), "
+        f"{failures} reconciliation failures, "
         f"{doubles} double vends, mean {mean:.1f} s per cut (seed {args.seed})")
     return 1 if failures or doubles or done < args.cuts else 0
 

@@ -412,9 +412,38 @@ printf '%s\n' "$(cat "$SCRIPT_DIR/hil.yaml")" "$dex_port" "  protocol: ddcmp" >"
 # The power cuts' machine: the ccTalk acceptor and a hopper of 500s on its bus (cctalk-sim
 # --hopper 3:…), and an MDB changer on the third UART (mdb-sim, no bill validator), paying change
 # after every sale: the hopper the 500s of it, the changer the rest; and a card reader at 10h on
-# the changer's bus (mdb-sim --cashless 1).
+# the changer's bus (mdb-sim --cashless 1). And three spiral motors of a one-row matrix on a
+# second gpio-sim chip, "pc-motors" (scripts/hil/guest/powercut.sh lays it out the same): row 1
+# on line 0, columns 1-3 on 1-3, the home line B1 and B2 share on 4, B3's own home line on 5,
+# the buttons of B1-B3 on 6-8; the guest's motor model turns them, so that cuts land mid-turn.
+pc_motor_slots="$work/pc-motor-slots.yaml"
+for column in 1 2 3; do
+    cat <<SLOT
+  - id: B$column
+    product: water
+    price: "1000"
+    capacity: 20
+    button: { line: $((5 + column)), chip: pc-motors, active_low: true, bias: pull-up }
+    drive: matrix
+    motor: { row: 1, column: $column }
+SLOT
+done >"$pc_motor_slots"
+echo "    home: { line: 5, chip: pc-motors, active_low: true }" >>"$pc_motor_slots"
 {
-    sed 's/^machine:$/machine:\n  payout: change/' "$root/etc/vendd/hil-coin.yaml"
+    sed -e 's/^machine:$/machine:\n  payout: change/' -e "/^slots:\$/r $pc_motor_slots" "$root/etc/vendd/hil-coin.yaml"
+    cat <<'MOTORS'
+motors:
+  rows:
+    - { line: 0, chip: pc-motors }
+  columns:
+    - { line: 1, chip: pc-motors }
+    - { line: 2, chip: pc-motors }
+    - { line: 3, chip: pc-motors }
+  home: { line: 4, chip: pc-motors, active_low: true }
+  departure_ms: 600
+  turn_ms: 2500
+  cam_debounce_ms: 20
+MOTORS
     cat <<'PAYOUT'
 payout_devices:
   - { type: cctalk-hopper, coin: 500, address: 3 }

@@ -21,13 +21,83 @@
 #                                 (mdb-sim on ttyS2)
 #   PC customer <choice>          what the customer chose (for an inquest)
 #   LOG <line>                    vendd's log since its start, once the stream starts (ditto)
+#   MODEL <line>                  the spiral motors' model (motor-model.c): each motor powered,
+#                                 its cam leaving and coming home, released; any misuse
+#   PC locked <slot> (<fault>)    a slot out of service once vendd has started (away-from-home…)
+#   PC cam-home R C               the technician turned motor R,C's cam home by hand
 # The kernel command line says whether to run a stream after reconciling (pc.stream=1), or
 # to stop (the last boot, which only reconciles the last cut); pc.aim=card when the host aims
-# this boot's cut at a card vend (its first customer then pays by card).
+# this boot's cut at a card vend (its first customer then pays by card), pc.aim=motor at a spiral
+# motor's turn (its first customer buys from B1-B3). The cams of the motors are where the host saw
+# them at the cut: pc.away=R.C,... names those away from home, which the model puts there before
+# vendd starts (the cams do not move while the power is off).
 
 PC_CONFIG=/etc/vendd/hil-powercut.yaml
 # Payout starts and ends seen by the watch, for the stream to know when the change is out.
 PC_PAYOUTS=/tmp/payouts
+
+# The spiral motors' chip, "pc-motors" (laid out as run.sh's hil-powercut.yaml says), and its model.
+PCMFS=/sys/kernel/config/gpio-sim/vendd-pc-motors
+PC_MODEL_CONTROL=/tmp/pc-motors.control
+
+pc_motor_line() { echo "$PCM/sim_gpio$1/$2"; }
+
+# pc_start_motors: the chip and the model on it, the cams the host names away from home put
+# there, before vendd starts. The model prints on the console: the host follows every cam.
+pc_start_motors() {
+    mkdir -p "$PCMFS/bank0"
+    echo 10 >"$PCMFS/bank0/num_lines"
+    echo pc-motors >"$PCMFS/bank0/label"
+    echo 1 >"$PCMFS/live"
+    PCM=/sys/devices/platform/$(cat "$PCMFS/dev_name")/$(cat "$PCMFS/bank0/chip_name")
+    {
+        echo "leave_ms 200"
+        echo "turn_ms 1200"
+        echo "row 1 $(pc_motor_line 0 value)"
+        for column in 1 2 3; do echo "column $column $(pc_motor_line "$column" value)"; done
+        echo "home * $(pc_motor_line 4 pull)"
+        echo "home 1 3 $(pc_motor_line 5 pull)"
+    } >/tmp/pc-motors.spec
+    : >"$PC_MODEL_CONTROL"
+    for motor in $(sed -n 's/.*pc\.away=\([0-9.,]*\).*/\1/p' /proc/cmdline | tr ',' ' '); do
+        echo "away ${motor%.*} ${motor#*.}" >>"$PC_MODEL_CONTROL"
+    done
+    motor-model /tmp/pc-motors.spec "$PC_MODEL_CONTROL" 2>&1 | tee /tmp/pc-model.log &
+    tries=0
+    until grep -q "MODEL ready" /tmp/pc-model.log 2>/dev/null; do
+        tries=$((tries + 1)); [ $tries -gt 50 ] && pc_fail "the motor model did not start"
+        sleep 0.1
+    done
+}
+
+# pc_technician: a slot out of service because its cam was found away from home: the
+# technician turns the cam home by hand and clears the slot, so that later cuts keep selling.
+pc_technician() {
+    away=$(vendctl status | grep '^out of service' | grep -o 'B[1-3] (away-from-home)' | cut -c2)
+    [ -n "$away" ] || return 0
+    vendctl service on >/dev/null || pc_fail "vendctl service on failed"
+    : >"$PC_MODEL_CONTROL.new"
+    for column in $away; do echo "home 1 $column" >>"$PC_MODEL_CONTROL.new"; done
+    mv "$PC_MODEL_CONTROL.new" "$PC_MODEL_CONTROL"
+    sleep 0.2   # the model reads its control file every 50 ms
+    for column in $away; do
+        echo "PC cam-home 1 $column"
+        vendctl slot clear "B$column" >/dev/null || pc_fail "vendctl slot clear B$column failed"
+    done
+    vendctl service off >/dev/null || pc_fail "vendctl service off failed"
+}
+
+# pc_motor_press COLUMN: a customer presses B<COLUMN>; if its motor (row 1, that column) is
+# powered within 600 ms, the button is let go and the turn waited for (the model's turn, 1.2 s).
+pc_motor_press() {
+    hiltool press "$(pc_motor_line $(($1 + 5)) pull)"
+    if hiltool wait "$(pc_motor_line "$1" value)" 1 600 >/dev/null; then
+        hiltool release "$(pc_motor_line $(($1 + 5)) pull)"
+        hiltool wait "$(pc_motor_line "$1" value)" 0 3000 >/dev/null
+    else
+        hiltool release "$(pc_motor_line $(($1 + 5)) pull)"
+    fi
+}
 
 pc_fail() {
     echo "PC error: $*"
@@ -133,17 +203,20 @@ pc_coin() {
 # two 500s for the price and most often a third; then one or two smaller coins, to be given back
 # (the hopper pays the 500s of the change, the changer the rest). Then a slot: A1 with a drop
 # (sale confirmed), A1 without (vend failed, credit kept for the next customer), A2 or A3 (no
-# sensor: sold); after a sale the change is paid. Or coin return: the whole credit is refunded
+# sensor: sold), B1-B3 (spiral motors: sold when the cam is home again); after a sale the change
+# is paid. Or coin return: the whole credit is refunded
 # through the same devices. At most five coins per customer, 0.1 s apart, and the acceptor is
 # polled every 200 ms, so its 5-event buffer never overflows. Runs until the power is cut.
 pc_stream() {
-    card_first=0
+    card_first=0 motor_first=0
     grep -q 'pc.aim=card' /proc/cmdline && card_first=1
+    grep -q 'pc.aim=motor' /proc/cmdline && motor_first=1
     while :; do
         tries=0
         until pc_change_out || [ $tries -ge 150 ]; do tries=$((tries + 1)); sleep 0.1; done
-        # About one customer in three pays by card (the first, when the cut is aimed at a card vend).
-        if [ $card_first = 1 ] || [ $((RANDOM % 3)) = 0 ]; then
+        # About one customer in three pays by card (the first, when the cut is aimed at a card vend;
+        # not the first when it is aimed at a spiral motor's turn).
+        if [ $motor_first = 0 ] && { [ $card_first = 1 ] || [ $((RANDOM % 3)) = 0 ]; }; then
             card_first=0
             pc_card_customer
             sleep 0.5   # its settlement reaches the watch
@@ -161,12 +234,16 @@ pc_stream() {
             small=$((small - 1))
         done
         sleep 0.3   # a poll or two: the coins are credited before the choice
-        case $((RANDOM % 8)) in
+        choice=$((RANDOM % 11))
+        [ $motor_first = 1 ] && choice=$((8 + RANDOM % 3))
+        motor_first=0
+        case $choice in
         0 | 1) echo "PC customer A1, drop"; pc_press 0 1 drop ;;
         2) echo "PC customer A1, no drop"; pc_press 0 1 nodrop ;;
         3 | 4) echo "PC customer A2"; pc_press 2 3 nodrop ;;
         5 | 6) echo "PC customer A3"; pc_press 5 6 nodrop ;;
         7) echo "PC customer coin return"; vendctl coin-return >/dev/null 2>&1 ;;
+        *) echo "PC customer B$((choice - 7)) (spiral)"; pc_motor_press $((choice - 7)) ;;
         esac
         sleep 0.5   # the sale, then its payout, reach the watch
         [ $((RANDOM % 8)) = 0 ] && vendctl restock all >/dev/null 2>&1
@@ -179,6 +256,8 @@ run_powercut() {
     hiltool uart-irq /dev/ttyS2 5 || pc_fail "cannot set the IRQ of /dev/ttyS2"
     # The witness starts before vendd: a relay moved at start-up (a vend pulsed twice) is seen.
     hiltool monitor A1="$(value 1)" A2="$(value 3)" A3="$(value 6)" &
+    # So does the motor model: a motor powered at start-up, or while its cam is away, is seen.
+    pc_start_motors
     mkdir -p "$STATE" /run/vendd
     mount -t ext4 /dev/vda "$STATE" || pc_fail "cannot mount /dev/vda (ext4) on $STATE"
     echo "PC mounted /dev/vda on $STATE"
@@ -208,6 +287,7 @@ run_powercut() {
     grep -F "was in flight when vendd stopped; the payout devices report" /tmp/vendd.log | sed 's/^/PC payout-resolved /'
     grep -F ": state: " /tmp/vendd.log | sed 's/^/PC store /'
     grep -E 'CASHLESS=.*RESULT=(success|failure|refund-lost)' /tmp/vendd.log | sed 's/^/PC card-settled /'
+    vendctl status | grep '^out of service' | grep -o '[A-Z][0-9]* ([a-z-]*)' | sed 's/^/PC locked /'
     echo "PC books $(vendctl --json status)"
     if ! grep -q 'pc.stream=1' /proc/cmdline; then
         kill -TERM "$VPID"; wait "$VPID"
@@ -215,6 +295,7 @@ run_powercut() {
         echo "PC done"
         poweroff -f
     fi
+    pc_technician
     vendctl restock all >/dev/null 2>&1
     : >"$PC_PAYOUTS"
     vendctl --json watch | while IFS= read -r event; do
