@@ -156,7 +156,10 @@ def main():
         check(len(pictures) == len(slots) and all(pictures), "every product shows its picture")
         check("hot" in [b.get_attribute("class").split()[-1] for b in card("B3").find_elements(By.CLASS_NAME, "badge")],
               "the hot product has its badge")
-        check(message() == "돈을 넣거나 카드를 대 주세요", f"idle: the page asks for money or a card ({message()!r})")
+        # The card reader is ready once the MDB bus has set it up, which may come after the page's
+        # first status; its ready event redraws the page.
+        _, took = wait_for("idle: the page asks for money or a card", lambda: message() == "돈을 넣거나 카드를 대 주세요")
+        check(message() == "돈을 넣거나 카드를 대 주세요", f"idle: the page asks for money or a card, {took:.2f} s after the grid")
         shot("idle")
 
         # A coin: the credit shows within a second, pushed (no polling in the page).
