@@ -753,15 +753,17 @@ def check_motors(before, after, problems, tally):
     """The spiral motors over a cut: a motor whose cam was away from home when the power went is
     locked away-from-home at the next start and never powered (the model reports a motor turned
     while away); a motor at home is not locked, save that on a home line shared by several motors
-    vendd cannot tell which is away unless the journal's vend in flight names one, and locks them
-    all. No misuse of the matrix in the stream or at start. Returns the summary's words."""
+    vendd cannot tell which is away unless the journal's vend in flight names one (that one is
+    locked even if its cam had not left), and locks them all. No misuse of the matrix in the stream or at start. Returns the summary's words."""
     violations = ([line for streaming, line in before.violations if streaming]
                   + [line for streaming, line in after.violations if not streaming])
     for line in violations:
         problems.append(f"the motor model saw the matrix misused: {line}")
     away = {MOTOR_SLOTS[motor] for motor in before.away_at_cut}
     locked = {slot for slot, fault in after.locked.items() if fault == "away-from-home"}
-    allowed = set(away)
+    # On a shared home line the journal's vend in flight is locked whatever the line reads: the
+    # line shows no unpowered cam, so vendd takes that motor as away rather than turn it blindly.
+    allowed = set(away) | (after.resolved_slots & SHARED_HOME)
     if away & SHARED_HOME and not after.resolved_slots & SHARED_HOME:
         allowed |= SHARED_HOME
     if away - locked:
