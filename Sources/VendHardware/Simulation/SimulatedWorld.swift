@@ -67,7 +67,7 @@ public final class SimulatedWorld: Sendable {
         // the lines; a shared line idles at home.
         for slot in slots {
             guard let spiral = slot.spiral else { continue }
-            drive(spiral.home, active: !away.contains(slot.id) || sharedHomes.contains(key(spiral.home.chip, spiral.home.line)))
+            drive(spiral.home, active: !away.contains(slot.id) || isShared(spiral.home))
         }
         var relays: [String: SlotConfig] = [:]
         for slot in slots {
@@ -178,8 +178,7 @@ public final class SimulatedWorld: Sendable {
         timekeeper.schedule(at: released) { [self] in drive(line, active: false, at: released) }
     }
 
-    /// The cam's position is written down before its switch moves: a cut between the two finds
-    /// the cam away, which locks the slot for a look, never a blind turn.
+    /// The cam's position is written down before its switch moves, as the next start will read it.
     private func cam(of slot: SlotID, _ spiral: SpiralConfig, atHome: Bool, at instant: ContinuousClock.Instant? = nil) {
         camsAway.withLock { away in
             let changed = atHome ? away.remove(slot) != nil : away.insert(slot).inserted
