@@ -151,7 +151,8 @@ final class MachineController: Sendable {
             // it must not move a relay; the vend times out and the reader is told VEND FAILURE.
             switch input {
             case .coinInserted, .billStacked, .coinSourceSynchronised, .vendEnded, .payoutEnded, .payoutDeviceAsked,
-                .payoutCountersSynchronised, .changeInventory, .coinsDispensedManually, .cardVendDenied, .cardVendNotSent, .cardVendUnresolved, .cardSettlementAnswered, .cardVendSettled, .cardSessionBegan,
+                .payoutCountersSynchronised, .changeInventory, .coinsDispensedManually, .cardVendDenied, .cardVendNotSent, .cardVendUnresolved,
+                .cardSettlementAnswered, .cardVendSettled, .cardSessionBegan,
                 .cardSessionEnded, .cardReaderReady:
                 logger.critical(
                     "\(input) applied without being journaled: it is saved once the state can be written again, and lost if vendd stops before")

@@ -74,7 +74,8 @@ final class CardRig: @unchecked Sendable {
         for mailbox in mailboxes { mailbox.accepting = machine.acceptsCards }
         let drivers = zip(settings, mailboxes).map { setting, mailbox in
             MDBCashlessReader(
-                settings: setting, currency: Self.won, currencyNumeric: currencyNumeric, mailbox: mailbox, emit: log.record, wantsAcceptance: { true })
+                settings: setting, currency: Self.won, currencyNumeric: currencyNumeric, mailbox: mailbox, emit: log.record, wantsAcceptance: { true }
+            )
         }
         master = MDBMaster(transport: transport, drivers: drivers, timekeeper: clock, pollInterval: MDBRig.pollInterval, emit: log.record)
     }

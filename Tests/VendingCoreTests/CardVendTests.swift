@@ -55,7 +55,8 @@ import VendingCore
 
         rig.apply(.cardSettlementAnswered(vend, .refundLost(Fixtures.won(1_500))))
         #expect(
-            rig.machine.ledger.cardRefundsLost[Self.reader]?.amount == Fixtures.won(1_500), "a refund the reader could not make is booked for the operator")
+            rig.machine.ledger.cardRefundsLost[Self.reader]?.amount == Fixtures.won(1_500),
+            "a refund the reader could not make is booked for the operator")
     }
 
     /// Journals written before `cardSettlementAnswered` hold `cardVendSettled(refundLost:)`: a
@@ -118,7 +119,8 @@ import VendingCore
         #expect(Self.commands(effects).contains(.cancelCardVend(Self.reader, vend)))
         #expect(
             rig.machine.cardSettlements == [
-                CardSettlement(vend: vend, reader: Self.reader, slot: "A1", success: false, amount: .zero(Fixtures.won), requested: Fixtures.won(1_200))
+                CardSettlement(
+                    vend: vend, reader: Self.reader, slot: "A1", success: false, amount: .zero(Fixtures.won), requested: Fixtures.won(1_200))
             ])
         // The reader reset meanwhile: it may have approved before (the interface ACKs an approval
         // before vendd can journal it). Booked as possibly charged, never as "nothing charged".
