@@ -88,6 +88,16 @@ public final class SimulatedCashlessReader: SimulatedPeripheral {
     /// Power cycle or watchdog: a vend approved and not settled counts as a success (§7.4).
     public func resetItself() { busReset() }
 
+    /// The bank approves the vend requested now, and the MDB interface ACKs the reader's VEND
+    /// APPROVED by itself (a Qibixx master does) while vendd is gone: charged, and nobody heard.
+    public func approveUnheard() {
+        guard state == .vend, let request = pendingRequest else { return }
+        pendingRequest = nil
+        approved = request.price
+        charged.append(request.price)
+        funds = funds.map { $0 - request.price }
+    }
+
     public func busReset() {
         // RESET between APPROVED and SUCCESS is interpreted as a success (§7.4 VEND SUCCESS).
         approved = nil
