@@ -87,8 +87,10 @@ final class CardRig: @unchecked Sendable {
 
     /// vendd stops (SIGKILL: nothing more is said to the readers) and starts again.
     func restart() throws {
-        // A relay's outcome not yet journaled is lost with the process.
+        // A relay's outcome not yet journaled is lost with the process, and so is every report
+        // its drivers made that the machine had not applied (an approval the interface ACKed).
         outcomes.removeAll()
+        eventsSeen = log.events.count
         // What `resolveInterruptedVend` does at start.
         if let vend = machine.pendingVend { apply(.vendEnded(vend.id, .unknown)) }
         machine = machineWithoutReadiness()

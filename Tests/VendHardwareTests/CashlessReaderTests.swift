@@ -411,8 +411,11 @@ import VendingCore
         #expect(reader.state == .enabled && rig.machine.cardSession == nil)
     }
 
-    /// Randomized customers and faults, at the edges of timing: the books always equal the
-    /// readers' own counts. VENDD_CASHLESS_RUNS sets how many seeds.
+    /// Randomized customers and faults, at the edges of timing: the readers' own counts always
+    /// lie within the books (books ≤ readers ≤ books + possibly charged). Some customers meet a
+    /// multi-message reply (APPROVED + OUT OF SEQUENCE); some are cut in the approval window:
+    /// the reader approves, the interface ACKs it, vendd dies before journaling it, and the
+    /// reader sometimes resets at the same instant. VENDD_CASHLESS_RUNS sets how many seeds.
     @Test func randomizedRunsKeepTheBooksEqualToTheReaders() throws {
         let environment = ProcessInfo.processInfo.environment
         let runs = environment["VENDD_CASHLESS_RUNS"].flatMap(UInt64.init) ?? 60
@@ -431,12 +434,22 @@ import VendingCore
                 reader.faults.approvalPolls = Int.random(in: 0...120, using: &random)
                 reader.faults.deny = Int.random(in: 0...5, using: &random) == 0
                 reader.faults.refundFails = Int.random(in: 0...5, using: &random) == 0
+                reader.faults.outOfSequenceAfterApproval = Int.random(in: 0...5, using: &random) == 0
                 dropped = Int.random(in: 0...3, using: &random) != 0
                 if reader.config.level < 3 || !rig.machine.cardReaders.values.contains(where: \.selectionFirst) {
                     reader.presentCard(funds: Int.random(in: 0...1, using: &random) == 0 ? nil : UInt32(Int.random(in: 100...400, using: &random)))
                     try rig.run(for: .milliseconds(200))
                 }
                 rig.select(Int.random(in: 0...1, using: &random) == 0 ? "A1" : "A2")
+                if Int.random(in: 0...3, using: &random) == 0 {
+                    // The approval window: the bus runs on, its reports never reach the journal.
+                    reader.faults.approvalPolls = Int.random(in: 0...3, using: &random)
+                    for _ in 0..<Int.random(in: 1...6, using: &random) { try rig.master.service(force: true) }
+                    if Int.random(in: 0...1, using: &random) == 0 { reader.resetItself() }
+                    try rig.restart()
+                    try rig.run(for: .seconds(20))
+                    continue
+                }
                 try rig.run(for: .milliseconds(Int64(Int.random(in: 0...4_000, using: &random))))
                 switch Int.random(in: 0...5, using: &random) {
                 case 0: reader.resetItself()
