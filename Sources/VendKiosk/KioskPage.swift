@@ -146,7 +146,7 @@ enum KioskPage {
               if (view.mode === 'technician' && view.salesVersion) {
                 const src = '/sales.svg?v=' + encodeURIComponent(view.salesVersion);
                 if ($('pie').getAttribute('src') !== src) { $('pie').setAttribute('src', src); }
-                $('sales-title').textContent = L.sales;
+                $('sales-title').textContent = view.machine ? `${L.sales} — ${view.machine}` : L.sales;
                 set('legend', (view.salesLegend || []).map((e) => `
                   <li><span class="swatch" style="background:${esc(e.color)}"></span><span class="label">${e.number}. ${esc(e.label)}</span>
                   <span class="figures">${esc(e.detail)} (${esc(e.share)})</span></li>`).join(''));
