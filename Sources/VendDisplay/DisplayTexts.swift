@@ -45,6 +45,9 @@ public struct DisplayTexts: Sendable {
         let kept = KoreanParticle.topic.after(credit).map { "투입 금액 \($0) 그대로 있습니다" } ?? "투입 금액은 그대로 있습니다 (\(credit))"
         return pick("상품이 걸려 나오지 않았습니다. " + kept, "Item stuck: nothing dropped. Your credit of \(credit) is kept")
     }
+    public var cardJam: String {
+        pick("상품이 걸려 나오지 않았습니다. 카드 결제는 환불됩니다", "Item stuck: nothing dropped. Your card payment is refunded")
+    }
     public var outOfOrder: String { pick("고장: 지금은 사용할 수 없습니다", "Out of order") }
     public var outOfOrderDetail: String { pick("관리자에게 연락해 주세요", "Sorry: please try again later") }
     public var service: String { pick("점검 중입니다", "Service in progress") }

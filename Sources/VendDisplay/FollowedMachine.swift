@@ -7,6 +7,8 @@ public enum Notice: Sendable, Equatable {
     case takeItem(product: String)
     /// The vend dropped nothing; the credit was given back (`failed_vend: keep-credit`).
     case jam
+    /// A card vend dropped nothing: no credit to keep, the reader is told and refunds the card.
+    case cardJam
     case soldOut(product: String)
     /// A temperature zone's health lock stops the product's sales until a technician services it.
     case notAvailable(product: String)
@@ -55,6 +57,8 @@ public struct FollowedMachine: Sendable, Equatable {
     public var sales: SalesReport?
     /// When the customer last did something (a coin, a sale): the session ends after a quiet while.
     private var lastActivity: Int64 = 0
+    /// The vend under way is paid by card (a `card-vend` came after its selection).
+    private var cardVendUnderWay = false
 
     /// How long a notice stays up.
     public static let noticeMilliseconds: Int64 = 8_000
@@ -86,10 +90,12 @@ public struct FollowedMachine: Sendable, Equatable {
             notice = nil
         case "vend-failed":
             lastActivity = now
-            post(.jam, at: now)
+            post(cardVendUnderWay ? .cardJam : .jam, at: now)
+            cardVendUnderWay = false
         case "vend-started", "card-vend":
             lastActivity = now
             notice = nil
+            cardVendUnderWay = kind == "card-vend"
         case "card-denied":
             lastActivity = now
             post(.cardDenied, at: now)

@@ -231,6 +231,7 @@ public struct MachineView: Codable, Sendable, Equatable {
         switch notice {
         case .takeItem(let product): return Message(text: texts.takeItem(name(product)), tone: .good)
         case .jam: return Message(text: texts.jam(creditText), tone: .error)
+        case .cardJam: return Message(text: texts.cardJam, tone: .error)
         case .soldOut(let product): return Message(text: texts.soldOut(name(product)), tone: .warning)
         case .notAvailable(let product): return Message(text: texts.notAvailable(name(product)), tone: .warning)
         case .outOfService(let product): return Message(text: texts.outOfService(name(product)), tone: .warning)

@@ -159,6 +159,20 @@ import VendingCore
         #expect(MachineView(machine, style: Self.style()).message.text == "Choose a product")
     }
 
+    /// A card vend that drops nothing keeps no credit: the reader refunds the card, and the page
+    /// says that, not "your credit of 0원 is kept".
+    @Test func aCardVendsJamSaysTheCardIsRefunded() {
+        var machine = Self.machine(Self.status(credit: "0"))
+        machine.observe(kind: "card-vend", at: 4_000)
+        machine.observe(kind: "vend-failed", at: 5_000)
+        #expect(
+            MachineView(machine, style: Self.style()).message
+                == .init(text: "Item stuck: nothing dropped. Your card payment is refunded", tone: .error))
+        machine.observe(kind: "vend-started", at: 6_000)
+        machine.observe(kind: "vend-failed", at: 7_000)
+        #expect(MachineView(machine, style: Self.style()).message.text.hasPrefix("Item stuck: nothing dropped. Your credit of"))
+    }
+
     @Test func theBoughtStripIsThisCustomersUntilTheyLeave() {
         var machine = Self.machine(Self.status(credit: "0"))
         let sale = HistoryReport.Sale(

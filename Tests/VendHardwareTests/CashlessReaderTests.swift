@@ -339,6 +339,25 @@ import VendingCore
         Self.expectBooksAgree(rig, sales: 0)
     }
 
+    /// Found by the randomized runs (seed 88): a level-1 reader still asked at the restart answers
+    /// VEND FAILURE with a one-byte COMMAND OUT OF SEQUENCE and approves in the same reply. Read
+    /// as level 3 (the level is unknown before its SETUP) that reply was unreadable, skipped, and
+    /// the next ACK taken for a refund: the card stayed charged, booked as refunded.
+    @Test func aLevelOneReplyAtTheRestartIsReadWhole() throws {
+        let reader = SimulatedCashlessReader(level: 1)
+        let rig = CardRig(readers: [reader], selectionFirst: false)
+        try rig.start()
+        reader.presentCard(funds: nil)
+        try rig.run(for: .milliseconds(300))
+        reader.faults.approvalPolls = 2
+        rig.select("A1")
+        try rig.master.service(force: true)  // VEND REQUEST and a POLL; vendd dies
+        try rig.restart()
+        try rig.run(for: .seconds(2))
+        #expect(reader.charged == [120] && reader.refunded == [120], "approved in the reply, refused, refunded: \(rig.log.notices)")
+        Self.expectBooksAgree(rig, sales: 0)
+    }
+
     /// A reader in another currency than mdb.currency_code is refused like a changer or
     /// validator would be: never enabled, never asked for a vend.
     @Test func aReaderInAnotherCurrencyIsRefused() throws {

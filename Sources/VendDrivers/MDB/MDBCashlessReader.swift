@@ -224,17 +224,26 @@ final class MDBCashlessReader: MDBPeripheralDriver {
         /// An approval collected now, the amount it charged (the reader's scale is not read yet).
         var collected: Money?
         var awaitingDenial = false
+        /// A reply no reader level could read: an ACK after it proves nothing.
+        var unreadable = false
         let deadline = bus.timekeeper.now + nonResponseTime
         for _ in 0..<Self.pollsPerWait where bus.timekeeper.now < deadline {
             let answer = try bus.sendOnce(block(.poll))
             guard case .data(let bytes) = answer else {
                 // Silence: a refund in progress (§7.4). ACK: done, unless a denial is awaited.
-                if answer == .ack, !awaitingDenial {
-                    return (.asAsked, settlement.success ? "VEND SUCCESS acknowledged" : "VEND FAILURE acknowledged: the reader refunds the card")
-                }
+                guard answer == .ack, !awaitingDenial else { continue }
+                if settlement.success { return (.asAsked, "VEND SUCCESS acknowledged") }
+                if unreadable { return (.unknown(collected ?? settlement.atStake), "the reader's answers could not be read") }
+                return (.asAsked, "VEND FAILURE acknowledged: the reader refunds the card")
+            }
+            guard let responses = Self.parseWithoutItsLevel(bytes) else {
+                unreadable = true
                 continue
             }
-            for response in (try? CashlessResponse.parse(bytes, level: 3, expanded: false)) ?? [] {
+            // Every message of the reply, in order (§7.3.1): an approval may follow the answer
+            // to VEND FAILURE in the same reply.
+            var verdict: (result: CardSettlementResult, why: String)?
+            for response in responses {
                 switch response {
                 case .justReset:
                     return (Self.afterReset(settlement), "the reader reset while it was told (an approval it held became a sale)")
@@ -243,27 +252,38 @@ final class MDBCashlessReader: MDBPeripheralDriver {
                     collected = settlement.requested
                     _ = try bus.send(block(.vendFailure))
                     awaitingDenial = false
+                    verdict = nil
                 case .vendDenied:
-                    return (.asAsked, "denied: nothing charged")
+                    verdict = (.asAsked, "denied: nothing charged")
                 case .commandOutOfSequence(let state) where state == Self.vendState:
                     // Its request is still open: cancel it; DENIED or APPROVED follows.
                     _ = try bus.send(block(.vendCancel))
                     awaitingDenial = true
-                case .commandOutOfSequence(let state?) where Self.statesHoldingNoVend.contains(state):
-                    return (.asAsked, "the reader holds no vend (\(Self.describe(readerState: state))): nothing charged")
+                case .commandOutOfSequence(let state?) where Self.statesHoldingNoVend.contains(state) && collected == nil:
+                    verdict = (.asAsked, "the reader holds no vend (\(Self.describe(readerState: state))): nothing charged")
                 case .commandOutOfSequence(let state):
-                    return (
+                    verdict = (
                         Self.afterReset(settlement),
                         "COMMAND OUT OF SEQUENCE (\(state.map(Self.describe(readerState:)) ?? "no state reported")): whether it charged cannot be told"
                     )
                 case .malfunction(let code) where code >> 4 == 0xC:
-                    return (.refundLost(collected ?? settlement.atStake), "refund failed: \(CashlessMalfunction.describe(code))")
+                    verdict = (.refundLost(collected ?? settlement.atStake), "refund failed: \(CashlessMalfunction.describe(code))")
                 default: continue
                 }
             }
+            if let verdict { return verdict }
         }
         if settlement.success { return (.asAsked, "no answer within \(nonResponseTime): the sale stands") }
         return (.unknown(collected ?? settlement.atStake), "no answer within \(nonResponseTime): whether it charged cannot be told")
+    }
+
+    /// A reply read before the reader's SETUP says its level: the one reading that takes every
+    /// byte (a level-1 COMMAND OUT OF SEQUENCE is one byte, two at levels 2 and 3; money 16 or 32 bits).
+    private static func parseWithoutItsLevel(_ bytes: [UInt8]) -> [CashlessResponse]? {
+        for (level, expanded) in [(UInt8(3), false), (3, true), (1, false)] {
+            if let responses = try? CashlessResponse.parse(bytes, level: level, expanded: expanded) { return responses }
+        }
+        return nil
     }
 
     /// Reader states (§7.1, as COMMAND OUT OF SEQUENCE numbers them) in which it holds neither a
