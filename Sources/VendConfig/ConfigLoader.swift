@@ -3,25 +3,86 @@ import VendSettings
 import VendYAML
 import VendingCore
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The errno that stopped reading the configuration file.
+private struct ConfigReadErrno: Error {
+    let code: Int32
+    init(_ code: Int32) { self.code = code }
+}
+
 /// Reads and validates the technician's file. Every problem is collected and reported together,
 /// each with its line, column and key; a `VenddConfig` exists only for a file without problems.
 public enum ConfigLoader {
     public static func load(file: String) throws(ConfigError) -> VenddConfig {
-        let text: String
-        do {
-            text = try String(contentsOfFile: file, encoding: .utf8)
-        } catch {
+        let bytes: [UInt8]
+        switch readBytes(file) {
+        case .success(let read): bytes = read
+        case .failure(let failure):
             let reason =
-                FileManager.default.fileExists(atPath: file)
-                ? "cannot be read as UTF-8 text (check its permissions and encoding)"
-                : "does not exist (pass the path of the configuration file, e.g. /etc/vendd/vendd.yaml)"
+                switch failure.code {
+                case ENOENT: "the file does not exist (pass the path of the configuration file, e.g. /etc/vendd/vendd.yaml)"
+                case EISDIR: "cannot read the file: it is a directory (pass the path of the configuration file, e.g. /etc/vendd/vendd.yaml)"
+                case EACCES: "cannot read the file: permission denied (vendd reads it as its own user: check `ls -l \(file)`)"
+                default: "cannot read the file: \(String(cString: strerror(failure.code)))"
+                }
+            throw ConfigError(
+                file: file, diagnostics: [ConfigDiagnostic(location: SourceLocation(file: file, line: 1, column: 1), path: "", message: reason)])
+        }
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            let (offset, line, column) = firstInvalidUTF8(bytes)
             throw ConfigError(
                 file: file,
                 diagnostics: [
-                    ConfigDiagnostic(location: SourceLocation(file: file, line: 1, column: 1), path: "", message: "the file \(reason)")
+                    ConfigDiagnostic(
+                        location: SourceLocation(file: file, line: line, column: column), path: "",
+                        message: "the file is not UTF-8 text here (byte 0x\(hex(bytes[offset]))); save it as UTF-8")
                 ])
         }
         return try parse(text, file: file)
+    }
+
+    /// The whole file, or the errno that stopped reading it.
+    private static func readBytes(_ file: String) -> Result<[UInt8], ConfigReadErrno> {
+        let descriptor = open(file, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return .failure(ConfigReadErrno(errno)) }
+        defer { close(descriptor) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            if count == 0 { return .success(bytes) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                return .failure(ConfigReadErrno(errno))
+            }
+            bytes.append(contentsOf: chunk[..<count])
+        }
+    }
+
+    /// Where the first byte that is not UTF-8 sits: its offset, and its 1-based line and column
+    /// (a column counts characters before it on its line, as an editor shows it).
+    private static func firstInvalidUTF8(_ bytes: [UInt8]) -> (offset: Int, line: Int, column: Int) {
+        var decoder = UTF8()
+        var iterator = bytes.makeIterator()
+        var offset = 0, line = 1, column = 1
+        while case .scalarValue(let scalar) = decoder.decode(&iterator) {
+            offset += UTF8.width(scalar)
+            if scalar == "\n" {
+                line += 1
+                column = 1
+            } else {
+                column += 1
+            }
+        }
+        return (min(offset, bytes.count - 1), line, column)
+    }
+
+    private static func hex(_ byte: UInt8) -> String {
+        let digits = String(byte, radix: 16, uppercase: true)
+        return digits.count == 1 ? "0" + digits : digits
     }
 
     public static func parse(_ text: String, file: String) throws(ConfigError) -> VenddConfig {
@@ -92,7 +153,7 @@ struct ConfigParser {
             top.list("payout_devices", required: false).map {
                 parsePayoutDevices($0, currency: machineSection.currency, path: ConfigPath.root.key("payout_devices"))
             } ?? []
-        let mdb = top.nested("mdb", required: false).flatMap { parseMDB($0, currency: machineSection.currency) }
+        let mdb = top.nested("mdb", required: false).flatMap { parseMDB($0, currency: machineSection.currency, format: machineSection.format) }
         let stateDirectory = top.nested("state", required: false).map(parseState) ?? .some(Defaults.stateDirectory)
         let control = top.nested("control", required: false).map(parseControl) ?? .some(Defaults.control)
         let display = top.nested("display", required: false).map(parseDisplay) ?? .some(Defaults.display)

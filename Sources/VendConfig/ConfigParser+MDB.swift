@@ -5,7 +5,7 @@ import VendingCore
 extension ConfigParser {
     /// `mdb:` — the MDB bus behind a Qibixx master interface, with a coin changer and/or a bill
     /// validator, each with its table of types and values.
-    func parseMDB(_ section: MappingReader, currency: Currency?) -> MDBSettings? {
+    func parseMDB(_ section: MappingReader, currency: Currency?, format: MoneyFormat?) -> MDBSettings? {
         let port = section.string("port")
         let currencyCode = section.int("currency_code", in: 1...999, required: false)
         let poll = section.milliseconds("poll_interval_ms", in: 25...200, default: Defaults.mdbPollIntervalMilliseconds)
@@ -39,7 +39,7 @@ extension ConfigParser {
         guard let port, let currency, let poll, changerSection == nil || changer != nil, billSection == nil || bills != nil else { return nil }
         return MDBSettings(
             port: port, currency: currency, currencyNumeric: currencyCode, pollInterval: poll, changer: changer, billValidator: bills,
-            cashless: readers)
+            cashless: readers, moneyFormat: format)
     }
 
     /// `- { reader: 1 }` rows: cashless #1 (10h) and/or #2 (60h), each once.

@@ -113,7 +113,11 @@ extension ConfigParser {
             valid = false
         }
         guard valid, let socketPath = absolutePath(socket, key: "socket", in: section) else { return nil }
-        return ControlSettings(socketPath: socketPath, group: group, customerGroup: customerGroup)
+        var settings = ControlSettings(socketPath: socketPath, group: group, customerGroup: customerGroup)
+        for key in ["group", "customer_group"] {
+            if let node = section.value(key) { settings.groupLocations[key] = sink.location(of: node) }
+        }
+        return settings
     }
 
     func absolutePath(_ path: String, key: String, in section: MappingReader) -> String? {

@@ -1,4 +1,5 @@
 import VendSettings
+import VendText
 import VendYAML
 import VendingCore
 

@@ -1,4 +1,5 @@
 import VendSettings
+import VendText
 import VendYAML
 import VendingCore
 
@@ -214,6 +215,11 @@ enum ScalarRules {
             }
             return money
         } catch {
+            // A comma is answered with the amount to write; the rest with an example.
+            if case .comma = error {
+                sink.report("\(error)", at: node, path: path)
+                return nil
+            }
             let example = currency.minorDigits == 0 ? "1200" : "1.50"
             sink.report("\(error) (write an amount in \(currency.code) like \(example))", at: node, path: path)
             return nil

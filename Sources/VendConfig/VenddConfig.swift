@@ -74,4 +74,6 @@ public struct ControlSettings: Sendable {
     /// Members of this group may send what a customer can do at the machine (select a slot,
     /// press coin return), and restock while the service key is on: the display runs in it.
     public let customerGroup: String
+    /// Where the file names `group` and `customer_group` (absent: the default).
+    var groupLocations: [String: SourceLocation] = [:]
 }

@@ -64,7 +64,7 @@ public enum ControlCommand: Sendable, Equatable {
     case payoutTest(amount: String)
     /// A technician serviced a temperature zone (service mode): its health lock clears.
     case zoneService(zone: String)
-    /// The simulated cabinet door (every zone sees it).
+    /// The simulated door switch: service mode while open, and every zone sees it.
     case simDoor(open: Bool)
     /// The simulated cabinet of a zone is at this temperature (degrees Celsius, e.g. "7.5").
     case simTemp(zone: String, value: String)

@@ -277,6 +277,8 @@ public struct SalesReport: Codable, Sendable, Equatable {
     /// Exact decimal amounts since the machine was new.
     public struct CashFigures: Codable, Sendable, Equatable {
         public let billsIn: String
+        /// `billsIn` in the machine's format; absent from older daemons.
+        public var billsInText: String? = nil
         /// Of the coins in, those routed to the change tubes.
         public let coinsToTubes: String
         /// Change and refunds paid by the payout devices.

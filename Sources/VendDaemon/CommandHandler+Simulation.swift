@@ -1,5 +1,6 @@
 import VendConfig
 import VendControl
+import VendSettings
 import VendingCore
 
 /// `vendctl sim coin|note|card`: money and cards into the simulated devices. A coin goes to the
@@ -25,10 +26,12 @@ extension CommandHandler {
                 switch routing {
                 case .tubes: return .success("\(coin) accepted by the coin changer (into its tube)")
                 case .cashBox: return .success("\(coin) accepted by the coin changer (into the cash box)")
-                case .rejected, .notUsed: return .failure(ControlError(.rejected, "\(coin) returned: the coin changer does not take coins now"))
+                case .rejected, .notUsed:
+                    let why = disabled(value, in: config.mdb?.changer?.coins, config) ?? "the coin changer does not take coins now"
+                    return .failure(ControlError(.rejected, "\(coin) returned: \(why)"))
                 }
             } catch {
-                return .failure(ControlError(.rejected, "\(error)\(noteHint(value, amount, config))"))
+                return .failure(ControlError(error.code, "\(error)\(noteHint(value, amount, config))"))
             }
         }
         // The simulated acceptor delivers on this thread, into the machine's inbox; once the
@@ -39,7 +42,14 @@ extension CommandHandler {
         case .accepted(let coin):
             return .success("coin of \(format.string(for: value)) accepted on channel \(coin.channel)")
         case .returned(let reason):
-            return .failure(ControlError(.rejected, "coin returned: \(reason)\(noteHint(value, amount, config))"))
+            // No enabled channel takes it, and a channel for it says `enabled: false`: say so.
+            let channel = acceptorTakes ? nil : config.coinAcceptor?.channels.first { $0.value == value && !$0.enabled }
+            let why = channel.map {
+                "\($0.origin.path) is `enabled: false` in \($0.origin.location.file) (line \($0.origin.location.line)): the acceptor takes no such coin until the file enables it"
+            }
+            // No coin of the machine is worth it: a wrong argument, not a refusal.
+            let unknown = !(config.coinAcceptor?.channels.contains { $0.value == value } ?? false)
+            return .failure(ControlError(unknown ? .badRequest : .rejected, "coin returned: \(why ?? reason)\(noteHint(value, amount, config))"))
         }
     }
 
@@ -51,7 +61,8 @@ extension CommandHandler {
             let (stacked, reason) = try refusedIfThrows { () throws(InProcessMDB.Refusal) in try mdb.insertNote(value, format: format) }
             controller.settle()
             let note = "note of \(format.string(for: value))"
-            return stacked ? .success("\(note) stacked") : .failure(ControlError(.rejected, "\(note) returned: \(reason ?? "")"))
+            let why = disabled(value, in: controller.config.mdb?.billValidator?.bills, controller.config) ?? reason ?? ""
+            return stacked ? .success("\(note) stacked") : .failure(ControlError(.rejected, "\(note) returned: \(why)"))
         } catch {
             return error.response
         }
@@ -104,8 +115,19 @@ extension CommandHandler {
         do {
             return try body()
         } catch {
-            throw Answered(.failure(ControlError(.rejected, error.description)))
+            throw Answered(.failure(ControlError(error.code, error.description)))
         }
+    }
+
+    /// Why a device refuses a value its table lists: the row says `enabled: false` (nil when no
+    /// such row, or an enabled one, exists).
+    private static func disabled(_ value: Money, in table: [MDBDenomination]?, _ config: VenddConfig) -> String? {
+        guard let table, !table.contains(where: { $0.value == value && $0.enabled }), let row = table.first(where: { $0.value == value }) else {
+            return nil
+        }
+        let device = row.origin.path.hasPrefix("mdb.bill_validator") ? "the bill validator" : "the coin changer"
+        return
+            "\(row.origin.path) is `enabled: false` in \(row.origin.location.file) (line \(row.origin.location.line)): \(device) takes none until the file enables it"
     }
 
     /// Points at `sim note` when the value is one of the validator's notes.

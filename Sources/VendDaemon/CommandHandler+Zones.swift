@@ -1,7 +1,9 @@
 import VendClimate
 import VendConfig
 import VendControl
+import VendHardware
 import VendPOSIX
+import VendSettings
 import VendingCore
 
 #if canImport(Glibc)
@@ -17,6 +19,7 @@ extension CommandHandler {
         let known = controller.config.zones.map(\.settings.id)
         // A zone the file no longer names may still hold a lock: it can be serviced too.
         guard known.contains(id) || controller.currentMachine.healthLocks[id] != nil else {
+            guard !known.isEmpty else { return .failure(ControlError(.badRequest, noZones)) }
             return .failure(ControlError(.badRequest, "no zone '\(zone)' (zones: \(known.map(\.rawValue).joined(separator: ", ")))"))
         }
         let technician = technicianName(peer)
@@ -24,18 +27,30 @@ extension CommandHandler {
             switch event {
             case .rejected(let reason): return .failure(ControlError(.rejected, reason.description))
             case .healthLockCleared:
-                controller.climate.withLock { $0 }?.serviced(id)
-                return .success("zone \(zone) serviced by \(technician): its perishable slots sell again")
+                let done = "zone \(zone) serviced by \(technician): its perishable slots sell again"
+                guard let still = controller.climate.withLock({ $0 })?.serviced(id) else { return .success(done) }
+                let unit = controller.config.machine.temperatureUnit
+                return .success(
+                    "\(done), but it is still too \(still.kind == .cold ? "warm" : "cool"): \(unit.text(still.temperature)), past its limit of \(unit.text(still.limit)). Its recovery window of \(minutes(still.recovery)) starts now: unless it is back within the limit by then, it locks again"
+                )
             default: continue
             }
         }
         return .failure(ControlError(.internal, "the machine did not answer the service of zone \(zone)"))
     }
 
+    static let noZones = "this machine has no temperature zones (zones: in the file)"
+
+    /// "30 min", "90 s": a recovery window as a technician reads it.
+    private static func minutes(_ duration: Duration) -> String {
+        let seconds = duration.components.seconds
+        return seconds >= 60 && seconds % 60 == 0 ? "\(seconds / 60) min" : "\(seconds) s"
+    }
+
     /// `vendctl temps`: the zones' recent temperatures, in the unit the file asks to show them in.
     static func temps(zone: String?, minutes: Int?, controller: MachineController) -> ControlResponse {
         guard let climate = controller.climate.withLock({ $0 }) else {
-            return .failure(ControlError(.badRequest, "this machine has no temperature zones (zones: in the file)"))
+            return .failure(ControlError(.badRequest, noZones))
         }
         if let minutes, minutes < 1 { return .failure(ControlError(.badRequest, "minutes must be at least 1, not \(minutes)")) }
         do {
@@ -56,13 +71,42 @@ extension CommandHandler {
         return "\(String(cString: user.pointee.pw_name)) (uid \(peer.uid))"
     }
 
+    /// `vendctl sim door`: the door switch, through the same input as the GPIO door line (service
+    /// mode, and the zones' cabinet door); answered once the machine has it. A machine with zones
+    /// but no door switch still gets its cabinet door moved, for the zone model.
     static func simulateDoor(open: Bool, controller: MachineController) -> ControlResponse {
-        guard let climate = controller.climate.withLock({ $0 }) else {
-            return .failure(ControlError(.badRequest, "this machine has no temperature zones (zones: in the file)"))
+        guard let world = controller.simulatedWorld else { return notSimulated }
+        let verb = open ? "opened" : "closed"
+        guard controller.config.buttons.contains(where: { $0.action == .door }) else {
+            guard let climate = controller.climate.withLock({ $0 }) else {
+                return .failure(
+                    ControlError(.rejected, "the configuration has no door switch (add `- { action: door, line: N }` under buttons:)"))
+            }
+            climate.setDoor(open: open)
+            return .success("\(verb) the cabinet door for the zones (the configuration has no door switch: service mode does not follow it)")
         }
-        guard climate.isSimulated else { return notSimulated }
-        climate.setDoor(open: open)
-        return .success(open ? "opened the cabinet door" : "closed the cabinet door")
+        let events = controller.deviceEvents
+        if events.currentSwitches.doorOpen != open {
+            let handled = events.doorChangesHandled
+            do {
+                try world.set(.door, active: open)
+            } catch {
+                return .failure(ControlError(.rejected, error.description))
+            }
+            // The line is debounced like a real one: wait until the change went through.
+            let deadline = ContinuousClock.now + .seconds(5)
+            while events.doorChangesHandled == handled {
+                guard ContinuousClock.now < deadline else {
+                    return .failure(ControlError(.internal, "the door switch was \(verb) but vendd did not see it within 5 s"))
+                }
+                usleep(2_000)
+            }
+            controller.settle()
+        }
+        let switches = events.currentSwitches
+        if open { return .success("\(verb) the door: the machine is in service mode") }
+        guard switches.isOn else { return .success("\(verb) the door: the machine is back in service") }
+        return .success("\(verb) the door: still in service mode (\(switches.reasons.joined(separator: ", ")))")
     }
 
     static func simulateTemperature(zone: String, value: String, controller: MachineController) -> ControlResponse {
@@ -91,7 +135,7 @@ extension CommandHandler {
         _ zone: String, controller: MachineController, done: String, _ change: (ClimateService) throws(ClimateService.SimulationRefusal) -> Void
     ) -> ControlResponse {
         guard let climate = controller.climate.withLock({ $0 }) else {
-            return .failure(ControlError(.badRequest, "this machine has no temperature zones (zones: in the file)"))
+            return .failure(ControlError(.badRequest, noZones))
         }
         do {
             try change(climate)

@@ -71,12 +71,13 @@ final class ControlServer: Sendable {
         }
     }
 
-    /// Stops serving: every client hung up, the socket file removed.
+    /// Stops serving: every client hung up, the socket file removed if it is still this
+    /// server's (never another vendd's that replaced it).
     func stop() {
         stopping.withLock { $0 = true }
         wake.wake()
         finished.wait()
-        unlink(path)
+        listener.removeFile()
     }
 
     /// The server thread's state: only that thread touches it.

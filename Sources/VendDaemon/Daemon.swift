@@ -36,7 +36,7 @@ public enum ExitStatus {
     public static let dataError: Int32 = 65  // EX_DATAERR: persisted state is corrupt
     public static let unavailable: Int32 = 69  // EX_UNAVAILABLE: hardware cannot be used
     public static let cannotCreate: Int32 = 73  // EX_CANTCREAT: state or socket cannot be created
-    public static let temporaryFailure: Int32 = 75  // EX_TEMPFAIL: another vendd holds the state
+    public static let temporaryFailure: Int32 = 75  // EX_TEMPFAIL: another vendd holds the state or the socket
     public static let configError: Int32 = 78  // EX_CONFIG
 }
 
@@ -104,11 +104,24 @@ public enum Daemon {
         return ExitStatus.ok
     }
 
-    static func statusLine(_ controller: MachineController) -> String {
-        let status = controller.status()
-        let stocked = status.slots.filter { $0.available > 0 }.count
+    static func statusLine(_ controller: MachineController) -> String { statusLine(controller.status()) }
+
+    /// "in-service, credit 0원, 8/10 slots stocked (2 of them locked by zone chilled's food-safety
+    /// check: vendctl zone service chilled)": a stocked slot that cannot sell says why.
+    static func statusLine(_ status: StatusReport) -> String {
+        let stocked = status.slots.filter { $0.stock > 0 }
+        var held: [String] = []
+        let locked = Dictionary(grouping: stocked.filter { $0.healthLock != nil }, by: { $0.healthLock! })
+        for zone in locked.keys.sorted() {
+            let slots = locked[zone]!.map(\.id).joined(separator: ", ")
+            held.append("\(slots) locked by zone \(zone)'s food-safety check (vendctl zone service \(zone))")
+        }
+        for slot in stocked where slot.healthLock == nil {
+            if let fault = slot.fault { held.append("\(slot.id) locked by a motor fault, \(fault) (vendctl slot clear \(slot.id))") }
+        }
+        let heldText = held.isEmpty ? "" : "; not selling: \(held.joined(separator: "; "))"
         return
-            "\(status.state), credit \(status.creditText), \(stocked)/\(status.slots.count) slots stocked\(status.simulated ? ", simulated hardware" : "")"
+            "\(status.state), credit \(status.creditText), \(stocked.count)/\(status.slots.count) slots stocked\(heldText)\(status.simulated ? ", simulated hardware" : "")"
     }
 }
 

@@ -10,6 +10,9 @@ final class DeviceEvents: Sendable {
     private let logger: Logger
     private let notices: HardwareNotices
     private let switches: Mutex<ServiceModeSwitches>
+    /// Door switch changes handled so far (service mode sent, the zones told): what a simulated
+    /// door waits for before it answers.
+    private let doorChanges = Atomic(0)
     /// Set once, by the controller that owns this.
     private let machine = Mutex<MachineController?>(nil)
 
@@ -26,6 +29,9 @@ final class DeviceEvents: Sendable {
     /// The service-mode switches as they stand.
     var currentSwitches: ServiceModeSwitches { switches.withLock { $0 } }
 
+    /// How many door switch changes have been handled.
+    var doorChangesHandled: Int { doorChanges.load(ordering: .acquiring) }
+
     private func send(_ input: Input) {
         machine.withLock { $0 }?.send(input)
     }
@@ -41,6 +47,7 @@ final class DeviceEvents: Sendable {
             // The temperature zones share the cabinet door: open, the cabinet warms; closed, the
             // zones get their recovery window before their health rule may trip.
             machine.withLock { $0 }?.climate.withLock { $0 }?.setDoor(open: open)
+            doorChanges.add(1, ordering: .releasing)
         case .dropSensed:
             // Drop sensors belong to the dispenser; `Hardware` routes them there.
             break
@@ -63,6 +70,8 @@ final class DeviceEvents: Sendable {
             send(.coinsDispensedManually(amount))
         case .notice(let text, let isFault):
             notices.post(.coinAcceptor(text, isFault: isFault))
+        case .deviceNotice(let text, let isFault):
+            notices.post(.paymentDevice(text, isFault: isFault))
         }
     }
 

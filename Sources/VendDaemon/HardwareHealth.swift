@@ -11,7 +11,7 @@ struct HardwareHealth {
 
     mutating func record(_ notice: HardwareNotice, at: Int64) {
         switch notice {
-        case .coinAcceptor(let text, let isFault): coinNotice = (text, isFault, at)
+        case .coinAcceptor(let text, let isFault), .paymentDevice(let text, let isFault): coinNotice = (text, isFault, at)
         case .fault(let text): gpioFault = (text, at)
         case .relayCutByMaximumOnTime(let slot, _, let limit):
             gpioFault = ("relay of slot \(slot) had to be cut by its \(limit.wholeMilliseconds) ms limit", at)

@@ -112,6 +112,8 @@ struct HardwareNoticeDescription {
             (level, self.text, fields) = (.error, "hardware: \(text)", [:])
         case .coinAcceptor(let text, let isFault):
             (level, self.text, fields) = (isFault ? .error : .notice, "coin acceptor: \(text)", [:])
+        case .paymentDevice(let text, let isFault):
+            (level, self.text, fields) = (isFault ? .error : .notice, text, [:])
         }
     }
 }

@@ -87,6 +87,12 @@ final class InProcessMDB: Sendable {
         /// The device is there but would not take it now, as a customer would find it.
         case notTaking(String)
 
+        /// A value no type of the device is worth is a wrong argument (exit 64); the rest are
+        /// refusals (exit 1).
+        var code: ControlError.Code {
+            if case .noType = self { .badRequest } else { .rejected }
+        }
+
         var description: String {
             switch self {
             case .noDevice(let what): "the configuration has no \(what) under mdb:"

@@ -164,11 +164,13 @@ struct Reports {
             tubes.isEmpty || levelSensedCoins || tubes.contains { $0.count == nil }
             ? nil
             : tubes.reduce(Money.zero(machine.setup.currency)) { $0 + $1.value * ($1.count ?? 0) }
-        return SalesReport.CashFigures(
+        var figures = SalesReport.CashFigures(
             billsIn: ledger.billsIn.decimalString, coinsToTubes: ledger.coinsToTubes.decimalString,
             dispensed: ledger.dispensed.decimalString,
             manuallyDispensed: (ledger.testPayouts + ledger.manuallyDispensed).decimalString,
             filled: ledger.floatFilled.decimalString, tubeContents: tubeContents?.decimalString)
+        figures.billsInText = format.string(for: ledger.billsIn)
+        return figures
     }
 
     private func figures(_ figure: SalesFigure) -> SalesFigures {

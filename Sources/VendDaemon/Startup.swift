@@ -5,6 +5,7 @@ import VendControl
 import VendDrivers
 import VendGPIO
 import VendHardware
+import VendPOSIX
 import VendStore
 import VendTime
 import VendingCore
@@ -42,6 +43,12 @@ struct Startup {
                     status: ExitStatus.configError,
                     message: "\(options.configPath): \(error.diagnostics.count) configuration error(s); not starting"))
         }
+
+        let groups = config.controlGroupProblems { getgrnam($0) != nil }
+        for problem in groups.errors.map(\.description) + groups.notes { logger.warning("\(problem)") }
+        let socketPath = options.socketPath ?? config.control.socketPath
+        // Before the state and the hardware: a vendd already serving this socket keeps it.
+        if let other = UnixSocket.listener(at: socketPath) { return .failure(socketInUse(socketPath, by: other)) }
 
         let stateDirectory = options.stateDirectory ?? config.stateDirectory
         let store: MachineStore
@@ -97,7 +104,6 @@ struct Startup {
             return .failure(StartupFailure(status: ExitStatus.unavailable, message: "\(error)"))
         }
         controller.climate.withLock { $0 = climate }
-        let socketPath = options.socketPath ?? config.control.socketPath
         do {
             let server = try ControlServer(
                 path: socketPath, logger: logger,
@@ -111,11 +117,22 @@ struct Startup {
         } catch {
             climate?.stop()
             await controller.detachHardware()
+            if case .inUse(_, let other) = error { return .failure(socketInUse(socketPath, by: other)) }
             return .failure(
                 StartupFailure(
                     status: ExitStatus.cannotCreate,
                     message: "control socket \(socketPath): \(error) (is its directory there and writable?)"))
         }
+    }
+
+    /// Another program (a running vendd) answers on the control socket: taking its socket over
+    /// would cut vendctl and the display off from it.
+    static func socketInUse(_ path: String, by other: UnixSocket.Listener) -> StartupFailure {
+        StartupFailure(
+            status: ExitStatus.temporaryFailure,
+            message:
+                "control socket \(path): \(other) answers on it (a vendd already running?); not starting, and its socket is left alone. Stop that vendd first, or give this one a socket of its own (--socket, or control.socket in the configuration)"
+        )
     }
 
     /// The last snapshot plus the journal replayed over it; a fresh machine on first start.

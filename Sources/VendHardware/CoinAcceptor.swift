@@ -28,6 +28,9 @@ public enum CoinAcceptorEvent: Sendable, Equatable {
     case synchronised(CoinEventID)
     /// Something a technician should read: device identity, faults, reconnects, rejected coins.
     case notice(String, isFault: Bool)
+    /// A notice whose text starts with the device it is about ("coin changer: tube jam"): one of
+    /// several devices behind this acceptor (the MDB bus).
+    case deviceNotice(String, isFault: Bool)
 }
 
 /// Where a coin acceptor's events go: called on the driver's own thread (or the caller's, in

@@ -32,6 +32,9 @@ public enum HardwareNotice: Sendable, Equatable {
     case fault(String)
     /// What the coin acceptor's driver says: identity, link lost or back, rejected coins.
     case coinAcceptor(String, isFault: Bool)
+    /// What a payment device on a shared bus says, its text starting with the device's name
+    /// ("bill validator: validator jammed", "cashless #1: …"); health counts it as the acceptor's.
+    case paymentDevice(String, isFault: Bool)
 }
 
 public typealias HardwareNoticeHandler = @Sendable (HardwareNotice) -> Void

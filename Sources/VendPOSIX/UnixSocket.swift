@@ -11,6 +11,8 @@ public final class UnixSocket: @unchecked Sendable {
     // writer under the owner's lock), and `close` is idempotent.
     public let descriptor: Int32
     private var buffer: [UInt8] = []
+    /// The socket file a listener made, and its identity: what `removeFile` may remove.
+    private var boundFile: (path: String, device: UInt64, inode: UInt64)?
 
     init(descriptor: Int32) { self.descriptor = descriptor }
 
@@ -20,12 +22,15 @@ public final class UnixSocket: @unchecked Sendable {
         case system(SystemError)
         case pathTooLong(String)
         case lineTooLong(limit: Int)
+        /// A program listens at the path and answered: its socket is not taken over.
+        case inUse(path: String, by: Listener)
 
         public var description: String {
             switch self {
             case .system(let error): "\(error)"
             case .pathTooLong(let path): "socket path too long: \(path)"
             case .lineTooLong(let limit): "a line longer than \(limit) bytes"
+            case .inUse(let path, let listener): "\(listener) answers on \(path)"
             }
         }
 
@@ -42,17 +47,64 @@ public final class UnixSocket: @unchecked Sendable {
         return socket
     }
 
-    /// Listens at `path`, replacing a stale socket file left by a crash. `mode` is applied to the
-    /// socket file (who may connect).
+    /// The program found listening on a socket: who the kernel says it is, when it says.
+    public struct Listener: Sendable, Equatable, CustomStringConvertible {
+        public let pid: pid_t?
+        /// Its command line (from /proc), when readable: it names its state directory if given.
+        public let commandLine: String?
+
+        public var description: String {
+            guard let pid else { return "a program" }
+            return "process \(pid)\(commandLine.map { " (\($0))" } ?? "")"
+        }
+    }
+
+    /// Who listens at `path`: nil when nobody answers (no file, or a stale one left by a crash).
+    public static func listener(at path: String) -> Listener? {
+        guard let socket = try? connect(to: path) else { return nil }
+        let pid = socket.peerCredentials()?.pid
+        return Listener(pid: pid, commandLine: pid.flatMap(commandLine(of:)))
+    }
+
+    /// Listens at `path`, replacing a stale socket file left by a crash, but never one a live
+    /// program answers on (`inUse`). `mode` is applied to the socket file (who may connect).
     public static func listen(at path: String, mode: mode_t) throws(Failure) -> UnixSocket {
         let address = try UnixSocketAddress(path: path)
         let socket = try make(path: path)
+        if let listener = listener(at: path) { throw .inUse(path: path, by: listener) }
         unlink(path)
         try call("bind", path) { address.withSocketAddress { bind(socket.descriptor, $0, $1) } }
         try call("chmod", path) { chmod(path, mode) }
         // A burst of clients waits in the kernel's queue rather than being refused at once.
         try call("listen", path) { Glibc.listen(socket.descriptor, 128) }
+        if let identity = fileIdentity(path) { socket.boundFile = (path, identity.device, identity.inode) }
         return socket
+    }
+
+    /// Removes the socket file this listener made, unless it is no longer that file (another
+    /// program replaced it: its socket is left alone). True when removed.
+    @discardableResult
+    public func removeFile() -> Bool {
+        guard let bound = boundFile, let now = Self.fileIdentity(bound.path), now == (bound.device, bound.inode) else { return false }
+        return unlink(bound.path) == 0
+    }
+
+    private static func fileIdentity(_ path: String) -> (device: UInt64, inode: UInt64)? {
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return nil }
+        return (UInt64(info.st_dev), UInt64(info.st_ino))
+    }
+
+    /// /proc/PID/cmdline with spaces for its NULs; nil when unreadable (another user's, gone).
+    private static func commandLine(of pid: pid_t) -> String? {
+        let descriptor = open("/proc/\(pid)/cmdline", O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var bytes = [UInt8](repeating: 0, count: 4096)
+        let count = bytes.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+        guard count > 0 else { return nil }
+        let arguments = bytes[..<count].split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
+        return arguments.isEmpty ? nil : arguments.joined(separator: " ")
     }
 
     /// Waits for the next client; nil once the socket has been shut down.

@@ -7,7 +7,8 @@ import VendText
 /// Sales per product as an SVG pie chart: one slice per product, its angle proportional to its
 /// value, its label inside it. A slice too thin for its name carries its legend number instead
 /// (just outside the rim if too thin even for that), and the legend beside the pie names every
-/// slice.
+/// slice: its name on one line (cut with an ellipsis if it is too long, never the figures), its
+/// figures and share on the next, and the total last.
 public struct PieChart: Sendable {
     public struct Slice: Sendable, Equatable {
         public let label: String
@@ -24,11 +25,14 @@ public struct PieChart: Sendable {
 
     public let title: String
     public let slices: [Slice]
+    /// The legend's last line ("total: 12 sold, 18,000원"); nil: none.
+    public let total: String?
 
     /// Slices with a value of zero are left out: they have no angle.
-    public init(title: String, slices: [Slice]) {
+    public init(title: String, slices: [Slice], total: String? = nil) {
         self.title = title
         self.slices = slices.filter { $0.value > 0 }
+        self.total = total
     }
 
     static let palette = [
@@ -38,10 +42,13 @@ public struct PieChart: Sendable {
     static let center = (x: 250.0, y: 270.0)
     static let radius = 200.0
     static let legendX = 490.0
+    static let width = 860.0
+    /// Two lines per legend entry: the name, then the figures.
+    static let legendRow = 40.0
 
     public var svg: String {
         let total = slices.reduce(0) { $0 + $1.value }
-        let height = max(520, 110 + 24 * slices.count)
+        let height = max(520, 110 + Int(Self.legendRow) * slices.count + (self.total == nil ? 0 : 30))
         var lines = [
             "<?xml version='1.0' encoding='UTF-8'?>",
             "<svg xmlns='http://www.w3.org/2000/svg' width='860' height='\(height)' viewBox='0 0 860 \(height)' font-family='DejaVu Sans, Verdana, NanumGothic, Noto Sans CJK KR, sans-serif'>",
@@ -59,12 +66,20 @@ public struct PieChart: Sendable {
             lines.append(contentsOf: label(slice, number: index + 1, from: start, sweep: sweep, total: total, color: color))
             start += sweep
         }
+        let textX = Self.legendX + 24, room = Self.width - 16 - textX
         for (index, slice) in slices.enumerated() {
-            let y = 110.0 + 24 * Double(index)
+            let y = 110.0 + Self.legendRow * Double(index)
             let percent = percentText(slice.value, of: total)
+            let name = fitted("\(index + 1). \(slice.label)", fontSize: 14, width: room)
+            let figures = fitted(slice.detail.isEmpty ? percent : "\(slice.detail) · \(percent)", fontSize: 13, width: room)
             lines.append("<rect x='\(Self.legendX)' y='\(y - 13)' width='16' height='16' fill='\(Self.palette[index % Self.palette.count])'/>")
+            lines.append("<text class='legend-name' x='\(textX)' y='\(y)' font-size='14' fill='#222222'>\(escape(name))</text>")
+            lines.append("<text class='legend-figures' x='\(textX)' y='\(y + 17)' font-size='13' fill='#444444'>\(escape(figures))</text>")
+        }
+        if let text = self.total {
+            let y = 110.0 + Self.legendRow * Double(slices.count) + 6
             lines.append(
-                "<text x='\(Self.legendX + 24)' y='\(y)' font-size='14' fill='#222222'>\(index + 1). \(escape(slice.label)) — \(escape(slice.detail)) (\(percent))</text>"
+                "<text class='legend-total' x='\(textX)' y='\(y)' font-size='14' font-weight='bold' fill='#222222'>\(escape(fitted(text, fontSize: 14, width: room)))</text>"
             )
         }
         lines.append("</svg>")
@@ -141,6 +156,14 @@ public struct PieChart: Sendable {
         }
     }
 
+    /// `text` as it fits in `width`: whole, or cut with an ellipsis.
+    private func fitted(_ text: String, fontSize: Double, width: Double) -> String {
+        guard estimatedWidth(text, fontSize: fontSize) > width else { return text }
+        var cut = Substring(text)
+        while !cut.isEmpty, estimatedWidth(cut.trimmingSuffixSpaces + "…", fontSize: fontSize) > width { cut = cut.dropLast() }
+        return cut.trimmingSuffixSpaces + "…"
+    }
+
     /// A generous estimate for a sans-serif face: wide (CJK) characters a full em, others 0.62 em.
     private func estimatedWidth(_ text: String, fontSize: Double) -> Double {
         text.unicodeScalars.reduce(0) { width, scalar in
@@ -177,5 +200,14 @@ public struct PieChart: Sendable {
 
     private func escape(_ text: String) -> String {
         text.replacingScalars(["&": "&amp;", "<": "&lt;", ">": "&gt;", "\"": "&quot;", "'": "&apos;"])
+    }
+}
+
+extension Substring {
+    /// Without the spaces it ends with ("Banana " + "…" reads worse than "Banana…").
+    fileprivate var trimmingSuffixSpaces: String {
+        var text = self
+        while text.last == " " { text = text.dropLast() }
+        return String(text)
     }
 }

@@ -79,14 +79,17 @@ public struct MDBSettings: Sendable {
     public let changer: MDBChangerSettings?
     public let billValidator: MDBBillValidatorSettings?
     public let cashless: [MDBCashlessSettings]
+    /// How the devices' notices show amounts: the machine's format (nil: "1.50 EUR").
+    public var moneyFormat: MoneyFormat?
 
     /// The Qibixx interfaces' serial settings (docs.qibixx.com "API general").
     public static let interfaceBaudRate = 115_200
 
     public init(
         port: String, currency: Currency, currencyNumeric: Int?, pollInterval: Duration, changer: MDBChangerSettings?,
-        billValidator: MDBBillValidatorSettings?, cashless: [MDBCashlessSettings] = []
+        billValidator: MDBBillValidatorSettings?, cashless: [MDBCashlessSettings] = [], moneyFormat: MoneyFormat? = nil
     ) {
+        self.moneyFormat = moneyFormat
         self.port = port
         self.currency = currency
         self.currencyNumeric = currencyNumeric

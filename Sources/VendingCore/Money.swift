@@ -87,6 +87,9 @@ public struct Money: Hashable, Sendable, Comparable, CustomStringConvertible {
 public enum MoneyParseError: Error, Equatable, Sendable, CustomStringConvertible {
     case empty
     case notADecimalNumber(String)
+    /// A comma where the amount wants a point ("1,50") or nothing ("1,200"): `suggestion` is the
+    /// amount as it must be typed.
+    case comma(String, suggestion: String)
     case tooManyFractionDigits(String, allowed: Int)
     case tooLarge(String)
 
@@ -96,6 +99,10 @@ public enum MoneyParseError: Error, Equatable, Sendable, CustomStringConvertible
             return "an amount is empty"
         case .notADecimalNumber(let text):
             return "'\(text)' is not a decimal amount (digits, optionally one '.' and fraction digits)"
+        case .comma(let text, let suggestion):
+            return suggestion.contains(".") && !text.contains(".")
+                ? "'\(text)' is not a decimal amount: write it with a point, \(suggestion)"
+                : "'\(text)' is not a decimal amount: write it without the comma, \(suggestion)"
         case .tooManyFractionDigits(let text, let allowed):
             return allowed == 0
                 ? "'\(text)' has fraction digits, but the currency has no minor unit"
@@ -112,6 +119,19 @@ extension Money {
     /// typo can never turn into a different amount.
     public init(parsing text: String, currency: Currency) throws(MoneyParseError) {
         guard !text.isEmpty else { throw .empty }
+        if text.contains(",") {
+            // A decimal comma ("1,50") or a grouping one ("1,200"): refused, with the amount to type.
+            let pointed = String(text.map { $0 == "," ? "." : $0 })
+            let ungrouped = String(text.filter { $0 != "," })
+            if text.count(where: { $0 == "," }) == 1, !text.contains("."), (try? Money(parsing: pointed, currency: currency)) != nil {
+                throw .comma(text, suggestion: pointed)
+            }
+            let groups = text.split(separator: ".", maxSplits: 1).first?.split(separator: ",", omittingEmptySubsequences: false) ?? []
+            if groups.dropFirst().allSatisfy({ $0.count == 3 }), (try? Money(parsing: ungrouped, currency: currency)) != nil {
+                throw .comma(text, suggestion: ungrouped)
+            }
+            throw .notADecimalNumber(text)
+        }
         let parts = text.split(separator: ".", maxSplits: 2, omittingEmptySubsequences: false)
         guard parts.count <= 2, let whole = parts.first, !whole.isEmpty,
             whole.allSatisfy(\.isASCIIDigit)

@@ -39,10 +39,18 @@ struct Audit: ParsableCommand {
             try write(file, to: dex)
             if !connection.json {
                 print(
-                    "\(dex): \(audit.selections.count) selections, \(sales.total.count) paid vends for \(sales.total.amountText), \(sales.coinsInText) cash in"
+                    "\(dex): \(audit.selections.count) selections, \(sales.total.count) paid vends for \(sales.total.amountText), \(Self.cashIn(sales))"
                 )
             }
         }
     }
 
+    /// What CA3 counts, said as what it is: coins, and notes when there were any.
+    static func cashIn(_ sales: SalesReport) -> String {
+        let coins = "\(sales.coinsInText) in coins"
+        guard let cash = sales.cash, let notes = cash.billsInText, cash.billsIn.contains(where: { $0 != "0" && $0 != "." }) else {
+            return "cash in (CA3): \(coins)"
+        }
+        return "cash in (CA3): \(coins) and \(notes) in notes"
+    }
 }

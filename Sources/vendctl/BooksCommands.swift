@@ -31,8 +31,18 @@ struct History: ParsableCommand {
 }
 
 struct Coins: ParsableCommand {
+    /// Where the coins went, when some went into a changer's tubes (change stock, not the cash
+    /// box); nothing from older daemons, which do not say.
+    static func destination(_ report: CoinsReport) -> String? {
+        guard let tubes = report.details?.first(where: { $0.item == "coins-to-tubes" }),
+            tubes.amount.contains(where: { $0 != "0" && $0 != "." })
+        else { return nil }
+        if tubes.amount == report.total { return "all of them went into the changer's tubes (change stock): none into the cash box" }
+        return "of them, \(tubes.amountText) went into the changer's tubes (change stock), the rest into the cash box"
+    }
+
     static let configuration = CommandConfiguration(
-        abstract: "Coins in the cash box per denomination, since the machine was new.")
+        abstract: "Coins customers put in per denomination since the machine was new, and where they went (the changer's tubes or the cash box).")
 
     @OptionGroup var connection: Connection
 
@@ -43,6 +53,7 @@ struct Coins: ParsableCommand {
                     [.left, .right, .right], header: ["coin", "count", "amount"],
                     rows: report.denominations.map { [$0.valueText, "\($0.count)", $0.amountText] }
                         + [["total", "\(report.count)", report.totalText]])
+                    + (Self.destination(report).map { "\n" + $0 } ?? "")
             }
         }
     }

@@ -59,7 +59,7 @@ struct Report: ParsableCommand {
             title: title(sales),
             slices: sales.products.map {
                 PieChart.Slice(label: $0.name, value: $0.sold.count, detail: "\($0.sold.count) sold, \($0.sold.amountText)")
-            })
+            }, total: "total: \(sales.total.count) items sold, \(sales.total.amountText)")
     }
 }
 

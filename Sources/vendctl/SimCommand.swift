@@ -111,7 +111,8 @@ struct Sim: ParsableCommand {
     }
 
     struct Door: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Open or close the cabinet door (every zone sees it).")
+        static let configuration = CommandConfiguration(
+            abstract: "Open or close the door switch: an open door puts the machine in service mode, and every temperature zone sees it.")
         @OptionGroup var connection: Connection
         @Argument(help: "open or close.") var position: DoorPosition
         func run() throws { try send(.simDoor(open: position == .open), connection) }

@@ -3,6 +3,10 @@ import FoundationEssentials
 import VendControl
 import VendPOSIX
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 @main
 struct Vendctl: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -19,6 +23,15 @@ struct Vendctl: ParsableCommand {
 
     // Declared here too so that `vendctl --socket PATH status` works as well as `vendctl status --socket PATH`.
     @OptionGroup var connection: Connection
+
+    /// A misspelt command gets the nearest one suggested (exit 64); the rest is the parser's.
+    static func main() {
+        if let message = CommandSuggestion.message(for: Array(CommandLine.arguments.dropFirst())) {
+            StandardError.write("vendctl: \(message)\n")
+            Glibc.exit(ExitStatus.usage)
+        }
+        main(nil)
+    }
 }
 
 /// Options every command shares.

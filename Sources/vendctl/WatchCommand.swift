@@ -8,7 +8,9 @@ import VendReports
 #endif
 
 struct Watch: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Print the machine's events as they happen, until interrupted.")
+    static let configuration = CommandConfiguration(
+        abstract: "Print the machine's events as they happen, until interrupted.",
+        discussion: "Exits 69 with \"vendd stopped\" on stderr when vendd stops (or restarts) and closes the stream.")
 
     @OptionGroup var connection: Connection
 
@@ -29,6 +31,10 @@ struct Watch: ParsableCommand {
             } catch {
                 throw Failure("\(error)", code: ExitStatus.unavailable)
             }
+            // The stream ends only when vendd hangs up: it stopped (or restarts).
+            throw Failure(
+                "vendd stopped: it closed the event stream on \(connection.socket) (watch again once it runs: systemctl status vendd)",
+                code: ExitStatus.unavailable)
         }
     }
 

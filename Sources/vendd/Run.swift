@@ -7,7 +7,7 @@ struct Run: AsyncParsableCommand {
         discussion: """
             Exit status: 0 after a clean stop; 78 when the configuration is invalid; 65 when the saved \
             state is corrupt (see README: Recovering state); 75 when another vendd uses the same state \
-            directory; 69 when the hardware cannot be used.
+            directory or answers on the same control socket; 69 when the hardware cannot be used.
             """)
 
     @Option(help: "The configuration file.")

@@ -79,6 +79,11 @@ import VendConfig
                 "test.yaml:23:12: slots[A1].price: 'twelve' is not a decimal amount (digits, optionally one '.' and fraction digits) (write an amount in KRW like 1200)"
             ]),
         Case(
+            name: "grouping comma in a price", edits: [("price: 1200", "price: 1,200")],
+            expected: [
+                "test.yaml:23:12: slots[A1].price: '1,200' is not a decimal amount: write it without the comma, 1200"
+            ]),
+        Case(
             name: "fraction in a currency without minor unit", edits: [("price: 1200", "price: 1200.50")],
             expected: [
                 "test.yaml:23:12: slots[A1].price: '1200.50' has fraction digits, but the currency has no minor unit (write an amount in KRW like 1200)"

@@ -60,7 +60,7 @@ import VendingCore
         rig.validator.insert(type: 0)
         try rig.run(for: .milliseconds(300))
         #expect(rig.log.coins.isEmpty && rig.log.bills.isEmpty)
-        #expect(rig.log.notices.contains("1 bill(s) offered while the validator was disabled"))
+        #expect(rig.log.notices.contains("bill validator: 1 bill(s) offered while the validator was disabled"))
         rig.accepting = true
         try rig.run(for: .milliseconds(200))
         #expect(rig.changer.acceptMask == [0, 1, 2, 3])
@@ -74,7 +74,8 @@ import VendingCore
         #expect(rig.changer.acceptMask == [0, 1, 3])
         #expect(
             rig.log.faults.contains {
-                $0.contains("coin type 2 is 1000 in the table but 100 in the coin changer's SETUP") && $0.hasPrefix("mdb (mdb-test.yaml:1:1)")
+                $0.contains("coin type 2 is 1000 in the table but 100 in the coin changer's SETUP")
+                    && $0.hasPrefix("coin changer: mdb (mdb-test.yaml:1:1)")
             })
     }
 
@@ -129,7 +130,7 @@ import VendingCore
         rig.pay(500)
         try rig.run(for: .seconds(2))
         #expect(rig.results.first?.paid == won(50))
-        #expect(rig.log.faults.contains("coin changer paid 50 KRW of 500 KRW (1 × 50)"))
+        #expect(rig.log.faults.contains("coin changer: paid 50원 of 500원 (1 × 50원)"))
     }
 
     @Test func payoutBusyIsWaitedOutAndNothingIsSentTwice() throws {
@@ -167,7 +168,7 @@ import VendingCore
         try rig.run(for: .seconds(3))
         #expect(rig.bus.count(0x0D) == 1)
         #expect(rig.results.map(\.paid) == [won(500)], "paid what left the tubes; the rest is not tried blind")
-        #expect(rig.log.faults.contains { $0.hasPrefix("the changer did not answer DISPENSE 1 × type 3; it was not repeated") })
+        #expect(rig.log.faults.contains { $0.hasPrefix("coin changer: the changer did not answer DISPENSE 1 × type 3; it was not repeated") })
     }
 
     @Test func aChangerResetMidPayoutEndsItWithTheTubeCount() throws {
@@ -241,7 +242,7 @@ import VendingCore
         try rig.run(for: .milliseconds(300))
         #expect(rig.validator.returned == [2])
         #expect(rig.log.bills.count == 1, "a returned bill is never credited")
-        #expect(rig.log.notices.contains("bill of type 2 (10000) in escrow: returning it (the machine cannot take it now)"))
+        #expect(rig.log.notices.contains("bill validator: bill of type 2 (10,000원) in escrow: returning it (the machine cannot take it now)"))
     }
 
     @Test func theMachineIsAskedWithTheBillsValue() throws {
@@ -270,7 +271,7 @@ import VendingCore
         rig.validator.clearJam()
         try rig.run(for: .milliseconds(300))
         #expect(rig.log.bills.isEmpty)
-        #expect(rig.log.notices.contains("bill of type 1 returned"))
+        #expect(rig.log.notices.contains("bill validator: bill of type 1 (5,000원) returned"))
     }
 
     @Test func aFullStackerRefusesBillsUntilEmptied() throws {
@@ -279,12 +280,12 @@ import VendingCore
         rig.validator.stackerCapacity = 1
         rig.validator.insert(type: 0)
         try rig.run(for: .milliseconds(300))
-        #expect(rig.log.faults.contains("bill stacker FULL (1 bills): bills refused until it is emptied"))
+        #expect(rig.log.faults.contains("bill validator: bill stacker FULL (1 bills): bills refused until it is emptied"))
         #expect(rig.validator.acceptMask.isEmpty)
         rig.validator.emptyStacker()
         try rig.run(for: .milliseconds(300))
         #expect(rig.validator.acceptMask == [0, 1, 2, 3])
-        #expect(rig.log.notices.contains("bill stacker emptied"))
+        #expect(rig.log.notices.contains("bill validator: bill stacker emptied"))
     }
 
     @Test func aRemovedCashBoxIsAFault() throws {

@@ -75,6 +75,8 @@ final class MDBRig: @unchecked Sendable {
     static let krw = Currency(code: "KRW", minorDigits: 0)
     static let origin = ConfigOrigin(location: SourceLocation(file: "mdb-test.yaml", line: 1, column: 1), path: "mdb")
     static func won(_ amount: Int64) -> Money { Money(minorUnits: amount, currency: krw) }
+    /// The machine's money format, as the drivers' notices show amounts.
+    static let format = MoneyFormat(template: "{amount}원")!
     static let coins = [10, 50, 100, 500].enumerated().map {
         MDBDenomination(type: $0.offset, value: won(Int64($0.element)), enabled: true, origin: origin)
     }
@@ -126,14 +128,15 @@ final class MDBRig: @unchecked Sendable {
     func makeMaster(lastCoin: UInt64?) -> MDBMaster {
         let log = log
         let changerDriver = MDBCoinChanger(
-            settings: MDBChangerSettings(coins: coinTable, payoutStallLimit: stallLimit), currency: Self.krw, currencyNumeric: 410,
+            settings: MDBChangerSettings(coins: coinTable, payoutStallLimit: stallLimit), currency: Self.krw, format: Self.format,
+            currencyNumeric: 410,
             source: "mdb:test:changer", lastSequence: lastCoin, emit: log.record,
             wantsAcceptance: { [unowned self] in accepting },
             takePayout: { [unowned self] in payouts.isEmpty ? nil : payouts.removeFirst() },
             payoutStopped: { [unowned self] in payoutStopped },
             tubesRead: tubeReadings.record)
         let billDriver = MDBBillValidator(
-            settings: MDBBillValidatorSettings(bills: billTable, escrow: escrow), currency: Self.krw, currencyNumeric: 410,
+            settings: MDBBillValidatorSettings(bills: billTable, escrow: escrow), currency: Self.krw, format: Self.format, currencyNumeric: 410,
             source: "mdb:test:bills", lastSequence: nil, emit: log.record,
             wantsAcceptance: { [unowned self] in accepting },
             shouldStack: { [unowned self] in stackAllowed($0) })

@@ -117,7 +117,7 @@ import VendingCore
         let simulator = try MDBSimulator(socketPath: path)
         defer { simulator.unplug() }
         #expect(waitFor { log.notices.contains { $0.hasPrefix("MDB interface ready") } })
-        #expect(log.faults.filter { $0.hasPrefix("cannot open unix:\(path)") }.count == 1)
+        #expect(log.faults.filter { $0.hasPrefix("MDB interface: cannot open unix:\(path)") }.count == 1)
         await bus.stop()
     }
 }

@@ -61,4 +61,26 @@ import Testing
         #expect(svg.contains("Tom&apos;s"))
         #expect(!svg.contains("Tom's"))
     }
+
+    /// The legend's lines, as the SVG's text elements of a class.
+    static func legend(_ svg: String, _ kind: String) -> [String] {
+        svg.components(separatedBy: "\n").filter { $0.contains("class='legend-\(kind)'") }.map {
+            String($0.drop { $0 != ">" }.dropFirst().prefix { $0 != "<" })
+        }
+    }
+
+    @Test func aLongNameIsCutNeverTheFigures() {
+        let long = "Extra Large Limited Edition Strawberry Banana Milk With Real Fruit Pieces"
+        let svg = PieChart(
+            title: "t",
+            slices: [.init(label: long, value: 3, detail: "3 sold, 4,500원"), .init(label: "Cola", value: 1, detail: "1 sold, 1,500원")],
+            total: "total: 4 sold, 6,000원"
+        ).svg
+        let names = Self.legend(svg, "name")
+        #expect(names.count == 2)
+        #expect(names[0].hasPrefix("1. Extra Large Limited") && names[0].hasSuffix("…") && names[0].count < long.count, "\(names)")
+        #expect(names[1] == "2. Cola")
+        #expect(Self.legend(svg, "figures") == ["3 sold, 4,500원 · 75.0%", "1 sold, 1,500원 · 25.0%"])
+        #expect(Self.legend(svg, "total") == ["total: 4 sold, 6,000원"])
+    }
 }

@@ -54,7 +54,7 @@ import VendingCore
         let path = daemon.directory.path + "/audit.dex"
         let run = try daemon.vendctl("audit", "--dex", path, "--comm-id", "VDD1234567", "--asset", "CORRIDOR-B2")
         #expect(run.status == 0, "\(run.errors)")
-        #expect(run.output == "\(path): 10 selections, 4 paid vends for 5,200원, 5,300원 cash in\n")
+        #expect(run.output == "\(path): 10 selections, 4 paid vends for 5,200원, cash in (CA3): 5,300원 in coins\n")
 
         let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
         #expect(bytes.allSatisfy { (0x20...0x7E).contains($0) || $0 == 0x0D || $0 == 0x0A })

@@ -18,7 +18,10 @@ import VendingCore
 
     @Test(arguments: [
         ("", 2, MoneyParseError.empty),
-        ("1,200", 0, .notADecimalNumber("1,200")),
+        ("1,200", 0, .comma("1,200", suggestion: "1200")),
+        ("1,50", 2, .comma("1,50", suggestion: "1.50")),
+        ("1,200.50", 2, .comma("1,200.50", suggestion: "1200.50")),
+        ("1,2,3", 2, .notADecimalNumber("1,2,3")),
         ("-5", 2, .notADecimalNumber("-5")),
         ("1.", 2, .notADecimalNumber("1.")),
         (".5", 2, .notADecimalNumber(".5")),

@@ -198,11 +198,31 @@ final class ClimateService: Sendable {
 
     var zoneIDs: [ZoneID] { zones.withLock { $0.map(\.config.settings.id) } }
 
-    /// The zone's lock was cleared: its controller gives it a fresh recovery window.
-    func serviced(_ zone: ZoneID) {
-        guard let index = zoneIDs.firstIndex(of: zone) else { return }
-        let (_, actions) = step(zone: index) { zone, now in zone.controller.serviced(at: now) }
+    /// A zone still past its health limit when serviced: how far, and the recovery window it
+    /// has to get back within the limit.
+    struct StillPastLimit {
+        let temperature: Temperature
+        let limit: Temperature
+        let recovery: Duration
+        /// A cold zone is past its limit when too warm, a hot one when too cool.
+        let kind: ZoneKind
+    }
+
+    /// The zone's lock was cleared: its controller gives it a fresh recovery window. Says when
+    /// the zone is still past its limit (it locks again unless it recovers within the window).
+    @discardableResult
+    func serviced(_ zone: ZoneID) -> StillPastLimit? {
+        guard let index = zoneIDs.firstIndex(of: zone) else { return nil }
+        var still: StillPastLimit?
+        let (_, actions) = step(zone: index) { zone, now in
+            let controller = zone.controller, settings = zone.config.settings
+            if let rule = settings.health, let temperature = controller.temperature, settings.kind.isPast(rule.limit, temperature) {
+                still = StillPastLimit(temperature: temperature, limit: rule.limit, recovery: rule.recoveryAfterDoor, kind: settings.kind)
+            }
+            return zone.controller.serviced(at: now)
+        }
         perform(actions, zone: zone, reading: nil)
+        return still
     }
 
     /// The cabinet door, which every zone shares.

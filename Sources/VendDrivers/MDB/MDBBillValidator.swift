@@ -21,6 +21,8 @@ final class MDBBillValidator: MDBPeripheralDriver {
     private let shouldStack: (Money) -> Bool
     private var sequence: UInt64
 
+    /// How amounts read in its notices: the machine's money format.
+    private let format: MoneyFormat
     private var values: [Int: Money] = [:]
     private var escrowCapable = false
     private var stackerFull = false
@@ -31,14 +33,15 @@ final class MDBBillValidator: MDBPeripheralDriver {
     private var lastRepeatingStatus: BillStatus?
 
     init(
-        settings: MDBBillValidatorSettings, currency: Currency, currencyNumeric: Int?, source: String, lastSequence: UInt64?,
-        emit: @escaping MDBEventHandler, wantsAcceptance: @escaping () -> Bool, shouldStack: @escaping (Money) -> Bool
+        settings: MDBBillValidatorSettings, currency: Currency, format: MoneyFormat? = nil, currencyNumeric: Int?, source: String,
+        lastSequence: UInt64?, emit: @escaping MDBEventHandler, wantsAcceptance: @escaping () -> Bool, shouldStack: @escaping (Money) -> Bool
     ) {
         self.settings = settings
         self.currency = currency
+        self.format = format ?? .plain(currency)
         self.currencyNumeric = currencyNumeric
         self.source = source
-        self.emit = emit
+        self.emit = MDBEvent.naming("bill validator", emit)
         self.wantsAcceptance = wantsAcceptance
         self.shouldStack = shouldStack
         sequence = lastSequence ?? 0
@@ -75,7 +78,7 @@ final class MDBBillValidator: MDBPeripheralDriver {
         emit(.stacker(StackerLevel(bills: stacker.bills, capacity: stackerCapacity, full: stacker.full)))
         emit(
             .notice(
-                "bill validator: \(id.map { $0.summary + ", " } ?? "")level \(setup.level), \(setup.currency), scaling \(setup.scalingFactor), bills \(values.keys.sorted().map { "\($0)=\(values[$0]!.decimalString)" }.joined(separator: " ")), escrow \(escrowCapable && settings.escrow ? "on" : "off"), \(highSecurity.isEmpty ? "security levels as the validator keeps them" : "high security for types \(highSecurity.sorted().map(String.init).joined(separator: " "))"), stacker \(stacker.bills)/\(setup.stackerCapacity)\(stacker.full ? " FULL" : "")",
+                "bill validator: \(id.map { $0.summary + ", " } ?? "")level \(setup.level), \(setup.currency), scaling \(setup.scalingFactor), bills \(values.keys.sorted().map { "\($0)=\(format.string(for: values[$0]!))" }.joined(separator: " ")), escrow \(escrowCapable && settings.escrow ? "on" : "off"), \(highSecurity.isEmpty ? "security levels as the validator keeps them" : "high security for types \(highSecurity.sorted().map(String.init).joined(separator: " "))"), stacker \(stacker.bills)/\(setup.stackerCapacity)\(stacker.full ? " FULL" : "")",
                 isFault: stacker.full))
         if settings.escrow, !escrowCapable {
             emit(
@@ -128,7 +131,7 @@ final class MDBBillValidator: MDBPeripheralDriver {
             decided = (type, stack, bus.timekeeper.now)
             emit(
                 .notice(
-                    "bill of type \(type) (\(value?.decimalString ?? "not in the table")) in escrow: \(stack ? "stacking it" : "returning it (the machine cannot take it now)")",
+                    "bill of type \(type) (\(value.map(format.string(for:)) ?? "not in the table")) in escrow: \(stack ? "stacking it" : "returning it (the machine cannot take it now)")",
                     isFault: false))
         case .bill(let type, .stacked), .bill(let type, .toRecycler):
             decided = nil
@@ -144,19 +147,34 @@ final class MDBBillValidator: MDBPeripheralDriver {
             try checkStacker(bus)
         case .bill(let type, let routing):
             if routing == .returned { decided = nil }
-            emit(.notice("bill of type \(type) \(routing.name)", isFault: false))
+            emit(
+                .notice(
+                    "bill of type \(type)\(typeValue(type)) \(routing.name)\(routing == .disabledBillRejected ? disabledNote(type) : "")",
+                    isFault: false))
         case .status(let status):
             guard status != lastRepeatingStatus else { return }
             if status == .validatorDisabled || status == .validatorBusy { lastRepeatingStatus = status }
             if status == .invalidEscrowRequest { decided = nil }
             // Disabled is what vendd asked for while the machine cannot sell: not worth a line then.
             if status == .validatorDisabled, applied == false { return }
-            emit(.notice("bill validator: \(status.name)", isFault: status.isFault))
+            emit(.notice(status.name, isFault: status.isFault))
         case .insertedWhileDisabled(let count):
             emit(.notice("\(count) bill(s) offered while the validator was disabled", isFault: false))
         case .unknown(let byte):
-            emit(.notice("bill validator: undefined POLL byte \(byte)", isFault: true))
+            emit(.notice("undefined POLL byte \(byte)", isFault: true))
         }
+    }
+
+    /// " (1,000원)": a type's value, from the table; nothing when unknown.
+    private func typeValue(_ type: Int) -> String {
+        let value = values[type] ?? settings.bills.first { $0.type == type }?.value
+        return value.map { " (\(format.string(for: $0)))" } ?? ""
+    }
+
+    /// Why a configured type is refused: its row says `enabled: false`.
+    private func disabledNote(_ type: Int) -> String {
+        guard let row = settings.bills.first(where: { $0.type == type && !$0.enabled }) else { return "" }
+        return ": \(row.origin.path) is enabled: false (\(row.origin.location))"
     }
 
     private func checkStacker(_ bus: MDBDeviceBus) throws(MDBFailure) {

@@ -180,7 +180,7 @@ public final class MDBBus: Sendable {
             let source = source("changer")
             drivers.append(
                 MDBCoinChanger(
-                    settings: changer, currency: settings.currency, currencyNumeric: settings.currencyNumeric,
+                    settings: changer, currency: settings.currency, format: settings.moneyFormat, currencyNumeric: settings.currencyNumeric,
                     source: source, lastSequence: lastSequence(source), emit: deliver,
                     wantsAcceptance: { control.wantsAcceptance && !control.isStopping },
                     takePayout: payouts.takeFirst, payoutStopped: { [self] in payoutStopped.withLock { $0 } },
@@ -190,14 +190,15 @@ public final class MDBBus: Sendable {
             let source = source("bills")
             drivers.append(
                 MDBBillValidator(
-                    settings: bills, currency: settings.currency, currencyNumeric: settings.currencyNumeric,
+                    settings: bills, currency: settings.currency, format: settings.moneyFormat, currencyNumeric: settings.currencyNumeric,
                     source: source, lastSequence: lastSequence(source), emit: deliver,
                     wantsAcceptance: { control.wantsAcceptance && !control.isStopping }, shouldStack: shouldStack))
         }
         for (reader, mailbox) in zip(settings.cashless, cardReaders) {
             drivers.append(
                 MDBCashlessReader(
-                    settings: reader, currency: settings.currency, currencyNumeric: settings.currencyNumeric, mailbox: mailbox, emit: deliver,
+                    settings: reader, currency: settings.currency, currencyNumeric: settings.currencyNumeric, mailbox: mailbox,
+                    emit: MDBEvent.naming(reader.reader.description, deliver),
                     wantsAcceptance: { !control.isStopping }))
         }
         return drivers
@@ -215,7 +216,7 @@ public final class MDBBus: Sendable {
             do {
                 stream = try interface.open()
             } catch {
-                health.down("\(error)", say)
+                health.down("MDB interface: \(error)", say)
                 // The interface is gone, not the devices: a changer may still be paying, and is
                 // given up on only after its stall limit, as when it is silent.
                 for driver in drivers { driver.stillOffline(control.timekeeper.now) }

@@ -46,7 +46,7 @@ public final class MDBCashDevices: CoinAcceptor {
                 switch event {
                 case .coinDeposited(let coin): deliver(.accepted(coin))
                 case .billStacked(let value, let id): deliver(.billStacked(value: value, event: id))
-                case .notice(let text, let isFault): deliver(.notice(text, isFault: isFault))
+                case .notice(let text, let isFault): deliver(.deviceNotice(text, isFault: isFault))
                 case .dispensedManually(let amount): deliver(.dispensedManually(amount))
                 case .card(let input): self.cardReports.withLock { $0 }?(input)
                 case .changeInventory, .stacker: break  // kept by the bus (`MDBChangerPayout`, `vendctl status`)

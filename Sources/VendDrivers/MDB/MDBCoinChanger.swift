@@ -23,10 +23,13 @@ public struct MDBPayoutResult: Sendable, Equatable, CustomStringConvertible {
         MDBPayoutResult(tally: .neverStarted(amount), coins: [:], certain: true)
     }
 
-    public var description: String {
-        let list = coins.sorted { $0.key > $1.key }.map { "\($0.value) × \($0.key.decimalString)" }.joined(separator: ", ")
+    public var description: String { text(.plain(requested.currency)) }
+
+    /// "paid 800원 of 800원 (1 × 500원, 3 × 100원)", in the machine's money format.
+    public func text(_ format: MoneyFormat) -> String {
+        let list = coins.sorted { $0.key > $1.key }.map { "\($0.value) × \(format.string(for: $0.key))" }.joined(separator: ", ")
         return
-            "paid \(paid) of \(requested)\(list.isEmpty ? "" : " (\(list))")\(unknown.isZero ? "" : ", \(unknown) unknown")\(certain ? "" : ", uncertain")"
+            "paid \(format.string(for: paid)) of \(format.string(for: requested))\(list.isEmpty ? "" : " (\(list))")\(unknown.isZero ? "" : ", \(format.string(for: unknown)) unknown")\(certain ? "" : ", uncertain")"
     }
 }
 
@@ -52,6 +55,8 @@ final class MDBCoinChanger: MDBPeripheralDriver {
 
     private let settings: MDBChangerSettings
     private let currency: Currency
+    /// How amounts read in its notices: the machine's money format.
+    private let format: MoneyFormat
     private let currencyNumeric: Int?
     private let source: String
     private let emit: MDBEventHandler
@@ -75,16 +80,17 @@ final class MDBCoinChanger: MDBPeripheralDriver {
     private var lastRepeatingStatus: ChangerStatus?
 
     init(
-        settings: MDBChangerSettings, currency: Currency, currencyNumeric: Int?, source: String, lastSequence: UInt64?,
+        settings: MDBChangerSettings, currency: Currency, format: MoneyFormat? = nil, currencyNumeric: Int?, source: String, lastSequence: UInt64?,
         emit: @escaping MDBEventHandler,
         wantsAcceptance: @escaping () -> Bool, takePayout: @escaping () -> MDBPayoutRequest?, payoutStopped: @escaping () -> Bool = { false },
         tubesRead: @escaping ([ChangeStock]) -> Void = { _ in }
     ) {
         self.settings = settings
         self.currency = currency
+        self.format = format ?? .plain(currency)
         self.currencyNumeric = currencyNumeric
         self.source = source
-        self.emit = emit
+        self.emit = MDBEvent.naming("coin changer", emit)
         self.wantsAcceptance = wantsAcceptance
         self.takePayout = takePayout
         self.payoutStopped = payoutStopped
@@ -117,7 +123,7 @@ final class MDBCoinChanger: MDBPeripheralDriver {
         }
         emit(
             .notice(
-                "coin changer: \(summary), coins \(values.keys.sorted().map { "\($0)=\(values[$0]!.decimalString)" }.joined(separator: " ")), pays by \(alternativePayout ? "alternative payout" : "DISPENSE")",
+                "coin changer: \(summary), coins \(values.keys.sorted().map { "\($0)=\(format.string(for: values[$0]!))" }.joined(separator: " ")), pays by \(alternativePayout ? "alternative payout" : "DISPENSE")",
                 isFault: false))
         try readTubes(bus)
         if var job = payout, job.isUnderway {
@@ -174,7 +180,7 @@ final class MDBCoinChanger: MDBPeripheralDriver {
             guard routing == .cashBox || routing == .tubes else {
                 emit(
                     .notice(
-                        "a coin of type \(type) was \(routing == .rejected ? "returned to the customer" : "routed nowhere (routing 10)"): not credited",
+                        "a coin of type \(type)\(typeValue(type)) was \(routing == .rejected ? "returned to the customer" : "routed nowhere (routing 10)"): not credited\(disabledNote(type))",
                         isFault: routing != .rejected))
                 return
             }
@@ -199,7 +205,7 @@ final class MDBCoinChanger: MDBPeripheralDriver {
         case .manuallyDispensed(let type, let count, let left):
             emit(
                 .notice(
-                    "\(count) coin(s) of type \(type) paid out by the changer's own buttons (\(left) left in the tube): not a sale, not change",
+                    "\(count) coin(s) of type \(type)\(typeValue(type)) paid out by the changer's own buttons (\(left) left in the tube): not a sale, not change",
                     isFault: false))
             if let value = values[type], count > 0 { emit(.dispensedManually(value * count)) }
             tubes = tubes.map { TubeStatus(full: $0.full, counts: replacing($0.counts, at: type, with: left)) }
@@ -210,11 +216,23 @@ final class MDBCoinChanger: MDBPeripheralDriver {
         case .status(let status):
             guard status != lastRepeatingStatus else { return }
             if status == .acceptorUnplugged || status == .changerBusy { lastRepeatingStatus = status }
-            emit(.notice("coin changer: \(status.name)", isFault: status.isFault))
+            emit(.notice(status.name, isFault: status.isFault))
             if status == .tubeJam { payout?.jammed = true }
         case .unknown(let byte):
-            emit(.notice("coin changer: undefined POLL byte \(byte)", isFault: true))
+            emit(.notice("undefined POLL byte \(byte)", isFault: true))
         }
+    }
+
+    /// " (10원)": a type's value, from the table or the changer's SETUP; nothing when unknown.
+    private func typeValue(_ type: Int) -> String {
+        let value = values[type] ?? settings.coins.first { $0.type == type }?.value
+        return value.map { " (\(format.string(for: $0)))" } ?? ""
+    }
+
+    /// Why a configured type is refused: its row says `enabled: false`.
+    private func disabledNote(_ type: Int) -> String {
+        guard let row = settings.coins.first(where: { $0.type == type && !$0.enabled }) else { return "" }
+        return " (\(row.origin.path) is enabled: false, at \(row.origin.location))"
     }
 
     /// Coins went in or out of a tube other than by paying while a payout runs: what the tubes
@@ -490,7 +508,7 @@ final class MDBCoinChanger: MDBPeripheralDriver {
         guard evidence.cannotTell == nil else {
             emit(
                 .notice(
-                    "coin changer: its tubes cannot say what the payout paid (\(evidence.cannotTell!)): the part still open is unknown", isFault: true
+                    "its tubes cannot say what the payout paid (\(evidence.cannotTell!)): the part still open is unknown", isFault: true
                 ))
             return
         }
@@ -498,7 +516,7 @@ final class MDBCoinChanger: MDBPeripheralDriver {
         guard fromOpen >= 0, fromOpen <= job.open else {
             emit(
                 .notice(
-                    "coin changer: its tubes say \(evidence.paid) left, which the payout's own reports cannot explain: the part still open is unknown",
+                    "its tubes say \(format.string(for: evidence.paid)) left, which the payout's own reports cannot explain: the part still open is unknown",
                     isFault: true))
             return
         }
@@ -549,7 +567,7 @@ final class MDBCoinChanger: MDBPeripheralDriver {
         let result = MDBPayoutResult(
             tally: PayoutTally(asked: amount, paid: paid, provablyUnpaid: amount - paid - open), coins: coins,
             certain: !uncertain && !job.uncertain)
-        emit(.notice("coin changer \(result)\(note.map { ": \($0)" } ?? "")", isFault: !result.certain || result.paid != result.requested))
+        emit(.notice("\(result.text(format))\(note.map { ": \($0)" } ?? "")", isFault: !result.certain || result.paid != result.requested))
         job.request.completion(result)
     }
 }

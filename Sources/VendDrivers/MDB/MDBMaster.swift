@@ -31,6 +31,17 @@ public struct StackerLevel: Sendable, Equatable {
 
 public typealias MDBEventHandler = @Sendable (MDBEvent) -> Void
 
+extension MDBEvent {
+    /// `emit` with every notice's text starting with the device it is about ("coin changer:
+    /// tube jam"), as the journal reads it: one bus carries several devices.
+    static func naming(_ device: String, _ emit: @escaping MDBEventHandler) -> MDBEventHandler {
+        { event in
+            guard case .notice(let text, let isFault) = event, !text.hasPrefix(device) else { return emit(event) }
+            emit(.notice("\(device): \(text)", isFault: isFault))
+        }
+    }
+}
+
 /// Why a peripheral's exchange failed.
 enum MDBFailure: Error, Equatable, CustomStringConvertible {
     case link(MDBLinkFailure)

@@ -97,7 +97,7 @@ final class QibixxTransport: MDBTransport {
                         }
                         return reply
                     } catch {
-                        heard("\(error): if it was a coin or bill it was NOT credited; check the cable and the interface", true)
+                        heard("MDB interface: \(error): if it was a coin or bill it was NOT credited; check the cable and the interface", true)
                         return .peripheral(.noAnswer)
                     }
                 }

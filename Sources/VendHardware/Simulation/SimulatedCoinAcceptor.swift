@@ -31,6 +31,8 @@ public final class SimulatedCoinAcceptor: CoinAcceptor {
             state.running = true
             state.deliver = deliver
         }
+        // A machine without a coin acceptor (coins on the MDB changer) hears nothing of this one.
+        guard !channels.isEmpty else { return }
         deliver(.notice("simulated coin acceptor ready (channels \(channels.map { "\($0.channel)" }.joined(separator: ", ")))", isFault: false))
     }
 
