@@ -58,6 +58,11 @@ extension StatusReport {
             books.cardRefundsLost = machine.ledger.cardRefundsLost.decimalString
             books.freeCardVends = machine.ledger.freeCardVends
         }
+        if let discarded = machine.ledger.discardedTotal {
+            books.discardedItems = discarded.count
+            books.discardedValue = discarded.amount.decimalString
+            books.discardedValueText = format.string(for: discarded.amount)
+        }
         cardVendAwaitingApproval = machine.pendingVend?.awaitsApproval == true ? true : nil
         vendsStarted = machine.vendsStarted
         cardSession = machine.cardSession.map { session in
