@@ -57,11 +57,16 @@ import VenddTestSupport
         let daemon = try DaemonHarness()
         defer { daemon.tearDown() }
         try daemon.start()
-        for _ in 0..<3 {
-            try daemon.requireSuccess(daemon.vendctl("sim", "key", "on"))
+        try daemon.requireSuccess(daemon.vendctl("sim", "key", "on"))
+        #expect(try daemon.vendctl("status").output.hasPrefix("Corridor B, 2nd floor: service mode (the service key is on)"))
+        try daemon.requireSuccess(daemon.vendctl("sim", "key", "off"))
+        #expect(try daemon.vendctl("status").output.hasPrefix("Corridor B, 2nd floor: in service\n"))
+        // The same answer without a process to start in between: the switch is debounced (20 ms).
+        for _ in 0..<5 {
+            #expect(try daemon.send(.simKey(on: true)).ok)
             let on = try daemon.status()
             #expect(on.state == "service-mode" && on.serviceKey == true, "\(on.state)")
-            try daemon.requireSuccess(daemon.vendctl("sim", "key", "off"))
+            #expect(try daemon.send(.simKey(on: false)).ok)
             let off = try daemon.status()
             #expect(off.state == "in-service" && off.serviceKey == false, "\(off.state)")
         }
