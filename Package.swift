@@ -136,7 +136,8 @@ let package = Package(
                 "VendMQTT", "VendTelemetry", "VendConfig", "VendText",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
-        .testTarget(name: "VendDisplayTests", dependencies: ["VendDisplay", "VendConfig", "VendControl", "VenddTestSupport"]),
+        .testTarget(
+            name: "VendDisplayTests", dependencies: ["VendDisplay", "VendConfig", "VendControl", "VendPOSIX", "VendingCore", "VenddTestSupport"]),
         .testTarget(name: "VendHTTPTests", dependencies: ["VendHTTP", "VendPOSIX"]),
         .testTarget(name: "VendingCoreTests", dependencies: ["VendingCore", "VenddTestSupport"]),
         .testTarget(name: "VendClimateTests", dependencies: ["VendClimate", "VendingCore", "VenddTestSupport"]),

@@ -26,6 +26,9 @@ public final class SimulatedCashlessReader: SimulatedPeripheral {
         /// The next VEND CANCEL crosses an approval: the bank said yes as the cancel arrived, so
         /// the reader answers VEND APPROVED (and charges) instead of VEND DENIED.
         public var approveOnCancel = false
+        /// The next approval comes in one reply with COMMAND OUT OF SEQUENCE after it (a
+        /// multi-message reply, §7.3.1: the VMC must serve both, in order).
+        public var outOfSequenceAfterApproval = false
         public init() {}
     }
 
@@ -49,7 +52,6 @@ public final class SimulatedCashlessReader: SimulatedPeripheral {
     /// A vend approved and not yet settled by SUCCESS or FAILURE.
     private var approved: UInt32?
     private var pendingRequest: (price: UInt32, polls: Int)?
-    private var alwaysIdleVend = false
 
     public init(
         address: MDBPeripheral = .cashless1, level: UInt8 = 3, maximumResponseTime: UInt8 = 30,
@@ -86,13 +88,22 @@ public final class SimulatedCashlessReader: SimulatedPeripheral {
     /// Power cycle or watchdog: a vend approved and not settled counts as a success (§7.4).
     public func resetItself() { busReset() }
 
+    /// The bank approves the vend requested now, and the MDB interface ACKs the reader's VEND
+    /// APPROVED by itself (a Qibixx master does) while vendd is gone: charged, and nobody heard.
+    public func approveUnheard() {
+        guard state == .vend, let request = pendingRequest else { return }
+        pendingRequest = nil
+        approved = request.price
+        charged.append(request.price)
+        funds = funds.map { $0 - request.price }
+    }
+
     public func busReset() {
         // RESET between APPROVED and SUCCESS is interpreted as a success (§7.4 VEND SUCCESS).
         approved = nil
         pendingRequest = nil
-        // A reset ends the session: the card's funds and how its vend began go with it.
+        // A reset ends the session and the card's funds with it.
         funds = nil
-        alwaysIdleVend = false
         state = .inactive
         enabledFeatures = []
         vmcLevel = 1
@@ -117,9 +128,10 @@ public final class SimulatedCashlessReader: SimulatedPeripheral {
         case (3, 0x00):
             let width = expanded ? 4 : 2
             guard block.data.count == 1 + width + 2 else { return .noAnswer }
+            // Always idle: a VEND REQUEST is taken in Enabled too; the vend then ends in Session
+            // Idle like any other, and the VMC closes that session (MDB 4.2 §7.4.4, examples #11, #13).
             let alwaysIdle = enabledFeatures.contains(.alwaysIdle) && state == .enabled
             guard state == .sessionIdle || alwaysIdle else { return outOfSequence() }
-            alwaysIdleVend = alwaysIdle
             let price = block.data[1...width].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
             state = .vend
             pendingRequest = (price, faults.approvalPolls)
@@ -133,13 +145,13 @@ public final class SimulatedCashlessReader: SimulatedPeripheral {
                 approve(request.price)
                 return .ack
             }
-            state = alwaysIdleVend ? .enabled : .sessionIdle
+            state = .sessionIdle
             queue.append(.vendDenied)
             return .ack
         case (3, 0x02):
             guard state == .vend, approved != nil else { return outOfSequence() }
             approved = nil
-            state = alwaysIdleVend ? .enabled : .sessionIdle
+            state = .sessionIdle
             return .ack
         case (3, 0x03):
             guard state == .vend, let amount = approved else { return outOfSequence() }
@@ -150,7 +162,7 @@ public final class SimulatedCashlessReader: SimulatedPeripheral {
             } else {
                 refunded.append(amount)
             }
-            state = alwaysIdleVend ? .enabled : .sessionIdle
+            state = .sessionIdle
             return .ack
         case (3, 0x04):
             guard state == .sessionIdle else { return outOfSequence() }
@@ -199,7 +211,7 @@ public final class SimulatedCashlessReader: SimulatedPeripheral {
                 let affordable = funds.map { $0 >= request.price } ?? true
                 if faults.deny || !affordable {
                     faults.deny = false
-                    state = alwaysIdleVend ? .enabled : .sessionIdle
+                    state = .sessionIdle
                     queue.append(.vendDenied)
                 } else {
                     approve(request.price)
@@ -217,6 +229,10 @@ public final class SimulatedCashlessReader: SimulatedPeripheral {
         charged.append(price)
         funds = funds.map { $0 - price }
         queue.append(.vendApproved(amount: price))
+        if faults.outOfSequenceAfterApproval {
+            faults.outOfSequenceAfterApproval = false
+            queue.append(.commandOutOfSequence(readerState: config.level == 1 ? nil : State.vend.rawValue))
+        }
     }
 
     /// The answer to a command that brings its data at once.

@@ -63,8 +63,12 @@ extension VenddConfig {
                 mdb.changer.map { "changer (\($0.coins.count) coin types)" },
                 mdb.billValidator.map { "bill validator (\($0.bills.count) bill types, escrow \($0.escrow ? "on" : "off"))" },
             ]
+            let readers = mdb.cashless.map { reader in
+                "\(reader.reader) (\(reader.selectionFirst ? "selection first when it offers it" : "card first"), session time-out \(reader.sessionTimeout.wholeMilliseconds / 1000) s)"
+            }
             lines.append(
-                "mdb       \(devices.compactMap { $0 }.joined(separator: ", ")) on \(mdb.port), poll \(mdb.pollInterval.wholeMilliseconds) ms")
+                "mdb       \((devices.compactMap { $0 } + readers).joined(separator: ", ")) on \(mdb.port), poll \(mdb.pollInterval.wholeMilliseconds) ms\(mdb.currencyNumeric.map { ", devices must report ISO 4217 \($0)" } ?? "")"
+            )
         }
         for device in payoutDevices {
             let port = device.port ?? "the coin acceptor's bus"

@@ -145,6 +145,13 @@ extension VenddConfig {
                         }
                     }
                 }
+                if !mdb.cashless.isEmpty {
+                    out.list("cashless", mdb.cashless) { out, reader in
+                        out.field("reader", reader.reader.rawValue)
+                        out.field("selection_first", reader.selectionFirst)
+                        out.field("session_timeout_ms", reader.sessionTimeout.wholeMilliseconds)
+                    }
+                }
             }
         }
         out.section("state") { out in out.field("directory", quoted: stateDirectory) }

@@ -478,8 +478,13 @@ public struct StatusReport: Codable, Sendable, Equatable {
         /// `sales` is paid in cash; these are what card readers charged, by reader ("cashless1"),
         /// absent without card sales (and from older daemons).
         public var cardSales: [String: String]? = nil
-        /// Cards charged for an item that did not come out, which the reader could not refund.
+        /// Cards charged for an item that did not come out, which the reader could not refund (all
+        /// readers; `cardRefundsLostByReader` per reader).
         public var cardRefundsLost: String? = nil
+        public var cardRefundsLostByReader: [String: String]? = nil
+        /// Card vends that dispensed nothing and that the reader may have charged, by reader: nobody
+        /// can tell. A reader's net charge lies between its card sales + refunds lost and that plus these.
+        public var cardPossiblyCharged: [String: String]? = nil
         /// Vends on free-vend cards and test media: no sale.
         public var freeCardVends: Int? = nil
         /// Expired items technicians unloaded, and their value at their slots' prices; absent
@@ -565,6 +570,9 @@ public struct StatusReport: Codable, Sendable, Equatable {
     public var cardReaders: [CardReaderState]? = nil
     /// The card session open now ("cashless1, funds 5000"), if any.
     public var cardSession: String? = nil
+    /// Card money for the operator to settle with the card provider, a sentence per reader:
+    /// refunds the reader could not make, vends it may have charged for nothing.
+    public var cardMoneyToCheck: [String]? = nil
     /// The vend in progress is a card vend still waiting for the reader's approval (the
     /// displays say so); absent otherwise.
     public var cardVendAwaitingApproval: Bool? = nil

@@ -38,8 +38,11 @@ struct EventDescription {
                     "AMOUNT": "\(sale.price.decimalString)", "CONFIRMATION": "\(sale.confirmation.rawValue)", "PAYMENT": "\(sale.payment)",
                 ])
         case .vendFailed(let vend, let slot, let product, let outcome, let restored):
+            let money = restored.map { "\(money($0)) back to credit" } ?? "paid by card, nothing goes back to credit (the reader is told)"
+            // A card vend given up unknown never moved a relay (or its approval was never seen).
+            let jam = restored == nil && outcome == .unknown ? "" : "; check the slot for a jam"
             self.init(
-                "vend-failed", "\(vend) at slot \(slot) failed (\(outcome.rawValue)): \(money(restored)) back to credit; check the slot for a jam",
+                "vend-failed", "\(vend) at slot \(slot) failed (\(outcome.rawValue)): \(money)\(jam)",
                 .warning, ["VEND": "\(vend.rawValue)", "SLOT": "\(slot)", "PRODUCT": "\(product)", "OUTCOME": "\(outcome.rawValue)"])
         case .slotFaulted(let slot, let fault):
             self.init(
@@ -159,22 +162,28 @@ struct EventDescription {
             self.init(
                 "card-vend", "\(vend) approved by \(reader) for \(money(amount)): dispensing", .notice,
                 ["CASHLESS": "\(reader.rawValue)", "VEND": "\(vend.rawValue)", "AMOUNT": "\(amount.decimalString)", "RESULT": "approved"])
-        case .cardVendDenied(let vend, let reader, let slot):
+        case .cardVendDenied(let vend, let reader, let slot, let byReader):
+            let why = byReader ? "denied by \(reader)" : "not sent to \(reader), which could not take a vend then"
             self.init(
-                "card-denied", "\(vend) at slot \(slot) denied by \(reader): nothing charged, nothing dispensed", .notice,
+                "card-denied", "\(vend) at slot \(slot) \(why): nothing charged, nothing dispensed", .notice,
                 ["CASHLESS": "\(reader.rawValue)", "VEND": "\(vend.rawValue)", "SLOT": "\(slot)", "RESULT": "denied"])
-        case .cardVendSettled(let settlement, let refundLost):
-            let text =
-                settlement.success
-                ? "\(settlement.vend): \(settlement.reader) told VEND SUCCESS (\(money(settlement.amount)) charged)"
-                : refundLost
-                    ? "\(settlement.vend): the card stays charged \(money(settlement.amount)) for an item that did not come out (\(settlement.reader) could not refund): refund the customer through the card provider"
-                    : "\(settlement.vend): \(settlement.reader) told VEND FAILURE: the card is refunded"
+        case .cardVendUnresolved(let vend, let reader, let slot, let amount):
             self.init(
-                "card-settled", text, refundLost ? .critical : .notice,
+                "card-settled",
+                "\(vend) at slot \(slot): \(reader) was reset or stopped answering while the vend awaited its approval: it may have charged \(money(amount)), nothing was dispensed; booked as possibly charged: check the card provider's settlement and refund the customer if it was charged",
+                .error,
+                [
+                    "CASHLESS": "\(reader.rawValue)", "VEND": "\(vend.rawValue)", "SLOT": "\(slot)", "AMOUNT": "\(amount.decimalString)",
+                    "RESULT": "unknown",
+                ])
+        case .cardVendSettled(let settlement, let result):
+            let description = CardSettlementDescription(settlement, result, money: money)
+            self.init(
+                "card-settled", description.text, description.level,
                 [
                     "CASHLESS": "\(settlement.reader.rawValue)", "VEND": "\(settlement.vend.rawValue)", "SLOT": "\(settlement.slot)",
-                    "AMOUNT": "\(settlement.amount.decimalString)", "RESULT": settlement.success ? "success" : refundLost ? "refund-lost" : "failure",
+                    "AMOUNT": "\(description.amount.decimalString)", "RESULT": "\(description.result)",
+                    "APPROVED": "\(settlement.amount.decimalString)",
                 ])
         case .cardAcceptanceChanged(let accepting):
             self.init("card-acceptance", accepting ? "card readers enabled" : "card readers disabled", .info, [:])
@@ -217,6 +226,40 @@ extension Rejection {
         case .priceRefused(let slot, let price, let problem): "slot \(slot): \(problem.describe(price, format: format))"
         default:
             description
+        }
+    }
+}
+
+/// A card settlement in words: what the reader was told and what it did, with the amount that
+/// matters (charged, refunded, kept, or possibly charged).
+private struct CardSettlementDescription {
+    let text: String
+    let level: Logger.Level
+    let amount: Money
+    /// The journal's and the watch's RESULT: success, failure, refund-lost, unknown.
+    let result: String
+
+    init(_ settlement: CardSettlement, _ result: CardSettlementResult, money: (Money) -> String) {
+        let vend = settlement.vend
+        let reader = settlement.reader
+        switch result {
+        case .asAsked where settlement.success:
+            text = "\(vend): \(reader) told VEND SUCCESS (\(money(settlement.amount)) charged)"
+            (level, amount, self.result) = (.notice, settlement.amount, "success")
+        case .asAsked where settlement.amount.isZero:
+            text = "\(vend): \(reader) never approved it: nothing charged, nothing dispensed"
+            (level, amount, self.result) = (.notice, settlement.amount, "failure")
+        case .asAsked:
+            text = "\(vend): \(reader) told VEND FAILURE: the card is refunded \(money(settlement.amount))"
+            (level, amount, self.result) = (.notice, settlement.amount, "failure")
+        case .refundLost(let kept):
+            text =
+                "\(vend): the card stays charged \(money(kept)) for an item that did not come out (\(reader) could not refund it): refund the customer through the card provider"
+            (level, amount, self.result) = (.critical, kept, "refund-lost")
+        case .unknown(let possibly):
+            text =
+                "\(vend): \(reader) may have charged \(money(possibly)) for an item that did not come out (it was reset or did not answer while it may have held an approval): booked as possibly charged; check the card provider's settlement and refund the customer if it was charged"
+            (level, amount, self.result) = (.error, possibly, "unknown")
         }
     }
 }

@@ -151,7 +151,8 @@ final class MachineController: Sendable {
             // it must not move a relay; the vend times out and the reader is told VEND FAILURE.
             switch input {
             case .coinInserted, .billStacked, .coinSourceSynchronised, .vendEnded, .payoutEnded, .payoutDeviceAsked,
-                .payoutCountersSynchronised, .changeInventory, .coinsDispensedManually, .cardVendDenied, .cardVendSettled, .cardSessionBegan,
+                .payoutCountersSynchronised, .changeInventory, .coinsDispensedManually, .cardVendDenied, .cardVendNotSent, .cardVendUnresolved,
+                .cardSettlementAnswered, .cardVendSettled, .cardSessionBegan,
                 .cardSessionEnded, .cardReaderReady:
                 logger.critical(
                     "\(input) applied without being journaled: it is saved once the state can be written again, and lost if vendd stops before")
@@ -220,8 +221,8 @@ final class MachineController: Sendable {
             guard let item = devices.setup.itemNumber(of: slot),
                 devices.hardware?.mdb?.bus.post(.requestVend(vend, price: price, item: item), to: reader) == true
             else {
-                logger.error("\(vend): \(reader) is not attached; the card vend is denied")
-                return .cardVendDenied(vend)
+                logger.error("\(vend): \(reader) is not attached; the VEND REQUEST is not sent")
+                return .cardVendNotSent(vend)
             }
         case .cancelCardVend(let reader, let vend):
             devices.hardware?.mdb?.bus.post(.cancelVend(vend), to: reader)

@@ -52,17 +52,37 @@ extension StatusReport {
                             count: level == nil ? $0.count : nil, level: level?.rawValue)
                     })
             }, fillMode: machine.isFilling)
-        if !machine.ledger.cardSales.isEmpty || !machine.ledger.cardRefundsLost.isZero || machine.ledger.freeCardVends > 0 {
-            books.cardSales = Dictionary(
-                uniqueKeysWithValues: machine.ledger.cardSales.map { (Payment.card($0.key).description, $0.value.amount.decimalString) })
-            books.cardRefundsLost = machine.ledger.cardRefundsLost.decimalString
-            books.freeCardVends = machine.ledger.freeCardVends
+        let ledger = machine.ledger
+        if !ledger.cardSales.isEmpty || !ledger.cardRefundsLost.isEmpty || !ledger.cardPossiblyCharged.isEmpty || ledger.freeCardVends > 0 {
+            func byReader(_ figures: [CardReader: SalesFigure]) -> [String: String] {
+                Dictionary(uniqueKeysWithValues: figures.map { (Payment.card($0.key).description, $0.value.amount.decimalString) })
+            }
+            books.cardSales = byReader(ledger.cardSales)
+            books.cardRefundsLost = ledger.cardRefundsLost.values.reduce(.zero(machine.setup.currency)) { $0 + $1.amount }.decimalString
+            books.cardRefundsLostByReader = ledger.cardRefundsLost.isEmpty ? nil : byReader(ledger.cardRefundsLost)
+            books.cardPossiblyCharged = ledger.cardPossiblyCharged.isEmpty ? nil : byReader(ledger.cardPossiblyCharged)
+            books.freeCardVends = ledger.freeCardVends
         }
         if let discarded = machine.ledger.discardedTotal {
             books.discardedItems = discarded.count
             books.discardedValue = discarded.amount.decimalString
             books.discardedValueText = format.string(for: discarded.amount)
         }
+        let toCheck = CardReader.allCases.flatMap { reader -> [String] in
+            var lines: [String] = []
+            if let lost = ledger.cardRefundsLost[reader] {
+                lines.append(
+                    "\(reader): \(format.string(for: lost.amount)) charged for \(lost.count) item(s) that did not come out, which it could not refund: refund the customers through the card provider"
+                )
+            }
+            if let possibly = ledger.cardPossiblyCharged[reader] {
+                lines.append(
+                    "\(reader): \(format.string(for: possibly.amount)) possibly charged for \(possibly.count) vend(s) that dispensed nothing (reset or silent while it may have held an approval): check the card provider's settlement"
+                )
+            }
+            return lines
+        }
+        cardMoneyToCheck = toCheck.isEmpty ? nil : toCheck
         cardVendAwaitingApproval = machine.pendingVend?.awaitsApproval == true ? true : nil
         vendsStarted = machine.vendsStarted
         cardSession = machine.cardSession.map { session in

@@ -10,6 +10,11 @@ public struct DisplayTexts: Sendable {
 
     private func pick(_ ko: String, _ en: String) -> String { language == .ko ? ko : en }
 
+    /// "콜라는 …", or "White Milk: …" when the name's last sound is not known (`KoreanParticle`).
+    private static func koTopic(_ product: String, _ rest: String) -> String {
+        KoreanParticle.topic.after(product).map { "\($0) \(rest)" } ?? "\(product): \(rest)"
+    }
+
     public var insertMoney: String { pick("돈을 넣어 주세요", "Insert money") }
     public var insertMoneyOrCard: String { pick("돈을 넣거나 카드를 대 주세요", "Insert money or tap a card") }
     public var cardChoose: String { pick("카드가 준비되었습니다: 상품을 골라 주세요", "Card ready: choose a product") }
@@ -24,28 +29,45 @@ public struct DisplayTexts: Sendable {
     public var choose: String { pick("상품을 골라 주세요", "Choose a product") }
     public func vending(_ product: String) -> String { pick("\(product) 나오는 중…", "Vending \(product)…") }
     public var vendingSomething: String { pick("나오는 중…", "Vending…") }
-    public func takeItem(_ product: String) -> String { pick("\(product)을(를) 꺼내 주세요", "Take your \(product)") }
+    public func takeItem(_ product: String) -> String {
+        pick(KoreanParticle.object.after(product).map { "\($0) 꺼내 주세요" } ?? "\(product): 상품을 꺼내 주세요", "Take your \(product)")
+    }
+    /// Change paid after a sale, told with the item while its notice is up.
+    public func takeItem(_ product: String, change: String) -> String {
+        let goods = KoreanParticle.and.after(product).map { "\($0) " } ?? "\(product): 상품과 "
+        let money = KoreanParticle.object.after(change).map { "거스름돈 \($0) 꺼내 주세요" } ?? "거스름돈을 꺼내 주세요 (\(change))"
+        return pick(goods + money, "Take your \(product) and your change: \(change)")
+    }
+    public func change(_ amount: String) -> String {
+        pick(KoreanParticle.object.after(amount).map { "거스름돈 \($0) 드립니다" } ?? "거스름돈을 드립니다 (\(amount))", "Take your change: \(amount)")
+    }
     public func jam(_ credit: String) -> String {
-        pick("상품이 걸려 나오지 않았습니다. 투입 금액 \(credit)은 그대로 있습니다", "Item stuck: nothing dropped. Your credit of \(credit) is kept")
+        let kept = KoreanParticle.topic.after(credit).map { "투입 금액 \($0) 그대로 있습니다" } ?? "투입 금액은 그대로 있습니다 (\(credit))"
+        return pick("상품이 걸려 나오지 않았습니다. " + kept, "Item stuck: nothing dropped. Your credit of \(credit) is kept")
+    }
+    public var cardJam: String {
+        pick("상품이 걸려 나오지 않았습니다. 카드 결제는 환불됩니다", "Item stuck: nothing dropped. Your card payment is refunded")
     }
     public var outOfOrder: String { pick("고장: 지금은 사용할 수 없습니다", "Out of order") }
     public var outOfOrderDetail: String { pick("관리자에게 연락해 주세요", "Sorry: please try again later") }
     public var service: String { pick("점검 중입니다", "Service in progress") }
     public func soldOut(_ product: String) -> String {
-        pick("\(product)은(는) 품절입니다. 다른 상품을 골라 주세요", "\(product) is sold out: choose another product")
+        pick(Self.koTopic(product, "품절입니다. 다른 상품을 골라 주세요"), "\(product) is sold out: choose another product")
     }
     public func notAvailable(_ product: String) -> String {
-        pick("\(product)은(는) 지금 판매하지 않습니다. 다른 상품을 골라 주세요", "\(product) is not available now: choose another product")
+        pick(Self.koTopic(product, "지금 판매하지 않습니다. 다른 상품을 골라 주세요"), "\(product) is not available now: choose another product")
     }
     public func outOfService(_ product: String) -> String {
         pick("\(product) 칸이 고장입니다. 다른 상품을 골라 주세요", "\(product) is out of service: choose another product")
     }
     public func noChange(_ credit: String) -> String {
-        pick(
-            "이 자판기는 돈을 돌려드리지 못합니다. \(credit)은 다음 구매에 쓸 수 있습니다",
-            "This machine cannot give money back: your \(credit) stays for a purchase")
+        let stays =
+            KoreanParticle.topic.after(credit).map { "\($0) 다음 구매에 쓸 수 있습니다" } ?? "투입 금액은 다음 구매에 쓸 수 있습니다 (\(credit))"
+        return pick("이 자판기는 돈을 돌려드리지 못합니다. " + stays, "This machine cannot give money back: your \(credit) stays for a purchase")
     }
-    public func refunded(_ amount: String) -> String { pick("\(amount)을 돌려드립니다", "Returning \(amount)") }
+    public func refunded(_ amount: String) -> String {
+        pick(KoreanParticle.object.after(amount).map { "\($0) 돌려드립니다" } ?? "돈을 돌려드립니다 (\(amount))", "Returning \(amount)")
+    }
     public var nothingToReturn: String { pick("돌려드릴 돈이 없습니다", "There is no credit to return") }
     public var busy: String { pick("앞의 상품이 나오는 중입니다", "Please wait: an item is on its way") }
     public var noChangeHint: String {

@@ -1,4 +1,5 @@
 import VendControl
+import VendingCore
 
 /// Something the display tells the customer for a few seconds, over the normal guidance.
 /// Products are named by id: each output picks the name it can show.
@@ -6,6 +7,8 @@ public enum Notice: Sendable, Equatable {
     case takeItem(product: String)
     /// The vend dropped nothing; the credit was given back (`failed_vend: keep-credit`).
     case jam
+    /// A card vend dropped nothing: no credit to keep, the reader is told and refunds the card.
+    case cardJam
     case soldOut(product: String)
     /// A temperature zone's health lock stops the product's sales until a technician services it.
     case notAvailable(product: String)
@@ -16,6 +19,10 @@ public enum Notice: Sendable, Equatable {
     /// Coin return on a machine that cannot pay out (`payout: none`).
     case noChange
     case refunded(amount: String)
+    /// vendd paid change after a sale (the payout devices' own count, from the books).
+    case change(amount: String)
+    /// A sale and its change, told together: the customer takes both.
+    case takeItemAndChange(product: String, change: String)
     case nothingToReturn
     case busy
     /// The card reader (the bank) declined the card vend.
@@ -27,6 +34,14 @@ public enum Notice: Sendable, Equatable {
 /// What the display knows of the machine: vendd's latest status (nil while it cannot be reached),
 /// this customer's purchases, the current notice. Changed only by the follower, one event at a
 /// time; the outputs render it through `MachineView`.
+///
+/// A customer's session, for the bought strip: it starts with the first coin, bill or card
+/// session that finds the machine holding nothing of anyone's (no credit, no card session, no
+/// vend or payout in flight) — the strip is then cleared, whatever an earlier customer bought.
+/// It ends when the credit is spent or paid back; the strip stays up for the customer walking
+/// away, and goes after a quiet `sessionIdleMilliseconds` at the latest. (Someone who buys with
+/// exact money and then puts in more starts a new strip: the machine cannot tell them apart
+/// from the next customer.)
 public struct FollowedMachine: Sendable, Equatable {
     public struct TimedNotice: Sendable, Equatable {
         public let notice: Notice
@@ -42,6 +57,8 @@ public struct FollowedMachine: Sendable, Equatable {
     public var sales: SalesReport?
     /// When the customer last did something (a coin, a sale): the session ends after a quiet while.
     private var lastActivity: Int64 = 0
+    /// The vend under way is paid by card (a `card-vend` came after its selection).
+    private var cardVendUnderWay = false
 
     /// How long a notice stays up.
     public static let noticeMilliseconds: Int64 = 8_000
@@ -57,24 +74,74 @@ public struct FollowedMachine: Sendable, Equatable {
         self.notice = TimedNotice(notice: notice, until: now + Self.noticeMilliseconds)
     }
 
-    /// What one event of `vendctl watch` changes before the status is read again.
+    /// What one event of `vendctl watch` changes before the status is read again: `status` is
+    /// still the machine as it was before the event.
     public mutating func observe(kind: String, at now: Int64) {
         switch kind {
-        case "coin":
+        case "coin", "bill":
+            if holdsNothing { bought.removeAll() }
             lastActivity = now
             // A new coin is a new action: whatever the last notice said is over.
             notice = nil
-        case "vend-failed":
-            lastActivity = now
-            post(.jam, at: now)
-        case "vend-started", "card-session", "card-vend":
+        case "card-session":
+            // Began (a card presented) or ended: only a beginning finds no session open.
+            if holdsNothing { bought.removeAll() }
             lastActivity = now
             notice = nil
+        case "vend-failed":
+            lastActivity = now
+            post(cardVendUnderWay ? .cardJam : .jam, at: now)
+            cardVendUnderWay = false
+        case "vend-started", "card-vend":
+            lastActivity = now
+            notice = nil
+            cardVendUnderWay = kind == "card-vend"
         case "card-denied":
             lastActivity = now
             post(.cardDenied, at: now)
         default:
             break
+        }
+    }
+
+    /// No credit, no card session, no vend or payout in flight: the next money is a new customer's.
+    /// Not while vendd cannot be reached (nothing is known).
+    var holdsNothing: Bool {
+        guard let status else { return false }
+        return !Self.isNonZero(status.credit) && status.cardSession == nil && status.vendInProgress == nil
+            && status.payoutInProgress == nil
+    }
+
+    /// Amounts are exact decimal text: "0", "0.00".
+    static func isNonZero(_ amount: String) -> Bool { amount.contains { $0 != "0" && $0 != "." } }
+
+    /// vendd's status as just read (nil: vendd cannot be reached). What the payout devices paid
+    /// since the last one is told to the customer: change after a sale (with the item, when its
+    /// notice is still up), or money paid back. Both come from vendd's books, so the page says
+    /// what was paid, not what was asked for.
+    public mutating func update(status new: StatusReport?, sales: SalesReport?, currency: Currency, at now: Int64) {
+        defer {
+            status = new
+            self.sales = sales
+        }
+        guard let old = status, let new else { return }
+        func increase(_ before: String?, _ after: String?) -> Money? {
+            guard let before, let after, let from = try? Money(parsing: before, currency: currency),
+                let to = try? Money(parsing: after, currency: currency), to > from
+            else { return nil }
+            return to - from
+        }
+        if let change = increase(old.books.changePaid, new.books.changePaid) {
+            lastActivity = now
+            if case .takeItem(let product)? = notice?.notice {
+                post(.takeItemAndChange(product: product, change: change.decimalString), at: now)
+            } else {
+                post(.change(amount: change.decimalString), at: now)
+            }
+        }
+        if let refund = increase(old.books.refunds, new.books.refunds) {
+            lastActivity = now
+            post(.refunded(amount: refund.decimalString), at: now)
         }
     }
 
@@ -88,8 +155,7 @@ public struct FollowedMachine: Sendable, Equatable {
     /// Called every second: notices expire, an idle session without credit ends.
     public mutating func tick(at now: Int64) {
         if let notice, notice.until <= now { self.notice = nil }
-        // Amounts are exact decimal text: "0", "0.00".
-        let creditLeft = status?.credit.contains { $0 != "0" && $0 != "." } ?? false
+        let creditLeft = status.map { Self.isNonZero($0.credit) } ?? false
         if !bought.isEmpty, !creditLeft, status?.vendInProgress == nil, now - lastActivity >= Self.sessionIdleMilliseconds {
             bought.removeAll()
         }

@@ -9,7 +9,8 @@ import VendingCore
 
 /// Follows vendd over its control socket: `watch` for events, `status` (and `history`, `sales`)
 /// for the state they lead to. While vendd cannot be reached the machine is shown out of order,
-/// and the follower keeps trying: vendd restarts are expected (reloads, upgrades, crashes).
+/// and the follower keeps trying: vendd restarts are expected (reloads, upgrades, crashes). A lost
+/// connection is logged once, with what the display does about it.
 /// It sends only what a customer can do at the machine (select, coin return) and, with the
 /// service key on, restock; money is vendd's alone.
 public final class MachineFollower: Sendable {
@@ -20,16 +21,19 @@ public final class MachineFollower: Sendable {
     private let state = Mutex(FollowedMachine())
     private let observers = Mutex<[Observer]>([])
     private let clock: @Sendable () -> Int64
+    /// Where the follower says what happened to its connections (the journal, under systemd).
+    private let log: @Sendable (String) -> Void
     /// Between connection attempts while vendd is away.
     static let retryMicroseconds: useconds_t = 300_000
 
     public init(
         socketPath: String, currency: Currency,
-        clock: @escaping @Sendable () -> Int64 = { WallClock.milliseconds }
+        clock: @escaping @Sendable () -> Int64 = { WallClock.milliseconds }, log: @escaping @Sendable (String) -> Void = { _ in }
     ) {
         self.socketPath = socketPath
         self.currency = currency
         self.clock = clock
+        self.log = log
     }
 
     public var current: FollowedMachine { state.withLock { $0 } }
@@ -117,47 +121,100 @@ public final class MachineFollower: Sendable {
 
     // MARK: - Following
 
+    /// How the display stands with vendd, for the log: each change is said once.
+    private enum Link { case starting, following, lost }
+    private let link = Mutex(Link.starting)
+
+    /// Why the follower gave up on a connection, in words for the log.
+    private struct Lost: Error, CustomStringConvertible {
+        let description: String
+    }
+
     private func followForever() {
         while true {
-            followUntilDisconnected()
-            change { $0.status = nil }
+            let why = followUntilDisconnected()
+            // Never a credit vendd may not hold: out of order until vendd answers again.
+            change { $0.update(status: nil, sales: nil, currency: currency, at: clock()) }
+            link.withLock { link in
+                guard link != .lost else { return }
+                link = .lost
+                log("\(why): the display shows the machine out of order and tries again every \(Self.retryMicroseconds / 1000) ms")
+            }
             usleep(Self.retryMicroseconds)
         }
     }
 
-    /// One connection's life. Not inlined into the loop above: the release optimiser's loop
-    /// passes spent many minutes on the combined body.
+    /// One watch connection's life; returns why it ended. Not inlined into the loop above: the
+    /// release optimiser's loop passes spent many minutes on the combined body.
+    ///
+    /// The queries an event leads to (`status`, `history`, `sales`) go on a connection of their
+    /// own, opened for that event and closed after it: vendd hangs up a connection that has been
+    /// quiet for 60 s, and one kept from one customer to the next was found closed at the next
+    /// coin. A query that fails is asked again on a fresh connection; when that fails too, vendd
+    /// is lost: the watch is dropped and the follower connects again from the start.
     @inline(never)
-    private func followUntilDisconnected() {
+    private func followUntilDisconnected() -> String {
+        var failure: String?
         do {
             let watcher = try ControlClient(path: socketPath)
-            let queries = try ControlClient(path: socketPath)
-            try refresh(queries)
-            try watcher.watch { event in
-                let now = clock()
-                change { $0.observe(kind: event.kind, at: now) }
+            // Subscribed first, then read: nothing that happens in between is missed.
+            try watcher.watch(subscribed: { try refresh(after: nil) }) { event in
                 do {
-                    if event.kind == "vend-completed", let sale = try queries.send(.history(since: nil, limit: 1)).history?.sales.last {
-                        change { $0.sold(sale, at: now) }
-                    }
-                    try refresh(queries)
+                    try refresh(after: event)
+                    return true
                 } catch {
-                    // The watch connection ends too when vendd goes; the caller notices.
+                    failure = "\(error)"
+                    return false
                 }
-                return true
             }
+            return failure ?? "vendd at \(socketPath) ended its event stream (it stopped or restarted)"
         } catch {
-            // Not running, or going away: shown as out of order until it answers again.
+            return failure ?? "\(error)"
         }
     }
 
-    private func refresh(_ client: ControlClient) throws(ControlClient.ConnectionError) {
-        guard let status = try client.send(.status).status else { return }
-        let sales = status.serviceKey == true ? try client.send(.sales(since: nil)).sales : nil
-        change {
-            $0.status = status
-            $0.sales = sales
+    /// What `event` says (nil: nothing yet, on connecting), then vendd's status as it is now.
+    /// Throws when vendd cannot be asked, even on a fresh connection.
+    private func refresh(after event: EventLine?) throws {
+        let now = clock()
+        if let event { change { $0.observe(kind: event.kind, at: now) } }
+        try withQueryConnection { queries in
+            if event?.kind == "vend-completed", let sale = try Self.answer(queries.send(.history(since: nil, limit: 1)), \.history)?.sales.last {
+                change { $0.sold(sale, at: now) }
+            }
+            guard let status = try Self.answer(queries.send(.status), \.status) else {
+                throw Lost(description: "vendd at \(socketPath) answered `status` without the status")
+            }
+            let sales = status.serviceKey == true ? try Self.answer(queries.send(.sales(since: nil)), \.sales) : nil
+            change { $0.update(status: status, sales: sales, currency: currency, at: now) }
         }
+        link.withLock { link in
+            switch link {
+            case .starting: log("following vendd at \(socketPath)")
+            case .lost: log("vendd answers at \(socketPath) again: the display follows it")
+            case .following: break
+            }
+            link = .following
+        }
+    }
+
+    /// Bounds the wait for an answer to a query: a vendd that stopped answering is lost.
+    static let queryTimeout: Duration = .seconds(10)
+
+    /// Runs `body` on a new connection, and once more on another if that fails.
+    private func withQueryConnection(_ body: (ControlClient) throws -> Void) throws {
+        do {
+            try body(try ControlClient(path: socketPath, timeout: Self.queryTimeout))
+        } catch {
+            log("a query to vendd failed (\(error)); asking again on a new connection")
+            try body(try ControlClient(path: socketPath, timeout: Self.queryTimeout))
+        }
+    }
+
+    /// A refused query (vendd full: `busy`) is a failure, like a lost connection.
+    private static func answer<Report>(_ response: ControlResponse, _ report: KeyPath<ControlResponse, Report?>) throws -> Report? {
+        guard response.ok else { throw Lost(description: "vendd refused the display's query: \(response.error?.message ?? "no reason given")") }
+        return response[keyPath: report]
     }
 
     /// Observers are called under the lock, so every one sees the changes in the order they were

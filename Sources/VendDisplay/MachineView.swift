@@ -1,5 +1,6 @@
 import VendConfig
 import VendControl
+import VendReports
 import VendingCore
 
 /// The machine as one output shows it, in its language and money format: the kiosk sends it to
@@ -61,6 +62,8 @@ public struct MachineView: Codable, Sendable, Equatable {
     public let labels: [String: String]
     /// Changes whenever the sales figures do, so the page reloads the pie chart only then.
     public let salesVersion: String?
+    /// The pie chart's legend, drawn by the page in type a technician can read at the machine.
+    public let salesLegend: [PieChart.LegendEntry]?
 
     /// How the view is drawn: language, money, pictures, names.
     public struct Style: Sendable {
@@ -137,6 +140,7 @@ public struct MachineView: Codable, Sendable, Equatable {
             slots = []
             bought = []
             salesVersion = nil
+            salesLegend = nil
             return
         }
         let credit = style.money(status.credit)
@@ -159,6 +163,7 @@ public struct MachineView: Codable, Sendable, Equatable {
                 slot: $0.slot, name: style.name($0.product, status: status), picture: style.pictureURL($0.product), priceText: style.text($0.price))
         }
         salesVersion = followed.sales.map { "\($0.total.count)-\($0.total.amount)" }
+        salesLegend = followed.sales.map { Self.salesChart($0, texts: texts).legend }
         hint = style.givesNoChange ? texts.noChangeHint : status.exactChangeOnly == true ? texts.exactChangeOnly : nil
 
         switch status.state {
@@ -202,6 +207,13 @@ public struct MachineView: Codable, Sendable, Equatable {
         }
     }
 
+    /// The technician screen's pie chart of the sales: the kiosk draws its slices, the page its legend.
+    public static func salesChart(_ sales: SalesReport, texts: DisplayTexts) -> PieChart {
+        PieChart(
+            title: "\(texts.sales) — \(sales.machine)",
+            slices: sales.products.map { PieChart.Slice(label: $0.name, value: $0.sold.count, detail: "\($0.sold.count) · \($0.sold.amountText)") })
+    }
+
     /// A fault or a health lock says more than "sold out": the customer should not wait for a restock.
     private static func badge(_ slot: StatusReport.Slot, texts: DisplayTexts) -> String? {
         if slot.fault != nil { return texts.outOfServiceBadge }
@@ -219,6 +231,7 @@ public struct MachineView: Codable, Sendable, Equatable {
         switch notice {
         case .takeItem(let product): return Message(text: texts.takeItem(name(product)), tone: .good)
         case .jam: return Message(text: texts.jam(creditText), tone: .error)
+        case .cardJam: return Message(text: texts.cardJam, tone: .error)
         case .soldOut(let product): return Message(text: texts.soldOut(name(product)), tone: .warning)
         case .notAvailable(let product): return Message(text: texts.notAvailable(name(product)), tone: .warning)
         case .outOfService(let product): return Message(text: texts.outOfService(name(product)), tone: .warning)
@@ -226,6 +239,9 @@ public struct MachineView: Codable, Sendable, Equatable {
             return Message(text: texts.insertMore(style.text(missing), for: name(product)), tone: .warning)
         case .noChange: return Message(text: texts.noChange(creditText), tone: .warning)
         case .refunded(let amount): return Message(text: texts.refunded(style.text(amount)), tone: .good)
+        case .change(let amount): return Message(text: texts.change(style.text(amount)), tone: .good)
+        case .takeItemAndChange(let product, let change):
+            return Message(text: texts.takeItem(name(product), change: style.text(change)), tone: .good)
         case .nothingToReturn: return Message(text: texts.nothingToReturn, tone: .info)
         case .busy: return Message(text: texts.busy, tone: .info)
         case .cardDenied: return Message(text: texts.cardDenied, tone: .warning)

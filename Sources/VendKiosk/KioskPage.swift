@@ -18,7 +18,10 @@ enum KioskPage {
             * { box-sizing: border-box; }
             html, body { margin: 0; height: 100%; background: #000; color: #fff;
               font-family: "Noto Sans CJK KR", "NanumGothic", "Noto Sans", "DejaVu Sans", sans-serif;
-              -webkit-user-select: none; user-select: none; touch-action: manipulation; }
+              -webkit-user-select: none; user-select: none; touch-action: manipulation;
+              /* Korean breaks between words, as it is written ("없습니다", "1,800원" stay whole); a
+                 word too long for its line still breaks rather than overflow. */
+              word-break: keep-all; overflow-wrap: break-word; }
             body { display: flex; flex-direction: column; }
             header { display: flex; align-items: center; gap: 24px; padding: 10px 24px; background: #111; border-bottom: 4px solid #333; }
             #credit-box { min-width: 280px; }
@@ -45,8 +48,9 @@ enum KioskPage {
             .card.soldout img { filter: grayscale(1); }
             .badge { position: absolute; font-size: 20px; font-weight: 800; padding: 4px 10px; border-radius: 10px; }
             .badge.hot { top: 8px; right: 8px; background: #d62300; color: #fff; }
-            .badge.soldout { top: 56px; left: 50%; transform: translateX(-50%) rotate(-8deg); background: #fff; color: #000;
-              font-size: 28px; border: 3px solid #000; }
+            /* Over the picture, as wide as its words (the card's width at most): never over the name. */
+            .badge.soldout { top: 46px; left: 8px; right: 8px; width: fit-content; max-width: calc(100% - 16px); margin: 0 auto;
+              text-align: center; transform: rotate(-8deg); background: #fff; color: #000; font-size: 24px; border: 3px solid #000; }
             footer { padding: 8px 24px 12px; background: #111; border-top: 4px solid #333; min-height: 100px; }
             #bought-label { font-size: 22px; color: #bbb; margin-bottom: 8px; }
             #bought { display: flex; gap: 14px; overflow-x: auto; }
@@ -66,7 +70,15 @@ enum KioskPage {
             #stock .bar div { height: 100%; background: #3fb950; }
             #stock button { min-width: 120px; min-height: 56px; font-size: 22px; font-weight: 700; border-radius: 12px;
               border: 3px solid #fff; background: #1d3b6a; color: #fff; }
-            #pie { flex: 1; min-width: 0; max-width: 100%; background: #fff; border-radius: 12px; }
+            #sales-box { flex: 1; min-width: 0; }
+            #sales-box h2 { font-size: 26px; margin: 0 0 8px; }
+            #pie { display: block; width: 300px; max-width: 100%; background: #fff; border-radius: 12px; }
+            /* The legend in the page's own type: inside the scaled SVG it was 9 px. */
+            #legend { list-style: none; margin: 10px 0 0; padding: 0; font-size: 22px; }
+            #legend li { display: flex; align-items: baseline; gap: 10px; padding: 3px 0; border-bottom: 2px solid #333; }
+            #legend .swatch { flex: none; width: 20px; height: 20px; border-radius: 4px; align-self: center; }
+            #legend .label { flex: 1; min-width: 0; font-weight: 700; }
+            #legend .figures { flex: none; white-space: nowrap; color: #ddd; }
             body.technician header, body.technician main, body.technician footer, body.technician #hint { display: none; }
             body.technician #technician { display: block; }
             </style>
@@ -82,7 +94,8 @@ enum KioskPage {
             <footer><div id="bought-label"></div><div id="bought"></div></footer>
             <section id="technician">
               <h1 id="technician-title"></h1>
-              <div class="columns"><table id="stock"></table><img id="pie" alt=""></div>
+              <div class="columns"><table id="stock"></table>
+                <div id="sales-box"><h2 id="sales-title"></h2><img id="pie" alt=""><ol id="legend"></ol></div></div>
             </section>
             <div id="overlay"><div class="big"></div><div class="small"></div></div>
             <script>
@@ -133,9 +146,13 @@ enum KioskPage {
               if (view.mode === 'technician' && view.salesVersion) {
                 const src = '/sales.svg?v=' + encodeURIComponent(view.salesVersion);
                 if ($('pie').getAttribute('src') !== src) { $('pie').setAttribute('src', src); }
-                $('pie').style.display = 'block';
+                $('sales-title').textContent = view.machine ? `${L.sales} — ${view.machine}` : L.sales;
+                set('legend', (view.salesLegend || []).map((e) => `
+                  <li><span class="swatch" style="background:${esc(e.color)}"></span><span class="label">${e.number}. ${esc(e.label)}</span>
+                  <span class="figures">${esc(e.detail)} (${esc(e.share)})</span></li>`).join(''));
+                $('sales-box').style.display = 'block';
               } else {
-                $('pie').style.display = 'none';
+                $('sales-box').style.display = 'none';
               }
             }
             function offline() {

@@ -87,12 +87,9 @@ public struct KioskServer: Sendable {
         }
         router.get("/sales.svg") { _, _ in
             guard let sales = follower.current.sales else { return .response(.error(.notFound)) }
-            let chart = PieChart(
-                title: "\(DisplayTexts(config.display.language).sales) — \(sales.machine)",
-                slices: sales.products.map {
-                    PieChart.Slice(label: $0.name, value: $0.sold.count, detail: "\($0.sold.count) · \($0.sold.amountText)")
-                })
-            return .response(HTTPResponse(text: chart.svg, type: "image/svg+xml"))
+            // The page draws the title and the legend (`MachineView.salesLegend`) in its own type.
+            let chart = MachineView.salesChart(sales, texts: DisplayTexts(config.display.language))
+            return .response(HTTPResponse(text: chart.svgWithoutLegend, type: "image/svg+xml"))
         }
         return router
     }

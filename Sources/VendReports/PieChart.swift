@@ -71,7 +71,7 @@ public struct PieChart: Sendable {
         return lines.joined(separator: "\n") + "\n"
     }
 
-    private func shape(from start: Double, sweep: Double, color: String, title: String) -> String {
+    func shape(from start: Double, sweep: Double, color: String, title: String) -> String {
         let (cx, cy, r) = (Self.center.x, Self.center.y, Self.radius)
         let tooltip = "<title>\(escape(title))</title>"
         // An arc cannot start and end at the same point: a single product is a whole circle.
@@ -87,7 +87,7 @@ public struct PieChart: Sendable {
 
     /// The first label that fits inside the slice, largest first: name and share, then the name
     /// alone, then the slice's legend number (outside the rim if even that does not fit).
-    private func label(_ slice: Slice, number: Int, from start: Double, sweep: Double, total: Int, color: String) -> [String] {
+    func label(_ slice: Slice, number: Int, from start: Double, sweep: Double, total: Int, color: String) -> [String] {
         // Names below 11 px are hard to read on a printed report: a number reads better.
         let candidates: [(text: [String], smallestFont: Double)] = [
             ([slice.label, percentText(slice.value, of: total)], 11), ([slice.label], 11), (["\(number)"], 9),
@@ -158,11 +158,11 @@ public struct PieChart: Sendable {
         return luminance > 0.55 ? "#1a1a1a" : "#ffffff"
     }
 
-    private func percentText(_ value: Int, of total: Int) -> String {
+    func percentText(_ value: Int, of total: Int) -> String {
         fixed(100 * Double(value) / Double(total), digits: 1) + "%"
     }
 
-    private func n(_ value: Double) -> String { fixed(value, digits: 2) }
+    func n(_ value: Double) -> String { fixed(value, digits: 2) }
 
     /// `value` with `digits` decimals, rounded as printf's `%.Nf` rounds (which the charts
     /// have always printed).

@@ -66,14 +66,48 @@ public struct CardSettlement: Hashable, Sendable, Codable {
     public let success: Bool
     /// What the card was charged (zero when no approval was seen).
     public let amount: Money
+    /// The price in the VEND REQUEST: what the reader may have charged when no approval was seen
+    /// (the MDB interface ACKs an approval before vendd can journal it).
+    public let requested: Money
 
-    public init(vend: VendID, reader: CardReader, slot: SlotID, success: Bool, amount: Money) {
+    public init(vend: VendID, reader: CardReader, slot: SlotID, success: Bool, amount: Money, requested: Money) {
         self.vend = vend
         self.reader = reader
         self.slot = slot
         self.success = success
         self.amount = amount
+        self.requested = requested
     }
+
+    /// What the card may be charged for this vend: the approved amount, else the price requested.
+    public var atStake: Money { amount.isZero ? requested : amount }
+
+    private enum CodingKeys: String, CodingKey { case vend, reader, slot, success, amount, requested }
+
+    /// Settlements journaled before `requested` existed take the approved amount for it.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        vend = try container.decode(VendID.self, forKey: .vend)
+        reader = try container.decode(CardReader.self, forKey: .reader)
+        slot = try container.decode(SlotID.self, forKey: .slot)
+        success = try container.decode(Bool.self, forKey: .success)
+        amount = try container.decode(Money.self, forKey: .amount)
+        requested = try container.decodeIfPresent(Money.self, forKey: .requested) ?? amount
+    }
+}
+
+/// How a reader answered a settlement, as its driver could tell.
+public enum CardSettlementResult: Hashable, Sendable, Codable {
+    /// As asked: VEND SUCCESS acknowledged, or the card refunded or never charged — something
+    /// proved it (the refund's ACK, VEND DENIED, a reader state holding no approval).
+    case asAsked
+    /// The reader keeps this for an item that did not come out: its refund failed (MALFUNCTION
+    /// Ch), or it was reset after approving (a reset makes an approval a sale, §7.4).
+    case refundLost(Money)
+    /// Nobody can tell whether the card was charged this (the reader reset or stayed silent
+    /// while it may have held an approval vendd never saw): the operator settles it with the
+    /// card provider.
+    case unknown(Money)
 }
 
 /// A reader ready to take a vend, as its driver reports it.

@@ -64,9 +64,16 @@ public enum Input: Hashable, Sendable, Codable {
     case cardVendApproved(VendID, amount: Money?)
     /// VEND DENIED (also the answer to a VEND CANCEL): nothing charged, nothing dispensed.
     case cardVendDenied(VendID)
-    /// The reader acknowledged the settlement of this vend. `refundLost`: a VEND FAILURE it could
-    /// not refund (MALFUNCTION Ch), or a reset that made it a sale: the card was charged for an
-    /// item that did not come out.
+    /// The reader was reset, or stopped answering, while the vend awaited its approval: it may
+    /// have approved (and charged) before, and nothing can tell. Nothing was dispensed.
+    case cardVendUnresolved(VendID)
+    /// vendd did not send the VEND REQUEST: the reader could not take a vend then (not enabled,
+    /// busy, a price its scale cannot express). Nothing charged, nothing dispensed.
+    case cardVendNotSent(VendID)
+    /// The reader answered the settlement of this vend, as its driver could tell.
+    case cardSettlementAnswered(VendID, CardSettlementResult)
+    /// As journaled before `cardSettlementAnswered`: `refundLost` was a refund lost of the
+    /// settlement's amount. Read from older journals only.
     case cardVendSettled(VendID, refundLost: Bool)
     /// A DEX handheld acknowledged the whole audit holding these whole-life totals: they become
     /// the base of the interim ("since last reset") figures. Journaled like any state change.

@@ -88,9 +88,14 @@ public struct Ledger: Hashable, Sendable, Codable {
     public private(set) var sales: Money
     /// Sales paid by card, per reader: what the readers charged.
     public private(set) var cardSales: [CardReader: SalesFigure] = [:]
-    /// Cards charged for an item that did not come out, which their reader could not refund: the
-    /// operator refunds them through the card provider.
-    public private(set) var cardRefundsLost: Money
+    /// Cards charged for an item that did not come out, which their reader could not refund, per
+    /// reader: the operator refunds them through the card provider.
+    public private(set) var cardRefundsLost: [CardReader: SalesFigure] = [:]
+    /// Card vends that dispensed nothing and that their reader may have charged, per reader:
+    /// nobody can tell (see `CardSettlementResult.unknown`). The operator checks them against the
+    /// provider's settlement; a reader's net charge lies between the books' card money and that
+    /// plus these.
+    public private(set) var cardPossiblyCharged: [CardReader: SalesFigure] = [:]
     /// Items that left on free-vend cards and test media: no sale.
     public private(set) var freeCardVends = 0
     /// Money handed back other than change: coin return and failed vends, by hand or by device.
@@ -140,7 +145,6 @@ public struct Ledger: Hashable, Sendable, Codable {
         testPayouts = .zero(currency)
         unknownTestPayouts = .zero(currency)
         manuallyDispensed = .zero(currency)
-        cardRefundsLost = .zero(currency)
     }
 
     /// Books written before bills, payout devices and fill mode existed decode with those at zero.
@@ -167,7 +171,13 @@ public struct Ledger: Hashable, Sendable, Codable {
         unknownTestPayouts = try container.decodeIfPresent(Money.self, forKey: .unknownTestPayouts) ?? zero
         manuallyDispensed = try container.decodeIfPresent(Money.self, forKey: .manuallyDispensed) ?? zero
         cardSales = try container.decodeIfPresent([CardReader: SalesFigure].self, forKey: .cardSales) ?? [:]
-        cardRefundsLost = try container.decodeIfPresent(Money.self, forKey: .cardRefundsLost) ?? zero
+        if let byReader = try? container.decodeIfPresent([CardReader: SalesFigure].self, forKey: .cardRefundsLost) {
+            cardRefundsLost = byReader
+        } else if let total = try container.decodeIfPresent(Money.self, forKey: .cardRefundsLost), !total.isZero {
+            // Books from before readers were kept apart: one total, and only reader #1 existed then.
+            cardRefundsLost = [.first: SalesFigure(count: 1, amount: total)]
+        }
+        cardPossiblyCharged = try container.decodeIfPresent([CardReader: SalesFigure].self, forKey: .cardPossiblyCharged) ?? [:]
         freeCardVends = try container.decodeIfPresent(Int.self, forKey: .freeCardVends) ?? 0
         discarded = try container.decodeIfPresent([ProductID: SalesFigure].self, forKey: .discarded) ?? [:]
     }
@@ -244,7 +254,18 @@ public struct Ledger: Hashable, Sendable, Codable {
         return total
     }
 
-    mutating func recordCardRefundLost(_ amount: Money) { cardRefundsLost += amount }
+    mutating func recordCardRefundLost(_ amount: Money, on reader: CardReader) {
+        cardRefundsLost[reader, default: .zero(amount.currency)].add(amount)
+    }
+
+    mutating func recordCardPossiblyCharged(_ amount: Money, on reader: CardReader) {
+        cardPossiblyCharged[reader, default: .zero(amount.currency)].add(amount)
+    }
+
+    /// What the books say `reader` charged: its sales and the refunds it could not make.
+    public func cardMoney(of reader: CardReader, currency: Currency) -> Money {
+        (cardSales[reader]?.amount ?? .zero(currency)) + (cardRefundsLost[reader]?.amount ?? .zero(currency))
+    }
 
     mutating func recordFailedVend() { failedVends += 1 }
     mutating func recordUnknownOutcome() { unknownOutcomes += 1 }

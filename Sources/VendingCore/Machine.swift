@@ -185,8 +185,13 @@ public struct Machine: Hashable, Sendable, Codable {
         case .cardSessionBegan(let reader, let funds, let media): beginCardSession(reader, funds: funds, media: media, into: &effects)
         case .cardSessionEnded(let reader): endCardSession(of: reader, into: &effects)
         case .cardVendApproved(let vend, let amount): approveCardVend(vend, amount: amount, at: now, into: &effects)
-        case .cardVendDenied(let vend): denyCardVend(vend, into: &effects)
-        case .cardVendSettled(let vend, let refundLost): recordSettlement(of: vend, refundLost: refundLost, into: &effects)
+        case .cardVendDenied(let vend): denyCardVend(vend, byReader: true, into: &effects)
+        case .cardVendNotSent(let vend): denyCardVend(vend, byReader: false, into: &effects)
+        case .cardVendUnresolved(let vend): leaveCardVendUnresolved(vend, into: &effects)
+        case .cardSettlementAnswered(let vend, let result): recordSettlement(of: vend, result, into: &effects)
+        case .cardVendSettled(let vend, let refundLost):
+            let amount = cardSettlements.first { $0.vend == vend }?.amount ?? .zero(setup.currency)
+            recordSettlement(of: vend, refundLost ? .refundLost(amount) : .asAsked, into: &effects)
         case .auditRead(let totals): recordAuditRead(totals, into: &effects)
         case .healthTripped(let trip): lockZone(trip, at: now, into: &effects)
         case .healthServiced(let zone, let technician): serviceZone(zone, by: technician, at: now, into: &effects)
@@ -518,12 +523,12 @@ public struct Machine: Hashable, Sendable, Codable {
         effects.emit(.cardVendApproved(id, reader: card.reader, amount: charged))
     }
 
-    private mutating func denyCardVend(_ id: VendID, into effects: inout Effects) {
+    private mutating func denyCardVend(_ id: VendID, byReader: Bool, into effects: inout Effects) {
         guard let vend = pendingVend, vend.id == id, let card = vend.card, card.approved == nil else {
             return effects.reject(.staleVendOutcome(id))
         }
         pendingVend = nil
-        effects.emit(.cardVendDenied(id, reader: card.reader, slot: vend.slot))
+        effects.emit(.cardVendDenied(id, reader: card.reader, slot: vend.slot, byReader: byReader))
     }
 
     /// The outcome decides what the reader is told: SUCCESS when the item came out (or is
@@ -532,7 +537,7 @@ public struct Machine: Hashable, Sendable, Codable {
     private mutating func resolveCardVend(_ vend: PendingVend, _ card: CardVend, outcome: VendOutcome, at now: Instant, into effects: inout Effects) {
         guard let charged = card.approved else {
             effects.command(.cancelCardVend(card.reader, vend.id))
-            effects.emit(.vendFailed(vend.id, slot: vend.slot, product: vend.product, outcome: outcome, creditRestored: .zero(setup.currency)))
+            effects.emit(.vendFailed(vend.id, slot: vend.slot, product: vend.product, outcome: outcome, creditRestored: nil))
             return settle(vend, card, success: false, amount: .zero(setup.currency), into: &effects)
         }
         let confirmation: SaleConfirmation?
@@ -550,23 +555,47 @@ public struct Machine: Hashable, Sendable, Codable {
             let payment: Payment = card.media == .normal ? .card(card.reader) : .freeCard(card.reader)
             completeSale(vend, confirmation: confirmation, payment: payment, at: now, into: &effects)
         } else {
-            effects.emit(.vendFailed(vend.id, slot: vend.slot, product: vend.product, outcome: outcome, creditRestored: .zero(setup.currency)))
+            effects.emit(.vendFailed(vend.id, slot: vend.slot, product: vend.product, outcome: outcome, creditRestored: nil))
         }
         settle(vend, card, success: confirmation != nil, amount: charged, into: &effects)
     }
 
     private mutating func settle(_ vend: PendingVend, _ card: CardVend, success: Bool, amount: Money, into effects: inout Effects) {
-        let settlement = CardSettlement(vend: vend.id, reader: card.reader, slot: vend.slot, success: success, amount: amount)
+        let settlement = CardSettlement(
+            vend: vend.id, reader: card.reader, slot: vend.slot, success: success, amount: amount, requested: vend.price)
         cardSettlements.append(settlement)
         effects.command(.settleCardVend(settlement))
     }
 
-    private mutating func recordSettlement(of id: VendID, refundLost: Bool, into effects: inout Effects) {
+    /// A sale stays a sale whatever the reader made of SUCCESS (a reset, silence: it charged).
+    /// A vend that dispensed nothing is booked as the reader left it: refunded, its refund lost,
+    /// or possibly charged.
+    private mutating func recordSettlement(of id: VendID, _ result: CardSettlementResult, into effects: inout Effects) {
         guard let index = cardSettlements.firstIndex(where: { $0.vend == id }) else { return effects.reject(.staleVendOutcome(id)) }
         let settlement = cardSettlements.remove(at: index)
-        let lost = refundLost && !settlement.success && !settlement.amount.isZero
-        if lost { ledger.recordCardRefundLost(settlement.amount) }
-        effects.emit(.cardVendSettled(settlement, refundLost: lost))
+        let booked: CardSettlementResult
+        switch result {
+        case .refundLost(let amount) where !settlement.success && !amount.isZero && amount.currency == setup.currency:
+            ledger.recordCardRefundLost(amount, on: settlement.reader)
+            booked = result
+        case .unknown(let amount) where !settlement.success && !amount.isZero && amount.currency == setup.currency:
+            ledger.recordCardPossiblyCharged(amount, on: settlement.reader)
+            booked = result
+        default:
+            booked = .asAsked
+        }
+        effects.emit(.cardVendSettled(settlement, booked))
+    }
+
+    /// The reader was reset or lost while the vend awaited its approval: nothing dispensed, and
+    /// the price it was asked for is booked as possibly charged.
+    private mutating func leaveCardVendUnresolved(_ id: VendID, into effects: inout Effects) {
+        guard let vend = pendingVend, vend.id == id, let card = vend.card, card.approved == nil else {
+            return effects.reject(.staleVendOutcome(id))
+        }
+        pendingVend = nil
+        ledger.recordCardPossiblyCharged(vend.price, on: card.reader)
+        effects.emit(.cardVendUnresolved(id, reader: card.reader, slot: vend.slot, amount: vend.price))
     }
 
     /// A card presented while cash credit or another session is open is refused: its session is

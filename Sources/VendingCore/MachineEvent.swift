@@ -7,8 +7,9 @@ public enum MachineEvent: Hashable, Sendable, Codable {
     case creditChanged(from: Money, to: Money)
     case vendStarted(VendID, slot: SlotID, product: ProductID, price: Money)
     case vendCompleted(Sale)
-    /// The vend did not happen; `creditRestored` went back to credit (zero if paid out).
-    case vendFailed(VendID, slot: SlotID, product: ProductID, outcome: VendOutcome, creditRestored: Money)
+    /// The vend did not happen; `creditRestored` went back to credit (zero if paid out; nil for a
+    /// card vend, whose reader is told instead).
+    case vendFailed(VendID, slot: SlotID, product: ProductID, outcome: VendOutcome, creditRestored: Money?)
     case stockChanged(slot: SlotID, product: ProductID, from: Int, to: Int, reason: StockChangeReason)
     /// Paid by hand (payout policy `manual`).
     case paidOut(Money)
@@ -36,10 +37,13 @@ public enum MachineEvent: Hashable, Sendable, Codable {
     /// A card vend waits for the reader's approval; nothing is dispensed before it.
     case cardVendRequested(VendID, reader: CardReader, slot: SlotID, product: ProductID, price: Money)
     case cardVendApproved(VendID, reader: CardReader, amount: Money)
-    case cardVendDenied(VendID, reader: CardReader, slot: SlotID)
-    /// The reader was told the outcome and acknowledged it. `refundLost`: the card stays charged
-    /// for an item that did not come out (the reader could not refund it).
-    case cardVendSettled(CardSettlement, refundLost: Bool)
+    /// Nothing charged, nothing dispensed: VEND DENIED (`byReader`), or the request never sent.
+    case cardVendDenied(VendID, reader: CardReader, slot: SlotID, byReader: Bool)
+    /// The reader was reset or lost while the vend awaited its approval: the card may have been
+    /// charged `amount`, nothing was dispensed (booked as possibly charged).
+    case cardVendUnresolved(VendID, reader: CardReader, slot: SlotID, amount: Money)
+    /// The reader was told the outcome; `result` is what it did with it.
+    case cardVendSettled(CardSettlement, CardSettlementResult)
     case cardAcceptanceChanged(Bool)
     /// A zone's health lock latched: its perishable slots sell nothing until serviced.
     case healthLocked(HealthLock)

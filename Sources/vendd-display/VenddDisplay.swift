@@ -39,7 +39,8 @@ struct VenddDisplay: ParsableCommand {
         signal(SIGTERM) { _ in _exit(0) }
         signal(SIGPIPE, SIG_IGN)
 
-        let follower = MachineFollower(socketPath: socket ?? settings.control.socketPath, currency: settings.machine.currency)
+        let follower = MachineFollower(
+            socketPath: socket ?? settings.control.socketPath, currency: settings.machine.currency, log: { say($0) })
         if let lcd = settings.display.lcd { try startLCD(lcd, config: settings, follower: follower) }
         follower.start()
 

@@ -175,6 +175,10 @@ import Testing
         #expect(try poll() == [.vendApproved(amount: 150)])
         #expect(send(.vendSuccess(item: 4)) == .ack)
         #expect(reader.charged == [150] && reader.refunded.isEmpty)
+        // Always idle: the vend ends in Session Idle; the VMC closes it (MDB 4.2 §7.4.4, examples #11, #13).
+        #expect(reader.state == .sessionIdle)
+        #expect(send(.sessionComplete) == .ack)
+        #expect(try poll() == [.endSession])
         #expect(reader.state == .enabled)
     }
 

@@ -43,6 +43,11 @@ import VendingCore
         #expect(config.mdb?.cashless.map(\.reader) == [.first])
         // One drop sensor across the chute, shared by every slot.
         #expect(Set(config.slots.compactMap { $0.dropSensor?.input.line }) == [.offset(18)])
+        // check-config names every MDB device, the card reader too, and the currency they must report.
+        #expect(
+            config.summary.contains(
+                "\nmdb       changer (4 coin types), bill validator (4 bill types, escrow on), cashless #1 (selection first when it offers it, session time-out 60 s) on /dev/serial/by-id/usb-Qibixx_MDB-USB-if00, poll 150 ms, devices must report ISO 4217 410\n"
+            ), "\(config.summary)")
     }
 
     /// `check-config --print` output is itself a valid file describing the same machine.

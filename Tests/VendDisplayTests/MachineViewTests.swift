@@ -11,7 +11,7 @@ import VendingCore
 
     static func status(
         credit: String, state: String = "in-service", serviceKey: Bool = false, vend: String? = nil,
-        exactChangeOnly: Bool? = nil, slots: [StatusReport.Slot]? = nil
+        exactChangeOnly: Bool? = nil, slots: [StatusReport.Slot]? = nil, changePaid: String = "0", refunds: String = "0"
     ) -> StatusReport {
         func slot(_ id: String, _ product: String, _ name: String, _ price: String, _ available: Int) -> StatusReport.Slot {
             StatusReport.Slot(
@@ -22,7 +22,8 @@ import VendingCore
             machine: "Test", state: state, stateReason: state == "in-service" ? nil : "why", currency: "KRW", credit: credit,
             creditText: credit, acceptingCoins: true, vendInProgress: vend, simulated: true, coinAcceptor: "sim", gpio: "sim",
             slots: slots ?? [slot("A1", "banana-milk", "Banana Milk", "1200", 8), slot("B4", "hot-latte", "Hot Café Latte", "1500", 0)],
-            books: .init(coinsIn: "0", sales: "0", refunds: "0", itemsSold: 0, failedVends: 0, unknownOutcomes: 0),
+            books: .init(
+                coinsIn: "0", sales: "0", refunds: refunds, itemsSold: 0, failedVends: 0, unknownOutcomes: 0, changePaid: changePaid),
             serviceKey: serviceKey, exactChangeOnly: exactChangeOnly)
     }
 
@@ -113,7 +114,7 @@ import VendingCore
         told.post(short, at: 1_000)
         #expect(MachineView(told, style: Self.style()).message.text == "Banana Milk: insert 300원 more")
         told.post(soldOut, at: 1_000)
-        #expect(MachineView(told, style: Self.style(.ko)).message.text == "Hot Café Latte은(는) 품절입니다. 다른 상품을 골라 주세요")
+        #expect(MachineView(told, style: Self.style(.ko)).message.text == "Hot Café Latte: 품절입니다. 다른 상품을 골라 주세요")
         // The LCD names it by its short name.
         #expect(MachineView(told, style: Self.style(ascii: true)).message.text == "Hot Cafe Latte is sold out: choose another product")
         told.tick(at: 1_000 + FollowedMachine.noticeMilliseconds)
@@ -158,6 +159,20 @@ import VendingCore
         #expect(MachineView(machine, style: Self.style()).message.text == "Choose a product")
     }
 
+    /// A card vend that drops nothing keeps no credit: the reader refunds the card, and the page
+    /// says that, not "your credit of 0원 is kept".
+    @Test func aCardVendsJamSaysTheCardIsRefunded() {
+        var machine = Self.machine(Self.status(credit: "0"))
+        machine.observe(kind: "card-vend", at: 4_000)
+        machine.observe(kind: "vend-failed", at: 5_000)
+        #expect(
+            MachineView(machine, style: Self.style()).message
+                == .init(text: "Item stuck: nothing dropped. Your card payment is refunded", tone: .error))
+        machine.observe(kind: "vend-started", at: 6_000)
+        machine.observe(kind: "vend-failed", at: 7_000)
+        #expect(MachineView(machine, style: Self.style()).message.text.hasPrefix("Item stuck: nothing dropped. Your credit of"))
+    }
+
     @Test func theBoughtStripIsThisCustomersUntilTheyLeave() {
         var machine = Self.machine(Self.status(credit: "0"))
         let sale = HistoryReport.Sale(
@@ -189,5 +204,56 @@ import VendingCore
             ])
         let away = MachineView(Self.machine(nil), style: Self.style(ascii: true))
         #expect(LCDFrame.rows(away, columns: 16, rows: 2, step: 0) == ["Out of order", "Sorry: please tr"])
+    }
+
+    /// What the payout devices paid, from vendd's books between two statuses: change with the
+    /// item, change alone, or money paid back.
+    @Test func paidChangeAndRefundsAreTold() {
+        func at(_ credit: String, change: String, refunds: String = "0") -> StatusReport {
+            Self.status(credit: credit, changePaid: change, refunds: refunds)
+        }
+        var machine = Self.machine(at("1500", change: "0"))
+        let sale = HistoryReport.Sale(
+            vend: 3, at: 1_000, slot: "A1", product: "banana-milk", productName: "Banana Milk",
+            price: "1200", priceText: "1,200원", confirmation: "drop-sensor")
+        machine.sold(sale, at: 1_000)
+        machine.update(status: at("0", change: "300"), sales: nil, currency: Self.won, at: 1_100)
+        #expect(MachineView(machine, style: Self.style()).message == .init(text: "Take your Banana Milk and your change: 300원", tone: .good))
+        #expect(MachineView(machine, style: Self.style(.ko)).message.text == "Banana Milk: 상품과 거스름돈 300원을 꺼내 주세요")
+
+        // Paid later than the item's notice went: the change alone.
+        machine.tick(at: 1_100 + FollowedMachine.noticeMilliseconds)
+        machine.update(status: at("0", change: "800"), sales: nil, currency: Self.won, at: 20_000)
+        #expect(MachineView(machine, style: Self.style(.ko)).message.text == "거스름돈 500원을 드립니다")
+
+        machine.update(status: at("0", change: "800", refunds: "1000"), sales: nil, currency: Self.won, at: 21_000)
+        #expect(MachineView(machine, style: Self.style(.ko)).message.text == "1,000원을 돌려드립니다")
+
+        // Nothing paid, or vendd lost in between: nothing told.
+        machine.tick(at: 40_000)
+        machine.update(status: at("0", change: "800", refunds: "1000"), sales: nil, currency: Self.won, at: 40_000)
+        machine.update(status: nil, sales: nil, currency: Self.won, at: 40_100)
+        machine.update(status: at("0", change: "900", refunds: "1000"), sales: nil, currency: Self.won, at: 40_200)
+        #expect(MachineView(machine, style: Self.style()).message.text == "Insert money")
+    }
+
+    /// The technician's pie chart: the page draws the legend, numbered and coloured as the slices.
+    @Test func theSalesLegendMatchesThePie() {
+        var machine = Self.machine(Self.status(credit: "0", state: "service-mode", serviceKey: true))
+        machine.sales = SalesReport(
+            machine: "Test", currency: "KRW", minorDigits: 0, since: nil, incomplete: false,
+            products: [
+                .init(product: "cola", name: "Cola", sold: .init(count: 3, amount: "4500", amountText: "4,500원")),
+                .init(product: "tea", name: "Barley Tea", sold: .init(count: 0, amount: "0", amountText: "0원")),
+                .init(product: "milk", name: "Banana Milk", sold: .init(count: 1, amount: "1200", amountText: "1,200원")),
+            ], slots: [], total: .init(count: 4, amount: "5700", amountText: "5,700원"), coinsIn: "0", coinsInText: "0원")
+        let legend = MachineView(machine, style: Self.style()).salesLegend
+        #expect(legend?.map(\.label) == ["Cola", "Banana Milk"], "a product that sold nothing has no slice")
+        #expect(legend?.map(\.share) == ["75.0%", "25.0%"])
+        #expect(legend?.map(\.detail) == ["3 · 4,500원", "1 · 1,200원"])
+        #expect(legend?.first?.color == "#4e79a7")
+        let svg = MachineView.salesChart(machine.sales!, texts: DisplayTexts(.en)).svgWithoutLegend
+        #expect(svg.contains("fill='#4e79a7'") && svg.contains("fill='#f28e2b'"))
+        #expect(!svg.contains("1. Cola"), "the legend is the page's")
     }
 }

@@ -32,8 +32,15 @@ final class CardRig: @unchecked Sendable {
     private var eventsSeen = 0
     private(set) var rejections: [Rejection] = []
 
-    init(readers: [SimulatedCashlessReader], selectionFirst: Bool = true, unknown: UnknownOutcomePolicy = .assumeDispensed) {
+    /// mdb.currency_code, if the rig's file had one.
+    let currencyNumeric: Int?
+
+    init(
+        readers: [SimulatedCashlessReader], selectionFirst: Bool = true, unknown: UnknownOutcomePolicy = .assumeDispensed,
+        currencyNumeric: Int? = nil
+    ) {
         self.readers = readers
+        self.currencyNumeric = currencyNumeric
         transport = LoopbackTransport(bus: SimulatedBus(readers))
         settings = readers.map {
             MDBCashlessSettings(
@@ -66,7 +73,9 @@ final class CardRig: @unchecked Sendable {
         }
         for mailbox in mailboxes { mailbox.accepting = machine.acceptsCards }
         let drivers = zip(settings, mailboxes).map { setting, mailbox in
-            MDBCashlessReader(settings: setting, currency: Self.won, mailbox: mailbox, emit: log.record, wantsAcceptance: { true })
+            MDBCashlessReader(
+                settings: setting, currency: Self.won, currencyNumeric: currencyNumeric, mailbox: mailbox, emit: log.record, wantsAcceptance: { true }
+            )
         }
         master = MDBMaster(transport: transport, drivers: drivers, timekeeper: clock, pollInterval: MDBRig.pollInterval, emit: log.record)
     }
@@ -78,8 +87,10 @@ final class CardRig: @unchecked Sendable {
 
     /// vendd stops (SIGKILL: nothing more is said to the readers) and starts again.
     func restart() throws {
-        // A relay's outcome not yet journaled is lost with the process.
+        // A relay's outcome not yet journaled is lost with the process, and so is every report
+        // its drivers made that the machine had not applied (an approval the interface ACKed).
         outcomes.removeAll()
+        eventsSeen = log.events.count
         // What `resolveInterruptedVend` does at start.
         if let vend = machine.pendingVend { apply(.vendEnded(vend.id, .unknown)) }
         machine = machineWithoutReadiness()
@@ -155,6 +166,16 @@ final class CardRig: @unchecked Sendable {
 
     /// What the machine's books say cards paid: card sales plus refunds the readers could not make.
     var booksCardMoney: Int64 {
-        machine.ledger.cardSales.values.reduce(0) { $0 + $1.amount.minorUnits } + machine.ledger.cardRefundsLost.minorUnits
+        machine.ledger.cardSales.values.reduce(0) { $0 + $1.amount.minorUnits }
+            + machine.ledger.cardRefundsLost.values.reduce(0) { $0 + $1.amount.minorUnits }
+    }
+
+    /// What the books hold as possibly charged: vends that dispensed nothing, whose reader may
+    /// have charged them (nobody can tell).
+    var booksPossiblyCharged: Int64 { machine.ledger.cardPossiblyCharged.values.reduce(0) { $0 + $1.amount.minorUnits } }
+
+    /// The rule card money keeps: books ≤ readers ≤ books + possibly charged.
+    var readersWithinBooks: Bool {
+        booksCardMoney <= readersNetCharged && readersNetCharged <= booksCardMoney + booksPossiblyCharged
     }
 }

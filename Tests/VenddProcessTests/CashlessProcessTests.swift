@@ -95,4 +95,80 @@ import VenddTestSupport
         #expect(status.books.cardSales == nil && status.books.unknownOutcomes == 1)
         #expect(try rig.daemon.stop() == 0)
     }
+
+    // MARK: - Card money as the reader keeps it
+
+    /// vendd dies while the approval is awaited; the reader approves at that instant (the
+    /// interface ACKs it, nobody journals it) and resets with the power: a sale to the reader.
+    /// At the restart vendd cannot know: the price is booked possibly charged, and shown.
+    @Test func aCutInTheApprovalWindowIsBookedPossiblyCharged() throws {
+        let rig = try Rig()
+        defer { rig.tearDown() }
+        try rig.startSelling()
+        rig.simulator.with { _ in rig.reader.faults.approvalPolls = 100_000 }
+        try rig.daemon.send(.simPress(slot: "A1"))
+        try rig.daemon.waitForLog("waiting for the approval")
+        #expect(rig.simulator.wait { _ in rig.reader.state == .vend }, "the VEND REQUEST reached the reader")
+        rig.daemon.signal(SIGKILL)
+        _ = try rig.daemon.waitForExit()
+        rig.simulator.with { _ in
+            rig.reader.approveUnheard()
+            rig.reader.resetItself()
+        }
+        try rig.daemon.start()
+        let status = try rig.daemon.waitUntil("the vend settled at start") { $0.books.cardPossiblyCharged?["cashless1"] == "1200" }
+        #expect(rig.netCharged == 1_200, "the reader counted a sale")
+        #expect(status.books.cardSales?["cashless1"] == nil, "nothing dropped, no sale")
+        #expect(status.cardMoneyToCheck?.first?.contains("possibly charged") == true)
+        let text = try rig.daemon.vendctl("status").output
+        #expect(text.contains("card     CHECK cashless #1: 1,200원 possibly charged for 1 vend(s)"), "\(text)")
+        try rig.daemon.waitForLog("may have charged 1,200원")
+        #expect(try rig.daemon.stop() == 0)
+    }
+
+    /// Killed while the approval is awaited; at the restart the reader approves as it is
+    /// cancelled, and its refund fails (MALFUNCTION C0): the refund lost is booked, said at crit.
+    @Test func aRefundFailingAfterARestartIsBooked() throws {
+        let rig = try Rig()
+        defer { rig.tearDown() }
+        try rig.startSelling()
+        rig.simulator.with { _ in rig.reader.faults.approvalPolls = 100_000 }
+        try rig.daemon.send(.simPress(slot: "A1"))
+        try rig.daemon.waitForLog("waiting for the approval")
+        #expect(rig.simulator.wait { _ in rig.reader.state == .vend }, "the VEND REQUEST reached the reader")
+        rig.daemon.signal(SIGKILL)
+        _ = try rig.daemon.waitForExit()
+        rig.simulator.with { _ in
+            rig.reader.faults.approveOnCancel = true
+            rig.reader.faults.refundFails = true
+        }
+        try rig.daemon.start()
+        let status = try rig.daemon.waitUntil("the refund lost booked") { $0.books.cardRefundsLost == "1200" }
+        #expect(status.books.cardRefundsLostByReader == ["cashless1": "1200"])
+        #expect(rig.netCharged == 1_200)
+        try rig.daemon.waitForLog("could not refund it")
+        #expect(!rig.daemon.log.contains("the card is refunded 0"), "no refund claimed")
+        #expect(try rig.daemon.stop() == 0)
+    }
+
+    /// Two selection-first customers, a denial between, then a card tapped: each session closed
+    /// (SESSION COMPLETE, END SESSION), nothing out of sequence, no reset.
+    @Test func selectionFirstSessionsAreClosedForTheNextCustomer() throws {
+        let rig = try Rig()
+        defer { rig.tearDown() }
+        try rig.startSelling()
+        try rig.daemon.send(.simPress(slot: "A1"))
+        _ = try rig.daemon.waitUntil("the first sale") { $0.books.cardSales?["cashless1"] == "1200" }
+        #expect(rig.simulator.wait { _ in rig.reader.state == .enabled })
+        rig.simulator.with { _ in rig.reader.faults.deny = true }
+        try rig.daemon.send(.simPress(slot: "A1"))
+        try rig.daemon.waitForLog("denied by cashless #1")
+        #expect(rig.simulator.wait { _ in rig.reader.state == .enabled })
+        rig.simulator.with { _ in rig.reader.presentCard(funds: 300) }
+        _ = try rig.daemon.waitUntil("the card session") { $0.cardSession != nil }
+        try rig.daemon.send(.simPress(slot: "A2"))
+        _ = try rig.daemon.waitUntil("the second sale") { $0.books.cardSales?["cashless1"] == "2400" }
+        #expect(!rig.daemon.log.contains("OUT OF SEQUENCE"), "\(rig.daemon.log)")
+        #expect(try rig.daemon.stop() == 0)
+    }
 }

@@ -28,7 +28,8 @@ import VendingCore
         #expect(Self.commands(approved) == [.energiseRelay("A1", vend)], "the relay moves only on the approval")
 
         let ended = rig.apply(.vendEnded(vend, .dropped))
-        let settlement = CardSettlement(vend: vend, reader: Self.reader, slot: "A1", success: true, amount: Fixtures.won(1_100))
+        let settlement = CardSettlement(
+            vend: vend, reader: Self.reader, slot: "A1", success: true, amount: Fixtures.won(1_100), requested: Fixtures.won(1_200))
         #expect(Self.commands(ended).contains(.settleCardVend(settlement)))
         #expect(rig.machine.cardSettlements == [settlement], "kept until the reader acknowledges")
         #expect(rig.machine.ledger.cardSales[Self.reader]?.amount == Fixtures.won(1_100), "the sale is what the card was charged")
@@ -36,7 +37,7 @@ import VendingCore
         #expect(rig.machine.ledger.history.last?.payment == .card(Self.reader))
         #expect(rig.machine.integrityProblems.isEmpty)
 
-        rig.apply(.cardVendSettled(vend, refundLost: false))
+        rig.apply(.cardSettlementAnswered(vend, .asAsked))
         #expect(rig.machine.cardSettlements.isEmpty)
         #expect(rig.machine.acceptsCoins)
     }
@@ -52,8 +53,38 @@ import VendingCore
         #expect(rig.machine.ledger.cardSales.isEmpty && rig.machine.ledger.failedVends == 1)
         #expect(rig.machine.available(in: "A2") == 10, "the item is still there")
 
-        rig.apply(.cardVendSettled(vend, refundLost: true))
-        #expect(rig.machine.ledger.cardRefundsLost == Fixtures.won(1_500), "a refund the reader could not make is booked for the operator")
+        rig.apply(.cardSettlementAnswered(vend, .refundLost(Fixtures.won(1_500))))
+        #expect(
+            rig.machine.ledger.cardRefundsLost[Self.reader]?.amount == Fixtures.won(1_500),
+            "a refund the reader could not make is booked for the operator")
+    }
+
+    /// Journals written before `cardSettlementAnswered` hold `cardVendSettled(refundLost:)`: a
+    /// refund lost of the settlement's amount, as it was booked then.
+    @Test func aSettlementJournaledByAnOlderVenddIsBookedAsThen() throws {
+        var rig = Self.rig()
+        rig.select("A2")
+        let vend = try #require(rig.pendingVend)
+        rig.apply(.cardVendApproved(vend, amount: nil))
+        rig.apply(.vendEnded(vend, .notDropped))
+        let journaled = Data(#"{"cardVendSettled":{"_0":\#(vend.rawValue),"refundLost":true}}"#.utf8)
+        rig.apply(try JSONDecoder().decode(Input.self, from: journaled))
+        #expect(rig.machine.ledger.cardRefundsLost[Self.reader]?.amount == Fixtures.won(1_500))
+        #expect(rig.machine.cardSettlements.isEmpty)
+    }
+
+    /// Old books kept one total of refunds lost (reader #1 was the only one then).
+    @Test func booksWithOneRefundsLostTotalDecode() throws {
+        var rig = Self.rig()
+        rig.select("A2")
+        let vend = try #require(rig.pendingVend)
+        rig.apply(.cardVendApproved(vend, amount: nil))
+        rig.apply(.vendEnded(vend, .notDropped))
+        rig.apply(.cardSettlementAnswered(vend, .refundLost(Fixtures.won(1_500))))
+        var books = try #require(JSONSerialization.jsonObject(with: JSONEncoder().encode(rig.machine.ledger)) as? [String: Any])
+        books["cardRefundsLost"] = try JSONSerialization.jsonObject(with: JSONEncoder().encode(Fixtures.won(1_500)), options: .fragmentsAllowed)
+        let old = try JSONDecoder().decode(Ledger.self, from: JSONSerialization.data(withJSONObject: books))
+        #expect(old.cardRefundsLost[.first]?.amount == Fixtures.won(1_500))
     }
 
     @Test func unknownOutcomeFollowsThePolicy() {
@@ -87,9 +118,27 @@ import VendingCore
         let effects = rig.apply(.tick)
         #expect(Self.commands(effects).contains(.cancelCardVend(Self.reader, vend)))
         #expect(
-            rig.machine.cardSettlements == [CardSettlement(vend: vend, reader: Self.reader, slot: "A1", success: false, amount: .zero(Fixtures.won))])
-        rig.apply(.cardVendSettled(vend, refundLost: true))
-        #expect(rig.machine.ledger.cardRefundsLost.isZero, "nothing was charged as far as the machine knows")
+            rig.machine.cardSettlements == [
+                CardSettlement(
+                    vend: vend, reader: Self.reader, slot: "A1", success: false, amount: .zero(Fixtures.won), requested: Fixtures.won(1_200))
+            ])
+        // The reader reset meanwhile: it may have approved before (the interface ACKs an approval
+        // before vendd can journal it). Booked as possibly charged, never as "nothing charged".
+        rig.apply(.cardSettlementAnswered(vend, .unknown(Fixtures.won(1_200))))
+        #expect(rig.machine.ledger.cardRefundsLost.isEmpty)
+        #expect(rig.machine.ledger.cardPossiblyCharged[Self.reader]?.amount == Fixtures.won(1_200))
+        #expect(rig.machine.ledger.cardSales.isEmpty && rig.machine.available(in: "A1") == 8, "nothing sold, nothing dispensed")
+    }
+
+    @Test func aVendWhoseReaderResetBeforeAnsweringIsPossiblyCharged() throws {
+        var rig = Self.rig()
+        rig.select("A1")
+        let vend = try #require(rig.pendingVend)
+        let effects = rig.apply(.cardVendUnresolved(vend))
+        #expect(effects.events.contains(.cardVendUnresolved(vend, reader: Self.reader, slot: "A1", amount: Fixtures.won(1_200))))
+        #expect(rig.machine.pendingVend == nil && rig.machine.cardSettlements.isEmpty)
+        #expect(rig.machine.ledger.cardPossiblyCharged[Self.reader] != nil)
+        #expect(rig.machine.integrityProblems.isEmpty)
     }
 
     @Test func cardFirstSessionPaysWithinItsFunds() {

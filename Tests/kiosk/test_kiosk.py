@@ -118,6 +118,59 @@ def browser():
     return webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
 
 
+# Where a line of the page's text wraps between two characters of one word ("없습 / 니다",
+# "1,800 / 원"): the text nodes under `selector`, character by character, and the places where the
+# next character starts a new line without a space on either side.
+BROKEN_WORDS_JS = r"""
+const broken = [];
+for (const root of document.querySelectorAll(arguments[0])) {
+  if (root.getClientRects().length === 0) continue;  // not displayed
+  const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+  let previous = null;
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    const text = node.textContent;
+    for (let i = 0; i < text.length; i++) {
+      const range = document.createRange();
+      range.setStart(node, i);
+      range.setEnd(node, i + 1);
+      const rect = range.getClientRects()[0];
+      if (!rect) { if (previous && /\s/.test(text[i])) previous.c = text[i]; continue; }  // a collapsed space
+      const c = text[i];
+      if (previous && rect.top > previous.top + previous.height / 2 && !/\s/.test(c) && !/[\s\-\u2013\u2014\/]/.test(previous.c)) {
+        broken.push(text.slice(Math.max(0, i - 4), i) + '|' + text.slice(i, i + 3));
+      }
+      previous = {c: c, top: rect.top, height: rect.height};
+    }
+  }
+}
+return broken;
+"""
+
+
+def words_broken(driver, selectors):
+    """Words wrapped in the middle, in the elements `selectors` (CSS) names."""
+    return driver.execute_script(BROKEN_WORDS_JS, selectors)
+
+
+def covered_names(driver):
+    """The product names a badge (or anything else) hides: what is drawn at points across each
+    card's name is not the name."""
+    return driver.execute_script("""
+      const hidden = [];
+      for (const card of document.querySelectorAll('#grid .card')) {
+        const name = card.querySelector('.name');
+        const r = name.getBoundingClientRect();
+        for (const x of [r.left + 4, (r.left + r.right) / 2, r.right - 4]) {
+          for (const y of [r.top + 4, (r.top + r.bottom) / 2, r.bottom - 4]) {
+            const top = document.elementFromPoint(x, y);
+            if (top !== name && !name.contains(top)) { hidden.push(card.dataset.slot + ': ' + name.textContent); }
+          }
+        }
+      }
+      return [...new Set(hidden)];
+    """)
+
+
 def main():
     os.makedirs(EXAMPLES, exist_ok=True)
     work = tempfile.mkdtemp(prefix="vendd-kiosk-")
@@ -161,11 +214,19 @@ def main():
         _, took = wait_for("idle: the page asks for money or a card", lambda: message() == "돈을 넣거나 카드를 대 주세요")
         check(message() == "돈을 넣거나 카드를 대 주세요", f"idle: the page asks for money or a card, {took:.2f} s after the grid")
         shot("idle")
+        with open(os.path.join(work, "display.log")) as log:
+            check(f"following vendd at {machine.socket}" in log.read(), "vendd-display logs that it follows vendd")
+
+        # vendd hangs up a control connection that has said nothing for 60 s. A quiet minute
+        # between two customers once left the page on the old credit for good: wait past it.
+        print("waiting 65 s, past vendd's 60 s idle time for a control connection", flush=True)
+        time.sleep(65)
+        check(machine.display.poll() is None and by_id(By.ID, "credit").text == "0원", "after 65 s of quiet the page still shows 0원")
 
         # A coin: the credit shows within a second, pushed (no polling in the page).
         machine.vendctl("sim", "coin", "500")
         _, took = wait_for("credit 500원", lambda: by_id(By.ID, "credit").text == "500원", timeout=1.0, interval=0.01)
-        check(took < 1.0, f"after `vendctl sim coin 500` the credit shows 500원 within a second ({took * 1000:.0f} ms)")
+        check(took < 1.0, f"after the quiet minute, `vendctl sim coin 500`: the credit shows 500원 within a second ({took * 1000:.0f} ms)")
         check(message() == "500원 더 넣어 주세요", f"with 500원 the page says how much more the cheapest needs ({message()!r})")
         check(card(TOO_DEAR).get_attribute("data-affordable") == "false", "a product the credit does not cover does not stand out")
 
@@ -190,6 +251,7 @@ def main():
         check(len(sales) == before + 1 and sales[-1]["slot"] == CHEAP_ENOUGH,
               f"the sale is in `vendctl history` ({sales[-1]['productName']} from {sales[-1]['slot']}, {sales[-1]['priceText']})")
         wait_for("take your item", lambda: "꺼내 주세요" in message())
+        check("(를)" not in message() and "(는)" not in message(), f"the take-your-item line has no particle placeholder ({message()!r})")
         check(by_id(By.ID, "credit").text == "0원", "the credit is spent")
         shot("take-item")
 
@@ -200,9 +262,13 @@ def main():
         machine.vendctl("sim", "coin", "500")
         machine.vendctl("sim", "coin", "500")
         wait_for("credit 1,500원 again", lambda: by_id(By.ID, "credit").text == "1,500원")
+        check(driver.find_elements(By.CSS_SELECTOR, "#bought .item") == [],
+              "the next customer's coins (the credit was spent) clear the bought strip")
         card(SOLD_OUT).click()
         wait_for("the sold-out explanation", lambda: "품절" in message())
-        check("Hot Café Latte" in message(), f"a tap on the sold-out {SOLD_OUT} says {message()!r}")
+        check("Hot Café Latte" in message() and "(는)" not in message(), f"a tap on the sold-out {SOLD_OUT} says {message()!r}")
+        broken = words_broken(driver, "#message, #grid .card .name, #grid .card .price, #grid .badge, #bought .item")
+        check(broken == [], f"no Korean line breaks inside a word (broken: {broken})")
         check(machine.json("status")["status"]["credit"] == "1500", "the refused tap kept the credit")
         shot("sold-out")
 
@@ -234,6 +300,58 @@ def main():
         check(len(machine.json("history")["history"]["sales"]) == len(sales), f"a declined card sells nothing ({message()!r})")
         shot("card-denied")
 
+        # Change: 2,000원 for the 1,500원 Cola; the changer pays 500원 back, and the page says so.
+        paid_before = int(machine.json("status")["status"]["books"]["changePaid"])
+        for _ in range(4):
+            machine.vendctl("sim", "coin", "500")
+        wait_for("credit 2,000원", lambda: by_id(By.ID, "credit").text == "2,000원")
+        card(CHEAP_ENOUGH).click()
+        wait_for("the change", lambda: "거스름돈 500원" in message(), timeout=10)
+        paid = int(machine.json("status")["status"]["books"]["changePaid"]) - paid_before
+        check(paid == 500, f"a sale with 2,000원 for the 1,500원 Cola says {message()!r} (vendctl status: change paid {paid})")
+        check(by_id(By.ID, "credit").text == "0원", "the change is not credit any more")
+        shot("change")
+
+        # Views drawn on a page of its own (its events closed, so nothing redraws it). English
+        # badges ("Not available", "Out of service") are longer than Korean ones: every product
+        # name must stay visible.
+        status = machine.json("status")["status"]
+        badges = ["Not available", "Out of service", "Sold out"]
+        view = {"mode": "customer", "machine": status["machine"], "creditText": "0원",
+                "message": {"text": "Insert money", "tone": "info"}, "hint": None, "bought": [],
+                "labels": {"credit": "Credit", "hot": "HOT", "coinReturn": "Coin return", "bought": "Bought"},
+                "slots": [{"id": s["id"], "product": s["product"], "name": s["productName"], "shortName": s["productName"],
+                           "priceText": s["priceText"], "picture": f"/pictures/{s['product']}", "soldOut": True,
+                           "badge": badges[i % 3], "hot": s["product"].startswith("hot"), "affordable": False,
+                           "available": 0, "stock": 0, "capacity": s["capacity"]} for i, s in enumerate(status["slots"])]}
+        customer = driver.current_window_handle
+        driver.switch_to.new_window("tab")
+        driver.get(f"http://127.0.0.1:{machine.port}/")
+        wait_for("the second page's grid", lambda: driver.find_elements(By.CSS_SELECTOR, "#grid .card"))
+        driver.execute_script("events.close(); render(arguments[0]);", view)
+        wait_for("the English badges", lambda: driver.find_elements(By.CSS_SELECTOR, "#grid .badge.soldout")[0].text == "Not available")
+        hidden = covered_names(driver)
+        check(hidden == [], f"the English badges hide no product name (hidden: {hidden})")
+        # Korean on a narrower screen, where long lines wrap: between words only ("없습 / 니다" and
+        # "1,800 / 원" were seen on a smaller panel).
+        driver.set_window_size(960, 900)
+        names = ["바나나우유 딸기맛", "제주 감귤 주스", "보리차", "따뜻한 캔커피 라떼", "옥수수수염차 대용량"]
+        korean = dict(view, creditText="1,800원", hint="거스름돈이 부족합니다: 정확한 금액을 넣어 주세요",
+                      message={"text": "상품이 걸려 나오지 않았습니다. 투입 금액 1,800원은 그대로 있습니다", "tone": "error"},
+                      slots=[dict(slot, name=names[i % len(names)], priceText="1,800원", badge=["판매 중지", "품절", "고장"][i % 3])
+                             for i, slot in enumerate(view["slots"])])
+        driver.execute_script("render(arguments[0]);", korean)
+        wait_for("the Korean page", lambda: by_id(By.ID, "message").text.startswith("상품이 걸려"))
+        broken = words_broken(driver, "#message, #hint, #grid .card .name, #grid .card .price, #grid .badge")
+        check(broken == [], f"at 960 px, no Korean line breaks inside a word (broken: {broken})")
+        driver.execute_script("offline();")
+        wait_for("the out-of-order overlay", lambda: by_id(By.ID, "overlay").is_displayed())
+        broken = words_broken(driver, "#overlay .big, #overlay .small")
+        check(broken == [], f"at 960 px, the out-of-order overlay breaks no word (broken: {broken})")
+        driver.set_window_size(1280, 900)
+        driver.close()
+        driver.switch_to.window(customer)
+
         # The technician's screen only with the service key; service mode alone is not enough.
         check(not by_id(By.ID, "technician").is_displayed(), "no technician screen without the service key")
         machine.vendctl("service", "on")
@@ -249,11 +367,23 @@ def main():
         wait_for("the sales pie chart", lambda: driver.execute_script(
             "const p = document.getElementById('pie'); return p.complete && p.naturalWidth > 0 && p.offsetParent !== null"))
         check(True, "the sales pie chart is shown")
+        # Its legend, in type a technician reads at the machine: every product that sold, its
+        # figures and share, nothing cut off.
+        legend = driver.execute_script("""
+          return [...document.querySelectorAll('#legend li')].map((li) => ({
+            text: li.innerText, size: parseFloat(getComputedStyle(li).fontSize),
+            clipped: li.scrollWidth > li.clientWidth + 1, shown: li.offsetParent !== null}));""")
+        sold = [s for s in machine.json("history")["history"]["sales"]]
+        check(legend and all(e["shown"] and e["size"] >= 20 and not e["clipped"] for e in legend)
+              and any("Cola" in e["text"] and "%" in e["text"] for e in legend),
+              f"the pie chart's legend is readable: {[(e['text'].replace(chr(10), ' '), e['size']) for e in legend]} ({len(sold)} sales)")
         driver.find_element(By.CSS_SELECTOR, f'#stock button.restock[data-slot="{SOLD_OUT}"]').click()
         wait_for("restocked", lambda: next(s for s in machine.json("status")["status"]["slots"] if s["id"] == SOLD_OUT)["stock"] > 0)
         wait_for("the stock column follows", lambda: driver.find_element(
             By.CSS_SELECTOR, f'#stock tr[data-slot="{SOLD_OUT}"] .count').text == "6/6")
         check(True, f"the restock button filled {SOLD_OUT} (vendctl status agrees)")
+        broken = words_broken(driver, "#technician h1, #stock td, #legend li")
+        check(broken == [], f"the technician screen breaks no word (broken: {broken})")
         shot("technician")
         machine.vendctl("sim", "key", "off")
         wait_for("back to the customer", lambda: driver.find_element(By.TAG_NAME, "body").get_attribute("data-mode") == "customer")
@@ -267,11 +397,18 @@ def main():
         wait_for("out of order", lambda: by_id(By.ID, "overlay").is_displayed() and "고장" in by_id(By.ID, "overlay").text,
                  timeout=3)
         check(True, "with vendd stopped the page says out of order")
+        broken = words_broken(driver, "#overlay .big, #overlay .small")
+        check(broken == [], f"the out-of-order overlay breaks no word (broken: {broken})")
         shot("out-of-order")
         machine.start_vendd()
         wait_for("back in service", lambda: driver.find_element(By.TAG_NAME, "body").get_attribute("data-mode") == "customer"
                  and by_id(By.ID, "credit").text == "1,500원", timeout=5)
         check(not by_id(By.ID, "overlay").is_displayed(), "the page recovers when vendd returns (credit 1,500원 kept)")
+        with open(os.path.join(work, "display.log")) as log:
+            lines = log.read().splitlines()
+        lost = [line for line in lines if "out of order" in line]
+        check(len(lost) == 1 and any("again" in line for line in lines),
+              f"vendd-display logged the lost connection once and its return: {lost[-1:]} …")
 
         # A hostile local program against the kiosk (scripts/hostile-clients.py --http: idle
         # connections, half requests, garbage, oversized heads and bodies, event streams never

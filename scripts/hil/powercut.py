@@ -48,12 +48,14 @@ the simulators' own records):
   - books balanced: coinsIn = sales + changePaid + refunds + unknownPayouts + credit;
   - no double vend: no relay moves while vendd starts, and no vend number is started twice (cash
     or card);
-  - card money, against the reader's own books (mdb-sim's "charged" and "refunded"): the
-    machine's card sales plus the refunds it books lost equal what the reader charged less what
-    it refunded, whatever the reader made of a reset (the rule comes from its books, not from
-    here). No card vend settled twice (the settlements the watch showed and those vendd made at
-    start); a card vend the drop sensor saw sold is never settled as a failure, one it saw not
-    drop never as a sale; a refund is booked lost only after a cut in which the reader was reset;
+  - card money, against the reader's own books (mdb-sim's "charged" and "refunded"): what the
+    reader charged less what it refunded lies between the machine's card sales plus the refunds
+    it books lost, and that plus what it books possibly charged (a reset in the approval window:
+    the interface ACKed an approval vendd never journaled), whatever the reader made of a reset
+    (the rule comes from its books, not from here). No card vend settled twice (the settlements
+    the watch showed and those vendd made at start); a card vend the drop sensor saw sold is never
+    settled as a failure, one it saw not drop never as a sale; a refund is booked lost, or a vend
+    possibly charged, at start only after a cut in which the reader was reset;
     a card vend resolved at start without an approval is no unknown outcome (nothing vended);
   - spiral motors: a motor powered counts as a relay pulse above (a durable intent first, none at
     start); a motor whose cam was away from home at the cut is locked away-from-home at the next
@@ -270,7 +272,7 @@ class Boot:
         self.card_settled = {}       # vend number -> "success", "failure" or "refund-lost" (watch)
         self.card_sold_by_drop = []  # card vends the watch showed sold on the drop sensor's word
         self.card_not_dropped = []   # card vends the watch showed failed, the item not dropped
-        self.startup_settled = []    # (vend, result, amount) vendd settled at start (its log)
+        self.startup_settled = []    # (vend, result, amount, approved) vendd settled at start (its log)
         self.reader_reset = False    # the reader was reset at the instant of this boot's cut
         self.resolved = []           # vend numbers vendd resolved as in flight at start
         self.payouts_resolved = []   # payouts vendd resolved as in flight at start: their log fields
@@ -322,6 +324,11 @@ class Boot:
 
 def amount(text):
     return Decimal(text)
+
+
+def possibly_charged(books):
+    """Card vends that dispensed nothing and that the reader may have charged (nobody can tell)."""
+    return sum((amount(value) for value in books.get("cardPossiblyCharged", {}).values()), Decimal(0))
 
 
 def card_money(books):
@@ -450,7 +457,8 @@ def run_boot(args, number, stream, coins, changer, console, rng, cams):
                 boot.card_denied.append(vend_no)
             elif kind == "card-settled" and vend_no is not None:
                 boot.card_settled[vend_no] = ("success" if "told VEND SUCCESS" in text
-                                             else "failure" if "told VEND FAILURE" in text else "refund-lost")
+                                             else "failure" if "told VEND FAILURE" in text or "never approved" in text
+                                             else "unknown" if "may have charged" in text else "refund-lost")
             elif kind == "vend-completed" and vend_no is not None and "(drop-sensor, cashless" in text:
                 boot.card_sold_by_drop.append(vend_no)
             elif kind == "vend-failed" and vend_no is not None and "(not-dropped)" in text:
@@ -483,7 +491,10 @@ def run_boot(args, number, stream, coins, changer, console, rng, cams):
             if not {"VEND", "RESULT", "AMOUNT"} <= fields.keys():
                 boot.errors.append(f"a card settlement without its fields: {line}")
                 continue
-            boot.startup_settled.append((int(fields["VEND"]), fields["RESULT"], amount(fields["AMOUNT"])))
+            # APPROVED: what vendd had seen approved (0: no approval journaled); older vendds
+            # logged only AMOUNT, which was that.
+            boot.startup_settled.append((int(fields["VEND"]), fields["RESULT"], amount(fields["AMOUNT"]),
+                                         amount(fields.get("APPROVED", fields["AMOUNT"]))))
         elif line.startswith("PC store "):
             boot.store_notes.append(line[len("PC store "):])
         elif line.startswith("PC books "):
@@ -588,14 +599,16 @@ def check_cards(before, after, seen_settled, problems, tally):
     the reader's own books, and each card vend's settlement against what the drop sensor said.
     Returns the summary's words for the cut."""
     books = after.books["books"]
-    booked, net = card_money(books), after.reader_net()
-    if booked != net:
+    booked, net, possibly = card_money(books), after.reader_net(), possibly_charged(books)
+    # Where vendd cannot know (a reset in the approval window), it books the price as possibly
+    # charged: the reader's net charge lies between the books and the books plus those.
+    if not booked <= net <= booked + possibly:
         problems.append(f"card money: the books hold card sales {books.get('cardSales', {})} + refunds lost "
-                        f"{books.get('cardRefundsLost', '0')} = {booked}, the reader charged "
+                        f"{books.get('cardRefundsLost', '0')} = {booked} (+ possibly charged {possibly}), the reader charged "
                         f"{sum(after.reader_charged, Decimal(0))} and refunded {sum(after.reader_refunded, Decimal(0))} "
                         f"= {net} (its books: charged {after.reader_charged}, refunded {after.reader_refunded})")
     # The stream's settlements (the watch), then those vendd made at start (its log).
-    settlements = list(before.card_settled.items()) + [(vend, result) for vend, result, _ in after.startup_settled]
+    settlements = list(before.card_settled.items()) + [(vend, result) for vend, result, _, _ in after.startup_settled]
     for vend, result in settlements:
         if vend in seen_settled:
             problems.append(f"card vend#{vend} settled twice: {seen_settled[vend]}, then {result}")
@@ -611,10 +624,10 @@ def check_cards(before, after, seen_settled, problems, tally):
         if result == "refund-lost":
             problems.append(f"card vend#{vend}: a refund booked lost while vendd ran (no reader reset or refund "
                             f"failure was asked for)")
-    for vend, result, charged in after.startup_settled:
-        if result == "refund-lost" and not before.reader_reset:
-            problems.append(f"card vend#{vend} settled at start as refund lost ({charged}), but the reader was not "
-                            f"reset at the cut: it could have been told VEND FAILURE")
+    for vend, result, charged, _ in after.startup_settled:
+        if result in ("refund-lost", "unknown") and not before.reader_reset:
+            problems.append(f"card vend#{vend} settled at start as {result} ({charged}), but the reader was not "
+                            f"reset at the cut: it could have been told VEND FAILURE (or asked what it held)")
     at_cut, approved = before.card_vend_at_cut()
     tally["card requested"] += len(before.card_requested)
     tally["card approved"] += len(before.card_approved)
@@ -627,13 +640,16 @@ def check_cards(before, after, seen_settled, problems, tally):
     words = []
     if at_cut is not None:
         words.append(f"cut during card vend#{at_cut} ({'approved, not settled' if approved else 'awaiting its approval'})")
-    for vend, result, charged in after.startup_settled:
+    for vend, result, charged, _ in after.startup_settled:
         kind = "nothing charged" if charged == 0 else result
         tally[f"card settled at start {kind}"] += 1
         words.append(f"card vend#{vend} settled at start: {kind}" + ("" if charged == 0 else f" ({charged})"))
     if before.reader_reset:
         words.append("the reader reset with the cut")
-    words.append(f"card money {booked} = reader {net}" if booked == net else f"CARD MONEY {booked} != READER {net}")
+    if possibly:
+        words.append(f"possibly charged {possibly}")
+    words.append(f"card money {booked} ≤ reader {net} ≤ {booked + possibly}" if booked <= net <= booked + possibly
+                 else f"CARD MONEY {booked} (+ possibly {possibly}) != READER {net}")
     return "; ".join(words)
 
 
@@ -689,7 +705,7 @@ def reconcile(before, after, fsck_status, fsck_output, seen_vends, seen_payouts,
     unknown = books["unknownOutcomes"] - before.books["books"]["unknownOutcomes"]
     # A card vend in flight before its approval was journaled vended nothing: it is settled at
     # start with nothing charged (VEND FAILURE or CANCEL to the reader), and is no unknown outcome.
-    unapproved = {vend for vend, _, charged in after.startup_settled if charged == 0}
+    unapproved = {vend for vend, _, _, approved in after.startup_settled if approved == 0}
     outcomes = [number for number in after.resolved if number not in unapproved]
     if len(outcomes) != unknown:
         problems.append(f"vendd logged {len(outcomes)} interrupted vend(s) resolved that had vended (or may have), "
@@ -840,7 +856,7 @@ def run(args, rng, console_path):
                            "tube refills", "card requested", "card approved", "card denied", "card sold by drop",
                            "cuts mid card vend", "cuts card awaiting approval", "cuts card approved", "reader resets"]
                           + [f"card settled at start {kind}" for kind in ("success", "failure", "refund-lost",
-                                                                           "nothing charged")]
+                                                                           "unknown", "nothing charged")]
                           + [f"aimed {aim}" for aim in AIMS]
                           + ["motors locked away", "cams homed", "cuts mid-turn"]
                           + [f"{kind}, cam {cam}" for kind in ("cuts mid-turn", "aimed turns")
@@ -931,10 +947,12 @@ def run(args, rng, console_path):
             f"reader reset; settled at start: {tally['card settled at start success']} success, "
             f"{tally['card settled at start failure']} failure (refunded), "
             f"{tally['card settled at start refund-lost']} refund lost, "
+            f"{tally['card settled at start unknown']} possibly charged, "
             f"{tally['card settled at start nothing charged']} nothing charged; the reader charged "
             f"{sum(previous.reader_charged, Decimal(0))} ({len(previous.reader_charged)} vends) and refunded "
             f"{sum(previous.reader_refunded, Decimal(0))} ({len(previous.reader_refunded)}), the books "
-            f"{books.get('cardSales', {})} card sales + {books.get('cardRefundsLost', '0')} refunds lost")
+            f"{books.get('cardSales', {})} card sales + {books.get('cardRefundsLost', '0')} refunds lost "
+            f"(+ {possibly_charged(books)} possibly charged)")
     mean = elapsed / max(done, 1)
     say(f"powercut: {done} cuts ({tally['cuts mid-payout']} during a payout, {tally['cuts mid-turn']} mid-turn), "
         f"{failures} reconciliation failures, "

@@ -42,7 +42,7 @@ extension TelemetryEvent {
             self.slot = slot.rawValue
             self.product = product.rawValue
             self.outcome = outcome.rawValue
-            credit = restored.decimalString
+            credit = restored?.decimalString
         case .stockChanged(let slot, let product, _, let to, let why):
             self = make(.stockChanged)
             self.slot = slot.rawValue
@@ -111,19 +111,35 @@ extension TelemetryEvent {
             amount = charged.decimalString
             payment = Payment.card(reader).description
             outcome = "approved"
-        case .cardVendDenied(let id, let reader, let slot):
+        case .cardVendDenied(let id, let reader, let slot, _):
             self = make(.cardVend)
             vend = id.rawValue
             self.slot = slot.rawValue
             payment = Payment.card(reader).description
             outcome = "denied"
-        case .cardVendSettled(let settlement, let refundLost):
+        case .cardVendUnresolved(let id, let reader, let slot, let possibly):
+            self = make(.cardVend)
+            vend = id.rawValue
+            self.slot = slot.rawValue
+            amount = possibly.decimalString
+            payment = Payment.card(reader).description
+            outcome = "unknown"
+        case .cardVendSettled(let settlement, let result):
             self = make(.cardVend)
             vend = settlement.vend.rawValue
             slot = settlement.slot.rawValue
-            amount = settlement.amount.decimalString
             payment = Payment.card(settlement.reader).description
-            outcome = settlement.success ? "settled-sold" : (refundLost ? "refund-lost" : "refunded")
+            switch result {
+            case .asAsked:
+                amount = settlement.amount.decimalString
+                outcome = settlement.success ? "settled-sold" : "refunded"
+            case .refundLost(let kept):
+                amount = kept.decimalString
+                outcome = "refund-lost"
+            case .unknown(let possibly):
+                amount = possibly.decimalString
+                outcome = "unknown"
+            }
         case .healthLocked(let lock):
             self = make(.healthLock)
             zone = lock.trip.zone.rawValue

@@ -197,7 +197,8 @@ public final class MDBBus: Sendable {
         for (reader, mailbox) in zip(settings.cashless, cardReaders) {
             drivers.append(
                 MDBCashlessReader(
-                    settings: reader, currency: settings.currency, mailbox: mailbox, emit: deliver, wantsAcceptance: { !control.isStopping }))
+                    settings: reader, currency: settings.currency, currencyNumeric: settings.currencyNumeric, mailbox: mailbox, emit: deliver,
+                    wantsAcceptance: { !control.isStopping }))
         }
         return drivers
     }

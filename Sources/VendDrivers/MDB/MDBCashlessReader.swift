@@ -11,6 +11,8 @@ final class MDBCashlessReader: MDBPeripheralDriver {
     let peripheral: MDBPeripheral
     private let settings: MDBCashlessSettings
     private let currency: Currency
+    /// mdb.currency_code: a reader reporting another currency is refused.
+    private let currencyNumeric: Int?
     private let mailbox: CardReaderMailbox
     private let emit: MDBEventHandler
     private let wantsAcceptance: () -> Bool
@@ -19,18 +21,30 @@ final class MDBCashlessReader: MDBPeripheralDriver {
     private enum Phase: Equatable {
         /// Not initialised since its last reset.
         case inactive
+        /// Initialised, but reporting a currency other than the machine's: never enabled.
+        case refused
         /// Enabled or disabled: waiting for a card (or, always idle, a selection).
         case waiting
         /// Session Idle since a BEGIN SESSION: the customer selects.
         case session(since: ContinuousClock.Instant)
         /// VEND REQUEST sent, APPROVED or DENIED awaited; `cancelledAt` once VEND CANCEL went out.
-        case requesting(VendID, since: ContinuousClock.Instant, cancelledAt: ContinuousClock.Instant?, inSession: Bool)
+        case requesting(VendID, since: ContinuousClock.Instant, cancelledAt: ContinuousClock.Instant?, origin: VendOrigin)
         /// Approved: the machine vends and then says how it ended.
-        case approved(VendID, inSession: Bool)
+        case approved(VendID, origin: VendOrigin)
         /// VEND FAILURE acknowledged; the refund's result is awaited on POLL.
-        case refunding(CardSettlement, since: ContinuousClock.Instant, inSession: Bool)
+        case refunding(CardSettlement, since: ContinuousClock.Instant, origin: VendOrigin)
         /// SESSION COMPLETE sent, END SESSION awaited.
         case completing(since: ContinuousClock.Instant)
+    }
+
+    /// How a vend's session began, which decides how it ends (§7.4).
+    private enum VendOrigin: Equatable {
+        /// In a card session (BEGIN SESSION first): it stays open after the vend if the reader
+        /// allows several vends per session.
+        case cardSession
+        /// Always idle, selection first: the reader goes from its vend to Session Idle, and the
+        /// machine closes that session with SESSION COMPLETE (MDB 4.2 §7.4.4, examples #11, #13).
+        case selectionFirst
     }
 
     private var phase = Phase.inactive
@@ -44,6 +58,12 @@ final class MDBCashlessReader: MDBPeripheralDriver {
     private var settlements: [(settlement: CardSettlement, item: UInt16)] = []
     /// Vends the reader approved and then was reset before their settlement: sales to it.
     private var soldByReset: Set<VendID> = []
+    /// Vends the reader was asked for and then reset or lost before it answered: it may have
+    /// approved them, and nothing can tell. Settled as possibly charged.
+    private var unresolvedByReset: Set<VendID> = []
+    /// COMMAND OUT OF SEQUENCE came while the reader held a vend: the RESET it calls for waits
+    /// until that vend is settled (a reset would make its approval a sale, §7.4).
+    private var resetWhenSettled = false
     /// Vends whose approval may have been consumed while vendd was down (settlements given at start).
     private var settleBeforeResetPending: Bool
 
@@ -53,11 +73,12 @@ final class MDBCashlessReader: MDBPeripheralDriver {
     private var name: String { settings.reader.description }
 
     init(
-        settings: MDBCashlessSettings, currency: Currency, mailbox: CardReaderMailbox, emit: @escaping MDBEventHandler,
+        settings: MDBCashlessSettings, currency: Currency, currencyNumeric: Int?, mailbox: CardReaderMailbox, emit: @escaping MDBEventHandler,
         wantsAcceptance: @escaping () -> Bool
     ) {
         self.settings = settings
         self.currency = currency
+        self.currencyNumeric = currencyNumeric
         self.mailbox = mailbox
         self.emit = emit
         self.wantsAcceptance = wantsAcceptance
@@ -91,6 +112,11 @@ final class MDBCashlessReader: MDBPeripheralDriver {
         }
         config = readerConfig
         scale = CashlessScale(readerConfig, currency: currency)
+        if let currencyNumeric, readerConfig.currency.iso4217Numeric != currencyNumeric {
+            return try refuse(
+                "\(name) reports \(readerConfig.currency), mdb.currency_code says ISO 4217 \(currencyNumeric) (\(currency.code)): it is not enabled and takes no card. Set the reader to the machine's currency (its provider's terminal settings), or correct mdb.currency_code",
+                bus)
+        }
         _ = try bus.send(block(.setupPrices(maximum: 0xFFFF, minimum: 0, currency: nil)))
         identity = try? awaitResponse(
             to: .requestID(manufacturer: "VDD", serialNumber: "000000000001", model: "vendd", softwareVersion: 0x0100), bus
@@ -120,6 +146,16 @@ final class MDBCashlessReader: MDBPeripheralDriver {
             .card(
                 .cardReaderReady(settings.reader, CardReaderReadiness(reader: settings.reader, selectionFirst: enabledFeatures.contains(.alwaysIdle)))
             ))
+    }
+
+    /// A reader the machine must not sell through: disabled, said loudly, polled for its resets.
+    private func refuse(_ why: String, _ bus: MDBDeviceBus) throws(MDBFailure) {
+        _ = try bus.send(block(.readerDisable))
+        applied = false
+        phase = .refused
+        emit(.notice(why, isFault: true))
+        mailbox.describe("refused: \(why)")
+        emit(.card(.cardReaderReady(settings.reader, nil)))
     }
 
     private func describe(_ options: CashlessOptions) -> String {
@@ -152,62 +188,113 @@ final class MDBCashlessReader: MDBPeripheralDriver {
     var mustSettleBeforeReset: Bool { settleBeforeResetPending }
 
     /// Tells the reader how each vend it may still hold ended, then lets the master reset it.
-    /// A reader that reset by itself (power cut) already counted them as sales (§7.4).
+    /// A reader that reset by itself (power cut) already counted its approvals as sales (§7.4).
     func settleBeforeReset(_ bus: MDBDeviceBus) throws(MDBFailure) {
         takeCommands(bus, atStart: true)
         settleBeforeResetPending = false
         let answer = try bus.send(block(.poll))
         if case .data(let bytes) = answer, bytes.first == 0x00 {
             for (settlement, _) in settlements {
-                settled(settlement, refundLost: !settlement.success, why: "the reader had reset: it counted the vend as a sale")
+                settled(settlement, Self.afterReset(settlement), why: "the reader had reset (an approval it held became a sale)")
             }
             settlements.removeAll()
             return
         }
         for (settlement, item) in settlements {
             let verdict = try settleAtStart(settlement, item: item, bus)
-            settled(settlement, refundLost: verdict.lost, why: verdict.why)
+            settled(settlement, verdict.result, why: verdict.why)
         }
         settlements.removeAll()
     }
 
+    /// What a reset left of a settlement not yet told: a sale is a sale; an approval seen is the
+    /// reader's sale (its refund lost); a request never seen approved may have been (unknown).
+    private static func afterReset(_ settlement: CardSettlement) -> CardSettlementResult {
+        if settlement.success { return .asAsked }
+        return settlement.amount.isZero ? .unknown(settlement.requested) : .refundLost(settlement.amount)
+    }
+
     /// One settlement told to a reader whose state vendd does not know: it may hold the
     /// approval, or still the request (then VEND CANCEL), or have approved while vendd was down
-    /// (then VEND FAILURE: nobody vended).
-    private func settleAtStart(_ settlement: CardSettlement, item: UInt16, _ bus: MDBDeviceBus) throws(MDBFailure) -> (lost: Bool, why: String) {
+    /// (then VEND FAILURE: nobody vended). Nothing charged only when the reader shows it.
+    private func settleAtStart(
+        _ settlement: CardSettlement, item: UInt16, _ bus: MDBDeviceBus
+    ) throws(MDBFailure) -> (result: CardSettlementResult, why: String) {
         _ = try bus.send(block(settlement.success ? .vendSuccess(item: item) : .vendFailure))
+        /// An approval collected now, the amount it charged (the reader's scale is not read yet).
+        var collected: Money?
         var awaitingDenial = false
+        /// A reply no reader level could read: an ACK after it proves nothing.
+        var unreadable = false
         let deadline = bus.timekeeper.now + nonResponseTime
         for _ in 0..<Self.pollsPerWait where bus.timekeeper.now < deadline {
             let answer = try bus.sendOnce(block(.poll))
             guard case .data(let bytes) = answer else {
                 // Silence: a refund in progress (§7.4). ACK: done, unless a denial is awaited.
-                if answer == .ack, !awaitingDenial {
-                    return (false, settlement.success ? "VEND SUCCESS acknowledged" : "VEND FAILURE acknowledged: the reader refunds the card")
-                }
+                guard answer == .ack, !awaitingDenial else { continue }
+                if settlement.success { return (.asAsked, "VEND SUCCESS acknowledged") }
+                if unreadable { return (.unknown(collected ?? settlement.atStake), "the reader's answers could not be read") }
+                return (.asAsked, "VEND FAILURE acknowledged: the reader refunds the card")
+            }
+            guard let responses = Self.parseWithoutItsLevel(bytes) else {
+                unreadable = true
                 continue
             }
-            for response in (try? CashlessResponse.parse(bytes, level: 3, expanded: false)) ?? [] {
+            // Every message of the reply, in order (§7.3.1): an approval may follow the answer
+            // to VEND FAILURE in the same reply.
+            var verdict: (result: CardSettlementResult, why: String)?
+            for response in responses {
                 switch response {
-                case .justReset: return (!settlement.success, "the reader had reset: it counted the vend as a sale")
-                case .vendApproved:
+                case .justReset:
+                    return (Self.afterReset(settlement), "the reader reset while it was told (an approval it held became a sale)")
+                case .vendApproved where !settlement.success:
+                    // Approved while vendd was down: nobody vended. Refused, so it refunds.
+                    collected = settlement.requested
                     _ = try bus.send(block(.vendFailure))
                     awaitingDenial = false
-                case .vendDenied: return (false, "denied: nothing charged")
+                    verdict = nil
+                case .vendDenied:
+                    verdict = (.asAsked, "denied: nothing charged")
                 case .commandOutOfSequence(let state) where state == Self.vendState:
                     // Its request is still open: cancel it; DENIED or APPROVED follows.
                     _ = try bus.send(block(.vendCancel))
                     awaitingDenial = true
+                case .commandOutOfSequence(let state?) where Self.statesHoldingNoVend.contains(state) && collected == nil:
+                    verdict = (.asAsked, "the reader holds no vend (\(Self.describe(readerState: state))): nothing charged")
                 case .commandOutOfSequence(let state):
-                    return (
-                        false, "the reader held no approval for it (out of sequence, reader state \(state.map(String.init) ?? "?")): nothing charged"
+                    verdict = (
+                        Self.afterReset(settlement),
+                        "COMMAND OUT OF SEQUENCE (\(state.map(Self.describe(readerState:)) ?? "no state reported")): whether it charged cannot be told"
                     )
-                case .malfunction(let code) where code >> 4 == 0xC: return (true, "refund failed: \(CashlessMalfunction.describe(code))")
+                case .malfunction(let code) where code >> 4 == 0xC:
+                    verdict = (.refundLost(collected ?? settlement.atStake), "refund failed: \(CashlessMalfunction.describe(code))")
                 default: continue
                 }
             }
+            if let verdict { return verdict }
         }
-        return (false, "no answer within \(nonResponseTime)")
+        if settlement.success { return (.asAsked, "no answer within \(nonResponseTime): the sale stands") }
+        return (.unknown(collected ?? settlement.atStake), "no answer within \(nonResponseTime): whether it charged cannot be told")
+    }
+
+    /// A reply read before the reader's SETUP says its level: the one reading that takes every
+    /// byte (a level-1 COMMAND OUT OF SEQUENCE is one byte, two at levels 2 and 3; money 16 or 32 bits).
+    private static func parseWithoutItsLevel(_ bytes: [UInt8]) -> [CashlessResponse]? {
+        for (level, expanded) in [(UInt8(3), false), (3, true), (1, false)] {
+            if let responses = try? CashlessResponse.parse(bytes, level: level, expanded: expanded) { return responses }
+        }
+        return nil
+    }
+
+    /// Reader states (§7.1, as COMMAND OUT OF SEQUENCE numbers them) in which it holds neither a
+    /// vend request nor an approval: Disabled, Enabled, Session Idle.
+    private static let statesHoldingNoVend: Set<UInt8> = [2, 3, 4]
+
+    private static func describe(readerState: UInt8) -> String {
+        let names: [UInt8: String] = [
+            1: "Inactive", 2: "Disabled", 3: "Enabled", 4: "Session Idle", 5: "Vend", 6: "Revalue", 7: "Negative Vend",
+        ]
+        return "reader state \(readerState), \(names[readerState] ?? "unknown")"
     }
 
     // MARK: - Polling
@@ -219,12 +306,17 @@ final class MDBCashlessReader: MDBPeripheralDriver {
         takeCommands(bus, atStart: false)
         if try settleDue(bus) { return true }
         if try checkTimers(bus) { return true }
-        if case .refunding(let settlement, _, let inSession) = phase {
+        if resetWhenSettled, !holdsVend, settlements.isEmpty {
+            resetWhenSettled = false
+            emit(.notice("\(name): the vend it held is settled: RESET for its COMMAND OUT OF SEQUENCE", isFault: true))
+            return try reset(bus)
+        }
+        if case .refunding(let settlement, _, let origin) = phase {
             // §7.4: ACK = refunded, MALFUNCTION Ch = refund failed, silence = still refunding.
             switch try bus.sendOnce(block(.poll)) {
             case .ack:
-                settled(settlement, refundLost: false, why: "refunded")
-                afterVend(inSession: inSession, bus)
+                settled(settlement, .asAsked, why: "refunded")
+                afterVend(origin, bus)
             case .noAnswer: break
             case .data(let bytes): return try handle(bytes, bus)
             }
@@ -232,6 +324,14 @@ final class MDBCashlessReader: MDBPeripheralDriver {
         }
         guard case .data(let bytes) = try bus.send(block(.poll)) else { return false }
         return try handle(bytes, bus)
+    }
+
+    /// A vend request or approval the reader holds, or a refund it is making.
+    private var holdsVend: Bool {
+        switch phase {
+        case .requesting, .approved, .refunding: true
+        default: false
+        }
     }
 
     /// Takes the machine's commands. Settlements are kept until the reader can hear them.
@@ -250,25 +350,26 @@ final class MDBCashlessReader: MDBPeripheralDriver {
     }
 
     private func request(_ vend: VendID, price: Money, item: UInt16, _ bus: MDBDeviceBus) {
-        let inSession: Bool
+        let origin: VendOrigin
         switch phase {
-        case .session: inSession = true
-        case .waiting where enabledFeatures.contains(.alwaysIdle) && applied == true: inSession = false
+        case .session: origin = .cardSession
+        case .waiting where enabledFeatures.contains(.alwaysIdle) && applied == true && !resetWhenSettled: origin = .selectionFirst
         default:
-            emit(.notice("\(name) cannot take a vend now (\(phase)): \(vend) denied", isFault: false))
-            return emit(.card(.cardVendDenied(vend)))
+            emit(.notice("\(name) cannot take a vend now (\(phaseDescription)): \(vend) not requested", isFault: false))
+            return emit(.card(.cardVendNotSent(vend)))
         }
         guard let scaled = scale?.scaled(price, width: expanded ? 4 : 2) else {
             emit(
                 .notice(
-                    "\(name): \(price) is not a whole number of the reader's money units: \(vend) denied; check the reader's scale factor",
+                    "\(name): \(price) is not a whole number of the reader's money units: \(vend) not requested; check the reader's scale factor",
                     isFault: true))
-            return emit(.card(.cardVendDenied(vend)))
+            return emit(.card(.cardVendNotSent(vend)))
         }
         let sent = block(.vendRequest(price: scaled, item: item, expanded: expanded))
-        phase = .requesting(vend, since: bus.timekeeper.now, cancelledAt: nil, inSession: inSession)
+        phase = .requesting(vend, since: bus.timekeeper.now, cancelledAt: nil, origin: origin)
         do {
-            if case .data(let bytes) = try bus.send(sent) { _ = try handle(bytes, bus) }
+            // A reset the answer calls for waits for the vend (see `resetWhenSettled`).
+            if case .data(let bytes) = try bus.send(sent), try handle(bytes, bus) { resetWhenSettled = true }
         } catch {
             // Unanswered: the approval wait and its VEND CANCEL settle it.
             emit(.notice("\(name): VEND REQUEST for \(vend): \(error)", isFault: true))
@@ -276,8 +377,8 @@ final class MDBCashlessReader: MDBPeripheralDriver {
     }
 
     private func cancel(_ vend: VendID, _ bus: MDBDeviceBus) {
-        guard case .requesting(vend, let since, nil, let inSession) = phase else { return }
-        phase = .requesting(vend, since: since, cancelledAt: bus.timekeeper.now, inSession: inSession)
+        guard case .requesting(vend, let since, nil, let origin) = phase else { return }
+        phase = .requesting(vend, since: since, cancelledAt: bus.timekeeper.now, origin: origin)
         _ = try? bus.send(block(.vendCancel))
     }
 
@@ -304,11 +405,16 @@ final class MDBCashlessReader: MDBPeripheralDriver {
         while let (settlement, item) = settlements.first {
             if soldByReset.remove(settlement.vend) != nil {
                 settlements.removeFirst()
-                settled(settlement, refundLost: !settlement.success, why: "the reader was reset after approving it: it counted the vend as a sale")
+                settled(settlement, Self.afterReset(settlement), why: "the reader was reset after approving it: it counted the vend as a sale")
+                continue
+            }
+            if unresolvedByReset.remove(settlement.vend) != nil {
+                settlements.removeFirst()
+                settled(settlement, .unknown(settlement.atStake), why: "the reader was reset or lost before it answered the VEND REQUEST")
                 continue
             }
             switch phase {
-            case .approved(settlement.vend, let inSession):
+            case .approved(settlement.vend, let origin):
                 // Only to a reader a POLL has just shown still in its vend: one that reset
                 // meanwhile took the vend for a sale and would ignore the settlement.
                 if case .data(let bytes) = try bus.send(block(.poll)), try handle(bytes, bus) { return true }
@@ -316,10 +422,10 @@ final class MDBCashlessReader: MDBPeripheralDriver {
                 settlements.removeFirst()
                 _ = try bus.send(block(settlement.success ? .vendSuccess(item: item) : .vendFailure))
                 if settlement.success {
-                    settled(settlement, refundLost: false, why: "VEND SUCCESS acknowledged")
-                    afterVend(inSession: inSession, bus)
+                    settled(settlement, .asAsked, why: "VEND SUCCESS acknowledged")
+                    afterVend(origin, bus)
                 } else {
-                    phase = .refunding(settlement, since: bus.timekeeper.now, inSession: inSession)
+                    phase = .refunding(settlement, since: bus.timekeeper.now, origin: origin)
                 }
                 return false
             case .requesting(settlement.vend, _, nil, _):
@@ -330,7 +436,7 @@ final class MDBCashlessReader: MDBPeripheralDriver {
                 return false
             default:
                 settlements.removeFirst()
-                settled(settlement, refundLost: false, why: "the reader holds no approval for it: nothing charged")
+                settled(settlement, .asAsked, why: "the reader holds no vend for it: nothing charged")
             }
         }
         return false
@@ -347,9 +453,9 @@ final class MDBCashlessReader: MDBPeripheralDriver {
         case .requesting(let vend, _, let cancelledAt?, _) where now - cancelledAt > nonResponseTime:
             emit(.notice("\(name): \(vend) neither approved nor denied after VEND CANCEL: RESET", isFault: true))
             return try reset(bus)
-        case .refunding(let settlement, let since, let inSession) where now - since > nonResponseTime:
-            settled(settlement, refundLost: false, why: "VEND FAILURE acknowledged, no refund result within \(nonResponseTime)")
-            afterVend(inSession: inSession, bus)
+        case .refunding(let settlement, let since, let origin) where now - since > nonResponseTime:
+            settled(settlement, .unknown(settlement.atStake), why: "VEND FAILURE acknowledged, no refund result within \(nonResponseTime)")
+            afterVend(origin, bus)
         case .completing(let since) where now - since > nonResponseTime:
             emit(.notice("\(name): no END SESSION within \(nonResponseTime) of SESSION COMPLETE: RESET, as MDB requires", isFault: true))
             return try reset(bus)
@@ -361,14 +467,14 @@ final class MDBCashlessReader: MDBPeripheralDriver {
         return false
     }
 
-    /// After a vend's settlement: one vend per session unless the reader allows more.
-    private func afterVend(inSession: Bool, _ bus: MDBDeviceBus) {
-        guard inSession else { return phase = .waiting }
+    /// After a vend's settlement or denial the reader is in Session Idle: a selection-first
+    /// session is closed at once, a card session after one vend unless the reader allows more.
+    private func afterVend(_ origin: VendOrigin, _ bus: MDBDeviceBus) {
         phase = .session(since: bus.timekeeper.now)
-        if config?.options.contains(.multiVend) != true { completeSession(bus) }
+        if origin == .selectionFirst || config?.options.contains(.multiVend) != true { completeSession(bus) }
     }
 
-    /// What the reader said, in order. True when it reset (or must be reset).
+    /// What the reader said, in order (§7.3.1). True when it reset (or must be reset now).
     private func handle(_ bytes: [UInt8], _ bus: MDBDeviceBus) throws(MDBFailure) -> Bool {
         for response in try parse(bytes, block(.poll)) {
             switch response {
@@ -377,14 +483,16 @@ final class MDBCashlessReader: MDBPeripheralDriver {
             case .beginSession(let session):
                 beginSession(session, bus)
             case .sessionCancelRequest:
-                emit(.notice("\(name): the customer cancelled the session", isFault: false))
+                emit(.notice("\(name): the customer cancelled the session (SESSION CANCEL REQUEST)", isFault: false))
+                if phase == .waiting { phase = .session(since: bus.timekeeper.now) }
+                // In a vend: its settlement ends the session.
                 completeSession(bus)
             case .vendApproved(let amount):
                 try approved(amount, bus)
             case .vendDenied:
                 denied(bus)
             case .endSession:
-                if case .refunding = phase { continue }
+                if holdsVend { continue }
                 phase = .waiting
                 applied = nil
                 emit(.card(.cardSessionEnded(settings.reader)))
@@ -395,19 +503,14 @@ final class MDBCashlessReader: MDBPeripheralDriver {
             case .readerConfig(let config):
                 self.config = config
             case .malfunction(let code):
-                if case .refunding(let settlement, _, let inSession) = phase, code >> 4 == 0xC {
-                    settled(settlement, refundLost: true, why: CashlessMalfunction.describe(code))
-                    afterVend(inSession: inSession, bus)
+                if case .refunding(let settlement, _, let origin) = phase, code >> 4 == 0xC {
+                    settled(settlement, .refundLost(settlement.amount), why: CashlessMalfunction.describe(code))
+                    afterVend(origin, bus)
                 } else {
                     emit(.notice("\(name): \(CashlessMalfunction.describe(code))", isFault: CashlessMalfunction.isDisabling(code)))
                 }
             case .commandOutOfSequence(let state):
-                // §7.4: always answered by a RESET and a full initialisation.
-                emit(
-                    .notice(
-                        "\(name): COMMAND OUT OF SEQUENCE (reader state \(state.map(String.init) ?? "not reported"), vendd's \(phase)): RESET and initialise again",
-                        isFault: true))
-                return try reset(bus)
+                if try outOfSequence(state, bus) { return true }
             case .displayRequest(_, let text):
                 emit(.notice("\(name) says: \(String(decoding: text, as: UTF8.self))", isFault: false))
             case .diagnostic, .revalueApproved, .revalueDenied, .revalueLimit, .timeDateRequest, .dataEntryRequest, .dataEntryCancel:
@@ -416,6 +519,42 @@ final class MDBCashlessReader: MDBPeripheralDriver {
             }
         }
         return false
+    }
+
+    /// COMMAND OUT OF SEQUENCE is always answered by a RESET and a full initialisation (§7.4),
+    /// but not over a vend the reader holds: a reset would make its approval a sale. That vend
+    /// is settled first (a request still open is cancelled). True: reset now.
+    private func outOfSequence(_ state: UInt8?, _ bus: MDBDeviceBus) throws(MDBFailure) -> Bool {
+        let reported = state.map(Self.describe(readerState:)) ?? "no reader state reported"
+        if case .requesting(let vend, _, _, let origin) = phase, let state, Self.statesHoldingNoVend.contains(state) {
+            // The reader shows it holds no request: nothing was charged for it.
+            phase = origin == .cardSession ? .session(since: bus.timekeeper.now) : .waiting
+            vendEndedWithoutApproval(vend)
+        }
+        guard holdsVend else {
+            emit(.notice("\(name): COMMAND OUT OF SEQUENCE (\(reported), vendd's \(phaseDescription)): RESET and initialise again", isFault: true))
+            return try reset(bus)
+        }
+        emit(
+            .notice(
+                "\(name): COMMAND OUT OF SEQUENCE (\(reported), vendd's \(phaseDescription)): the vend is settled first, then RESET", isFault: true))
+        resetWhenSettled = true
+        if case .requesting(let vend, _, nil, _) = phase { cancel(vend, bus) }
+        return false
+    }
+
+    /// The phase in words, for the technician's log.
+    private var phaseDescription: String {
+        switch phase {
+        case .inactive: "not initialised"
+        case .refused: "refused"
+        case .waiting: "waiting for a card"
+        case .session: "in a card session"
+        case .requesting(let vend, _, let cancelledAt, _): "\(vend) awaiting its approval\(cancelledAt == nil ? "" : ", VEND CANCEL sent")"
+        case .approved(let vend, _): "\(vend) approved, not settled"
+        case .refunding(let settlement, _, _): "\(settlement.vend) refunding"
+        case .completing: "SESSION COMPLETE sent"
+        }
     }
 
     private func beginSession(_ session: BeginSession, _ bus: MDBDeviceBus) {
@@ -430,38 +569,39 @@ final class MDBCashlessReader: MDBPeripheralDriver {
     }
 
     private func approved(_ amount: UInt32?, _ bus: MDBDeviceBus) throws(MDBFailure) {
-        guard case .requesting(let vend, _, _, let inSession) = phase else {
+        guard case .requesting(let vend, _, _, let origin) = phase else {
             // An approval nobody is waiting for: refused at once, so the reader refunds it.
             emit(.notice("\(name): VEND APPROVED with no vend requested: VEND FAILURE", isFault: true))
             _ = try bus.send(block(.vendFailure))
             return
         }
-        phase = .approved(vend, inSession: inSession)
+        phase = .approved(vend, origin: origin)
         emit(.card(.cardVendApproved(vend, amount: amount.flatMap { scale?.money($0) })))
     }
 
     private func denied(_ bus: MDBDeviceBus) {
-        guard case .requesting(let vend, _, _, let inSession) = phase else { return }
-        phase = inSession ? .session(since: bus.timekeeper.now) : .waiting
+        guard case .requesting(let vend, _, _, let origin) = phase else { return }
+        phase = .session(since: bus.timekeeper.now)
         vendEndedWithoutApproval(vend)
+        if origin == .selectionFirst { completeSession(bus) }
     }
 
-    /// Denied, cancelled or reset before its approval: nothing was charged.
+    /// Denied (VEND DENIED, also the answer to VEND CANCEL), or shown held by no reader state:
+    /// nothing was charged.
     private func vendEndedWithoutApproval(_ vend: VendID) {
         if let index = settlements.firstIndex(where: { $0.settlement.vend == vend }) {
             let (settlement, _) = settlements.remove(at: index)
-            settled(settlement, refundLost: false, why: "denied: nothing charged")
+            settled(settlement, .asAsked, why: "denied: nothing charged")
         } else {
             emit(.card(.cardVendDenied(vend)))
         }
     }
 
-    private func settled(_ settlement: CardSettlement, refundLost: Bool, why: String) {
-        emit(
-            .notice(
-                "\(name): \(settlement.vend) settled as \(settlement.success ? "sold" : "not sold"): \(why)",
-                isFault: refundLost))
-        emit(.card(.cardVendSettled(settlement.vend, refundLost: refundLost)))
+    private func settled(_ settlement: CardSettlement, _ result: CardSettlementResult, why: String) {
+        let lost: Bool
+        if case .asAsked = result { lost = false } else { lost = !settlement.success }
+        emit(.notice("\(name): \(settlement.vend) settled as \(settlement.success ? "sold" : "not sold"): \(why)", isFault: lost))
+        emit(.card(.cardSettlementAnswered(settlement.vend, result)))
     }
 
     // MARK: - Resets
@@ -472,17 +612,29 @@ final class MDBCashlessReader: MDBPeripheralDriver {
         return true
     }
 
-    /// The reader reset, or is about to be: what it held ends as a reset ends it (§7.4).
+    /// The reader reset, or is about to be: what it held ends as a reset ends it (§7.4): an
+    /// approval is a sale, a request unanswered may have been approved, a refund under way may
+    /// not have been made.
     private func resetHappened() {
+        resetWhenSettled = false
         switch phase {
         case .approved(let vend, _): soldByReset.insert(vend)
-        case .requesting(let vend, _, _, _): vendEndedWithoutApproval(vend)
-        case .refunding(let settlement, _, _): settled(settlement, refundLost: false, why: "VEND FAILURE acknowledged before the reader reset")
-        case .inactive: break
-        case .waiting, .session, .completing: break
+        case .requesting(let vend, _, _, _):
+            if let index = settlements.firstIndex(where: { $0.settlement.vend == vend }) {
+                let (settlement, _) = settlements.remove(at: index)
+                settled(settlement, .unknown(settlement.atStake), why: "the reader was reset or lost before it answered the VEND REQUEST")
+            } else {
+                unresolvedByReset.insert(vend)
+                emit(.card(.cardVendUnresolved(vend)))
+            }
+        case .refunding(let settlement, _, _):
+            settled(settlement, .unknown(settlement.atStake), why: "VEND FAILURE acknowledged, the reader reset before its refund's result")
+        case .inactive, .refused, .waiting, .session, .completing: break
         }
-        // Approved as far as the machine knows, not yet told: a reset makes each a sale.
-        for (settlement, _) in settlements where !settlement.amount.isZero { soldByReset.insert(settlement.vend) }
+        // Settlements not yet told: an approval is a sale to the reader now, a request may be.
+        for (settlement, _) in settlements {
+            if settlement.amount.isZero { unresolvedByReset.insert(settlement.vend) } else { soldByReset.insert(settlement.vend) }
+        }
         guard phase != .inactive else { return }
         phase = .inactive
         applied = nil

@@ -286,7 +286,7 @@ run_powercut() {
     grep -F "was in flight when vendd stopped; resolving" /tmp/vendd.log | sed 's/^/PC resolved /'
     grep -F "was in flight when vendd stopped; the payout devices report" /tmp/vendd.log | sed 's/^/PC payout-resolved /'
     grep -F ": state: " /tmp/vendd.log | sed 's/^/PC store /'
-    grep -E 'CASHLESS=.*RESULT=(success|failure|refund-lost)' /tmp/vendd.log | sed 's/^/PC card-settled /'
+    grep -E 'CASHLESS=.*RESULT=(success|failure|refund-lost|unknown)' /tmp/vendd.log | sed 's/^/PC card-settled /'
     vendctl status | grep '^out of service' | grep -o '[A-Z][0-9]* ([a-z-]*)' | sed 's/^/PC locked /'
     echo "PC books $(vendctl --json status)"
     if ! grep -q 'pc.stream=1' /proc/cmdline; then
