@@ -37,6 +37,9 @@ extension ConfigParser {
             }
             let hot = section.bool("hot", default: false)
             let shelfLife = section.has("shelf_life_days") ? section.int("shelf_life_days", in: 1...3_650) : nil
+            // nil: not given (the default); .some(nil): given and wrong (already reported).
+            let expiryPolicy: ExpiryPolicy?? =
+                section.has("expired") ? .some(section.choice("expired", default: ExpiryPolicy.refuse)) : nil
             let tags = section.list("tags", required: false).map { strings($0, path: section.path.key("tags")) } ?? []
             // nil: not given; .some(nil): given and wrong (already reported).
             let picture: String?? = section.string("picture", required: false).map { picturePath($0, in: section) }
@@ -55,13 +58,20 @@ extension ConfigParser {
             if name?.isEmpty == true {
                 sink.report("give the product a name customers can read", at: section.value("name"), path: section.path.key("name"))
             }
+            if expiryPolicy != nil, !section.has("shelf_life_days") {
+                sink.report(
+                    "expired says what happens to items past their shelf life: give the product shelf_life_days too, or remove expired",
+                    at: section.value("expired"), path: section.path.key("expired"))
+                continue
+            }
             guard let id, let name, !name.isEmpty, let category = category ?? nil, let hot,
                 section.has("shelf_life_days") == (shelfLife != nil)
             else { continue }
+            if case .some(nil) = expiryPolicy { continue }
             products.append(
                 Product(
                     id: ProductID(id), name: name, category: category, isHot: hot,
-                    shelfLifeDays: shelfLife, tags: tags))
+                    shelfLifeDays: shelfLife, tags: tags, expiryPolicy: expiryPolicy ?? nil))
             if case .some(nil) = picture { continue }
             if case .some(nil) = shortName { continue }
             if picture != nil || shortName != nil { faces[id] = ProductFace(picture: picture ?? nil, shortName: shortName ?? nil) }
@@ -99,10 +109,11 @@ extension ConfigParser {
                 continue
             }
             if let id { seen[id] = node }
-            if let format = machine.format, let maximumCredit = machine.maximumCredit, let price, price > maximumCredit {
-                sink.report(
-                    "\(format.string(for: price)) is above machine.maximum_credit (\(format.string(for: maximumCredit))), so it could never be paid",
-                    at: section.value("price"), path: section.path.key("price"))
+            // The rule `vendctl price` follows too.
+            if let format = machine.format, let currency = machine.currency, let maximumCredit = machine.maximumCredit, let price,
+                let problem = PriceProblem.of(price, currency: currency, maximumCredit: maximumCredit)
+            {
+                sink.report(problem.describe(price, format: format), at: section.value("price"), path: section.path.key("price"))
             }
             if let product, !productIDs.contains(product) {
                 reportUnknown("product", product, among: productIDs, whenNone: "the products list is empty", in: section)

@@ -34,6 +34,8 @@ extension VenddConfig {
             out.field("category", "[" + product.category.components.map(YAMLWriter.quote).joined(separator: ", ") + "]")
             out.field("hot", product.isHot)
             if let days = product.shelfLifeDays { out.field("shelf_life_days", days) }
+            // Only as written: its default depends on the slots that hold the product.
+            if let policy = product.expiryPolicy { out.field("expired", policy.rawValue) }
             out.field("tags", "[" + product.tags.map(YAMLWriter.quote).joined(separator: ", ") + "]")
             if let picture = productFaces[product.id.rawValue]?.picture { out.field("picture", quoted: picture) }
             if let shortName = productFaces[product.id.rawValue]?.shortName { out.field("short_name", quoted: shortName) }

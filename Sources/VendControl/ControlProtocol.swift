@@ -41,6 +41,9 @@ public enum ControlCommand: Sendable, Equatable {
     /// Fill a slot (or every slot, with "all") to capacity, or add `count` items, loaded at
     /// `loadedAt` (default: now), which starts their shelf life.
     case restock(slot: String, count: Int?, loadedAt: Int64? = nil)
+    /// Take `count` items (default: all) out of a slot, oldest first; those past their shelf
+    /// life are booked as discarded, and a slot stopped by them sells again.
+    case unload(slot: String, count: Int?)
     /// Available items per product.
     case stock
     /// What the current credit buys.
@@ -61,7 +64,8 @@ public enum ControlCommand: Sendable, Equatable {
     /// Fill mode on or off (service mode): coins put in are float for the change stock.
     case fill(on: Bool)
     /// The payout devices pay `amount` from their stock (service mode); not from any credit.
-    case payoutTest(amount: String)
+    /// `confirmed` (`--yes`): the technician accepts a test of more than the devices hold.
+    case payoutTest(amount: String, confirmed: Bool = false)
     /// A technician serviced a temperature zone (service mode): its health lock clears.
     case zoneService(zone: String)
     /// The simulated door switch: service mode while open, and every zone sees it.
@@ -89,6 +93,7 @@ public enum ControlCommand: Sendable, Equatable {
         case .select: "select"
         case .coinReturn: "coin-return"
         case .restock: "restock"
+        case .unload: "unload"
         case .stock: "stock"
         case .purchasable: "purchasable"
         case .expired: "expired"
@@ -110,7 +115,7 @@ public enum ControlCommand: Sendable, Equatable {
     }
 
     public static let knownOps = [
-        "status", "watch", "restock", "sim-press", "sim-coin", "sim-note", "sim-card", "sim-drop", "sim-coin-return",
+        "status", "watch", "restock", "unload", "sim-press", "sim-coin", "sim-note", "sim-card", "sim-drop", "sim-coin-return",
         "sim-key", "select", "coin-return", "stock", "purchasable", "expired", "hot", "products", "price", "service", "history",
         "coins", "sales", "fill", "payout-test", "zone-service", "sim-door", "sim-temp", "sim-sensor-fault",
         "sim-motor", "slot-clear", "temps",
@@ -132,7 +137,7 @@ public enum ControlCommand: Sendable, Equatable {
         switch self {
         case .status, .watch, .stock, .purchasable, .expired, .hot, .products, .history, .coins, .sales, .temps: .anyone
         case .select, .coinReturn: .customer
-        case .restock: .serviceKey
+        case .restock, .unload: .serviceKey
         case .simPress, .simCoin, .simNote, .simCard, .simDrop, .simCoinReturn, .simKey, .price, .service, .fill, .payoutTest, .zoneService, .simDoor,
             .simTemp, .simSensorFault, .simMotor, .slotClear:
             .technician
@@ -178,7 +183,7 @@ public struct ControlRequest: Sendable, Equatable {
 
 extension ControlRequest: Codable {
     private enum Key: String, CodingKey {
-        case v, op, slot, amount, succeeds, count, loadedAt, at, on, since, limit, reader, action, zone, value, fault, minutes
+        case v, op, slot, amount, yes, succeeds, count, loadedAt, at, on, since, limit, reader, action, zone, value, fault, minutes
     }
 
     public init(from decoder: any Decoder) throws {
@@ -223,6 +228,9 @@ extension ControlRequest: Codable {
                 slot: try container.decode(String.self, forKey: .slot),
                 count: try container.decodeIfPresent(Int.self, forKey: .count),
                 loadedAt: try container.decodeIfPresent(Int64.self, forKey: .loadedAt))
+        case "unload":
+            command = .unload(
+                slot: try container.decode(String.self, forKey: .slot), count: try container.decodeIfPresent(Int.self, forKey: .count))
         case "stock": command = .stock
         case "purchasable": command = .purchasable
         case "expired": command = .expired(at: try container.decodeIfPresent(Int64.self, forKey: .at))
@@ -240,7 +248,10 @@ extension ControlRequest: Codable {
         case "coins": command = .coins
         case "sales": command = .sales(since: try container.decodeIfPresent(Int64.self, forKey: .since))
         case "fill": command = .fill(on: try container.decode(Bool.self, forKey: .on))
-        case "payout-test": command = .payoutTest(amount: try container.decode(String.self, forKey: .amount))
+        case "payout-test":
+            command = .payoutTest(
+                amount: try container.decode(String.self, forKey: .amount),
+                confirmed: try container.decodeIfPresent(Bool.self, forKey: .yes) ?? false)
         case "zone-service": command = .zoneService(zone: try container.decode(String.self, forKey: .zone))
         case "sim-door": command = .simDoor(open: try container.decode(Bool.self, forKey: .on))
         case "sim-temp":
@@ -266,7 +277,10 @@ extension ControlRequest: Codable {
         case .status, .watch, .simCoinReturn, .coinReturn, .stock, .purchasable, .hot, .products, .coins: break
         case .simPress(let slot), .select(let slot): try container.encode(slot, forKey: .slot)
         case .simKey(let on), .fill(let on): try container.encode(on, forKey: .on)
-        case .simCoin(let amount), .simNote(let amount), .payoutTest(let amount): try container.encode(amount, forKey: .amount)
+        case .simCoin(let amount), .simNote(let amount): try container.encode(amount, forKey: .amount)
+        case .payoutTest(let amount, let confirmed):
+            try container.encode(amount, forKey: .amount)
+            if confirmed { try container.encode(true, forKey: .yes) }
         case .simCard(let reader, let action):
             try container.encode(reader, forKey: .reader)
             try container.encode(action.name, forKey: .action)
@@ -286,6 +300,9 @@ extension ControlRequest: Codable {
             try container.encode(slot, forKey: .slot)
             try container.encodeIfPresent(count, forKey: .count)
             try container.encodeIfPresent(loadedAt, forKey: .loadedAt)
+        case .unload(let slot, let count):
+            try container.encode(slot, forKey: .slot)
+            try container.encodeIfPresent(count, forKey: .count)
         case .expired(let at): try container.encodeIfPresent(at, forKey: .at)
         case .price(let slot, let amount):
             try container.encode(slot, forKey: .slot)
@@ -420,13 +437,19 @@ public struct StatusReport: Codable, Sendable, Equatable {
         /// Present while a temperature zone's health lock stops the slot's sales (the zone's id);
         /// `available` is then 0.
         public var healthLock: String? = nil
+        /// Present while the slot's next item is past its shelf life: when it expired
+        /// (milliseconds since the Unix epoch). `available` is then 0 until a technician unloads
+        /// the expired items (`vendctl unload`).
+        public var expired: Int64? = nil
 
         public init(
             id: String, product: String, productName: String, price: String, priceText: String,
-            available: Int, stock: Int, capacity: Int, earliestExpiry: Int64?, fault: String? = nil, healthLock: String? = nil
+            available: Int, stock: Int, capacity: Int, earliestExpiry: Int64?, fault: String? = nil, healthLock: String? = nil,
+            expired: Int64? = nil
         ) {
             self.fault = fault
             self.healthLock = healthLock
+            self.expired = expired
             self.id = id
             self.product = product
             self.productName = productName
@@ -464,6 +487,11 @@ public struct StatusReport: Codable, Sendable, Equatable {
         public var cardPossiblyCharged: [String: String]? = nil
         /// Vends on free-vend cards and test media: no sale.
         public var freeCardVends: Int? = nil
+        /// Expired items technicians unloaded, and their value at their slots' prices; absent
+        /// while none was (and from older daemons).
+        public var discardedItems: Int? = nil
+        public var discardedValue: String? = nil
+        public var discardedValueText: String? = nil
 
         public init(
             coinsIn: String, sales: String, refunds: String, itemsSold: Int, failedVends: Int, unknownOutcomes: Int,

@@ -46,8 +46,8 @@ enum CommandHandler {
             return setPrice(slot, amount, controller: controller)
         case .fill(let on):
             return fill(on, controller: controller)
-        case .payoutTest(let amount):
-            return payoutTest(amount, controller: controller)
+        case .payoutTest(let amount, let confirmed):
+            return payoutTest(amount, confirmed: confirmed, controller: controller)
         case .service(let on):
             if let stays = controller.setServiceModeByTechnician(on) { return .failure(ControlError(.rejected, stays)) }
             return .success(on ? "service mode on: sales stopped" : "service mode off: back in service")
@@ -65,10 +65,16 @@ enum CommandHandler {
                 return "pressed coin return"
             }
         case .simKey(let on):
-            return simulate(controller) { world throws(SimulatedWorld.CommandError) in
+            let turned = simulate(controller) { world throws(SimulatedWorld.CommandError) in
                 try world.set(ButtonAction.serviceMode, active: on)
                 return on ? "turned the service key on" : "turned the service key off"
             }
+            // Answered once the machine has applied it: a `status` right after says so.
+            guard turned.ok, !waitForServiceKey(on, controller: controller, limit: .seconds(3)) else { return turned }
+            return .failure(
+                ControlError(
+                    .internal,
+                    "the simulated service key was turned \(on ? "on" : "off") but vendd did not see it within 3 s: see journalctl -u vendd"))
         case .select(let slot):
             if let unknown = unknownSlot(slot, config) { return .failure(unknown) }
             return customerInput(.slotSelected(SlotID(slot)), controller: controller)
@@ -99,6 +105,12 @@ enum CommandHandler {
             return clearSlot(SlotID(slot), by: technician(peer), controller: controller)
         case .restock(let slot, let count, let loadedAt):
             return restock(slot, count: count, loadedAt: loadedAt.map(Instant.init(millisecondsSinceEpoch:)), controller: controller)
+        case .unload(let slot, let count):
+            if let unknown = unknownSlot(slot, config) { return .failure(unknown) }
+            if let count, count < 1 {
+                return .failure(ControlError(.badRequest, "unload at least 1 item (or leave the count out to empty the slot)"))
+            }
+            return unload(SlotID(slot), count: count, controller: controller)
         case .simCoin(let amount):
             return simulateCoin(amount, controller: controller)
         case .simNote(let amount):
@@ -126,6 +138,22 @@ enum CommandHandler {
             }
         }
         return .failure(ControlError(.rejected, "slot \(slot) was not cleared"))
+    }
+
+    /// Waits until the service key's switch reads `on` (it is debounced like a real one) and the
+    /// machine's service mode follows the switches. False after `limit`.
+    private static func waitForServiceKey(_ on: Bool, controller: MachineController, limit: Duration) -> Bool {
+        let clock = ContinuousClock()
+        let deadline = clock.now + limit
+        while true {
+            let switches = controller.deviceEvents.currentSwitches
+            if switches.serviceKeyOn == on, controller.currentMachine.isInServiceMode == switches.isOn {
+                controller.settle()
+                return true
+            }
+            if clock.now >= deadline { return false }
+            usleep(2_000)
+        }
     }
 
     /// Who sent a request, for the journal: the user's name, else their uid.
@@ -206,13 +234,16 @@ enum CommandHandler {
     }
 
     /// Starts the test; the devices report when it ends (`vendctl cash payout-test` waits for that).
-    private static func payoutTest(_ amount: String, controller: MachineController) -> ControlResponse {
+    private static func payoutTest(_ amount: String, confirmed: Bool, controller: MachineController) -> ControlResponse {
         let format = controller.config.machine.moneyFormat
         let value: Money
         do {
             value = try Money(parsing: amount, currency: controller.config.machine.currency)
         } catch {
             return .failure(ControlError(.badRequest, "\(error)"))
+        }
+        if let refusal = payoutTestRefusal(value, confirmed: confirmed, coins: controller.attachedPayouts?.inventory() ?? [], format: format) {
+            return .failure(refusal)
         }
         for event in controller.sendAndWait(.testPayout(value)).events {
             switch event {
@@ -224,6 +255,34 @@ enum CommandHandler {
         }
         return .failure(ControlError(.rejected, "the payout test did not start"))
     }
+
+    /// A test amount the coins cannot make (not a multiple of their smallest step: bad request),
+    /// or more than the devices hold without `--yes` (it would empty them).
+    static func payoutTestRefusal(_ amount: Money, confirmed: Bool, coins: [ChangeStock], format: MoneyFormat) -> ControlError? {
+        let payable = coins.filter { $0.count != 0 && $0.value.minorUnits > 0 }
+        guard amount.minorUnits > 0, !payable.isEmpty else { return nil }
+        let step = payable.map(\.value.minorUnits).reduce(0) { gcd($0, $1) }
+        if amount.minorUnits % step != 0 {
+            let below = Money(minorUnits: amount.minorUnits / step * step, currency: amount.currency)
+            let above = below + Money(minorUnits: step, currency: amount.currency)
+            let nearest = below.isZero ? format.string(for: above) : "\(format.string(for: below)) or \(format.string(for: above))"
+            let values = payable.map(\.value).sorted().map { format.string(for: $0) }
+            return ControlError(
+                .badRequest,
+                "the payout devices cannot pay \(format.string(for: amount)): their coins (\(values.joined(separator: ", "))) pay multiples of \(format.string(for: Money(minorUnits: step, currency: amount.currency))); try \(nearest)"
+            )
+        }
+        // A device that cannot count its coins (a hopper) leaves what they hold unknown.
+        guard !confirmed, payable.allSatisfy({ $0.count != nil }) else { return nil }
+        let held = payable.reduce(Money.zero(amount.currency)) { $0 + $1.value * ($1.count ?? 0) }
+        guard amount > held else { return nil }
+        return ControlError(
+            .badRequest,
+            "the payout devices hold \(format.string(for: held)): a test of \(format.string(for: amount)) would empty them. Add --yes to pay what they hold, or ask for less"
+        )
+    }
+
+    private static func gcd(_ a: Int64, _ b: Int64) -> Int64 { b == 0 ? a : gcd(b, a % b) }
 
     private static func restock(_ slot: String, count: Int?, loadedAt: Instant?, controller: MachineController) -> ControlResponse {
         let config = controller.config
@@ -243,6 +302,26 @@ enum CommandHandler {
         }
         guard refused.isEmpty else { return .failure(ControlError(.rejected, refused.joined(separator: "; "))) }
         return .success(done.isEmpty ? "every slot was already full" : "restocked " + done.joined(separator: ", "))
+    }
+
+    /// What left the slot, what of it was discarded as expired, and whether the slot sells again.
+    private static func unload(_ slot: SlotID, count: Int?, controller: MachineController) -> ControlResponse {
+        let format = controller.config.machine.moneyFormat
+        var parts: [String] = []
+        for event in controller.sendAndWait(.unload(slot, count: count)).events {
+            switch event {
+            case .stockChanged(_, _, let from, let to, .unloaded): parts.insert("unloaded \(slot) \(from)→\(to)", at: 0)
+            case .expiredStockDiscarded(_, _, let count, let value):
+                parts.append("\(count) expired item(s) discarded (\(format.string(for: value)) at the slot's price)")
+            case .expiredStockCleared: parts.append("slot \(slot) sells again")
+            case .rejected(let reason): return .failure(ControlError(.rejected, reason.describe(format)))
+            default: continue
+            }
+        }
+        if controller.currentMachine.expiredSlots[slot] != nil {
+            parts.append("slot \(slot) still holds expired items next: unload more")
+        }
+        return .success(parts.joined(separator: "; "))
     }
 
     static let notSimulated = ControlResponse.failure(

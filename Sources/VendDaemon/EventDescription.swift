@@ -53,6 +53,29 @@ struct EventDescription {
             self.init(
                 "slot-fault-cleared", "slot \(slot) back in service (\(fault.rawValue) cleared by \(technician))", .notice,
                 ["SLOT": "\(slot)", "FAULT": "\(fault.rawValue)", "TECHNICIAN": "\(technician)"])
+        case .stockExpired(let expired):
+            self.init(
+                "stock-expired",
+                "slot \(expired.slot) (\(expired.product)) stopped selling: \(expired.count) item(s) past their shelf life; a technician must unload them (vendctl unload \(expired.slot))",
+                .error,
+                [
+                    "SLOT": "\(expired.slot)", "PRODUCT": "\(expired.product)", "EXPIRED": "\(expired.count)",
+                    "SINCE_MS": "\(expired.since.millisecondsSinceEpoch)",
+                ])
+        case .capacityBelowStock(let slot, let stock, let capacity):
+            self.init(
+                "capacity-lowered",
+                "slot \(slot) holds \(stock) items, above its new capacity of \(capacity): they stay and sell; restock adds nothing until it holds fewer than \(capacity)",
+                .warning, ["SLOT": "\(slot)", "STOCK": "\(stock)", "CAPACITY": "\(capacity)"])
+        case .expiredStockCleared(let slot, let product):
+            self.init(
+                "stock-expired-cleared", "slot \(slot) (\(product)) sells again: its next item is within its shelf life", .notice,
+                ["SLOT": "\(slot)", "PRODUCT": "\(product)"])
+        case .expiredStockDiscarded(let slot, let product, let count, let value):
+            self.init(
+                "stock-discarded", "slot \(slot) (\(product)): \(count) expired item(s) discarded, worth \(money(value)) at the slot's price",
+                .notice,
+                ["SLOT": "\(slot)", "PRODUCT": "\(product)", "DISCARDED": "\(count)", "AMOUNT": "\(value.decimalString)"])
         case .stockChanged(let slot, let product, let from, let to, let reason):
             self.init(
                 "stock", "slot \(slot) (\(product)): \(from) → \(to) items (\(reason.rawValue))",
@@ -200,6 +223,7 @@ extension Rejection {
             "this machine gives no change; the credit of \(format.string(for: credit)) stays for a purchase"
         case .insufficientFunds(let slot, let price, let funds):
             "slot \(slot) costs \(format.string(for: price)); the card has \(format.string(for: funds))"
+        case .priceRefused(let slot, let price, let problem): "slot \(slot): \(problem.describe(price, format: format))"
         default:
             description
         }

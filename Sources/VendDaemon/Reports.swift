@@ -25,7 +25,7 @@ struct Reports {
             available: fault == nil ? offer.available : 0, stock: machine.stock[offer.slot]?.count ?? 0,
             capacity: machine.setup.slot(offer.slot)?.capacity ?? 0,
             earliestExpiry: machine.earliestExpiry(in: offer.slot)?.millisecondsSinceEpoch, fault: fault?.rawValue,
-            healthLock: machine.healthLock(on: offer.slot)?.rawValue)
+            healthLock: machine.healthLock(on: offer.slot)?.rawValue, expired: machine.expiredSlots[offer.slot]?.millisecondsSinceEpoch)
     }
 
     var slots: [StatusReport.Slot] { machine.offers.map(slot) }

@@ -63,6 +63,11 @@ extension StatusReport {
             books.cardPossiblyCharged = ledger.cardPossiblyCharged.isEmpty ? nil : byReader(ledger.cardPossiblyCharged)
             books.freeCardVends = ledger.freeCardVends
         }
+        if let discarded = machine.ledger.discardedTotal {
+            books.discardedItems = discarded.count
+            books.discardedValue = discarded.amount.decimalString
+            books.discardedValueText = format.string(for: discarded.amount)
+        }
         let toCheck = CardReader.allCases.flatMap { reader -> [String] in
             var lines: [String] = []
             if let lost = ledger.cardRefundsLost[reader] {

@@ -102,7 +102,7 @@ public final class MachineFollower: Sendable {
         guard let status = machine.status, let info = status.slots.first(where: { $0.id == slot }) else { return .refused(refusal) }
         if status.vendInProgress != nil { return .busy }
         if info.fault != nil { return .outOfService(product: info.product) }
-        if info.healthLock != nil { return .notAvailable(product: info.product) }
+        if info.healthLock != nil || info.expired != nil { return .notAvailable(product: info.product) }
         if info.available == 0 { return .soldOut(product: info.product) }
         if let price = try? Money(parsing: info.price, currency: currency),
             let credit = try? Money(parsing: status.credit, currency: currency), credit < price

@@ -217,7 +217,7 @@ public struct MachineView: Codable, Sendable, Equatable {
     /// A fault or a health lock says more than "sold out": the customer should not wait for a restock.
     private static func badge(_ slot: StatusReport.Slot, texts: DisplayTexts) -> String? {
         if slot.fault != nil { return texts.outOfServiceBadge }
-        if slot.healthLock != nil { return texts.notAvailableBadge }
+        if slot.healthLock != nil || slot.expired != nil { return texts.notAvailableBadge }
         return slot.available == 0 ? texts.soldOutBadge : nil
     }
 

@@ -29,6 +29,12 @@ public struct TelemetryEvent: Codable, Sendable, Hashable {
         /// A slot taken out of service by a motor fault (`on` true, `reason` the fault) or
         /// cleared by a technician (`on` false, `reason` who).
         case slotFault = "slot-fault"
+        /// A slot stopped because its next item is past its shelf life (`on` true, with `count`
+        /// expired items and `since`), or sells again (`on` false: unloaded, or allowed by the file).
+        case stockExpired = "stock-expired"
+        /// A technician unloaded expired items: `count` discarded, `amount` their value at the
+        /// slot's price.
+        case stockDiscarded = "stock-discarded"
     }
 
     public let id: String
@@ -59,6 +65,10 @@ public struct TelemetryEvent: Codable, Sendable, Hashable {
     public var on: Bool? = nil
     /// health-lock: the temperature zone.
     public var zone: String? = nil
+    /// stock-expired: the slot's expired items; stock-discarded: the items discarded.
+    public var count: Int? = nil
+    /// stock-expired: when the slot's next item expired, in milliseconds since the Unix epoch.
+    public var since: Int64? = nil
 
     public init(id: String, machine: String, at: Int64, type: Kind, currency: String) {
         self.id = id

@@ -35,10 +35,13 @@ public struct Product: Hashable, Sendable, Codable {
     public let shelfLifeDays: Int?
     /// Free-form labels ("sugar-free", "vegan"), sorted and unique.
     public let tags: [String]
+    /// Whether items past their shelf life still sell; nil: the default, which refuses them in a
+    /// perishable slot and sells them elsewhere (see `sellsExpired(in:)`).
+    public let expiryPolicy: ExpiryPolicy?
 
     public init(
         id: ProductID, name: String, category: CategoryPath,
-        isHot: Bool = false, shelfLifeDays: Int? = nil, tags: [String] = []
+        isHot: Bool = false, shelfLifeDays: Int? = nil, tags: [String] = [], expiryPolicy: ExpiryPolicy? = nil
     ) {
         self.id = id
         self.name = name
@@ -46,7 +49,27 @@ public struct Product: Hashable, Sendable, Codable {
         self.isHot = isHot
         self.shelfLifeDays = shelfLifeDays
         self.tags = Array(Set(tags)).sorted()
+        self.expiryPolicy = expiryPolicy
     }
+
+    /// Whether an item of this product past its shelf life may still be sold from `slot`: only
+    /// when the file says `expired: sell` (a best-before date), or, saying nothing, from a slot
+    /// that is not perishable.
+    public func sellsExpired(in slot: SlotSetup) -> Bool {
+        switch expiryPolicy {
+        case .sell: true
+        case .refuse: false
+        case nil: slot.healthZone == nil
+        }
+    }
+}
+
+/// What happens to items past their shelf life (`expired:` in the file).
+public enum ExpiryPolicy: String, Hashable, Sendable, Codable, CaseIterable {
+    /// The slot stops selling until a technician unloads them (a use-by date).
+    case refuse
+    /// They keep selling (a best-before date); `vendctl expired` still lists them.
+    case sell
 }
 
 /// The products the machine knows, by id.

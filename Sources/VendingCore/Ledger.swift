@@ -60,6 +60,11 @@ public struct SalesFigure: Hashable, Sendable, Codable {
         amount += price
     }
 
+    mutating func add(count: Int, amount: Money) {
+        self.count += count
+        self.amount += amount
+    }
+
     mutating func add(_ other: SalesFigure) {
         count += other.count
         amount += other.amount
@@ -117,6 +122,9 @@ public struct Ledger: Hashable, Sendable, Codable {
     public private(set) var unknownTestPayouts: Money
     /// Paid out by a device's own buttons (an MDB changer's manual dispense).
     public private(set) var manuallyDispensed: Money
+    /// Items past their shelf life that technicians unloaded, per product: how many, valued at
+    /// their slot's price when they were taken out. Stock, not money: outside the sum above.
+    public private(set) var discarded: [ProductID: SalesFigure] = [:]
     public private(set) var salesByProduct: [ProductID: SalesFigure] = [:]
     public private(set) var salesBySlot: [SlotID: SalesFigure] = [:]
     /// The most recent sales, oldest first, at most `MachineSetup.historyLimit` of them.
@@ -171,11 +179,13 @@ public struct Ledger: Hashable, Sendable, Codable {
         }
         cardPossiblyCharged = try container.decodeIfPresent([CardReader: SalesFigure].self, forKey: .cardPossiblyCharged) ?? [:]
         freeCardVends = try container.decodeIfPresent(Int.self, forKey: .freeCardVends) ?? 0
+        discarded = try container.decodeIfPresent([ProductID: SalesFigure].self, forKey: .discarded) ?? [:]
     }
 
     var isEmpty: Bool {
         coinsIn.isZero && billsIn.isZero && cashbox.isEmpty && stacker.isEmpty && history.isEmpty && salesByProduct.isEmpty
             && floatFilled.isZero && testPayouts.isZero && manuallyDispensed.isZero && cardSales.isEmpty && freeCardVends == 0
+            && discarded.isEmpty
     }
 
     /// Everything customers put in.
@@ -230,6 +240,18 @@ public struct Ledger: Hashable, Sendable, Codable {
         }
         salesByProduct[sale.product, default: .zero(sale.price.currency)].add(sale.price)
         salesBySlot[sale.slot, default: .zero(sale.price.currency)].add(sale.price)
+    }
+
+    mutating func recordDiscard(of product: ProductID, count: Int, value: Money) {
+        discarded[product, default: .zero(value.currency)].add(count: count, amount: value)
+    }
+
+    /// Every discarded item, all products together.
+    public var discardedTotal: SalesFigure? {
+        guard let first = discarded.values.first else { return nil }
+        var total = SalesFigure.zero(first.amount.currency)
+        for figure in discarded.values { total.add(figure) }
+        return total
     }
 
     mutating func recordCardRefundLost(_ amount: Money, on reader: CardReader) {

@@ -72,10 +72,16 @@ public struct Machine: Hashable, Sendable, Codable {
     /// reports them across restarts.
     public internal(set) var incidents: [Incident: IncidentRecord] = [:]
 
+    /// Slots stopped because the item that would drop next is past its shelf life (and its
+    /// product may not sell so), with when it expired: until a technician unloads it. Journaled
+    /// and saved; noticed at every input (the periodic tick included), so each slot's expiry is
+    /// announced once.
+    public private(set) var expiredSlots: [SlotID: Instant] = [:]
+
     private enum CodingKeys: String, CodingKey {
         case credit, pendingVend, lastVendNumber, pendingPayout, lastPayoutNumber, isInServiceMode, isFilling, coinCursors,
             payoutCounters, changeInventory, stock, priceOverrides, ledger, setup, cardSession, cardSettlements, lastAuditRead,
-            healthLocks, slotFaults, incidents
+            healthLocks, slotFaults, incidents, expiredSlots
     }
 
     /// A new, empty machine: no credit, no stock, nothing sold.
@@ -109,6 +115,7 @@ public struct Machine: Hashable, Sendable, Codable {
         healthLocks = try container.decodeIfPresent([ZoneID: HealthLock].self, forKey: .healthLocks) ?? [:]
         slotFaults = try container.decodeIfPresent([SlotID: SlotFault].self, forKey: .slotFaults) ?? [:]
         incidents = try container.decodeIfPresent([Incident: IncidentRecord].self, forKey: .incidents) ?? [:]
+        expiredSlots = try container.decodeIfPresent([SlotID: Instant].self, forKey: .expiredSlots) ?? [:]
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -133,6 +140,7 @@ public struct Machine: Hashable, Sendable, Codable {
         if !healthLocks.isEmpty { try container.encode(healthLocks, forKey: .healthLocks) }
         if !slotFaults.isEmpty { try container.encode(slotFaults, forKey: .slotFaults) }
         if !incidents.isEmpty { try container.encode(incidents, forKey: .incidents) }
+        if !expiredSlots.isEmpty { try container.encode(expiredSlots, forKey: .expiredSlots) }
     }
 
     public mutating func apply(_ input: Input, at now: Instant) -> [Effect] {
@@ -140,6 +148,11 @@ public struct Machine: Hashable, Sendable, Codable {
         let acceptedCoinsBefore = acceptsCoins
         let acceptedCardsBefore = acceptsCards
         let neededExactChangeBefore = needsExactChange
+        // Time has passed since the last input: a selection must meet the slot as it is now.
+        // Draining is never journaled, so it changes nothing else.
+        var noticesExpiries = true
+        if case .setDraining = input { noticesExpiries = false }
+        if noticesExpiries { noticeExpiries(at: now, into: &effects) }
         switch input {
         case .coinInserted(let value, let event, let route): insertCoin(value, event: event, route: route ?? .cashBox, into: &effects)
         case .billStacked(let value, let event): insertCoin(value, event: event, route: nil, into: &effects)
@@ -162,7 +175,7 @@ public struct Machine: Hashable, Sendable, Codable {
         case .vendEnded(let vend, let outcome): endVend(vend, outcome: outcome, at: now, into: &effects)
         case .coinReturnPressed: returnCredit(at: now, into: &effects)
         case .restock(let slot, let count, let loadedAt): restock(slot, count: count, loadedAt: loadedAt ?? now, into: &effects)
-        case .unload(let slot, let count): unload(slot, count: count, into: &effects)
+        case .unload(let slot, let count): unload(slot, count: count, at: now, into: &effects)
         case .setPrice(let slot, let price): setPrice(slot, price, into: &effects)
         case .setServiceMode(let on): setServiceMode(on, into: &effects)
         case .reconfigure(let newSetup): reconfigure(newSetup, at: now, into: &effects)
@@ -186,6 +199,8 @@ public struct Machine: Hashable, Sendable, Codable {
         case .clearSlotFault(let slot, let technician): clearFault(of: slot, by: technician, at: now, into: &effects)
         case .zoneConditionCleared(let zone, let condition): endIncident(condition.incident(zone), at: now)
         }
+        // What the input did to the stock or the setup (an unload, a restock, a reload).
+        if noticesExpiries { noticeExpiries(at: now, into: &effects) }
         if acceptsCoins != acceptedCoinsBefore {
             effects.command(.setCoinAcceptance(acceptsCoins))
             effects.emit(.coinAcceptanceChanged(acceptsCoins))
@@ -256,10 +271,19 @@ public struct Machine: Hashable, Sendable, Codable {
         return zone
     }
 
-    /// A customer could buy from `slot` with enough credit: stocked, not health-locked and not out
-    /// of service after a motor fault.
+    /// A customer could buy from `slot` with enough credit: stocked, not health-locked, not out
+    /// of service after a motor fault, and not stopped by an expired item.
     public func sellable(_ slot: SlotID) -> Bool {
-        available(in: slot) > 0 && healthLock(on: slot) == nil && slotFaults[slot] == nil
+        available(in: slot) > 0 && healthLock(on: slot) == nil && slotFaults[slot] == nil && expiredSlots[slot] == nil
+    }
+
+    /// When the item that would drop next from `slot` (stock is first in, first out) expired, if
+    /// it has at `now` and its product may not sell past its shelf life there.
+    func expiryStopping(_ slot: SlotSetup, at now: Instant) -> Instant? {
+        guard let product = setup.catalog[slot.product], !product.sellsExpired(in: slot),
+            let next = stock[slot.id]?.lots.first, let expiry = next.expiry(shelfLifeDays: product.shelfLifeDays), expiry <= now
+        else { return nil }
+        return expiry
     }
 
     /// The last sequence number credited from a coin source; drivers continue after it.
@@ -366,6 +390,7 @@ public struct Machine: Hashable, Sendable, Codable {
         if let fault = slotFaults[slotID] { return effects.reject(.slotOutOfService(slotID, fault)) }
         guard available(in: slotID) > 0 else { return effects.reject(.outOfStock(slotID)) }
         if let zone = healthLock(on: slotID) { return effects.reject(.healthLocked(slotID, zone: zone)) }
+        if let since = expiredSlots[slotID] { return effects.reject(.expired(slotID, since: since)) }
         guard price <= credit else {
             if let reader = cardPaying(for: slotID, price: price, into: &effects) {
                 return startCardVend(slot, price: price, reader: reader, at: now, into: &effects)
@@ -627,6 +652,8 @@ public struct Machine: Hashable, Sendable, Codable {
             return effects.reject(.unknownSlot(slotID))
         }
         let free = slot.capacity - current.count
+        // A reload lowered the capacity below what the slot holds: the items stay and sell.
+        if free < 0 { return effects.reject(.aboveCapacity(slotID, stock: current.count, capacity: slot.capacity)) }
         let adding = count ?? free
         guard count == nil || adding > 0 else { return effects.reject(.invalidCount(adding)) }
         guard adding <= free, adding > 0 else {
@@ -639,18 +666,47 @@ public struct Machine: Hashable, Sendable, Codable {
                 to: current.count + adding, reason: .restocked))
     }
 
-    private mutating func unload(_ slotID: SlotID, count: Int?, into effects: inout Effects) {
+    /// Takes items out, oldest first. Those past their shelf life are discarded: the books keep
+    /// how many, valued at the slot's price.
+    private mutating func unload(_ slotID: SlotID, count: Int?, at now: Instant, into effects: inout Effects) {
         guard let slot = setup.slot(slotID), let current = stock[slotID] else {
             return effects.reject(.unknownSlot(slotID))
         }
         let removable = available(in: slotID)
         let removing = count ?? removable
-        guard removing > 0, removing <= removable else { return effects.reject(.invalidCount(removing)) }
+        guard removing > 0, removing <= removable else {
+            return effects.reject(current.count > 0 ? .invalidCount(removing) : .nothingToUnload(slotID))
+        }
+        let expired = current.expiredCount(ofOldest: removing, at: now, shelfLifeDays: setup.catalog[slot.product]?.shelfLifeDays)
         stock[slotID]?.removeOldest(removing)
         effects.emit(
             .stockChanged(
                 slot: slotID, product: slot.product, from: current.count,
                 to: current.count - removing, reason: .unloaded))
+        if expired > 0 {
+            let value = (price(of: slotID) ?? slot.price) * expired
+            ledger.recordDiscard(of: slot.product, count: expired, value: value)
+            effects.emit(.expiredStockDiscarded(slot: slotID, product: slot.product, count: expired, value: value))
+        }
+    }
+
+    // MARK: - Shelf life
+
+    /// Stops a slot whose next item has expired (announced once), and lets one sell again whose
+    /// next item no longer has (unloaded, or the file now lets it sell).
+    private mutating func noticeExpiries(at now: Instant, into effects: inout Effects) {
+        for slot in setup.slots {
+            let since = expiryStopping(slot, at: now)
+            if let since, expiredSlots[slot.id] == nil {
+                expiredSlots[slot.id] = since
+                let count = stock[slot.id]?.expiredCount(at: now, shelfLifeDays: setup.catalog[slot.product]?.shelfLifeDays) ?? 0
+                effects.emit(.stockExpired(ExpiredStock(slot: slot.id, product: slot.product, count: count, since: since)))
+            } else if since == nil, expiredSlots.removeValue(forKey: slot.id) != nil {
+                effects.emit(.expiredStockCleared(slot: slot.id, product: slot.product))
+            }
+        }
+        // A slot gone from the file has nothing left to unload.
+        for slot in expiredSlots.keys where setup.slot(slot) == nil { expiredSlots[slot] = nil }
     }
 
     private mutating func setPrice(_ slotID: SlotID, _ newPrice: Money?, into effects: inout Effects) {
@@ -658,9 +714,11 @@ public struct Machine: Hashable, Sendable, Codable {
             return effects.reject(.unknownSlot(slotID))
         }
         if let newPrice {
-            guard newPrice.currency == setup.currency, newPrice.minorUnits > 0,
-                newPrice.minorUnits <= Money.largestAmount
-            else { return effects.reject(.invalidPrice(newPrice)) }
+            // The file's rule (check-config): a price above the maximum credit could never be paid.
+            if let problem = setup.priceProblem(newPrice) {
+                guard case .aboveMaximumCredit = problem else { return effects.reject(.invalidPrice(newPrice)) }
+                return effects.reject(.priceRefused(slotID, newPrice, problem))
+            }
             priceOverrides[slotID] =
                 newPrice == slot.price
                 ? nil : PriceOverride(price: newPrice, replacedConfiguredPrice: slot.price)
@@ -784,6 +842,11 @@ public struct Machine: Hashable, Sendable, Codable {
         }
         let added = newSetup.slots.map(\.id).filter { oldSetup.slot($0) == nil }
         for slot in added { stock[slot] = SlotStock() }
+        for slot in newSetup.slots where oldSetup.slot(slot.id)?.capacity != slot.capacity {
+            if let count = stock[slot.id]?.count, count > slot.capacity {
+                effects.emit(.capacityBelowStock(slot: slot.id, stock: count, capacity: slot.capacity))
+            }
+        }
         effects.emit(.setupChanged(addedSlots: added, removedSlots: removed))
     }
 }

@@ -53,6 +53,17 @@ public enum MachineEvent: Hashable, Sendable, Codable {
     case slotFaulted(SlotID, SlotFault)
     /// A technician cleared the slot's fault (`by`: who, as the control socket knew them).
     case slotFaultCleared(SlotID, SlotFault, by: String)
+    /// The item that would drop next from the slot is past its shelf life: the slot sells
+    /// nothing until a technician unloads the expired items. Announced once per slot.
+    case stockExpired(ExpiredStock)
+    /// A reload lowered the slot's capacity below the items in it: they stay and sell; restock
+    /// adds nothing until it holds fewer than `capacity`.
+    case capacityBelowStock(slot: SlotID, stock: Int, capacity: Int)
+    /// The slot sells again: its next item is within its shelf life (the expired ones were
+    /// unloaded), or the file now lets its product sell past it.
+    case expiredStockCleared(slot: SlotID, product: ProductID)
+    /// An unload took out items past their shelf life: discarded, `value` at the slot's price.
+    case expiredStockDiscarded(slot: SlotID, product: ProductID, count: Int, value: Money)
 }
 
 public enum StockChangeReason: String, Hashable, Sendable, Codable {
@@ -74,8 +85,12 @@ public enum Rejection: Hashable, Sendable, Codable, CustomStringConvertible {
     case stalePayoutReport(PayoutID)
     case payoutUnavailable(credit: Money)
     case overCapacity(SlotID, capacity: Int, free: Int)
+    /// A restock of a slot that holds more than its (lowered) capacity.
+    case aboveCapacity(SlotID, stock: Int, capacity: Int)
     case invalidCount(Int)
     case invalidPrice(Money)
+    /// A price the file's rule refuses too (`PriceProblem`).
+    case priceRefused(SlotID, Money, PriceProblem)
     /// An outcome for a vend that is not the one in flight (late or repeated report).
     case staleVendOutcome(VendID)
     case wrongCurrency(Money)
@@ -102,6 +117,10 @@ public enum Rejection: Hashable, Sendable, Codable, CustomStringConvertible {
     case slotOutOfService(SlotID, SlotFault)
     /// A fault was to be cleared on a slot that has none.
     case noSlotFault(SlotID)
+    /// The slot's next item is past its shelf life (since then): a technician must unload it.
+    case expired(SlotID, since: Instant)
+    /// An unload from a slot that holds no item that can be taken out.
+    case nothingToUnload(SlotID)
 
     public var description: String {
         switch self {
@@ -117,8 +136,12 @@ public enum Rejection: Hashable, Sendable, Codable, CustomStringConvertible {
         case .payoutUnavailable(let credit): "this machine cannot pay out; the credit of \(credit) stays"
         case .overCapacity(let slot, let capacity, let free):
             "slot \(slot) holds \(capacity) items and has room for \(free) more"
+        case .aboveCapacity(let slot, let stock, let capacity):
+            "slot \(slot) holds \(stock) items, above its capacity of \(capacity): they stay and sell; restock adds nothing until it holds fewer than \(capacity)"
         case .invalidCount(let count): "\(count) is not a valid number of items"
         case .invalidPrice(let price): "\(price) is not a valid price"
+        case .priceRefused(let slot, let price, let problem):
+            "slot \(slot): \(problem.describe(price, format: MoneyFormat.plain(price.currency)))"
         case .staleVendOutcome(let vend): "\(vend) is not in progress"
         case .wrongCurrency(let money): "\(money) is not in the machine's currency"
         case .currencyChange(let from, let to):
@@ -136,6 +159,9 @@ public enum Rejection: Hashable, Sendable, Codable, CustomStringConvertible {
         case .zoneNotLocked(let zone): "zone \(zone) holds no health lock"
         case .slotOutOfService(let slot, let fault): "slot \(slot) is out of service (\(fault.rawValue)): make another selection"
         case .noSlotFault(let slot): "slot \(slot) has no fault to clear"
+        case .expired(let slot, _):
+            "slot \(slot)'s items are past their shelf life: a technician must unload them (vendctl unload \(slot))"
+        case .nothingToUnload(let slot): "slot \(slot) holds no item to unload"
         }
     }
 }

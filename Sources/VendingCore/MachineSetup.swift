@@ -175,3 +175,37 @@ public enum SetupError: Error, Hashable, Sendable, CustomStringConvertible {
         }
     }
 }
+
+/// Why an amount cannot be a slot's price: the one rule for the prices in the file
+/// (`check-config`) and for a price set at run time (`vendctl price`).
+public enum PriceProblem: Hashable, Sendable, Codable {
+    case wrongCurrency
+    case notPositive
+    /// Coins are refused once credit reaches the maximum, so this price could never be paid.
+    case aboveMaximumCredit(Money)
+
+    /// Nil when `price` may be a slot's price on a machine with this currency and maximum credit.
+    public static func of(_ price: Money, currency: Currency, maximumCredit: Money) -> PriceProblem? {
+        guard price.currency == currency else { return .wrongCurrency }
+        guard price.minorUnits > 0 else { return .notPositive }
+        guard price <= maximumCredit else { return .aboveMaximumCredit(maximumCredit) }
+        return nil
+    }
+
+    /// The sentence for the technician, amounts in the machine's format.
+    public func describe(_ price: Money, format: MoneyFormat) -> String {
+        switch self {
+        case .wrongCurrency: "\(price) is not in the machine's currency"
+        case .notPositive: "a price must be more than \(format.string(for: .zero(price.currency)))"
+        case .aboveMaximumCredit(let maximum):
+            "\(format.string(for: price)) is above machine.maximum_credit (\(format.string(for: maximum))), so it could never be paid"
+        }
+    }
+}
+
+extension MachineSetup {
+    /// Why `price` cannot be a slot's price on this machine, if it cannot.
+    public func priceProblem(_ price: Money) -> PriceProblem? {
+        PriceProblem.of(price, currency: currency, maximumCredit: maximumCredit)
+    }
+}

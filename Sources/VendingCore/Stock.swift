@@ -51,6 +51,19 @@ public struct SlotStock: Hashable, Sendable, Codable {
         }
     }
 
+    /// How many of the `count` oldest items (the next to drop or be unloaded) have expired at
+    /// `instant`.
+    public func expiredCount(ofOldest count: Int, at instant: Instant, shelfLifeDays: Int?) -> Int {
+        var remaining = count
+        var expired = 0
+        for lot in lots where remaining > 0 {
+            let taken = min(remaining, lot.count)
+            remaining -= taken
+            if let expiry = lot.expiry(shelfLifeDays: shelfLifeDays), expiry <= instant { expired += taken }
+        }
+        return expired
+    }
+
     public func earliestExpiry(shelfLifeDays: Int?) -> Instant? {
         lots.compactMap { $0.expiry(shelfLifeDays: shelfLifeDays) }.min()
     }

@@ -74,11 +74,12 @@ struct Cash: ParsableCommand {
             commandName: "payout-test",
             abstract: "Have the payout devices pay an amount from their stock (service mode), and say what they paid.",
             discussion:
-                "Two-phase like any payout: the intent is saved before a device is told, and an interrupted test is settled at the next start from what the devices report. The amount comes out of no credit; it is booked as a payout test."
+                "Two-phase like any payout: the intent is saved before a device is told, and an interrupted test is settled at the next start from what the devices report. The amount comes out of no credit; it is booked as a payout test. It must be a multiple of what the coins can make (exit 64 names it); more than the devices hold needs --yes, since it empties them."
         )
 
         @OptionGroup var connection: Connection
         @Argument(help: "The amount to pay, in the machine's currency (e.g. 500 or 1.50).") var amount: String
+        @Flag(help: "Pay even if the amount is more than the devices hold (it empties them).") var yes = false
         @Option(help: ArgumentHelp("Seconds to wait for the devices to finish.", valueName: "seconds")) var wait: Int = 120
 
         func validate() throws {
@@ -94,7 +95,7 @@ struct Cash: ParsableCommand {
                     try watcher.watch(
                         timeout: .seconds(wait),
                         subscribed: {
-                            let started = try connection.send(.payoutTest(amount: amount))
+                            let started = try connection.send(.payoutTest(amount: amount, confirmed: yes))
                             if !connection.json, let message = started.message { print(message) }
                         }
                     ) { event in

@@ -17,6 +17,26 @@ struct Restock: ParsableCommand {
     }
 }
 
+struct Unload: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Take items out of a slot, oldest first (all of them unless a count is given).",
+        discussion:
+            "Items past their shelf life are booked as discarded (vendctl status shows how many and their value). A slot stopped because its next item expired sells again once the expired items are out."
+    )
+
+    @OptionGroup var connection: Connection
+    @Argument(help: "The slot, e.g. A2.") var slot: String
+    @Argument(help: "How many items to take out (default: all).") var count: Int?
+
+    func validate() throws {
+        if let count, count < 1 { throw ValidationError("unload at least 1 item (or leave the count out to empty the slot)") }
+    }
+
+    func run() throws {
+        try send(.unload(slot: slot, count: count), connection)
+    }
+}
+
 struct Price: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Set a slot's price, or go back to the configured one with default.",

@@ -70,6 +70,14 @@ struct Status: ParsableCommand {
             lines.append("")
             lines.append("out of service: \(faults.joined(separator: ", ")); free the spiral, then vendctl slot clear SLOT in service mode")
         }
+        let expired = status.slots.compactMap { slot in slot.expired.map { "\(slot.id) (since \(dateText($0)))" } }
+        if !expired.isEmpty {
+            lines.append("")
+            lines.append("EXPIRED, not selling: \(expired.joined(separator: ", ")); take the expired items out with vendctl unload SLOT")
+        }
+        if let items = status.books.discardedItems, items > 0 {
+            lines.append("discarded \(items) expired item(s) so far, worth \(status.books.discardedValueText ?? "?") at their prices")
+        }
         return lines.joined(separator: "\n")
     }
 

@@ -17,7 +17,7 @@ struct Vendctl: ParsableCommand {
         version: venddVersion,
         subcommands: [
             Status.self, Stock.self, Purchasable.self, Expired.self, Hot.self, Products.self,
-            Restock.self, Price.self, Service.self, SlotCommand.self, History.self, Coins.self, Cash.self, Report.self,
+            Restock.self, Unload.self, Price.self, Service.self, SlotCommand.self, History.self, Coins.self, Cash.self, Report.self,
             Watch.self, Audit.self, Select.self, CoinReturn.self, Zone.self, Temps.self, Sim.self,
         ])
 

@@ -99,6 +99,16 @@ import VendConfig
                 "test.yaml:30:12: slots[A2].price: must be more than 0"
             ]),
         Case(
+            name: "expired without a shelf life", edits: [("    hot: true\n", "    hot: true\n    expired: sell\n")],
+            expected: [
+                "test.yaml:20:14: products[coffee].expired: expired says what happens to items past their shelf life: give the product shelf_life_days too, or remove expired"
+            ]),
+        Case(
+            name: "expired neither refuse nor sell", edits: [("shelf_life_days: 10\n", "shelf_life_days: 10\n    expired: keep\n")],
+            expected: [
+                "test.yaml:16:14: products[milk].expired: 'keep' is not one of 'refuse' or 'sell'"
+            ]),
+        Case(
             name: "price above maximum credit", edits: [("price: 900", "price: 20000")],
             expected: [
                 "test.yaml:30:12: slots[A2].price: 20,000원 is above machine.maximum_credit (10,000원), so it could never be paid"

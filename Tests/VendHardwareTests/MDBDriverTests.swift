@@ -130,7 +130,20 @@ import VendingCore
         rig.pay(500)
         try rig.run(for: .seconds(2))
         #expect(rig.results.first?.paid == won(50))
-        #expect(rig.log.faults.contains("coin changer: paid 50원 of 500원 (1 × 50원)"))
+        // Tubes that run out are no fault of the changer: said, but not marked FAULT.
+        #expect(rig.log.notices.contains("coin changer: paid 50원 of 500원 (1 × 50원)"))
+        #expect(rig.log.faults.isEmpty, "\(rig.log.faults)")
+    }
+
+    @Test func tubesTooLowForAnAlternativePayoutAreNoFaultEither() throws {
+        let rig = MDBRig()
+        rig.changer.tubes[0...3] = [0, 1, 0, 0]
+        try rig.start()
+        rig.pay(500)
+        try rig.run(for: .seconds(3))
+        #expect(rig.results.map(\.paid) == [won(50)])
+        #expect(rig.results.first?.certain == true)
+        #expect(rig.log.faults.isEmpty, "\(rig.log.faults)")
     }
 
     @Test func payoutBusyIsWaitedOutAndNothingIsSentTwice() throws {

@@ -152,6 +152,29 @@ import VenddTestSupport
         #expect(try rig.daemon.stop() == 0)
     }
 
+    /// `cash payout-test 15` on a machine whose smallest coin is 10원, or more than the tubes hold
+    /// without --yes, is asked again before anything is paid.
+    @Test func aPayoutTestTheCoinsCannotMakeOrThatWouldEmptyTheTubesIsRefused() throws {
+        let rig = try Rig()
+        defer { rig.tearDown() }
+        try rig.startSelling()
+        _ = try rig.daemon.waitUntil("the changer's tubes known") { $0.exactChangeOnly == false }
+        try rig.daemon.send(.service(on: true))
+        let odd = try rig.daemon.vendctl("cash", "payout-test", "15")
+        #expect(odd.status == 64)
+        #expect(
+            odd.errors
+                == "vendctl: the payout devices cannot pay 15원: their coins (10원, 50원, 100원, 500원) pay multiples of 10원; try 10원 or 20원\n")
+        let all = try rig.daemon.vendctl("cash", "payout-test", "100000")
+        #expect(all.status == 64)
+        #expect(
+            all.errors
+                == "vendctl: the payout devices hold 13,200원: a test of 100,000원 would empty them. Add --yes to pay what they hold, or ask for less\n"
+        )
+        #expect(rig.taken.paid == 0, "nothing was paid")
+        #expect(try rig.daemon.status().health?.coinAcceptor.ok == true)
+    }
+
     @Test func throughFaultsEveryCoinAndBillTakenIsCreditedOnce() throws {
         let rig = try Rig()
         defer { rig.tearDown() }

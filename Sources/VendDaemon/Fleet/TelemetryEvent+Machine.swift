@@ -160,7 +160,25 @@ extension TelemetryEvent {
             self.slot = slot.rawValue
             reason = "\(fault.rawValue) cleared by \(technician)"
             on = false
-        case .duplicateCoinIgnored, .coinAcceptanceChanged, .cardAcceptanceChanged, .setupChanged, .rejected:
+        case .stockExpired(let expired):
+            self = make(.stockExpired)
+            slot = expired.slot.rawValue
+            product = expired.product.rawValue
+            count = expired.count
+            since = expired.since.millisecondsSinceEpoch
+            on = true
+        case .expiredStockCleared(let slot, let product):
+            self = make(.stockExpired)
+            self.slot = slot.rawValue
+            self.product = product.rawValue
+            on = false
+        case .expiredStockDiscarded(let slot, let product, let discarded, let value):
+            self = make(.stockDiscarded)
+            self.slot = slot.rawValue
+            self.product = product.rawValue
+            count = discarded
+            amount = value.decimalString
+        case .duplicateCoinIgnored, .coinAcceptanceChanged, .cardAcceptanceChanged, .setupChanged, .rejected, .capacityBelowStock:
             return nil
         }
     }

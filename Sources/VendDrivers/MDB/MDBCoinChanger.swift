@@ -340,6 +340,9 @@ final class MDBCoinChanger: MDBPeripheralDriver {
         var lastTubeCheck: ContinuousClock.Instant?
         var jammed = false
         var uncertain = false
+        /// A DISPENSE paid fewer coins than its tube held, or was not answered: a fault, unlike
+        /// a payout cut short because the tubes held too little (the plan was short).
+        var fellShortOfPlan = false
 
         init(_ request: MDBPayoutRequest) { self.request = request }
 
@@ -492,6 +495,7 @@ final class MDBCoinChanger: MDBPeripheralDriver {
         if paidNow > 0 { job.paid[type, default: 0] += paidNow }
         if !acknowledged || paidNow < count {
             job.plan.removeAll()
+            job.fellShortOfPlan = true
         }
         job.phase = .dispense
         job.lastProgress = bus.timekeeper.now
@@ -567,7 +571,10 @@ final class MDBCoinChanger: MDBPeripheralDriver {
         let result = MDBPayoutResult(
             tally: PayoutTally(asked: amount, paid: paid, provablyUnpaid: amount - paid - open), coins: coins,
             certain: !uncertain && !job.uncertain)
-        emit(.notice("\(result.text(format))\(note.map { ": \($0)" } ?? "")", isFault: !result.certain || result.paid != result.requested))
+        // Paying less than asked because the tubes ran out is no fault of the changer; a jam, a
+        // DISPENSE that paid short, or an uncertain outcome is.
+        let isFault = !result.certain || !result.unknown.isZero || job.jammed || job.fellShortOfPlan || note != nil
+        emit(.notice("\(result.text(format))\(note.map { ": \($0)" } ?? "")", isFault: isFault))
         job.request.completion(result)
     }
 }
