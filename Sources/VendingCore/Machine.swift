@@ -72,10 +72,13 @@ public struct Machine: Hashable, Sendable, Codable {
     /// reports them across restarts.
     public internal(set) var incidents: [Incident: IncidentRecord] = [:]
 
+    /// The DEX port's modes, counts and pass code (see `DEXState`). Journaled and saved.
+    public internal(set) var dex = DEXState()
+
     private enum CodingKeys: String, CodingKey {
         case credit, pendingVend, lastVendNumber, pendingPayout, lastPayoutNumber, isInServiceMode, isFilling, coinCursors,
             payoutCounters, changeInventory, stock, priceOverrides, ledger, setup, cardSession, cardSettlements, lastAuditRead,
-            healthLocks, slotFaults, incidents
+            healthLocks, slotFaults, incidents, dex
     }
 
     /// A new, empty machine: no credit, no stock, nothing sold.
@@ -109,6 +112,7 @@ public struct Machine: Hashable, Sendable, Codable {
         healthLocks = try container.decodeIfPresent([ZoneID: HealthLock].self, forKey: .healthLocks) ?? [:]
         slotFaults = try container.decodeIfPresent([SlotID: SlotFault].self, forKey: .slotFaults) ?? [:]
         incidents = try container.decodeIfPresent([Incident: IncidentRecord].self, forKey: .incidents) ?? [:]
+        dex = try container.decodeIfPresent(DEXState.self, forKey: .dex) ?? DEXState()
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -133,6 +137,7 @@ public struct Machine: Hashable, Sendable, Codable {
         if !healthLocks.isEmpty { try container.encode(healthLocks, forKey: .healthLocks) }
         if !slotFaults.isEmpty { try container.encode(slotFaults, forKey: .slotFaults) }
         if !incidents.isEmpty { try container.encode(incidents, forKey: .incidents) }
+        if dex != DEXState() { try container.encode(dex, forKey: .dex) }
     }
 
     public mutating func apply(_ input: Input, at now: Instant) -> [Effect] {
@@ -175,6 +180,9 @@ public struct Machine: Hashable, Sendable, Codable {
         case .cardVendDenied(let vend): denyCardVend(vend, into: &effects)
         case .cardVendSettled(let vend, let refundLost): recordSettlement(of: vend, refundLost: refundLost, into: &effects)
         case .auditRead(let totals): recordAuditRead(totals, into: &effects)
+        case .dexRead(let read): recordDEXRead(read, at: now, into: &effects)
+        case .dexResetControl(let interval, let events): applyDEXResetControl(interval: interval, events: events)
+        case .setDEXPassCode(let code, _): dex.passCode = code.flatMap { $0.allSatisfy { $0 == 0 } ? nil : $0 }
         case .healthTripped(let trip): lockZone(trip, at: now, into: &effects)
         case .healthServiced(let zone, let technician): serviceZone(zone, by: technician, at: now, into: &effects)
         case .slotFaultFound(let slot, let fault): lockSlot(slot, fault, at: now, into: &effects)
