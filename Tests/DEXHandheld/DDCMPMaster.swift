@@ -52,6 +52,8 @@ public final class DDCMPMaster: Sendable {
     }
 
     public var transcript: [String] { socket.transcript }
+    /// How long the machine waited before each message, as measured at this end.
+    public var gaps: [TimingGap] { socket.gaps }
     public func waitForMachine(timeout: Duration = .seconds(10)) -> Bool { socket.waitForMachine(timeout: timeout) }
     public func replug() throws { try socket.replug() }
 
@@ -225,6 +227,7 @@ private final class Talk {
     /// The machine's next message within `timeout` (the 170 ms ACK time-out, with room for a
     /// busy test machine); its characters may not be more than 65 ms apart.
     func hear(within timeout: Duration = .milliseconds(500)) -> Heard? {
+        let fresh = line.listen()
         var header: [UInt8] = []
         while header.count < 8 {
             guard let byte = line.byte(within: header.isEmpty ? timeout : .milliseconds(65)) else { return nil }
@@ -238,6 +241,7 @@ private final class Talk {
         }
         if header[0] == 0x05 {
             line.transcript.append("machine → control \(String(header[1], radix: 16)) number \(header[3])")
+            line.record("control \(String(header[1], radix: 16))", fresh: fresh)
             return .control(header[1], header[3])
         }
         let length = Int(header[1]) | Int(header[2] & 0x3F) << 8
@@ -252,6 +256,7 @@ private final class Talk {
         }
         received = header[4]
         line.transcript.append("machine → data message \(header[4]), \(length) bytes\(header[2] & 0x80 != 0 ? ", last" : "")")
+        line.record("data message \(header[4])", fresh: fresh)
         return .data(header[2] & 0x80 != 0, Array(body.prefix(length)))
     }
 }
