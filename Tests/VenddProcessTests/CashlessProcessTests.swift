@@ -54,8 +54,8 @@ import VenddTestSupport
         let ea3 = try #require(segments.first { $0.hasPrefix("EA3*") })
         // EA301 0, EA302/EA303 when the file was made (YYMMDD, HHMM), no reader, no last read, EA309 0, EA310 0.
         let fields = ea3.split(separator: "*", omittingEmptySubsequences: false)
-        #expect(fields.count == 11 && fields[1] == "0" && fields[2].count == 6 && fields[3].count == 4, ea3)
-        #expect(fields[4...8].allSatisfy(\.isEmpty) && fields[9] == "0" && fields[10] == "0", ea3)
+        #expect(fields.count == 11 && fields[1] == "0" && fields[2].count == 6 && fields[3].count == 4, "\(ea3)")
+        #expect(fields[4...8].allSatisfy(\.isEmpty) && fields[9] == "0" && fields[10] == "0", "\(ea3)")
         print("fresh machine's audit:\n" + segments.joined(separator: "\n"))
         #expect(try rig.daemon.stop() == 0)
     }
