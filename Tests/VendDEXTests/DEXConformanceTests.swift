@@ -46,7 +46,7 @@ import Testing
     /// EA302/EA303 "Date/Time of this interrogation", EA304 "The Terminals identification data",
     /// EA305/EA306 "of the previous interrogation", EA307 the previous terminal, AN 01–12
     /// (p.231–232); dates DT YYMMDD, times TM HHMM (§2.3.2.1).
-    @Test func EA3CarriesTheReadsAndTheirDates() {
+    @Test func EA3CarriesTheReadsAndTheirDates() throws {
         var audit = Self.audit()
         audit.reads.reads = 24
         audit.reads.readsWithReset = 9
@@ -58,7 +58,7 @@ import Testing
         audit.reads.last = .init(at: 1_795_183_500_000, secondsEast: 3_600, terminal: "DDCMP master of route 7")
         let segments = Self.segments(audit)
         #expect(segments.contains("EA3*9*261127*1030*HHD0000001*261120*1505*DDCMP master**24*10"))
-        let ea3 = segments.firstIndex { $0.hasPrefix("EA3*") }!
+        let ea3 = try #require(segments.firstIndex { $0.hasPrefix("EA3*") })
         #expect(segments[ea3 + 1].hasPrefix("G85*"), "EA3 last before G85, as p.27's example")
     }
 
