@@ -95,13 +95,14 @@ import VenddTestSupport
         _ = try rig.daemon.waitForExit()
         try rig.daemon.start()
         #expect(handheld.waitForMachine())
+        // The handheld reads the very report `vendctl audit` writes just before, with the dex:
+        // section's IDs without being told them; only EA3's "this interrogation" (date, time,
+        // reader) is the read's own.
+        let file = rig.daemon.directory.path + "/audit.dex"
+        try rig.daemon.requireSuccess(rig.daemon.vendctl("audit", "--dex", file))
         let third = handheld.read()
         #expect(try rig.segment("VA1", of: third) == "VA1*3000*2*0*0")
         #expect(try rig.segment("CA3", of: third) == "CA3*0*0*0*0*3000*3000*0*0")
-        // The handheld read the very report `vendctl audit` writes, with the dex: section's IDs
-        // without being told them; only EA3's "this interrogation" (date, time, reader) is the read's.
-        let file = rig.daemon.directory.path + "/audit.dex"
-        try rig.daemon.requireSuccess(rig.daemon.vendctl("audit", "--dex", file))
         guard case .audit(let read) = third else { throw HarnessError("no audit: \(third)") }
         let written = try String(contentsOfFile: file, encoding: .utf8)
         #expect(AuditCheck.firstDifference(read, from: written) == nil, "\(read)\n\(written)")
