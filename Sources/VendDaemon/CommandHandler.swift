@@ -134,12 +134,14 @@ enum CommandHandler {
     /// configures checks "whether the door is open at the same time" (§6.1.7, p.179).
     private static func clearDEXPassCode(by technician: String, controller: MachineController) -> ControlResponse {
         guard controller.currentMachine.isInServiceMode else {
-            return .failure(ControlError(.rejected, "clearing the DEX pass code needs service mode: turn the service key (or vendctl service on) first"))
+            return .failure(
+                ControlError(.rejected, "clearing the DEX pass code needs service mode: turn the service key (or vendctl service on) first"))
         }
         guard controller.currentMachine.dex.passCode != nil else { return .success("no DEX pass code is kept: any handheld reads") }
         _ = controller.sendAndWait(.setDEXPassCode(nil, by: technician))
         guard controller.currentMachine.dex.passCode == nil else {
-            return .failure(ControlError(.internal, "the DEX pass code could not be cleared (the journal refused the change); see journalctl -u vendd"))
+            return .failure(
+                ControlError(.internal, "the DEX pass code could not be cleared (the journal refused the change); see journalctl -u vendd"))
         }
         return .success("DEX pass code cleared by \(technician): the next DDCMP handheld's non-zero code is learnt")
     }

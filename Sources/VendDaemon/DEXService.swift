@@ -87,7 +87,9 @@ final class DEXService: Sendable {
                     if after.reads == before.reads {
                         record(handheld, "delivered", "\(summary); the read could not be journaled: nothing reset", level: .error)
                     } else if before.intervalMode == .save {
-                        record(handheld, "delivered", "\(summary); SD105 is SAVE: interim figures NOT reset (a handheld's SD105 RESET resets them)", level: .notice)
+                        record(
+                            handheld, "delivered", "\(summary); SD105 is SAVE: interim figures NOT reset (a handheld's SD105 RESET resets them)",
+                            level: .notice)
                     } else if after.resets > before.resets {
                         record(handheld, "delivered", "\(summary); interim figures reset (SD105 AUTO)", level: .notice)
                     } else {

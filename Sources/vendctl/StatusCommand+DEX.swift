@@ -6,7 +6,9 @@ extension Status {
         let state = dex.open ? "open" : "NOT OPEN"
         var modes: [String] = []
         if let interval = dex.intervalResetMode {
-            modes.append(interval == "SAVE" ? "SD105 SAVE: a read resets nothing (a handheld's RESET does)" : "SD105 \(interval): a read resets the interim figures")
+            modes.append(
+                interval == "SAVE"
+                    ? "SD105 SAVE: a read resets nothing (a handheld's RESET does)" : "SD105 \(interval): a read resets the interim figures")
         }
         if let events = dex.eventResetMode, events != dex.intervalResetMode { modes.append("SD106 \(events) for events") }
         if let reads = dex.reads, let resets = dex.resets { modes.append("\(reads) reads, \(resets) resets") }

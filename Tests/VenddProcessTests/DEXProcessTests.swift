@@ -153,7 +153,7 @@ import VenddTestSupport
         #expect(try rig.segment("EA3", of: third).hasSuffix("**2*1"), "two reads before this one, one reset (EA309, EA310)")
         let status = try rig.daemon.waitUntil("the third read") { $0.dexPort?.reads == 3 }
         #expect(status.dexPort?.intervalResetMode == "SAVE" && status.dexPort?.resets == 1, "RESET leaves the mode")
-        for line in rig.daemon.log.split(separator: "\n") where line.contains("DEX RTE0000007") { print(line) }
+        for line in rig.daemon.allLogs.split(separator: "\n") where line.contains("DEX RTE0000007") { print(line) }
         #expect(try rig.daemon.stop() == 0)
     }
 
