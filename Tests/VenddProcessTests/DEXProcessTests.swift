@@ -228,4 +228,41 @@ import VenddTestSupport
         #expect(status.dexPort?.port.hasSuffix("(DDCMP)") == true)
         #expect(try rig.daemon.stop() == 0)
     }
+
+    /// EVA-DTS 6.1.1 §6.1.6 (p.178): "A newly manufactured slave has a 4 byte zero value set. A
+    /// zero value grants access on every requested code. If the requested code is not zero, the
+    /// slave grants access and stores the requested code immediately as the new code. Further
+    /// requests only gain access with this newly set code." Kept across a restart (journaled);
+    /// a technician at the machine clears it.
+    @Test func thePassCodeIsLearntKeptCheckedAndCleared() throws {
+        let rig = try DEXProcessTests.Rig(dex: "  protocol: ddcmp\n")
+        defer { rig.tearDown() }
+        try rig.daemon.start()
+        let route = try DDCMPMaster(socketPath: rig.socketPath, securityCode: [0x12, 0x34, 0x56, 0x78])
+        #expect(route.waitForMachine())
+        #expect(try rig.segment("VA1", of: route.read()) == "VA1*0*0*0*0", "a new machine reads for any code")
+        try rig.daemon.waitForLog("security and pass code learnt and kept")
+        route.unplug()
+
+        rig.daemon.signal(SIGKILL)
+        _ = try rig.daemon.waitForExit()
+        let other = try DDCMPMaster(socketPath: rig.socketPath, securityCode: [0, 0, 0, 1])
+        try rig.daemon.start()
+        #expect(other.waitForMachine())
+        #expect(other.read() == .rejected(command: 0xE0), "the learnt code outlives a restart: another is refused")
+        let kept = try rig.daemon.waitUntil("the DEX port in status") { $0.dexPort != nil }
+        #expect(kept.dexPort?.passCodeSet == true)
+        #expect(try rig.daemon.vendctl("status").output.contains("pass code kept (vendctl dex clear-pass-code)"))
+
+        let outside = try rig.daemon.vendctl("dex", "clear-pass-code")
+        #expect(outside.status == 1 && outside.errors.contains("needs service mode"), "\(outside.errors)")
+        try rig.daemon.send(.service(on: true))
+        let cleared = try rig.daemon.vendctl("dex", "clear-pass-code")
+        #expect(cleared.status == 0 && cleared.output.contains("DEX pass code cleared by"), "\(cleared.output)\(cleared.errors)")
+        try rig.daemon.send(.service(on: false))
+        #expect(try rig.daemon.status().dexPort?.passCodeSet == false)
+        #expect(try rig.segment("VA1", of: other.read()) == "VA1*0*0*0*0", "cleared: any code reads, and the next is learnt")
+        try rig.daemon.waitForLog("security and pass code learnt and kept", count: 2)
+        #expect(try rig.daemon.stop() == 0)
+    }
 }
