@@ -228,8 +228,9 @@ private struct DDCMPPortLink: DEXPortLink {
 
     var nextDeadline: Int64? { link.nextDeadline }
     mutating func receive(_ bytes: [UInt8], at now: Int64, _ handlers: DEXPortHandlers) {
-        // Between sessions the kept code is read again: a technician may have cleared it.
-        if link.isIdle { link.passCode = handlers.passCode() }
+        // The kept code as the machine's durable state has it now: a technician may have cleared
+        // it since the last session, and one learnt but not journaled is not kept.
+        link.passCode = handlers.passCode()
         handle(link.receive(bytes, at: now), at: now, handlers)
     }
     mutating func advance(to now: Int64, _ handlers: DEXPortHandlers) { handle(link.advance(to: now), at: now, handlers) }
