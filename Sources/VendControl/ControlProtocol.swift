@@ -76,6 +76,8 @@ public enum ControlCommand: Sendable, Equatable {
     case simSensorFault(zone: String, fault: String)
     /// The zones' temperatures over the last `minutes` (default: all kept), or one zone's.
     case temps(zone: String?, minutes: Int?)
+    /// A technician (service mode) forgets the DDCMP security and pass code the machine learnt.
+    case dexClearPassCode
 
     public var op: String {
         switch self {
@@ -111,6 +113,7 @@ public enum ControlCommand: Sendable, Equatable {
         case .simTemp: "sim-temp"
         case .simSensorFault: "sim-sensor-fault"
         case .temps: "temps"
+        case .dexClearPassCode: "dex-clear-pass-code"
         }
     }
 
@@ -118,7 +121,7 @@ public enum ControlCommand: Sendable, Equatable {
         "status", "watch", "restock", "unload", "sim-press", "sim-coin", "sim-note", "sim-card", "sim-drop", "sim-coin-return",
         "sim-key", "select", "coin-return", "stock", "purchasable", "expired", "hot", "products", "price", "service", "history",
         "coins", "sales", "fill", "payout-test", "zone-service", "sim-door", "sim-temp", "sim-sensor-fault",
-        "sim-motor", "slot-clear", "temps",
+        "sim-motor", "slot-clear", "temps", "dex-clear-pass-code",
     ]
 
     /// Who may send the command.
@@ -139,7 +142,7 @@ public enum ControlCommand: Sendable, Equatable {
         case .select, .coinReturn: .customer
         case .restock, .unload: .serviceKey
         case .simPress, .simCoin, .simNote, .simCard, .simDrop, .simCoinReturn, .simKey, .price, .service, .fill, .payoutTest, .zoneService, .simDoor,
-            .simTemp, .simSensorFault, .simMotor, .slotClear:
+            .simTemp, .simSensorFault, .simMotor, .slotClear, .dexClearPassCode:
             .technician
         }
     }
@@ -259,6 +262,7 @@ extension ControlRequest: Codable {
         case "sim-sensor-fault":
             command = .simSensorFault(
                 zone: try container.decode(String.self, forKey: .zone), fault: try container.decode(String.self, forKey: .fault))
+        case "dex-clear-pass-code": command = .dexClearPassCode
         case "temps":
             command = .temps(
                 zone: try container.decodeIfPresent(String.self, forKey: .zone), minutes: try container.decodeIfPresent(Int.self, forKey: .minutes))
@@ -274,7 +278,7 @@ extension ControlRequest: Codable {
         try container.encode(version, forKey: .v)
         try container.encode(command.op, forKey: .op)
         switch command {
-        case .status, .watch, .simCoinReturn, .coinReturn, .stock, .purchasable, .hot, .products, .coins: break
+        case .status, .watch, .simCoinReturn, .coinReturn, .stock, .purchasable, .hot, .products, .coins, .dexClearPassCode: break
         case .simPress(let slot), .select(let slot): try container.encode(slot, forKey: .slot)
         case .simKey(let on), .fill(let on): try container.encode(on, forKey: .on)
         case .simCoin(let amount), .simNote(let amount): try container.encode(amount, forKey: .amount)

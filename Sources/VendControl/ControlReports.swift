@@ -273,6 +273,15 @@ public struct SalesReport: Codable, Sendable, Equatable {
     /// Health and motor incidents for the DEX audit's events; absent from older daemons and from
     /// reports `since`.
     public var events: [Event]? = nil
+    /// The payment devices configured whose DEX records are conditional mandatory (`cashless1`,
+    /// `cashless2`, `bill-validator`); absent from older daemons and from reports `since`.
+    public var devices: [String]? = nil
+    /// The DEX port's reads and resets (EA3); absent from older daemons and from reports `since`.
+    public var dexReads: DEXReads? = nil
+    /// The `dex:` section's `communication_id` and `asset_number`: what the DEX port's audit says
+    /// (DXS01/ID101, ID106). Absent without a `dex:` section, from older daemons and `since`.
+    public var dexCommunicationID: String? = nil
+    public var dexAssetNumber: String? = nil
 
     /// Exact decimal amounts since the machine was new.
     public struct CashFigures: Codable, Sendable, Equatable {

@@ -54,6 +54,17 @@ extension DEXAudit {
             }
             sinceReset = DEXAudit.Interim(selections: sold, cash: try cash(interim.coinsIn, interim.cash), byPayment: try split(interim.byPayment))
         }
+        devices = Set((sales.devices ?? []).compactMap(DEXAudit.Device.init(rawValue:)))
+        if let dex = sales.dexReads {
+            reads.reads = dex.reads
+            reads.readsWithReset = dex.readsWithReset
+            reads.resets = dex.resets
+            reads.now = dex.at
+            reads.nowSecondsEast = secondsEast(dex.at)
+            if let at = dex.lastReadAt {
+                reads.last = DEXAudit.Reads.Read(at: at, secondsEast: secondsEast(at), terminal: dex.lastTerminal ?? "")
+            }
+        }
         events = (sales.events ?? []).map { event in
             DEXAudit.Event(
                 code: event.code, startedAt: event.startedAt, secondsEast: secondsEast(event.startedAt), durationMinutes: event.durationMinutes,

@@ -5,6 +5,15 @@ extension StatusReport {
         /// The port is open (a tty that exists, a socket that answered).
         public let open: Bool
         public let sessions: [DEXSession]
+        /// SD105 and SD106 as the last handheld set them: "AUTO" (a read resets) or "SAVE".
+        /// Absent from older daemons.
+        public var intervalResetMode: String? = nil
+        public var eventResetMode: String? = nil
+        /// Reads completed and interval resets since initialisation (EA309, EA310).
+        public var reads: Int? = nil
+        public var resets: Int? = nil
+        /// A DDCMP security and pass code is kept (learnt from a handheld): only it reads.
+        public var passCodeSet: Bool? = nil
 
         public init(port: String, open: Bool, sessions: [DEXSession]) {
             self.port = port

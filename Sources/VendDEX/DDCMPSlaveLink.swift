@@ -20,8 +20,12 @@ public struct DDCMPTimers: Sendable, Equatable {
 
 /// What a DDCMP session came to.
 public enum DDCMPLinkEvent: Sendable, Equatable {
-    /// The master said who it is (Who Are You).
+    /// The master said who it is (Who Are You), and its codes were accepted.
     case handheld(DDCMPHandheld)
+    /// The master sent a non-zero security and pass code while the machine kept none: it is the
+    /// machine's code from now on ("if the requested code is not zero, the slave grants access
+    /// and stores the requested code immediately as the new code", §6.1.6, p.178).
+    case passCodeLearned([UInt8], by: DDCMPHandheld)
     /// The master asked for `list` (1: the audit, 2: the security read): the link needs the audit
     /// now (`supplyAudit`), before it answers.
     case readRequested(list: UInt8)
@@ -101,6 +105,12 @@ public struct DDCMPSlaveLink: Sendable {
     /// The read whose last block the master acknowledged, delivered at Finish.
     private var completed: Read?
     private var refused: [String] = []
+    /// The security and pass code (S2 S1 P2 P1) the machine keeps; nil: zero, which "grants
+    /// access on every requested code" (§6.1.6, p.178). Set by the caller from its durable state
+    /// between sessions; a code learnt here is reported with `.passCodeLearned`.
+    public var passCode: [UInt8]?
+    /// Who Are You was accepted in this session: only then is the audit read.
+    private var admitted = false
 
     public init(
         serialNumber: String, address: UInt8 = DDCMPByte.vendingMachine, baudRate: Int = 2_400, timers: DDCMPTimers = .specification
@@ -275,13 +285,36 @@ public struct DDCMPSlaveLink: Sendable {
         switch command {
         case .whoAreYou(let handheld):
             self.handheld = handheld
-            // 88 E0 01, the codes as received (vendd keeps none: any is accepted, §6.1.6), the
-            // serial number, software version 1, manufacturer 0 (ignored), no extra reads, 00,
-            // buffer 0000 = the default 256 bytes (§3.6.4.1.1).
-            let response = [DDCMPByte.response, 0xE0, 0x01] + handheld.securityCode + serialNumber + [0x01, 0x00, 0x00, 0x00, 0x00, 0x00]
+            // §6.1.6 (p.178): a zero code kept "grants access on every requested code"; a
+            // non-zero one asked for while none is kept is granted and stored; "further requests
+            // only gain access with this newly set code".
+            let asked = handheld.securityCode
+            let learns = passCode == nil && asked.contains { $0 != 0 }
+            guard passCode == nil || passCode == asked else {
+                admitted = false
+                refused.append("Who Are You: the security or pass code does not match the machine's")
+                // 88 E0 00 01: rejected, denial code 01 "Security or Pass Codes do not match" (p.82).
+                transmit([DDCMPByte.response, 0xE0, 0x00, 0x01], what: "Who Are You rejected", at: now)
+                return events + [
+                    .warning(
+                        "\(handheld.description) refused: its security or pass code is not the one the machine learnt (a technician clears it with vendctl dex clear-pass-code)"
+                    )
+                ]
+            }
+            admitted = true
+            if learns { passCode = asked }
+            // 88 E0 01, the codes as received, the serial number, software version 1,
+            // manufacturer 0 (ignored), no extra reads, 00, buffer 0000 = the default 256 bytes
+            // (§3.6.4.1.1).
+            let response = [DDCMPByte.response, 0xE0, 0x01] + asked + serialNumber + [0x01, 0x00, 0x00, 0x00, 0x00, 0x00]
             transmit(response, what: "Who Are You accepted", at: now)
-            return events + [.handheld(handheld)]
+            return events + (learns ? [.passCodeLearned(asked, by: handheld)] : []) + [.handheld(handheld)]
         case .readData(let list, let record, let offset, let length):
+            guard admitted || passCode == nil else {
+                refused.append("Read Data of list \(list) before an accepted Who Are You")
+                transmit([DDCMPByte.response, 0xE2, 0x00], what: "Read Data rejected", at: now)
+                return events + [.warning("Read Data of list \(list) refused: the machine keeps a pass code and no Who Are You gave it")]
+            }
             guard list == 1 || list == 2 else {
                 refused.append("Read Data of list \(list)")
                 transmit([DDCMPByte.response, 0xE2, 0x00], what: "Read Data rejected", at: now)
@@ -324,6 +357,7 @@ public struct DDCMPSlaveLink: Sendable {
         queue = []
         nacked = false
         handheld = nil
+        admitted = false
         requested = nil
         read = nil
         completed = nil
@@ -428,6 +462,7 @@ public struct DDCMPSlaveLink: Sendable {
         queue = []
         linkDeadline = nil
         handheld = nil
+        admitted = false
         requested = nil
         read = nil
         completed = nil

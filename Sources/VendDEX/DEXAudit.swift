@@ -35,6 +35,22 @@ public struct DEXAudit: Sendable, Equatable {
     /// Health and motor events (EA1/EA2), in the order they are written; those not reported
     /// (inactive and nothing since the last reset) are left out of the file.
     public var events: [Event] = []
+    /// The payment devices configured (EVA-DTS 6.1.1 p.41: "CM = Conditional Mandatory (required
+    /// if the device or feature is present in vending system)"): their records are sent, with
+    /// zeros before their first sale.
+    public var devices: Set<Device> = []
+    /// The reads and resets since initialisation and this read's date, time and reader (EA3).
+    public var reads = Reads()
+
+    /// A payment device whose records are conditional mandatory.
+    public enum Device: String, Sendable, Hashable, CaseIterable {
+        /// DA2 (p.33: DA201, DA202 CM).
+        case cashless1
+        /// DB2 (p.34: DB201, DB202 CM).
+        case cashless2
+        /// CA309/CA310 (p.31: CA310 CM; note 6: "new designs need only send CA309 and CA310").
+        case billValidator = "bill-validator"
+    }
 
     /// A number of vends and their value, in minor units.
     public struct Sales: Sendable, Equatable {

@@ -8,8 +8,10 @@ public struct DEXTimers: Sendable, Equatable {
     public var response: Int64 = 1_000
     /// Timer B: the longest silence between two characters of a block.
     public var interCharacter: Int64 = 100
-    /// Timer D: the longest silence inside a handshake or a data transfer.
-    public var inactivity: Int64 = 2_000
+    /// Timer D (2 s): the longest silence inside a handshake or a data transfer, detected with
+    /// the margin p.115 asks for: "it is recommended that devices wait at least 2.1 to 2.2
+    /// seconds before detecting a Timer D timeout situation".
+    public var inactivity: Int64 = 2_150
     /// After a WACK the sender waits 100–500 ms before asking again with ENQ.
     public var afterWACK: Int64 = 300
     /// The overall bound from the first character: then the machine goes back to vending.
@@ -152,6 +154,15 @@ public struct DEXMachineLink: Sendable {
         return due.flatMap(\.bytes)
     }
 
+    /// What `takeOutput` gave went on the wire at `now`: a pause before the next session runs
+    /// from the last character sent ("before initiating the second or third session, the
+    /// initiating device should pause a minimum of 100 milliseconds", p.114), not from when it
+    /// was due.
+    public mutating func wrote(at now: Int64) {
+        guard case .pausing(let until, let next) = phase, outgoing.isEmpty else { return }
+        phase = .pausing(until: max(until, now + timers.sessionPause), then: next)
+    }
+
     public mutating func receive(_ bytes: [UInt8], at now: Int64) -> [DEXLinkEvent] {
         guard !bytes.isEmpty else { return [] }
         var events = expireInterCharacter(at: now)
@@ -182,7 +193,7 @@ public struct DEXMachineLink: Sendable {
             }
         case .receiving(let receiving):
             if now >= receiving.deadline {
-                events += fail(at: now, "the handheld fell silent for \(timers.inactivity / 1000) s", in: receiving.session)
+                events += fail(at: now, "the handheld fell silent for \(timers.inactivity) ms (Timer D)", in: receiving.session)
             }
         }
         return events

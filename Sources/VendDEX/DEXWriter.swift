@@ -20,7 +20,7 @@ public enum DEXWriter {
                 ["VA1", sales, vends, interimSales, interimVends],
                 ["VA3", "0", "0", "0", "0"],
             ] + paymentSegment("CA2", "cash", audit, interim)
-            + cashSegments(audit.cash, since: interim.cash)
+            + cashSegments(audit.cash, since: interim.cash, bills: audit.devices.contains(.billValidator))
             + paymentSegment("DA2", "cashless1", audit, interim) + paymentSegment("DB2", "cashless2", audit, interim)
         for selection in audit.selections {
             let count = String(selection.vends), value = String(selection.value)
@@ -30,6 +30,8 @@ public enum DEXWriter {
             body.append(["PA4", "0"])
         }
         for event in audit.events where event.isReported { body += event.segments }
+        // EA309 and EA310 are M: every audit carries EA3 (after the events, as p.27's example).
+        body.append(audit.reads.segment)
         let segments = body.map(segment)
         let checked = segments.joined()
         let crc = CRC16ARC.checksum(checked.utf8)
@@ -44,10 +46,15 @@ public enum DEXWriter {
     }
 
     /// CA2, DA2 or DB2: the vends paid by `payment`, since initialisation then since the reset.
-    /// A cashless reader that never sold has none.
+    /// DA201/DA202 (DB201/DB202) are CM, "required if the device or feature is present" (p.33,
+    /// p.41): a configured reader's record goes with zeros before its first sale; a reader
+    /// neither configured nor ever sold on has none.
     static func paymentSegment(_ tag: String, _ payment: String, _ audit: DEXAudit, _ interim: DEXAudit.Interim) -> [[String]] {
-        let total = DEXAudit.sales(payment, in: audit.byPayment, paidVends: audit.paidVends, paidValue: audit.paidValue)
-        guard let total, payment == "cash" || total.vends > 0 else { return [] }
+        let configured = DEXAudit.Device(rawValue: payment).map(audit.devices.contains) ?? false
+        let sold = DEXAudit.sales(payment, in: audit.byPayment, paidVends: audit.paidVends, paidValue: audit.paidValue)
+        guard let total = sold ?? (configured ? DEXAudit.Sales(vends: 0, value: 0) : nil),
+            payment == "cash" || configured || total.vends > 0
+        else { return [] }
         let since =
             DEXAudit.sales(payment, in: interim.byPayment, paidVends: interim.paidVends, paidValue: interim.paidValue)
             ?? DEXAudit.Sales(vends: 0, value: 0)
@@ -57,8 +64,10 @@ public enum DEXWriter {
     /// CA3 cash in (to the box, to the tubes, bills), CA4 coins dispensed (by the machine, by
     /// hand), CA10 cash filled: each since the last reset first, then since initialisation
     /// (EVA-DTS 6.1.1's data dictionary; VA1, CA2 and PA2 have the opposite order); CA15 tube
-    /// contents, now.
-    static func cashSegments(_ cash: DEXAudit.Cash, since interim: DEXAudit.Cash) -> [[String]] {
+    /// contents, now. With a bill validator, CA309/CA310 too: the bills in as Nc since the reset
+    /// and since initialisation (p.31: CA310 CM; note 6, p.41: "new designs need only send CA309
+    /// and CA310"; CA304/CA308 stay for older readers).
+    static func cashSegments(_ cash: DEXAudit.Cash, since interim: DEXAudit.Cash, bills: Bool = false) -> [[String]] {
         func figures(_ cash: DEXAudit.Cash) -> (
             cashIn: String, toBox: String, toTubes: String, bills: String, dispensed: String, manual: String, filled: String
         ) {
@@ -69,7 +78,8 @@ public enum DEXWriter {
         }
         let total = figures(cash), since = figures(interim)
         return [
-            ["CA3", since.cashIn, since.toBox, since.toTubes, since.bills, total.cashIn, total.toBox, total.toTubes, total.bills],
+            ["CA3", since.cashIn, since.toBox, since.toTubes, since.bills, total.cashIn, total.toBox, total.toTubes, total.bills]
+                + (bills ? [since.bills, total.bills] : []),
             ["CA4", since.dispensed, since.manual, total.dispensed, total.manual],
             ["CA10", since.filled, total.filled],
         ] + (cash.tubeContents.map { [["CA15", String($0)]] } ?? [])

@@ -40,6 +40,7 @@ enum CommandHandler {
             return .answer(.history(controller.reports.history(since: since.map(Instant.init(millisecondsSinceEpoch:)), limit: limit)))
         case .coins: return .answer(.coins(controller.reports.coins))
         case .temps(let zone, let minutes): return temps(zone: zone, minutes: minutes, controller: controller)
+        case .dexClearPassCode: return clearDEXPassCode(by: technician(peer), controller: controller)
         case .sales(let since):
             return .answer(.sales(controller.reports.sales(since: since.map(Instant.init(millisecondsSinceEpoch:)), at: controller.now)))
         case .price(let slot, let amount):
@@ -154,6 +155,23 @@ enum CommandHandler {
             if clock.now >= deadline { return false }
             usleep(2_000)
         }
+    }
+
+    /// Forgets the DDCMP security and pass code (EVA-DTS 6.1.6): the next handheld's non-zero
+    /// code is learnt again. Only in service mode: someone at the machine, as a handheld that
+    /// configures checks "whether the door is open at the same time" (§6.1.7, p.179).
+    private static func clearDEXPassCode(by technician: String, controller: MachineController) -> ControlResponse {
+        guard controller.currentMachine.isInServiceMode else {
+            return .failure(
+                ControlError(.rejected, "clearing the DEX pass code needs service mode: turn the service key (or vendctl service on) first"))
+        }
+        guard controller.currentMachine.dex.passCode != nil else { return .success("no DEX pass code is kept: any handheld reads") }
+        _ = controller.sendAndWait(.setDEXPassCode(nil, by: technician))
+        guard controller.currentMachine.dex.passCode == nil else {
+            return .failure(
+                ControlError(.internal, "the DEX pass code could not be cleared (the journal refused the change); see journalctl -u vendd"))
+        }
+        return .success("DEX pass code cleared by \(technician): the next DDCMP handheld's non-zero code is learnt")
     }
 
     /// Who sent a request, for the journal: the user's name, else their uid.

@@ -23,6 +23,14 @@ final class DEXService: Sendable {
         let totals: AuditTotals
     }
 
+    /// Who read, as EA304/EA307 name the terminal: a DEX/UCS handheld's communication ID, a
+    /// DDCMP master's user ID (or "DDCMP" when it sends none).
+    static func terminal(_ handheld: DEXFirstHandshake) -> String {
+        guard handheld.revision == "DDCMP" else { return handheld.communicationID }
+        let parts = handheld.communicationID.split(separator: "'", omittingEmptySubsequences: false)
+        return parts.count >= 3 && !parts[1].isEmpty ? String(parts[1]) : "DDCMP"
+    }
+
     init(settings: DEXSettings, controller: MachineController, logger: Logger) {
         let pending = Mutex<PendingRead?>(nil)
         let sessions = controller.dexSessions
@@ -50,8 +58,9 @@ final class DEXService: Sendable {
                 prepareAudit: { handheld in
                     let reports = controller.reports
                     do {
-                        let audit = try DEXAudit(
+                        var audit = try DEXAudit(
                             reports.sales(since: nil, at: controller.now), communicationID: settings.communicationID, asset: settings.assetNumber)
+                        audit.reads.terminal = Self.terminal(handheld)
                         let text = Array(DEXWriter.file(audit).utf8)
                         pending.withLock {
                             $0 = PendingRead(handheld: handheld.communicationID, text: text, totals: reports.machine.auditTotals)
@@ -71,19 +80,26 @@ final class DEXService: Sendable {
                     else {
                         return record(handheld, "failed", "an audit was acknowledged that vendd did not prepare; nothing reset", level: .error)
                     }
-                    _ = controller.sendAndWait(.auditRead(read.totals))
-                    let reset = controller.currentMachine.lastAuditRead == read.totals
+                    let before = controller.currentMachine.dex
+                    _ = controller.sendAndWait(.dexRead(DEXRead(totals: read.totals, terminal: Self.terminal(handheld), mayReset: true)))
+                    let after = controller.currentMachine.dex
                     let summary = "\(text.count) bytes acknowledged to the last block; paid vends in all: \(read.totals.sales.count)"
-                    if reset {
-                        record(handheld, "delivered", "\(summary); interim figures reset", level: .notice)
+                    if after.reads == before.reads {
+                        record(handheld, "delivered", "\(summary); the read could not be journaled: nothing reset", level: .error)
+                    } else if before.intervalMode == .save {
+                        record(
+                            handheld, "delivered", "\(summary); SD105 is SAVE: interim figures NOT reset (a handheld's SD105 RESET resets them)",
+                            level: .notice)
+                    } else if after.resets > before.resets {
+                        record(handheld, "delivered", "\(summary); interim figures reset (SD105 AUTO)", level: .notice)
                     } else {
                         record(handheld, "delivered", "\(summary); interim figures NOT reset (the reset could not be journaled)", level: .error)
                     }
                 },
                 configurationReceived: { handheld, text in
-                    let (applied, refused) = Self.apply(DEXConfiguration(text: text), controller: controller)
+                    let (applied, refused) = Self.apply(DEXConfiguration(text: text), from: handheld, controller: controller)
                     let detail =
-                        "\(applied.count) price(s) applied\(applied.isEmpty ? "" : " (\(applied.joined(separator: "; ")))")"
+                        "\(applied.count) setting(s) applied\(applied.isEmpty ? "" : " (\(applied.joined(separator: "; ")))")"
                         + (refused.isEmpty ? "" : ", \(refused.count) refused (\(refused.joined(separator: "; ")))")
                     record(handheld, refused.isEmpty ? "configured" : "configured with refusals", detail, level: refused.isEmpty ? .notice : .warning)
                 },
@@ -97,9 +113,24 @@ final class DEXService: Sendable {
                 },
                 warning: { message in logger.warning("\(message)") },
                 auditCopied: { handheld, text in
-                    pending.withLock { $0 = nil }
+                    let read = pending.withLock { read in
+                        defer { read = nil }
+                        return read
+                    }
+                    if let read, read.text == text {
+                        _ = controller.sendAndWait(.dexRead(DEXRead(totals: read.totals, terminal: Self.terminal(handheld), mayReset: false)))
+                    }
                     record(
                         handheld, "delivered", "\(text.count) bytes acknowledged (security read): interim figures left as they are", level: .notice)
+                },
+                passCode: { controller.currentMachine.dex.passCode },
+                passCodeLearned: { code, handheld in
+                    _ = controller.sendAndWait(.setDEXPassCode(code, by: handheld.communicationID))
+                    let kept = controller.currentMachine.dex.passCode == code
+                    logger.log(
+                        level: kept ? .notice : .error,
+                        "DEX \(handheld.communicationID): security and pass code \(kept ? "learnt and kept" : "learnt but NOT journaled"); only it reads from now on (vendctl dex clear-pass-code forgets it)",
+                        metadata: ["DEX_HANDHELD": "\(handheld.communicationID)"])
                 }))
     }
 
@@ -137,9 +168,51 @@ final class DEXService: Sendable {
     /// Each price through `CommandHandler.setPrice`, as `vendctl price` sends it: what is
     /// refused there (an unknown slot, a price the machine cannot take) is refused here, each
     /// with its reason. A file whose ID4 names other decimals than the machine's is refused whole.
-    static func apply(_ configuration: DEXConfiguration, controller: MachineController) -> (applied: [String], refused: [String]) {
-        let currency = controller.config.machine.currency
+    /// SD1: the pass code changes only with the code in use as SD101 (§6.1.6: "any further
+    /// configuration transmission … that contains an SD1 element may overwrite the stored
+    /// code"); a file whose SD101 is not the kept code is refused whole. SD105/SD106 are kept or,
+    /// RESET, carried out: the transfer has completed ("All interval data will be reset after the
+    /// current successful SD105 transfer", p.42).
+    static func apply(
+        _ configuration: DEXConfiguration, from handheld: DEXFirstHandshake, controller: MachineController
+    ) -> (applied: [String], refused: [String]) {
         var applied: [String] = [], refused = configuration.refused.map { "\($0.segment): \($0.reason)" }
+        let kept = controller.currentMachine.dex.passCode
+        if let kept, let current = configuration.currentPassword, current != kept {
+            return ([], refused + ["SD101 is not the pass code the machine keeps: nothing applied"])
+        }
+        if let new = configuration.newPassword {
+            if kept != nil, configuration.currentPassword == nil {
+                refused.append("SD102 without SD101: the pass code is changed only with the one in use")
+            } else {
+                _ = controller.sendAndWait(.setDEXPassCode(new, by: handheld.communicationID))
+                let expected: [UInt8]? = new.allSatisfy { $0 == 0 } ? nil : new
+                if controller.currentMachine.dex.passCode == expected {
+                    applied.append(expected == nil ? "pass code cleared (SD102 zero)" : "pass code changed (SD102)")
+                } else {
+                    refused.append("SD102: the new pass code could not be journaled")
+                }
+            }
+        }
+        if configuration.intervalReset != nil || configuration.eventReset != nil {
+            let before = controller.currentMachine.dex
+            _ = controller.sendAndWait(
+                .dexResetControl(
+                    interval: configuration.intervalReset.flatMap { DEXResetCommand(rawValue: $0.rawValue) },
+                    events: configuration.eventReset.flatMap { DEXResetCommand(rawValue: $0.rawValue) }))
+            let after = controller.currentMachine.dex
+            if let control = configuration.intervalReset {
+                applied.append(
+                    control == .reset
+                        ? (after.resets > before.resets ? "SD105 RESET: interim figures reset" : "SD105 RESET could not be journaled")
+                        : "SD105 \(after.intervalMode.rawValue)")
+            }
+            if let control = configuration.eventReset {
+                applied.append(control == .reset ? "SD106 RESET: events reset" : "SD106 \(after.eventMode.rawValue)")
+            }
+        }
+        if configuration.selectiveIgnored { applied.append("SD103/SD104 not supported: every figure is read and reset") }
+        let currency = controller.config.machine.currency
         if let decimals = configuration.decimalPlaces, decimals != currency.minorDigits {
             return (
                 [], refused + ["ID4 says \(decimals) decimal places, the machine's \(currency.code) has \(currency.minorDigits): no price applied"]

@@ -1,3 +1,4 @@
+import VendConfig
 import VendControl
 import VendingCore
 
@@ -9,8 +10,16 @@ extension MachineController {
             Reports(
                 machine: $0.machine, format: $0.config.machine.moneyFormat, machineName: $0.config.machine.name,
                 levelSensedCoins: $0.hardware?.payouts?.hasLevelSensedCoins ?? false, zoneOrder: $0.config.zones.map(\.settings.id),
-                coldZones: Set($0.config.zones.filter { $0.settings.kind == .cold }.map(\.settings.id)))
+                coldZones: Set($0.config.zones.filter { $0.settings.kind == .cold }.map(\.settings.id)),
+                paymentDevices: Self.paymentDevices($0.config),
+                dexIdentity: $0.config.dex.map { ($0.communicationID, $0.assetNumber) })
         }
+    }
+
+    /// The devices in `config` whose DEX records are sent even before they took money.
+    static func paymentDevices(_ config: VenddConfig) -> [String] {
+        let readers = (config.mdb?.cashless ?? []).map { Payment.card($0.reader).description }
+        return readers + (config.mdb?.billValidator == nil ? [] : ["bill-validator"])
     }
 
     /// The wall clock as an instant.
@@ -37,7 +46,16 @@ extension MachineController {
                 let (pending, oldest) = outbox.summary
                 report.fleetOutbox = StatusReport.FleetOutbox(broker: broker.url, connected: outbox.isConnected, pending: pending, oldest: oldest)
             }
-            report.dexPort = dexSessions.status
+            report.dexPort = dexSessions.status.map { port in
+                var port = port
+                let dex = state.machine.dex
+                port.intervalResetMode = dex.intervalMode.rawValue
+                port.eventResetMode = dex.eventMode.rawValue
+                port.reads = dex.reads
+                port.resets = dex.resets
+                port.passCodeSet = dex.passCode != nil
+                return port
+            }
             report.zones = climate.withLock { $0 }?.status(locks: state.machine.healthLocks)
             if report.zones != nil { report.temperatureUnit = state.config.machine.temperatureUnit.rawValue }
             return report

@@ -13,6 +13,11 @@ struct Reports {
     /// The zones in the file's order, and those that are cold: how the DEX events name them.
     var zoneOrder: [ZoneID] = []
     var coldZones: Set<ZoneID> = []
+    /// The payment devices configured whose DEX records are conditional mandatory (DA2, DB2,
+    /// CA309/CA310): `cashless1`, `cashless2`, `bill-validator`.
+    var paymentDevices: [String] = []
+    /// The `dex:` section's communication ID and asset number, if there is one.
+    var dexIdentity: (communicationID: String, assetNumber: String)? = nil
 
     private var catalog: Catalog { machine.setup.catalog }
 
@@ -153,6 +158,13 @@ struct Reports {
             report.sinceLastRead = interim
             report.byPayment = AuditTotals(machine.ledger).byPayment.mapValues(figures)
             report.events = events(at: now)
+            report.devices = paymentDevices
+            report.dexCommunicationID = dexIdentity?.communicationID
+            report.dexAssetNumber = dexIdentity?.assetNumber
+            let dex = machine.dex
+            report.dexReads = SalesReport.DEXReads(
+                reads: dex.reads, readsWithReset: dex.readsWithReset, resets: dex.resets, at: now.millisecondsSinceEpoch,
+                lastReadAt: dex.lastRead?.at.millisecondsSinceEpoch, lastTerminal: dex.lastRead?.terminal)
         }
         return report
     }

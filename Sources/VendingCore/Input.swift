@@ -78,6 +78,15 @@ public enum Input: Hashable, Sendable, Codable {
     /// A DEX handheld acknowledged the whole audit holding these whole-life totals: they become
     /// the base of the interim ("since last reset") figures. Journaled like any state change.
     case auditRead(AuditTotals)
+    /// A DEX read reached its handheld whole: counted, and, as the SD105/SD106 modes say, the
+    /// interim base. Replaces `auditRead`, which journals written before it still replay.
+    case dexRead(DEXRead)
+    /// A handheld's configuration carried SD105 (interval data) and/or SD106 (events): AUTO or
+    /// SAVE is kept as the mode, RESET resets now.
+    case dexResetControl(interval: DEXResetCommand?, events: DEXResetCommand?)
+    /// The DDCMP security and pass code: learnt from a handheld (`by` names it), changed by a
+    /// configuration's SD1, or cleared (nil, or zeros) by a technician.
+    case setDEXPassCode([UInt8]?, by: String)
     /// A zone's controller found it unfit to hold perishable food: the zone is locked (latched)
     /// until serviced. A zone already locked stays as it was locked.
     case healthTripped(HealthTrip)

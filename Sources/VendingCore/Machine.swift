@@ -77,11 +77,13 @@ public struct Machine: Hashable, Sendable, Codable {
     /// and saved; noticed at every input (the periodic tick included), so each slot's expiry is
     /// announced once.
     public private(set) var expiredSlots: [SlotID: Instant] = [:]
+    /// The DEX port's modes, counts and pass code (see `DEXState`). Journaled and saved.
+    public internal(set) var dex = DEXState()
 
     private enum CodingKeys: String, CodingKey {
         case credit, pendingVend, lastVendNumber, pendingPayout, lastPayoutNumber, isInServiceMode, isFilling, coinCursors,
             payoutCounters, changeInventory, stock, priceOverrides, ledger, setup, cardSession, cardSettlements, lastAuditRead,
-            healthLocks, slotFaults, incidents, expiredSlots
+            healthLocks, slotFaults, incidents, expiredSlots, dex
     }
 
     /// A new, empty machine: no credit, no stock, nothing sold.
@@ -116,6 +118,7 @@ public struct Machine: Hashable, Sendable, Codable {
         slotFaults = try container.decodeIfPresent([SlotID: SlotFault].self, forKey: .slotFaults) ?? [:]
         incidents = try container.decodeIfPresent([Incident: IncidentRecord].self, forKey: .incidents) ?? [:]
         expiredSlots = try container.decodeIfPresent([SlotID: Instant].self, forKey: .expiredSlots) ?? [:]
+        dex = try container.decodeIfPresent(DEXState.self, forKey: .dex) ?? DEXState()
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -141,6 +144,7 @@ public struct Machine: Hashable, Sendable, Codable {
         if !slotFaults.isEmpty { try container.encode(slotFaults, forKey: .slotFaults) }
         if !incidents.isEmpty { try container.encode(incidents, forKey: .incidents) }
         if !expiredSlots.isEmpty { try container.encode(expiredSlots, forKey: .expiredSlots) }
+        if dex != DEXState() { try container.encode(dex, forKey: .dex) }
     }
 
     public mutating func apply(_ input: Input, at now: Instant) -> [Effect] {
@@ -193,6 +197,9 @@ public struct Machine: Hashable, Sendable, Codable {
             let amount = cardSettlements.first { $0.vend == vend }?.amount ?? .zero(setup.currency)
             recordSettlement(of: vend, refundLost ? .refundLost(amount) : .asAsked, into: &effects)
         case .auditRead(let totals): recordAuditRead(totals, into: &effects)
+        case .dexRead(let read): recordDEXRead(read, at: now, into: &effects)
+        case .dexResetControl(let interval, let events): applyDEXResetControl(interval: interval, events: events)
+        case .setDEXPassCode(let code, _): dex.passCode = code.flatMap { $0.allSatisfy { $0 == 0 } ? nil : $0 }
         case .healthTripped(let trip): lockZone(trip, at: now, into: &effects)
         case .healthServiced(let zone, let technician): serviceZone(zone, by: technician, at: now, into: &effects)
         case .slotFaultFound(let slot, let fault): lockSlot(slot, fault, at: now, into: &effects)

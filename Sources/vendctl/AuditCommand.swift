@@ -12,13 +12,19 @@ struct Audit: ParsableCommand {
 
     @OptionGroup var connection: Connection
     @Option(help: ArgumentHelp("The DEX file to write.", valueName: "file")) var dex: String
-    @Option(help: ArgumentHelp("The communication id (DXS01, ID101): 3 capital letters and 7 digits.", valueName: "id"))
-    var commId = "VDD0000001"
-    @Option(help: ArgumentHelp("The operator's asset number for the machine (ID106; default: the communication id).", valueName: "number"))
+    @Option(
+        help: ArgumentHelp(
+            "The communication id (DXS01, ID101): 3 capital letters and 7 digits (default: the dex: section's communication_id, else VDD0000001).",
+            valueName: "id"))
+    var commId: String?
+    @Option(
+        help: ArgumentHelp(
+            "The operator's asset number for the machine (ID106; default: the dex: section's asset_number, else the communication id).",
+            valueName: "number"))
     var asset: String?
 
     func validate() throws {
-        guard DEXAudit.isValidCommunicationID(commId) else {
+        if let commId, !DEXAudit.isValidCommunicationID(commId) {
             throw ValidationError("--comm-id '\(commId)' must be 3 capital letters and 7 digits, e.g. VDD0000001")
         }
     }
@@ -31,7 +37,9 @@ struct Audit: ParsableCommand {
             }
             let audit: DEXAudit
             do {
-                audit = try DEXAudit(sales, communicationID: commId, asset: asset ?? commId)
+                // Without the flags, the identity the DEX port's audit carries: the same report.
+                let id = commId ?? sales.dexCommunicationID ?? "VDD0000001"
+                audit = try DEXAudit(sales, communicationID: id, asset: asset ?? (commId == nil ? sales.dexAssetNumber : nil) ?? id)
             } catch {
                 throw Failure("\(error)", code: ExitStatus.unavailable)
             }

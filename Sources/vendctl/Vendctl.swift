@@ -18,7 +18,7 @@ struct Vendctl: ParsableCommand {
         subcommands: [
             Status.self, Stock.self, Purchasable.self, Expired.self, Hot.self, Products.self,
             Restock.self, Unload.self, Price.self, Service.self, SlotCommand.self, History.self, Coins.self, Cash.self, Report.self,
-            Watch.self, Audit.self, Select.self, CoinReturn.self, Zone.self, Temps.self, Sim.self,
+            Watch.self, Audit.self, DEXCommand.self, Select.self, CoinReturn.self, Zone.self, Temps.self, Sim.self,
         ])
 
     // Declared here too so that `vendctl --socket PATH status` works as well as `vendctl status --socket PATH`.

@@ -21,6 +21,25 @@ public enum AuditCheck {
         return problems
     }
 
+    /// The first segment (counted from 0) where `got` is not the report `want`, nil when it is.
+    /// The same report made at another moment for another reader differs only in EA3's "this
+    /// interrogation" (EA302 date, EA303 time, EA304 terminal, data dictionary p.232) and so in
+    /// G85, which `problems` checks on its own.
+    public static func firstDifference(_ got: String, from want: String) -> Int? {
+        let mine = got.components(separatedBy: "\r\n"), theirs = want.components(separatedBy: "\r\n")
+        func same(_ left: String, _ right: String) -> Bool {
+            if left.hasPrefix("G85*") && right.hasPrefix("G85*") { return true }
+            guard left.hasPrefix("EA3*") && right.hasPrefix("EA3*") else { return left == right }
+            func rest(_ segment: String) -> [Substring] {
+                let elements = segment.split(separator: "*", omittingEmptySubsequences: false)
+                return Array(elements.prefix(2)) + Array(elements.dropFirst(5))
+            }
+            return rest(left) == rest(right)
+        }
+        if let index = zip(mine, theirs).enumerated().first(where: { !same($0.element.0, $0.element.1) })?.offset { return index }
+        return mine.count == theirs.count ? nil : min(mine.count, theirs.count)
+    }
+
     /// The segment starting `tag*`, if any.
     public static func segment(_ tag: String, in text: String) -> String? {
         text.components(separatedBy: "\r\n").first { $0.hasPrefix(tag + "*") }

@@ -44,14 +44,21 @@ public final class DDCMPMaster: Sendable {
 
     /// The station address the master calls: 01, point to point, which every slave answers.
     public let address: UInt8
+    /// S2 S1 P2 P1 of Who Are You: zero by default (§3.6.4.1.1 note 4).
+    public let securityCode: [UInt8]
     private let socket: HandheldSocket
 
-    public init(socketPath: String, address: UInt8 = 0x01, report: @escaping @Sendable (String) -> Void = { _ in }) throws {
+    public init(
+        socketPath: String, address: UInt8 = 0x01, securityCode: [UInt8] = [0, 0, 0, 0], report: @escaping @Sendable (String) -> Void = { _ in }
+    ) throws {
         self.address = address
+        self.securityCode = securityCode
         socket = try HandheldSocket(socketPath: socketPath, threadName: "ddcmp-master", report: report)
     }
 
     public var transcript: [String] { socket.transcript }
+    /// How long the machine waited before each message, as measured at this end.
+    public var gaps: [TimingGap] { socket.gaps }
     public func waitForMachine(timeout: Duration = .seconds(10)) -> Bool { socket.waitForMachine(timeout: timeout) }
     public func replug() throws { try socket.replug() }
 
@@ -132,7 +139,7 @@ public final class DDCMPMaster: Sendable {
     }
 
     private func session(_ body: (Talk) -> Outcome) -> Outcome {
-        socket.session { line in body(Talk(line: line, address: address)) } ?? .failed("no machine connected")
+        socket.session { line in body(Talk(line: line, address: address, securityCode: securityCode)) } ?? .failed("no machine connected")
     }
 
     private func pull(_ stage: Stage, _ faults: Faults) -> Outcome? {
@@ -154,13 +161,15 @@ private final class Talk {
 
     let line: HandheldLine
     let address: UInt8
+    let securityCode: [UInt8]
     /// The number of the master's last data message, and of the machine's last one received.
     var sent: UInt8 = 0
     var received: UInt8 = 0
     /// §3.7.3: the receiver waits at least 40 ms before it answers.
     let turnaround: useconds_t = 40_000
 
-    init(line: HandheldLine, address: UInt8) {
+    init(line: HandheldLine, address: UInt8, securityCode: [UInt8]) {
+        self.securityCode = securityCode
         self.line = line
         self.address = address
     }
@@ -190,9 +199,14 @@ private final class Talk {
     }
 
     func whoAreYou() -> DDCMPMaster.Outcome? {
-        // No codes, 26 Nov 2026 17:30:00 in BCD, user "RP", route person (§3.6.4.1.1).
-        let way: [UInt8] = [0x77, 0xE0, 0x00, 0, 0, 0, 0, 0x26, 0x11, 0x26, 0x17, 0x30, 0x00, UInt8(ascii: "R"), UInt8(ascii: "P"), 0x0C]
+        // The codes, 26 Nov 2026 17:30:00 in BCD, user "RP", route person (§3.6.4.1.1).
+        let way: [UInt8] = [0x77, 0xE0, 0x00] + securityCode + [0x26, 0x11, 0x26, 0x17, 0x30, 0x00, UInt8(ascii: "R"), UInt8(ascii: "P"), 0x0C]
         guard let answer = command(way, note: "Who Are You") else { return .failed("no answer to Who Are You") }
+        // 88 E0 00 01: "Denial Code = 01 - Security or Pass Codes do not match" (p.82).
+        if answer.count >= 4, answer[0] == 0x88, answer[1] == 0xE0, answer[2] == 0x00 {
+            acknowledge()
+            return .rejected(command: 0xE0)
+        }
         guard answer.count >= 21, answer[0] == 0x88, answer[1] == 0xE0, answer[2] == 0x01 else {
             return .failed("Who Are You answered \(answer.prefix(3))")
         }
@@ -225,6 +239,7 @@ private final class Talk {
     /// The machine's next message within `timeout` (the 170 ms ACK time-out, with room for a
     /// busy test machine); its characters may not be more than 65 ms apart.
     func hear(within timeout: Duration = .milliseconds(500)) -> Heard? {
+        let fresh = line.listen()
         var header: [UInt8] = []
         while header.count < 8 {
             guard let byte = line.byte(within: header.isEmpty ? timeout : .milliseconds(65)) else { return nil }
@@ -238,6 +253,7 @@ private final class Talk {
         }
         if header[0] == 0x05 {
             line.transcript.append("machine → control \(String(header[1], radix: 16)) number \(header[3])")
+            line.record("control \(String(header[1], radix: 16))", fresh: fresh)
             return .control(header[1], header[3])
         }
         let length = Int(header[1]) | Int(header[2] & 0x3F) << 8
@@ -252,6 +268,7 @@ private final class Talk {
         }
         received = header[4]
         line.transcript.append("machine → data message \(header[4]), \(length) bytes\(header[2] & 0x80 != 0 ? ", last" : "")")
+        line.record("data message \(header[4])", fresh: fresh)
         return .data(header[2] & 0x80 != 0, Array(body.prefix(length)))
     }
 }

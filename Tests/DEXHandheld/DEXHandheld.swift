@@ -62,6 +62,8 @@ public final class DEXHandheld: Sendable {
 
     /// Every byte exchanged so far, as the handheld saw it.
     public var transcript: [String] { socket.transcript }
+    /// How long the machine waited before each thing it said, as measured at this end.
+    public var gaps: [TimingGap] { socket.gaps }
 
     public func waitForMachine(timeout: Duration = .seconds(10)) -> Bool { socket.waitForMachine(timeout: timeout) }
 

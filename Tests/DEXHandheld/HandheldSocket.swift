@@ -10,6 +10,7 @@ final class HandheldSocket: Sendable {
     private let plug: SocketPlug
     private let client = Mutex<UnixSocket?>(nil)
     private let log = Mutex<[String]>([])
+    private let measured = Mutex<[TimingGap]>([])
     private let report: @Sendable (String) -> Void
 
     init(socketPath: String, threadName: String, report: @escaping @Sendable (String) -> Void) throws {
@@ -22,6 +23,8 @@ final class HandheldSocket: Sendable {
 
     /// Every byte exchanged so far, as the handheld saw it.
     var transcript: [String] { log.withLock { $0 } }
+    /// Every wait of the machine's measured so far (see `HandheldLine.gaps`).
+    var gaps: [TimingGap] { measured.withLock { $0 } }
 
     func waitForMachine(timeout: Duration = .seconds(10)) -> Bool {
         let deadline = ContinuousClock.now + timeout
@@ -40,6 +43,7 @@ final class HandheldSocket: Sendable {
         let line = HandheldLine(socket: socket)
         let outcome = body(line)
         log.withLock { $0 += line.transcript + ["outcome: \(outcome)"] }
+        measured.withLock { $0 += line.gaps }
         report("session: \(outcome)")
         return outcome
     }

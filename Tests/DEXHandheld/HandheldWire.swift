@@ -46,6 +46,12 @@ final class HandheldLine: @unchecked Sendable {
     let socket: UnixSocket
     private var pending: [UInt8] = []
     var transcript: [String] = []
+    /// How long after the line's last event (what the handheld sent, or what it last heard)
+    /// each thing the machine said began: the machine's turnaround and pauses, as measured here.
+    var gaps: [TimingGap] = []
+    private var last: (what: String, at: ContinuousClock.Instant)?
+    /// When the first byte of what is being heard came off the socket.
+    private var arrival: ContinuousClock.Instant?
 
     init(socket: UnixSocket) { self.socket = socket }
 
@@ -54,11 +60,13 @@ final class HandheldLine: @unchecked Sendable {
         transcript.append("handheld → \(note)")
         usleep(turnaround)
         _ = bytes.withUnsafeBytes { Foundation.send(socket.descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        last = ("handheld " + note, ContinuousClock.now)
     }
 
     /// The next thing the machine says within `timeout`; a block must come with no gap over
     /// 100 ms between its characters (Timer B).
     func hear(within timeout: Duration) -> Wire.Heard {
+        let fresh = listen()
         guard let first = byte(within: timeout) else { return pending.isEmpty && closed ? .closed : .silence }
         let heard: Wire.Heard
         switch first {
@@ -77,7 +85,21 @@ final class HandheldLine: @unchecked Sendable {
         default: heard = .other(first)
         }
         transcript.append("machine → \(Self.describe(heard))")
+        record(Self.describe(heard), fresh: fresh)
         return heard
+    }
+
+    /// Starts listening for the machine's next message; true when nothing of it is here yet, so
+    /// its first byte's arrival can be timed.
+    func listen() -> Bool {
+        arrival = nil
+        return pending.isEmpty
+    }
+
+    /// The machine said `what`: the gap since the line's last event is kept if it was timed.
+    func record(_ what: String, fresh: Bool) {
+        if fresh, let arrival, let last { gaps.append(TimingGap(after: last.what, heard: what, gap: arrival - last.at)) }
+        last = ("machine " + what, ContinuousClock.now)
     }
 
     private func block(start: UInt8) -> Wire.Heard {
@@ -110,6 +132,7 @@ final class HandheldLine: @unchecked Sendable {
             var descriptor = pollfd(fd: socket.descriptor, events: Int16(POLLIN), revents: 0)
             let milliseconds = Int32(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
             guard poll(&descriptor, 1, milliseconds) > 0 else { return nil }
+            if arrival == nil { arrival = ContinuousClock.now }
             var buffer = [UInt8](repeating: 0, count: 512)
             let count = recv(socket.descriptor, &buffer, buffer.count, 0)
             guard count > 0 else {
@@ -137,4 +160,14 @@ final class HandheldLine: @unchecked Sendable {
         case .closed: "(cable gone)"
         }
     }
+}
+
+/// One measured wait of the machine's: after `after` (the handheld's transmission, or what the
+/// machine last said), `heard` began `gap` later.
+public struct TimingGap: Sendable, Equatable, CustomStringConvertible {
+    public let after: String
+    public let heard: String
+    public let gap: Duration
+
+    public var description: String { "\(heard) \(gap) after \(after)" }
 }

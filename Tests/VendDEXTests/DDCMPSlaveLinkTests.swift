@@ -358,3 +358,51 @@ import Testing
         #expect(master.hear(for: 100) == [.control(DDCMPControl(.nack, number: 0, reason: .dataCRC, address: 1))])
     }
 }
+
+/// The security and pass code of Who Are You (EVA-DTS 6.1.1 §3.6.4.1.1 p.82–83, §6.1.6 p.178).
+@Suite struct DDCMPPassCodeTests {
+    typealias Master = DDCMPSlaveLinkTests.Master
+
+    /// Who Are You with S2 S1 P2 P1 = `code`.
+    static func whoAreYou(_ code: [UInt8]) -> [UInt8] {
+        var command = DDCMPSlaveLinkTests.whoAreYou
+        command.replaceSubrange(3..<7, with: code)
+        return command
+    }
+
+    /// What the slave answered to Who Are You.
+    static func answer(_ master: inout Master, code: [UInt8]) -> [UInt8]? {
+        master.start()
+        _ = master.hear()
+        master.command(whoAreYou(code))
+        return DDCMPSlaveLinkTests.data(master.hear()).first
+    }
+
+    /// "If the requested code is not zero, the slave grants access and stores the requested code
+    /// immediately as the new code. Further requests only gain access with this newly set code."
+    @Test func theFirstNonZeroCodeIsLearntAndThenRequired() {
+        var master = Master()
+        #expect(Self.answer(&master, code: [0, 0, 0, 0])?.prefix(3) == [0x88, 0xE0, 0x01], "zero kept: any code reads")
+        #expect(!master.events.contains { if case .passCodeLearned = $0 { true } else { false } }, "zero is no code to learn")
+        master.link.passCode = nil
+        master.events = []
+        #expect(Self.answer(&master, code: [0x12, 0x34, 0x56, 0x78])?.prefix(7) == [0x88, 0xE0, 0x01, 0x12, 0x34, 0x56, 0x78])
+        #expect(master.events.contains { if case .passCodeLearned(let code, _) = $0 { code == [0x12, 0x34, 0x56, 0x78] } else { false } })
+        #expect(master.link.passCode == [0x12, 0x34, 0x56, 0x78])
+        // "Denial Code = 01 - Security or Pass Codes do not match" (p.82): 88 E0 00 01.
+        #expect(Self.answer(&master, code: [0x12, 0x34, 0x56, 0x79]) == [0x88, 0xE0, 0x00, 0x01])
+        #expect(Self.answer(&master, code: [0, 0, 0, 0]) == [0x88, 0xE0, 0x00, 0x01], "zero no longer reads")
+        #expect(Self.answer(&master, code: [0x12, 0x34, 0x56, 0x78])?.prefix(3) == [0x88, 0xE0, 0x01])
+    }
+
+    /// A master refused at Who Are You reads nothing: its Read Data is rejected, no audit asked.
+    @Test func aRefusedMasterCannotRead() {
+        var master = Master()
+        master.link.passCode = [1, 2, 3, 4]
+        #expect(Self.answer(&master, code: [9, 9, 9, 9]) == [0x88, 0xE0, 0x00, 0x01])
+        master.ack()
+        master.command(DDCMPSlaveLinkTests.readAudit)
+        #expect(DDCMPSlaveLinkTests.data(master.hear()).first == [0x88, 0xE2, 0x00])
+        #expect(!master.events.contains { if case .readRequested = $0 { true } else { false } })
+    }
+}

@@ -46,11 +46,11 @@ import Testing
                 "EA2*EJH_2*1*1**1",
                 "EA1*EJB_A1*261126*2305*0",
                 "EA2*EJB_A1*2*7**0",
-                segments[pa4 + 5],
+                "EA3*0********0*0",
             ])
-        #expect(segments[pa4 + 5].hasPrefix("G85*"))
+        #expect(segments[pa4 + 6].hasPrefix("G85*"))
         #expect(!segments.contains { $0.contains("EOA2") })
-        #expect(segments.contains("SE*18*0001"))
+        #expect(segments.contains("SE*19*0001"))
     }
 
     @Test func codesNameTheZoneOrTheSelection() {

@@ -87,6 +87,30 @@ import Testing
         #expect(wire.link.isIdle)
     }
 
+    /// "Before initiating the second or third session, the initiating device should pause a
+    /// minimum of 100 milliseconds" (p.114): counted from when the session's EOT really went
+    /// out, which may be later than it was due.
+    @Test func thePauseRunsFromTheEOTOnTheWire() {
+        var wire = Wire()
+        wire.hand(Self.enq)
+        _ = wire.next()
+        wire.hand(Self.handshake("HHD0000001RR01L01"))
+        _ = wire.next()
+        wire.hand(Self.eot)
+        _ = wire.next()
+        wire.hand(Self.ack0)
+        _ = wire.next()
+        wire.hand(Self.ack1)
+        let eot = wire.next()
+        #expect(eot?.bytes == Self.eot)
+        // The port wrote the EOT 3 ms after it was due.
+        let written = (eot?.at ?? 0) + 3
+        wire.link.wrote(at: written)
+        let enq = wire.next()
+        #expect(enq?.bytes == Self.enq)
+        #expect((enq?.at ?? 0) - written >= 100, "ENQ \((enq?.at ?? 0) - written) ms after the EOT went out")
+    }
+
     /// Blocks alternate ACK1, ACK0, ACK1; the wrong one is no acknowledgement.
     @Test func aLongAuditGoesInBlocksAcknowledgedAlternately() {
         var wire = Wire()
@@ -169,13 +193,17 @@ import Testing
         #expect(wire.events.filter { if case .warning = $0 { true } else { false } }.count == 4)
     }
 
-    /// Timer D: 2 s without a character inside a session ends it.
+    /// Timer D: 2 s without a character inside a session ends it, detected with the margin of
+    /// p.115: "it is recommended that devices wait at least 2.1 to 2.2 seconds before detecting
+    /// a Timer D timeout situation".
     @Test func silenceInsideAHandshakeEndsTheSession() {
         var wire = Wire()
         wire.hand(Self.enq)
         wire.expect(Self.ack0, after: 10)
-        wire.expect(Self.eot, after: 2_000)
-        #expect(wire.failure == "first handshake: the handheld fell silent for 2 s")
+        // The ENQ came at 0: the EOT goes the turnaround after the timeout is detected.
+        wire.expect(Self.eot, after: 2_150)
+        #expect((2_100...2_200).contains(wire.now - 10), "Timer D detected after \(wire.now - 10) ms of silence")
+        #expect(wire.failure == "first handshake: the handheld fell silent for 2150 ms (Timer D)")
         #expect(wire.link.isIdle)
     }
 
@@ -274,8 +302,8 @@ import Testing
         wire.hand(Self.enq)
         wire.expect(Self.ack0, after: 10)
         #expect(wire.failure == nil)
-        wire.expect(Self.eot, after: 2_000, "Timer D from the ENQ on")
-        #expect(wire.failure == "data transfer: the handheld fell silent for 2 s")
+        wire.expect(Self.eot, after: 2_150, "Timer D from the ENQ on, detected at 2.15 s (p.115)")
+        #expect(wire.failure == "data transfer: the handheld fell silent for 2150 ms (Timer D)")
     }
 
     /// An EOT before the last block is an abandoned transfer: nothing is reported received.

@@ -28,8 +28,9 @@ import Testing
                 "CA10*0*0",
                 "PA1*A1*150", "PA2*1*150*1*150", "PA4*0",
                 "PA1*A2*200", "PA2*1*200*1*200", "PA4*0",
-                "G85*\(String(CRC16ARC.checksum(Array(segments[1...15].map { $0 + "\r\n" }.joined().utf8)), radix: 16, uppercase: true))",
-                "SE*17*0001",
+                "EA3*0********0*0",
+                "G85*\(String(CRC16ARC.checksum(Array(segments[1...16].map { $0 + "\r\n" }.joined().utf8)), radix: 16, uppercase: true))",
+                "SE*18*0001",
                 "DXE*1*1",
             ])
     }

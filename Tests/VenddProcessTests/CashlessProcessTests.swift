@@ -39,6 +39,27 @@ import VenddTestSupport
         func tearDown() { mdb.tearDown() }
     }
 
+    /// A fresh machine with a reader: DA201/DA202 are "CM", "required if the device or feature
+    /// is present in vending system" (EVA-DTS 6.1.1 p.33, p.41), so DA2 goes out with zeros
+    /// before the first card sale; EA309/EA310 are "M" (p.39): EA3 with no read yet.
+    @Test func aFreshMachineWithAReaderAuditsDA2AndEA3() throws {
+        let rig = try Rig()
+        defer { rig.tearDown() }
+        try rig.startSelling()
+        let path = rig.daemon.directory.path + "/fresh.dex"
+        try rig.daemon.requireSuccess(rig.daemon.vendctl("audit", "--dex", path))
+        let segments = try String(contentsOfFile: path, encoding: .utf8).components(separatedBy: "\r\n")
+        #expect(segments.contains("DA2*0*0*0*0"), "\(segments)")
+        #expect(!segments.contains { $0.hasPrefix("DB2*") }, "no reader #2 configured")
+        let ea3 = try #require(segments.first { $0.hasPrefix("EA3*") })
+        // EA301 0, EA302/EA303 when the file was made (YYMMDD, HHMM), no reader, no last read, EA309 0, EA310 0.
+        let fields = ea3.split(separator: "*", omittingEmptySubsequences: false)
+        #expect(fields.count == 11 && fields[1] == "0" && fields[2].count == 6 && fields[3].count == 4, "\(ea3)")
+        #expect(fields[4...8].allSatisfy(\.isEmpty) && fields[9] == "0" && fields[10] == "0", "\(ea3)")
+        print("fresh machine's audit:\n" + segments.joined(separator: "\n"))
+        #expect(try rig.daemon.stop() == 0)
+    }
+
     @Test func selectionFirstAndCardFirstVends() throws {
         let rig = try Rig()
         defer { rig.tearDown() }

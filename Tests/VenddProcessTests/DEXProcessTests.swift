@@ -95,15 +95,65 @@ import VenddTestSupport
         _ = try rig.daemon.waitForExit()
         try rig.daemon.start()
         #expect(handheld.waitForMachine())
+        // The handheld reads the very report `vendctl audit` writes just before, with the dex:
+        // section's IDs without being told them; only EA3's "this interrogation" (date, time,
+        // reader) is the read's own.
+        let file = rig.daemon.directory.path + "/audit.dex"
+        try rig.daemon.requireSuccess(rig.daemon.vendctl("audit", "--dex", file))
         let third = handheld.read()
         #expect(try rig.segment("VA1", of: third) == "VA1*3000*2*0*0")
         #expect(try rig.segment("CA3", of: third) == "CA3*0*0*0*0*3000*3000*0*0")
-        // The handheld read the very report `vendctl audit` writes.
-        let file = rig.daemon.directory.path + "/audit.dex"
-        try rig.daemon.requireSuccess(rig.daemon.vendctl("audit", "--dex", file, "--comm-id", "VDD0000042", "--asset", "CORRIDOR-B2"))
-        #expect(third == .audit(try String(contentsOfFile: file, encoding: .utf8)))
+        guard case .audit(let read) = third else { throw HarnessError("no audit: \(third)") }
+        let written = try String(contentsOfFile: file, encoding: .utf8)
+        #expect(AuditCheck.firstDifference(read, from: written) == nil, "\(read)\n\(written)")
+        #expect(AuditCheck.problems(written).isEmpty)
+        #expect(try rig.segment("EA3", of: third).hasPrefix("EA3*2*"), "two reads with reset before this one")
+        #expect(try rig.segment("EA3", of: third).contains("*RTE0000007*"), "this read's handheld and the last one's")
+        #expect(try rig.segment("EA3", of: third).hasSuffix("**2*2"), "EA309 2 reads, EA310 2 resets")
         let status = try rig.daemon.waitUntil("the session in status") { $0.dexPort?.sessions.last?.result == "delivered" }
         #expect(status.dexPort?.sessions.last?.handheld == "RTE0000007")
+        #expect(try rig.daemon.stop() == 0)
+    }
+
+    /// SD105 as EVA-DTS 6.1.1 §2.6.1 (p.42) words it: "SAVE … The interval data will not be
+    /// automatically reset after each read transfer. This mode will stay in effect until an AUTO
+    /// command is received"; "RESET … All interval data will be reset after the current
+    /// successful SD105 transfer. Sending RESET does not change the AUTO or SAVE mode". The mode
+    /// is durable (a restart keeps it) and shown in status; p.43's visit: read, then RESET.
+    @Test func SD105SaveThenReset() throws {
+        let rig = try Rig()
+        defer { rig.tearDown() }
+        let handheld = try DEXHandheld(socketPath: rig.socketPath, communicationID: "RTE0000007")
+        try rig.daemon.start()
+        try rig.daemon.send(.restock(slot: "A4", count: 5))
+        try rig.sell()
+        #expect(handheld.waitForMachine())
+        func sd1(_ control: String) -> String {
+            ["DXS*RTE0000007*VA*V0/6*1", "ST*001*0001", "SD1*****\(control)", "SE*3*0001", "DXE*1*1"].map { $0 + "\r\n" }.joined()
+        }
+        #expect(handheld.sendConfiguration(sd1("SAVE")) == .configured)
+        try rig.daemon.waitForLog("DEX RTE0000007 configure: configured: 1 setting(s) applied (SD105 SAVE)")
+        #expect(try rig.daemon.stop() == 0)
+        try rig.daemon.start()
+        #expect(handheld.waitForMachine())
+        let saved = try rig.daemon.waitUntil("the DEX port in status") { $0.dexPort != nil }
+        #expect(saved.dexPort?.intervalResetMode == "SAVE", "SAVE outlives a restart")
+        #expect(try rig.daemon.vendctl("status").output.contains("SD105 SAVE: a read resets nothing"))
+
+        #expect(try rig.segment("VA1", of: handheld.read()) == "VA1*1500*1*1500*1")
+        try rig.daemon.waitForLog("SD105 is SAVE: interim figures NOT reset")
+        #expect(try rig.segment("VA1", of: handheld.read()) == "VA1*1500*1*1500*1", "a complete read in SAVE resets nothing")
+        try rig.daemon.waitForLog("DEX RTE0000007 read: delivered", count: 2)
+
+        #expect(handheld.sendConfiguration(sd1("RESET")) == .configured)
+        try rig.daemon.waitForLog("SD105 RESET: interim figures reset")
+        let third = handheld.read()
+        #expect(try rig.segment("VA1", of: third) == "VA1*1500*1*0*0")
+        #expect(try rig.segment("EA3", of: third).hasPrefix("EA3*0*"), "no read reset them (EA301)")
+        #expect(try rig.segment("EA3", of: third).hasSuffix("**2*1"), "two reads before this one, one reset (EA309, EA310)")
+        let status = try rig.daemon.waitUntil("the third read") { $0.dexPort?.reads == 3 }
+        #expect(status.dexPort?.intervalResetMode == "SAVE" && status.dexPort?.resets == 1, "RESET leaves the mode")
+        for line in rig.daemon.allLogs.split(separator: "\n") where line.contains("DEX RTE0000007") { print(line) }
         #expect(try rig.daemon.stop() == 0)
     }
 
@@ -128,7 +178,7 @@ import VenddTestSupport
         #expect(status.slot("A1")?.price == "1200", "a refused price changes nothing")
         let json = try DaemonHarness.vendctl(["--socket", rig.daemon.socketPath, "--json", "status"])
         #expect(try DocumentedSchemas().violations(of: "status", in: json.output) == [], "the dex port as docs/vendctl.md says")
-        #expect(try rig.daemon.vendctl("status").output.contains("RTE0000007 configure: configured with refusals: 1 price(s) applied"))
+        #expect(try rig.daemon.vendctl("status").output.contains("RTE0000007 configure: configured with refusals: 1 setting(s) applied"))
         #expect(try rig.segment("PA1*A4", of: handheld.read()) == "PA1*A4*1600")
         #expect(try rig.daemon.stop() == 0)
     }
@@ -176,6 +226,43 @@ import VenddTestSupport
         let status = try rig.daemon.waitUntil("the session in status") { $0.dexPort?.sessions.last?.result == "delivered" }
         #expect(status.dexPort?.sessions.last?.handheld == "DDCMP route person 'RP'")
         #expect(status.dexPort?.port.hasSuffix("(DDCMP)") == true)
+        #expect(try rig.daemon.stop() == 0)
+    }
+
+    /// EVA-DTS 6.1.1 §6.1.6 (p.178): "A newly manufactured slave has a 4 byte zero value set. A
+    /// zero value grants access on every requested code. If the requested code is not zero, the
+    /// slave grants access and stores the requested code immediately as the new code. Further
+    /// requests only gain access with this newly set code." Kept across a restart (journaled);
+    /// a technician at the machine clears it.
+    @Test func thePassCodeIsLearntKeptCheckedAndCleared() throws {
+        let rig = try DEXProcessTests.Rig(dex: "  protocol: ddcmp\n")
+        defer { rig.tearDown() }
+        try rig.daemon.start()
+        let route = try DDCMPMaster(socketPath: rig.socketPath, securityCode: [0x12, 0x34, 0x56, 0x78])
+        #expect(route.waitForMachine())
+        #expect(try rig.segment("VA1", of: route.read()) == "VA1*0*0*0*0", "a new machine reads for any code")
+        try rig.daemon.waitForLog("security and pass code learnt and kept")
+        route.unplug()
+
+        rig.daemon.signal(SIGKILL)
+        _ = try rig.daemon.waitForExit()
+        let other = try DDCMPMaster(socketPath: rig.socketPath, securityCode: [0, 0, 0, 1])
+        try rig.daemon.start()
+        #expect(other.waitForMachine())
+        #expect(other.read() == .rejected(command: 0xE0), "the learnt code outlives a restart: another is refused")
+        let kept = try rig.daemon.waitUntil("the DEX port in status") { $0.dexPort != nil }
+        #expect(kept.dexPort?.passCodeSet == true)
+        #expect(try rig.daemon.vendctl("status").output.contains("pass code kept (vendctl dex clear-pass-code)"))
+
+        let outside = try rig.daemon.vendctl("dex", "clear-pass-code")
+        #expect(outside.status == 1 && outside.errors.contains("needs service mode"), "\(outside.errors)")
+        try rig.daemon.send(.service(on: true))
+        let cleared = try rig.daemon.vendctl("dex", "clear-pass-code")
+        #expect(cleared.status == 0 && cleared.output.contains("DEX pass code cleared by"), "\(cleared.output)\(cleared.errors)")
+        try rig.daemon.send(.service(on: false))
+        #expect(try rig.daemon.status().dexPort?.passCodeSet == false)
+        #expect(try rig.segment("VA1", of: other.read()) == "VA1*0*0*0*0", "cleared: any code reads, and the next is learnt")
+        try rig.daemon.waitForLog("security and pass code learnt and kept", count: 2)
         #expect(try rig.daemon.stop() == 0)
     }
 }

@@ -14,7 +14,8 @@ let usage = """
       --save DIR          every audit read is kept as DIR/read-N.dex
     commands (stdin, one per line):
       expect SEGMENT      the next audit read must be, byte for byte, the file of the segments given
-                          so far, one per command, without CR LF (what `vendctl audit --dex` wrote)
+                          so far, one per command, without CR LF (what `vendctl audit --dex` wrote),
+                          but for EA3's date, time and reader of this read (EA302-EA304) and G85
       read [STAGE]        DEX/UCS: read the audit (first handshake R, second handshake, the blocks);
                           with STAGE the cable is pulled there and the read must end so: \(DEXHandheld.Stage.allCases.map { "\($0)" }.joined(separator: ", "))
       ddcmp-read [STAGE]  DDCMP: START, Who Are You, Read Data of list 1, the blocks, Finish; with
@@ -131,9 +132,9 @@ enum Ended {
         var problems = AuditCheck.problems(text)
         if !expected.isEmpty {
             let want = expected.map { $0 + "\r\n" }.joined()
-            if text != want {
+            // The same report but for EA3's date, time and reader of this read (and so G85).
+            if let index = AuditCheck.firstDifference(text, from: want) {
                 let got = text.components(separatedBy: "\r\n"), wanted = want.components(separatedBy: "\r\n")
-                let index = zip(got, wanted).enumerated().first { $0.element.0 != $0.element.1 }?.offset ?? min(got.count, wanted.count)
                 problems.append(
                     "differs from the expected file at segment \(index + 1): '\(index < got.count ? got[index] : "(end)")', want '\(index < wanted.count ? wanted[index] : "(end)")'"
                 )

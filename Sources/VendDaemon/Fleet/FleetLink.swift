@@ -283,7 +283,7 @@ final class FleetLink: Sendable {
             if let stays = controller.setServiceModeByTechnician(on) { return (.failure(ControlError(.rejected, stays)), nil) }
             return (.success(on ? "service mode on: sales stopped" : "service mode off: back in service"), nil)
         case .dex:
-            let communicationID = request.commId ?? "VDD0000001"
+            let communicationID = request.commId ?? controller.config.dex?.communicationID ?? "VDD0000001"
             guard DEXAudit.isValidCommunicationID(communicationID) else {
                 return (
                     .failure(ControlError(.badRequest, "commId '\(communicationID)' must be 3 capital letters and 7 digits, e.g. VDD0000001")), nil
@@ -292,7 +292,7 @@ final class FleetLink: Sendable {
             do {
                 let audit = try DEXAudit(
                     controller.reports.sales(since: nil, at: controller.now), communicationID: communicationID,
-                    asset: request.asset ?? communicationID)
+                    asset: request.asset ?? (request.commId == nil ? controller.config.dex?.assetNumber : nil) ?? communicationID)
                 return (.success("DEX audit of \(audit.selections.count) selections sent"), Array(DEXWriter.file(audit).utf8))
             } catch {
                 return (.failure(ControlError(.rejected, "\(error)")), nil)

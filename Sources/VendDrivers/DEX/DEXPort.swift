@@ -24,6 +24,10 @@ public struct DEXPortHandlers: Sendable {
     public var linkChanged: @Sendable (_ message: String, _ open: Bool) -> Void
     /// A session had a hiccup it recovers from (a block NAKed, a retry).
     public var warning: @Sendable (_ message: String) -> Void
+    /// The DDCMP security and pass code the machine keeps (nil: none, any is accepted).
+    public var passCode: @Sendable () -> [UInt8]?
+    /// A DDCMP handheld's non-zero code was learnt (EVA-DTS 6.1.1 §6.1.6): keep it durably.
+    public var passCodeLearned: @Sendable (_ code: [UInt8], _ handheld: DEXFirstHandshake) -> Void
 
     public init(
         prepareAudit: @escaping @Sendable (DEXFirstHandshake) -> [UInt8]?,
@@ -31,9 +35,13 @@ public struct DEXPortHandlers: Sendable {
         configurationReceived: @escaping @Sendable (DEXFirstHandshake, [UInt8]) -> Void,
         sessionFailed: @escaping @Sendable (DEXFirstHandshake?, String, String) -> Void,
         linkChanged: @escaping @Sendable (String, Bool) -> Void, warning: @escaping @Sendable (String) -> Void,
-        auditCopied: @escaping @Sendable (DEXFirstHandshake, [UInt8]) -> Void = { _, _ in }
+        auditCopied: @escaping @Sendable (DEXFirstHandshake, [UInt8]) -> Void = { _, _ in },
+        passCode: @escaping @Sendable () -> [UInt8]? = { nil },
+        passCodeLearned: @escaping @Sendable ([UInt8], DEXFirstHandshake) -> Void = { _, _ in }
     ) {
         self.auditCopied = auditCopied
+        self.passCode = passCode
+        self.passCodeLearned = passCodeLearned
         self.prepareAudit = prepareAudit
         self.auditDelivered = auditDelivered
         self.configurationReceived = configurationReceived
@@ -84,9 +92,21 @@ public final class DEXPort: Sendable {
         await control.stop()
     }
 
-    private func milliseconds(since origin: ContinuousClock.Instant) -> Int64 {
-        let elapsed = control.timekeeper.now - origin
-        return elapsed.components.seconds * 1_000 + elapsed.components.attoseconds / 1_000_000_000_000_000
+    /// The link's clock: whole milliseconds since `origin`, rounded down for timers and bytes due
+    /// (a deadline is reached only once the real time has reached it), rounded up for the time
+    /// bytes came in (a turnaround counted from it is never short). EVA-DTS 6.1.1 asks for
+    /// minimums: "wait a minimum of 10 milliseconds before answering" and "pause a minimum of
+    /// 100 milliseconds" (p.114), "minimum turn around time in the receiver 40ms" (p.64):
+    /// with both rounded down, an answer could go up to a millisecond early.
+    static func milliseconds(_ elapsed: Duration, roundingUp: Bool = false) -> Int64 {
+        let (seconds, attoseconds) = elapsed.components
+        let perMillisecond: Int64 = 1_000_000_000_000_000
+        let whole = seconds * 1_000 + attoseconds / perMillisecond
+        return roundingUp && attoseconds % perMillisecond != 0 ? whole + 1 : whole
+    }
+
+    private func milliseconds(since origin: ContinuousClock.Instant, roundingUp: Bool = false) -> Int64 {
+        Self.milliseconds(control.timekeeper.now - origin, roundingUp: roundingUp)
     }
 
     private func run() {
@@ -127,11 +147,15 @@ public final class DEXPort: Sendable {
             do throws(LinkError) {
                 if outcome == .readable || outcome == .hangUp {
                     let bytes = try open.readAvailable()
-                    link.receive(bytes, at: milliseconds(since: origin), handlers)
+                    link.receive(bytes, at: milliseconds(since: origin, roundingUp: true), handlers)
                 }
                 link.advance(to: milliseconds(since: origin), handlers)
                 let output = link.takeOutput(at: milliseconds(since: origin))
-                if !output.isEmpty { try open.write(output) }
+                if !output.isEmpty {
+                    try open.write(output)
+                    // A pause counted from the end of a session starts once its EOT is written.
+                    link.wrote(at: milliseconds(since: origin, roundingUp: true))
+                }
             } catch {
                 link.disconnected(at: milliseconds(since: origin), reason: error.description, handlers)
                 open.close()
@@ -153,6 +177,8 @@ private protocol DEXPortLink {
     mutating func receive(_ bytes: [UInt8], at now: Int64, _ handlers: DEXPortHandlers)
     mutating func advance(to now: Int64, _ handlers: DEXPortHandlers)
     mutating func takeOutput(at now: Int64) -> [UInt8]
+    /// What `takeOutput` gave is on the wire at `now`.
+    mutating func wrote(at now: Int64)
     mutating func disconnected(at now: Int64, reason: String, _ handlers: DEXPortHandlers)
 }
 
@@ -165,6 +191,7 @@ private struct UCSPortLink: DEXPortLink {
     mutating func receive(_ bytes: [UInt8], at now: Int64, _ handlers: DEXPortHandlers) { handle(link.receive(bytes, at: now), handlers) }
     mutating func advance(to now: Int64, _ handlers: DEXPortHandlers) { handle(link.advance(to: now), handlers) }
     mutating func takeOutput(at now: Int64) -> [UInt8] { link.takeOutput(at: now) }
+    mutating func wrote(at now: Int64) { link.wrote(at: now) }
     mutating func disconnected(at now: Int64, reason: String, _ handlers: DEXPortHandlers) {
         handle(link.disconnected(at: now, reason: reason), handlers)
     }
@@ -201,10 +228,15 @@ private struct DDCMPPortLink: DEXPortLink {
 
     var nextDeadline: Int64? { link.nextDeadline }
     mutating func receive(_ bytes: [UInt8], at now: Int64, _ handlers: DEXPortHandlers) {
+        // The kept code as the machine's durable state has it now: a technician may have cleared
+        // it since the last session, and one learnt but not journaled is not kept.
+        link.passCode = handlers.passCode()
         handle(link.receive(bytes, at: now), at: now, handlers)
     }
     mutating func advance(to now: Int64, _ handlers: DEXPortHandlers) { handle(link.advance(to: now), at: now, handlers) }
     mutating func takeOutput(at now: Int64) -> [UInt8] { link.takeOutput(at: now) }
+    // DDCMP's turnaround is counted from what the slave heard; nothing is counted from a write.
+    mutating func wrote(at now: Int64) {}
     mutating func disconnected(at now: Int64, reason: String, _ handlers: DEXPortHandlers) {
         handle(link.disconnected(at: now, reason: reason), at: now, handlers)
     }
@@ -218,6 +250,8 @@ private struct DDCMPPortLink: DEXPortLink {
             switch event {
             case .handheld(let master):
                 handheld = Self.name(master)
+            case .passCodeLearned(let code, let master):
+                handlers.passCodeLearned(code, Self.name(master))
             case .readRequested:
                 let who = handheld ?? Self.name(nil)
                 handheld = who
