@@ -34,17 +34,7 @@ extension PieChart {
             "<svg xmlns='http://www.w3.org/2000/svg' width='\(n(side))' height='\(n(side))' viewBox='\(n(left)) \(n(top)) \(n(side)) \(n(side))' font-family='DejaVu Sans, Verdana, NanumGothic, Noto Sans CJK KR, sans-serif'>",
             "<rect x='\(n(left))' y='\(n(top))' width='100%' height='100%' fill='#ffffff'/>",
         ]
-        if total == 0 {
-            lines.append("<text x='\(Self.center.x)' y='\(Self.center.y)' font-size='18' text-anchor='middle' fill='#555555'>no sales</text>")
-        }
-        var start = -Double.pi / 2
-        for (index, slice) in slices.enumerated() {
-            let sweep = 2 * Double.pi * Double(slice.value) / Double(total)
-            let color = Self.palette[index % Self.palette.count]
-            lines.append(shape(from: start, sweep: sweep, color: color, title: "\(slice.label): \(slice.detail)"))
-            lines.append(contentsOf: label(slice, number: index + 1, from: start, sweep: sweep, total: total, color: color))
-            start += sweep
-        }
+        lines += pie(total: total)
         lines.append("</svg>")
         return lines.joined(separator: "\n") + "\n"
     }

@@ -55,17 +55,7 @@ public struct PieChart: Sendable {
             "<rect width='100%' height='100%' fill='#ffffff'/>",
             "<text x='30' y='40' font-size='22' font-weight='bold' fill='#222222'>\(escape(title))</text>",
         ]
-        if total == 0 {
-            lines.append("<text x='\(Self.center.x)' y='\(Self.center.y)' font-size='18' text-anchor='middle' fill='#555555'>no sales</text>")
-        }
-        var start = -Double.pi / 2
-        for (index, slice) in slices.enumerated() {
-            let sweep = 2 * Double.pi * Double(slice.value) / Double(total)
-            let color = Self.palette[index % Self.palette.count]
-            lines.append(shape(from: start, sweep: sweep, color: color, title: "\(slice.label): \(slice.detail)"))
-            lines.append(contentsOf: label(slice, number: index + 1, from: start, sweep: sweep, total: total, color: color))
-            start += sweep
-        }
+        lines += pie(total: total)
         let textX = Self.legendX + 24, room = Self.width - 16 - textX
         for (index, slice) in slices.enumerated() {
             let y = 110.0 + Self.legendRow * Double(index)
@@ -84,6 +74,23 @@ public struct PieChart: Sendable {
         }
         lines.append("</svg>")
         return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// The slices and their numbered labels ("no sales" when there are none): the pie on every chart.
+    func pie(total: Int) -> [String] {
+        guard total > 0 else {
+            return ["<text x='\(Self.center.x)' y='\(Self.center.y)' font-size='18' text-anchor='middle' fill='#555555'>no sales</text>"]
+        }
+        var lines: [String] = []
+        var start = -Double.pi / 2
+        for (index, slice) in slices.enumerated() {
+            let sweep = 2 * Double.pi * Double(slice.value) / Double(total)
+            let color = Self.palette[index % Self.palette.count]
+            lines.append(shape(from: start, sweep: sweep, color: color, title: "\(slice.label): \(slice.detail)"))
+            lines.append(contentsOf: label(slice, number: index + 1, from: start, sweep: sweep, total: total, color: color))
+            start += sweep
+        }
+        return lines
     }
 
     func shape(from start: Double, sweep: Double, color: String, title: String) -> String {
