@@ -36,6 +36,20 @@ import VenddTestSupport
         /// What the reader charged net of refunds, in won (10 won per unit).
         var netCharged: Int { simulator.with { _ in Int(reader.charged.reduce(0, +)) * 10 - Int(reader.refunded.reduce(0, +)) * 10 } }
 
+        /// A customer selects A1 (selection first); the reader has the VEND REQUEST and takes its
+        /// time; vendd is killed before any approval.
+        func killWhileAwaitingTheApproval() throws {
+            try startSelling()
+            simulator.with { _ in reader.faults.approvalPolls = 100_000 }
+            try daemon.send(.simPress(slot: "A1"))
+            try daemon.waitForLog("waiting for the approval")
+            guard simulator.wait(until: { _ in self.reader.state == .vend }) else {
+                throw HarnessError("the VEND REQUEST never reached the reader; log:\n\(daemon.allLogs)")
+            }
+            daemon.signal(SIGKILL)
+            _ = try daemon.waitForExit()
+        }
+
         func tearDown() { mdb.tearDown() }
     }
 
@@ -125,13 +139,7 @@ import VenddTestSupport
     @Test func aCutInTheApprovalWindowIsBookedPossiblyCharged() throws {
         let rig = try Rig()
         defer { rig.tearDown() }
-        try rig.startSelling()
-        rig.simulator.with { _ in rig.reader.faults.approvalPolls = 100_000 }
-        try rig.daemon.send(.simPress(slot: "A1"))
-        try rig.daemon.waitForLog("waiting for the approval")
-        #expect(rig.simulator.wait { _ in rig.reader.state == .vend }, "the VEND REQUEST reached the reader")
-        rig.daemon.signal(SIGKILL)
-        _ = try rig.daemon.waitForExit()
+        try rig.killWhileAwaitingTheApproval()
         rig.simulator.with { _ in
             rig.reader.approveUnheard()
             rig.reader.resetItself()
@@ -152,13 +160,7 @@ import VenddTestSupport
     @Test func aRefundFailingAfterARestartIsBooked() throws {
         let rig = try Rig()
         defer { rig.tearDown() }
-        try rig.startSelling()
-        rig.simulator.with { _ in rig.reader.faults.approvalPolls = 100_000 }
-        try rig.daemon.send(.simPress(slot: "A1"))
-        try rig.daemon.waitForLog("waiting for the approval")
-        #expect(rig.simulator.wait { _ in rig.reader.state == .vend }, "the VEND REQUEST reached the reader")
-        rig.daemon.signal(SIGKILL)
-        _ = try rig.daemon.waitForExit()
+        try rig.killWhileAwaitingTheApproval()
         rig.simulator.with { _ in
             rig.reader.faults.approveOnCancel = true
             rig.reader.faults.refundFails = true
