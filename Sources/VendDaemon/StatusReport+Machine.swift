@@ -57,7 +57,7 @@ extension StatusReport {
             func byReader(_ figures: [CardReader: SalesFigure]) -> [String: String] {
                 Dictionary(uniqueKeysWithValues: figures.map { (Payment.card($0.key).description, $0.value.amount.decimalString) })
             }
-            books.cardSales = byReader(ledger.cardSales)
+            books.cardSales = ledger.cardSales.isEmpty ? nil : byReader(ledger.cardSales)
             books.cardRefundsLost = ledger.cardRefundsLost.values.reduce(.zero(machine.setup.currency)) { $0 + $1.amount }.decimalString
             books.cardRefundsLostByReader = ledger.cardRefundsLost.isEmpty ? nil : byReader(ledger.cardRefundsLost)
             books.cardPossiblyCharged = ledger.cardPossiblyCharged.isEmpty ? nil : byReader(ledger.cardPossiblyCharged)

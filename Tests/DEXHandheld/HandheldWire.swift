@@ -52,6 +52,8 @@ final class HandheldLine: @unchecked Sendable {
     private var last: (what: String, at: ContinuousClock.Instant)?
     /// When the first byte of what is being heard came off the socket.
     private var arrival: ContinuousClock.Instant?
+    /// When the latest bytes came off the socket.
+    private var lastChunkAt: ContinuousClock.Instant?
 
     init(socket: UnixSocket) { self.socket = socket }
 
@@ -59,8 +61,11 @@ final class HandheldLine: @unchecked Sendable {
     func send(_ bytes: [UInt8], note: String, turnaround: useconds_t = 10_000) {
         transcript.append("handheld → \(note)")
         usleep(turnaround)
+        // Timed before the write: a thread preempted between the write and a clock read after it
+        // would see the machine answer early (CI, under load: 8.85 ms) when it had not.
+        let sentAt = ContinuousClock.now
         _ = bytes.withUnsafeBytes { Foundation.send(socket.descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-        last = ("handheld " + note, ContinuousClock.now)
+        last = ("handheld " + note, sentAt)
     }
 
     /// The next thing the machine says within `timeout`; a block must come with no gap over
@@ -99,7 +104,8 @@ final class HandheldLine: @unchecked Sendable {
     /// The machine said `what`: the gap since the line's last event is kept if it was timed.
     func record(_ what: String, fresh: Bool) {
         if fresh, let arrival, let last { gaps.append(TimingGap(after: last.what, heard: what, gap: arrival - last.at)) }
-        last = ("machine " + what, ContinuousClock.now)
+        // From when its last bytes came off the socket, not from after they were decoded.
+        last = ("machine " + what, lastChunkAt ?? ContinuousClock.now)
     }
 
     private func block(start: UInt8) -> Wire.Heard {
@@ -132,7 +138,9 @@ final class HandheldLine: @unchecked Sendable {
             var descriptor = pollfd(fd: socket.descriptor, events: Int16(POLLIN), revents: 0)
             let milliseconds = Int32(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
             guard poll(&descriptor, 1, milliseconds) > 0 else { return nil }
-            if arrival == nil { arrival = ContinuousClock.now }
+            let now = ContinuousClock.now
+            if arrival == nil { arrival = now }
+            lastChunkAt = now
             var buffer = [UInt8](repeating: 0, count: 512)
             let count = recv(socket.descriptor, &buffer, buffer.count, 0)
             guard count > 0 else {
