@@ -262,10 +262,6 @@ public struct Ledger: Hashable, Sendable, Codable {
         cardPossiblyCharged[reader, default: .zero(amount.currency)].add(amount)
     }
 
-    /// What the books say `reader` charged: its sales and the refunds it could not make.
-    public func cardMoney(of reader: CardReader, currency: Currency) -> Money {
-        (cardSales[reader]?.amount ?? .zero(currency)) + (cardRefundsLost[reader]?.amount ?? .zero(currency))
-    }
 
     mutating func recordFailedVend() { failedVends += 1 }
     mutating func recordUnknownOutcome() { unknownOutcomes += 1 }

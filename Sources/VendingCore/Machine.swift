@@ -152,11 +152,12 @@ public struct Machine: Hashable, Sendable, Codable {
         let acceptedCoinsBefore = acceptsCoins
         let acceptedCardsBefore = acceptsCards
         let neededExactChangeBefore = needsExactChange
-        // Time has passed since the last input: a selection must meet the slot as it is now.
-        // Draining is never journaled, so it changes nothing else.
+        // Expiries are noticed once per input, after it (the stock or the setup may have changed),
+        // and before a selection too: it must meet the slot as it is now, not as the last second's
+        // tick left it. Draining is never journaled, so it changes nothing else.
         var noticesExpiries = true
         if case .setDraining = input { noticesExpiries = false }
-        if noticesExpiries { noticeExpiries(at: now, into: &effects) }
+        if case .slotSelected = input { noticeExpiries(at: now, into: &effects) }
         switch input {
         case .coinInserted(let value, let event, let route): insertCoin(value, event: event, route: route ?? .cashBox, into: &effects)
         case .billStacked(let value, let event): insertCoin(value, event: event, route: nil, into: &effects)
