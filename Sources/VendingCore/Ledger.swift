@@ -262,7 +262,6 @@ public struct Ledger: Hashable, Sendable, Codable {
         cardPossiblyCharged[reader, default: .zero(amount.currency)].add(amount)
     }
 
-
     mutating func recordFailedVend() { failedVends += 1 }
     mutating func recordUnknownOutcome() { unknownOutcomes += 1 }
 }
