@@ -46,8 +46,9 @@ enum CommandSuggestion {
         return subcommandNames(of: command)
     }
 
-    /// Options every command shares, which take a value.
-    private static let valueOptions: Set<String> = ["--socket", "--timeout"]
+    /// Options that take a value: those every command shares, and the argument parser's own
+    /// (`--generate-completion-script bash`, which the Debian package runs, is not a command).
+    private static let valueOptions: Set<String> = ["--socket", "--timeout", "--generate-completion-script"]
 
     /// The next word that is not an option (nor the value of a shared option).
     private static func nextPositional(_ words: inout ArraySlice<String>) -> String? {

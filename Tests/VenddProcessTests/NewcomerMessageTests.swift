@@ -15,6 +15,15 @@ import VenddTestSupport
         #expect(sub.errors.contains("did you mean 'coin'?"), "\(sub.errors)")
     }
 
+    /// The Debian package writes the completions with the parser's own option; its value is no typo.
+    @Test func theCompletionScriptIsNotTakenForATypo() throws {
+        for shell in ["bash", "zsh", "fish"] {
+            let run = try DaemonHarness.vendctl(["--generate-completion-script", shell])
+            #expect(run.status == 0, "\(shell): \(run.errors)")
+            #expect(run.output.contains("vendctl"), "\(shell)")
+        }
+    }
+
     @Test func aDecimalCommaOnAEuroMachineIsAnsweredWithTheAmountToType() throws {
         let daemon = try DaemonHarness(config: "config/examples/cctalk-euro.yaml")
         defer { daemon.tearDown() }
