@@ -9,6 +9,8 @@ let package = Package(
         .executable(name: "vendctl", targets: ["vendctl"]),
         .executable(name: "vendfleet", targets: ["vendfleet"]),
         .executable(name: "vendd-display", targets: ["vendd-display"]),
+        .executable(name: "vendstore", targets: ["vendstore"]),
+        .executable(name: "vendstore-load", targets: ["vendstore-load"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
@@ -136,6 +138,34 @@ let package = Package(
                 "VendMQTT", "VendTelemetry", "VendConfig", "VendText",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
+        // The fleet store's engines as installed: SQLite (libsqlite3-dev) and PostgreSQL's client
+        // (libpq-dev). Only the fleet store depends on them: vendd builds without either.
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CPostgreSQL", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+        // Every machine's events exactly once, by (machine, seq), and its latest retained
+        // messages: one schema with versioned migrations, on SQLite or PostgreSQL.
+        .target(name: "VendFleetStore", dependencies: ["CSQLite", "CPostgreSQL"]),
+        // From the broker to the store: topics and payloads checked, batches committed, then
+        // each machine's `stored` acknowledgement published.
+        .target(
+            name: "VendFleetIngest",
+            dependencies: ["VendFleetStore", "VendMQTT", "VendPOSIX", .product(name: "Logging", package: "swift-log")]),
+        // The fleet store's daemon and its `status`.
+        .executableTarget(
+            name: "vendstore",
+            dependencies: [
+                "VendFleetIngest", "VendFleetStore", "VendConfig", "VendMQTT", "VendDaemon", "VendText", "VendPOSIX",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]),
+        // Simulated machines publishing vendd's events with sequences, and resending what the
+        // store has not acknowledged, as vendd does: for the benchmark and the chaos test.
+        .executableTarget(
+            name: "vendstore-load",
+            dependencies: ["VendMQTT", "VendPOSIX", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
+        .testTarget(
+            name: "VendFleetStoreTests",
+            dependencies: ["VendFleetStore", "VendFleetIngest", "VendMQTT", "VendPOSIX", "VenddTestSupport"]),
         .testTarget(
             name: "VendDisplayTests", dependencies: ["VendDisplay", "VendConfig", "VendControl", "VendPOSIX", "VendingCore", "VenddTestSupport"]),
         .testTarget(name: "VendHTTPTests", dependencies: ["VendHTTP", "VendPOSIX"]),

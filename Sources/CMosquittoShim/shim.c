@@ -34,6 +34,8 @@ struct vmqtt_client {
     X(mosquitto_will_set_v5) \
     X(mosquitto_loop_start) \
     X(mosquitto_connect_async) \
+    X(mosquitto_connect_bind_v5) \
+    X(mosquitto_property_add_int32) \
     X(mosquitto_publish_v5) \
     X(mosquitto_property_add_binary) \
     X(mosquitto_property_free_all) \
@@ -159,6 +161,19 @@ int vmqtt_start(vmqtt_client *client, const char *host, int port, int keepalive_
     // A broker that is down now is retried by the network thread; only bad arguments are final.
     if (rc == MOSQ_ERR_ERRNO || rc == MOSQ_ERR_NO_CONN || rc == MOSQ_ERR_CONN_REFUSED) return MOSQ_ERR_SUCCESS;
     return rc;
+}
+
+int vmqtt_start_session(vmqtt_client *client, const char *host, int port, int keepalive_seconds, unsigned session_expiry_seconds) {
+    if (session_expiry_seconds == 0) return vmqtt_start(client, host, port, keepalive_seconds);
+    // libmosquitto has no asynchronous connect with properties: connect here (it keeps the
+    // properties for every reconnection), then start the network thread, which retries.
+    mosquitto_property *props = NULL;
+    int rc = api.mosquitto_property_add_int32(&props, MQTT_PROP_SESSION_EXPIRY_INTERVAL, session_expiry_seconds);
+    if (rc != MOSQ_ERR_SUCCESS) return rc;
+    rc = api.mosquitto_connect_bind_v5(client->mosq, host, port, keepalive_seconds, NULL, props);
+    api.mosquitto_property_free_all(&props);
+    if (rc != MOSQ_ERR_SUCCESS && rc != MOSQ_ERR_ERRNO && rc != MOSQ_ERR_NO_CONN && rc != MOSQ_ERR_CONN_REFUSED) return rc;
+    return api.mosquitto_loop_start(client->mosq);
 }
 
 int vmqtt_publish(vmqtt_client *client, const char *topic, const void *payload, int length, int qos, int retain, int *mid) {

@@ -17,15 +17,21 @@ private struct ConfigReadErrno: Error {
 /// each with its line, column and key; a `VenddConfig` exists only for a file without problems.
 public enum ConfigLoader {
     public static func load(file: String) throws(ConfigError) -> VenddConfig {
+        try parse(readText(file, example: "/etc/vendd/vendd.yaml", reader: "vendd"), file: file)
+    }
+
+    /// The file as UTF-8 text, or an error a technician can act on. `example` is the usual
+    /// path of such a file, `reader` the program that reads it.
+    static func readText(_ file: String, example: String, reader: String) throws(ConfigError) -> String {
         let bytes: [UInt8]
         switch readBytes(file) {
         case .success(let read): bytes = read
         case .failure(let failure):
             let reason =
                 switch failure.code {
-                case ENOENT: "the file does not exist (pass the path of the configuration file, e.g. /etc/vendd/vendd.yaml)"
-                case EISDIR: "cannot read the file: it is a directory (pass the path of the configuration file, e.g. /etc/vendd/vendd.yaml)"
-                case EACCES: "cannot read the file: permission denied (vendd reads it as its own user: check `ls -l \(file)`)"
+                case ENOENT: "the file does not exist (pass the path of the configuration file, e.g. \(example))"
+                case EISDIR: "cannot read the file: it is a directory (pass the path of the configuration file, e.g. \(example))"
+                case EACCES: "cannot read the file: permission denied (\(reader) reads it as its own user: check `ls -l \(file)`)"
                 default: "cannot read the file: \(String(cString: strerror(failure.code)))"
                 }
             throw ConfigError(
@@ -41,7 +47,7 @@ public enum ConfigLoader {
                         message: "the file is not UTF-8 text here (byte 0x\(hex(bytes[offset]))); save it as UTF-8")
                 ])
         }
-        return try parse(text, file: file)
+        return text
     }
 
     /// The whole file, or the errno that stopped reading it.
@@ -86,6 +92,13 @@ public enum ConfigLoader {
     }
 
     public static func parse(_ text: String, file: String) throws(ConfigError) -> VenddConfig {
+        try parseDocument(text, file: file, template: "config/vendd.yaml") { root, sink in ConfigParser(sink: sink).parse(root) }
+    }
+
+    /// Composes the YAML and reads it with `read`; every diagnostic in file order, or the value.
+    static func parseDocument<Value>(
+        _ text: String, file: String, template: String, read: (Node, DiagnosticSink) -> Value?
+    ) throws(ConfigError) -> Value {
         let sink = DiagnosticSink(file: file)
         let root: Node?
         do {
@@ -95,10 +108,10 @@ public enum ConfigLoader {
             throw ConfigError(file: file, diagnostics: sink.diagnostics)
         }
         guard let root else {
-            sink.report("the file is empty; start from config/vendd.yaml", at: nil as Mark?, path: .root)
+            sink.report("the file is empty; start from \(template)", at: nil as Mark?, path: .root)
             throw ConfigError(file: file, diagnostics: sink.diagnostics)
         }
-        let config = ConfigParser(sink: sink).parse(root)
+        let config = read(root, sink)
         guard sink.diagnostics.isEmpty, let config else {
             let ordered = sink.diagnostics.sorted {
                 ($0.location.line, $0.location.column) < ($1.location.line, $1.location.column)

@@ -70,7 +70,7 @@ extension ConfigParser {
     }
 
     /// A secret file: absolute, present, and neither group- nor world-accessible.
-    private func checkPrivateFile(_ path: String, key: String, in section: MappingReader) -> String? {
+    func checkPrivateFile(_ path: String, key: String, in section: MappingReader) -> String? {
         guard let path = absolutePath(path, key: key, in: section) else { return nil }
         var info = stat()
         guard stat(path, &info) == 0 else {

@@ -116,8 +116,12 @@ public final class MQTTClient: @unchecked Sendable {
         try check(vmqtt_set_will(handle, topic, payload, Int32(payload.count), 1, retain ? 1 : 0), "last will")
     }
 
-    public func start(_ endpoint: MQTTEndpoint, keepAliveSeconds: Int32 = 30) throws(MQTTError) {
-        try check(vmqtt_start(handle, endpoint.host, Int32(endpoint.port), keepAliveSeconds), "connecting to \(endpoint.url)")
+    /// With `sessionExpirySeconds` > 0 (and `cleanStart` false) the broker keeps the session
+    /// that long after a disconnection: subscriptions, and the QoS 1 messages that arrive meanwhile.
+    public func start(_ endpoint: MQTTEndpoint, keepAliveSeconds: Int32 = 30, sessionExpirySeconds: UInt32 = 0) throws(MQTTError) {
+        try check(
+            vmqtt_start_session(handle, endpoint.host, Int32(endpoint.port), keepAliveSeconds, sessionExpirySeconds),
+            "connecting to \(endpoint.url)")
     }
 
     /// Queues a message and returns its id; throws when not connected.

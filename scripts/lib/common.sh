@@ -43,13 +43,14 @@ ensure_packages() {
 # (run-simulation, test, install, build-deb, hil/run.sh, fetch-libgpiod-v2) calls
 # ensure_build_dependencies, so a new C dependency is added here and nowhere else.
 build_dependencies() {
-    printf '%s\n' pkg-config libgpiod-dev libserialport-dev libyaml-dev libmosquitto-dev
+    printf '%s\n' pkg-config libgpiod-dev libserialport-dev libyaml-dev libmosquitto-dev libsqlite3-dev libpq-dev
 }
 
-# What the fleet tests (Tests/VenddProcessTests/Fleet) start: a real broker, its command-line
-# clients, and openssl for the test CA.
+# What the fleet tests (Tests/VenddProcessTests/Fleet, Tests/VendFleetStoreTests) start: a real
+# broker, its command-line clients, openssl for the test CA, and PostgreSQL's server binaries
+# (initdb, postgres; `postgresql` is Debian's current major: 15 in Debian 12, 17 in Debian 13).
 ensure_fleet_test_dependencies() {
-    ensure_packages mosquitto mosquitto-clients openssl
+    ensure_packages mosquitto mosquitto-clients openssl postgresql
 }
 
 # ensure_build_dependencies [EXTRA_PACKAGE...]: installs what is missing of the list above (and

@@ -38,6 +38,9 @@ int vmqtt_set_tls(vmqtt_client *client, const char *ca_file);
 int vmqtt_set_will(vmqtt_client *client, const char *topic, const void *payload, int length, int qos, int retain);
 // Starts the network thread and connects in the background; reconnects after every loss.
 int vmqtt_start(vmqtt_client *client, const char *host, int port, int keepalive_seconds);
+// As vmqtt_start, with an MQTT 5 session the broker keeps `session_expiry_seconds` after a
+// disconnection (with clean_start 0: subscriptions and queued QoS 1 messages survive).
+int vmqtt_start_session(vmqtt_client *client, const char *host, int port, int keepalive_seconds, unsigned session_expiry_seconds);
 // Queues a message; `mid` gets its id (for `acknowledged`). Fails when not connected.
 int vmqtt_publish(vmqtt_client *client, const char *topic, const void *payload, int length, int qos, int retain, int *mid);
 // A reply to a command: `correlation` (may be NULL) sent back as MQTT 5 correlation data.

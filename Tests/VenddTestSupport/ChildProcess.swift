@@ -3,12 +3,12 @@ import Foundation
 /// A child process started with an empty signal mask and default signal dispositions. Foundation's
 /// `Process` passes on the test runner's mask, in which SIGTERM is blocked: a broker started that
 /// way cannot be stopped cleanly (and so cannot save its sessions as a real restart does).
-final class ChildProcess: @unchecked Sendable {
+public final class ChildProcess: @unchecked Sendable {
     // @unchecked: one test drives it; `exited` is only touched by its methods.
-    let pid: pid_t
+    public let pid: pid_t
     private var exited = false
 
-    init(_ path: String, _ arguments: [String], output: String, errors: String) throws {
+    public init(_ path: String, _ arguments: [String], output: String, errors: String) throws {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -30,11 +30,11 @@ final class ChildProcess: @unchecked Sendable {
         defer { for argument in argv { free(argument) } }
         var pid: pid_t = 0
         let status = posix_spawn(&pid, path, &actions, &attributes, argv, environ)
-        guard status == 0 else { throw HarnessError("cannot start \(path): \(String(cString: strerror(status)))") }
+        guard status == 0 else { throw ChildProcessError(description: "cannot start \(path): \(String(cString: strerror(status)))") }
         self.pid = pid
     }
 
-    var isRunning: Bool {
+    public var isRunning: Bool {
         guard !exited else { return false }
         var status: Int32 = 0
         if waitpid(pid, &status, WNOHANG) == pid { exited = true }
@@ -42,11 +42,15 @@ final class ChildProcess: @unchecked Sendable {
     }
 
     /// SIGTERM (or `signal`), then waits for the exit.
-    func stop(_ signal: Int32 = SIGTERM) {
+    public func stop(_ signal: Int32 = SIGTERM) {
         guard isRunning else { return }
         kill(pid, signal)
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0, errno == EINTR {}
         exited = true
     }
+}
+
+public struct ChildProcessError: Error, CustomStringConvertible {
+    public let description: String
 }

@@ -1,0 +1,123 @@
+/// vendstore's file (docs/fleet-store.md): the broker it reads the fleet from, the database it
+/// keeps it in, and how it batches.
+public struct StoreSettings: Sendable, Equatable {
+    public enum Database: Sendable, Equatable {
+        /// One file: one operator, one box.
+        case sqlite(path: String)
+        /// A libpq connection string: a fleet, possibly several vendstores.
+        case postgresql(conninfo: String)
+    }
+
+    public let broker: MQTTSettings.Broker
+    public let credentialsFile: String?
+    public let caFile: String?
+    /// The broker keeps this client's session while vendstore is away: unique per vendstore.
+    public let clientID: String
+    public let topicPrefix: String
+    /// MQTT 5 shared subscription group (`$share/<group>/…`): vendstores in one group split the fleet's messages.
+    public let sharedGroup: String?
+    public let sessionExpirySeconds: Int
+    public let database: Database
+    public let batchEvents: Int
+    public let batchMilliseconds: Int
+    public let ackMilliseconds: Int
+    public let maxSequenceAhead: Int
+    public let bufferEvents: Int
+}
+
+/// Reads vendstore's file with the same rules and messages as vendd's (file:line:col, unknown
+/// keys with suggestions).
+public enum StoreConfigLoader {
+    public static let defaultDatabase = "/var/lib/vendstore/fleet.db"
+
+    public static func load(file: String) throws(ConfigError) -> StoreSettings {
+        try parse(ConfigLoader.readText(file, example: "/etc/vendstore/vendstore.yaml", reader: "vendstore"), file: file)
+    }
+
+    public static func parse(_ text: String, file: String) throws(ConfigError) -> StoreSettings {
+        try ConfigLoader.parseDocument(text, file: file, template: "config/vendstore.yaml") { root, sink in
+            ConfigParser(sink: sink).parseStore(root)
+        }
+    }
+}
+
+extension ConfigParser {
+    func parseStore(_ root: Node) -> StoreSettings? {
+        guard let top = MappingReader(root, path: .root, sink: sink) else { return nil }
+        let mqtt = top.nested("mqtt")
+        let database = top.nested("database", required: false).map(parseDatabase) ?? .some(.sqlite(path: StoreConfigLoader.defaultDatabase))
+        let ingest = top.nested("ingest", required: false)
+        top.finish()
+        guard let mqtt else { return nil }
+
+        let url = mqtt.string("broker")
+        let allowPlaintext = mqtt.bool("allow_plaintext", default: false)
+        let credentialsFile = mqtt.string("credentials_file", required: false)
+        let caFile = mqtt.string("ca_file", required: false)
+        let clientID = mqtt.string("client_id", required: false) ?? "vendstore"
+        let prefix = mqtt.string("topic_prefix", required: false) ?? Defaults.mqttTopicPrefix
+        let sharedGroup = mqtt.string("shared_group", required: false)
+        let expiryHours = mqtt.int("session_expiry_hours", in: 1...8760, default: 168)
+        mqtt.finish()
+
+        let batchEvents = ingest?.int("batch_events", in: 1...10_000, default: 500) ?? 500
+        let batchMilliseconds = ingest?.int("batch_milliseconds", in: 1...10_000, default: 20) ?? 20
+        let ackMilliseconds = ingest?.int("ack_milliseconds", in: 1...60_000, default: 100) ?? 100
+        let ahead = ingest?.int("max_sequence_ahead", in: 1...1_000_000_000, default: 1_000_000) ?? 1_000_000
+        let bufferEvents = ingest?.int("buffer_events", in: 1_000...10_000_000, default: 100_000) ?? 100_000
+        ingest?.finish()
+
+        var broker: MQTTSettings.Broker?
+        if let url {
+            broker = MQTTSettings.Broker(url: url)
+            if broker == nil {
+                sink.report(
+                    "'\(url)' is not a broker URL; write mqtts://host:8883 (or mqtt://host:1883 with allow_plaintext: true)",
+                    at: mqtt.value("broker"), path: mqtt.path.key("broker"))
+            } else if broker?.tls == false, allowPlaintext == false {
+                sink.report(
+                    "'\(url)' carries the fleet's sales in the clear; use mqtts://, or add allow_plaintext: true for a broker on a trusted network",
+                    at: mqtt.value("broker"), path: mqtt.path.key("broker"))
+                broker = nil
+            }
+        }
+        for (key, value) in [("client_id", clientID), ("shared_group", sharedGroup ?? "group")] where !Self.isTopicLevel(value) {
+            sink.report(
+                "'\(value)' must be one topic level (letters, digits, '-', '_' and '.')", at: mqtt.value(key), path: mqtt.path.key(key))
+        }
+        if !prefix.split(separator: "/", omittingEmptySubsequences: false).allSatisfy({ Self.isTopicLevel(String($0)) }) {
+            sink.report(
+                "'\(prefix)' is not a topic prefix (levels of letters, digits, '-', '_' and '.', separated by '/'; no wildcards)",
+                at: mqtt.value("topic_prefix"), path: mqtt.path.key("topic_prefix"))
+        }
+        let credentials = credentialsFile.flatMap { checkPrivateFile($0, key: "credentials_file", in: mqtt) }
+        let ca = caFile.flatMap { absolutePath($0, key: "ca_file", in: mqtt) }
+        if broker?.tls == true, caFile == nil {
+            sink.report(
+                "mqtts needs the CA that signed the broker's certificate: add ca_file", at: mqtt.value("broker"), path: mqtt.path.key("ca_file"))
+        }
+        guard sink.diagnostics.isEmpty, let broker, let database, let expiryHours, let batchEvents, let batchMilliseconds, let ackMilliseconds,
+            let ahead, let bufferEvents
+        else { return nil }
+        return StoreSettings(
+            broker: broker, credentialsFile: credentials, caFile: ca, clientID: clientID, topicPrefix: prefix, sharedGroup: sharedGroup,
+            sessionExpirySeconds: expiryHours * 3600, database: database, batchEvents: batchEvents, batchMilliseconds: batchMilliseconds,
+            ackMilliseconds: ackMilliseconds, maxSequenceAhead: ahead, bufferEvents: bufferEvents)
+    }
+
+    /// `database:` names exactly one engine.
+    private func parseDatabase(_ section: MappingReader) -> StoreSettings.Database? {
+        let sqlite = section.string("sqlite", required: false)
+        let postgresql = section.string("postgresql", required: false)
+        section.finish()
+        switch (sqlite, postgresql) {
+        case (let path?, nil): return absolutePath(path, key: "sqlite", in: section).map { .sqlite(path: $0) }
+        case (nil, let conninfo?): return .postgresql(conninfo: conninfo)
+        default:
+            sink.report(
+                "name one database: 'sqlite: /var/lib/vendstore/fleet.db' or 'postgresql: \"host=… dbname=…\"'", at: section.node,
+                path: section.path)
+            return nil
+        }
+    }
+}

@@ -1,0 +1,85 @@
+import FoundationEssentials
+import VendFleetStore
+
+/// vendd's `event` payload (docs/mqtt.md) read as far as the store needs it; the whole JSON
+/// object is kept as received.
+enum EventPayload {
+    /// The fields the store relies on; any others are the event's own business.
+    private struct Envelope: Decodable {
+        let id: String
+        let type: String
+        let at: Int64
+        let seq: Int64
+        let machine: String?
+    }
+
+    struct Refusal: Error, Equatable {
+        let reason: String
+    }
+
+    /// The event, and a warning for something odd but harmless; or why it cannot be stored.
+    static func decode(_ bytes: [UInt8], machine: String, type topicType: String) -> Result<(IncomingEvent, warning: String?), Refusal> {
+        guard let text = String(validating: bytes, as: UTF8.self) else { return .failure(Refusal(reason: "the payload is not UTF-8")) }
+        let envelope: Envelope
+        do {
+            envelope = try JSONDecoder().decode(Envelope.self, from: Data(bytes))
+        } catch {
+            return .failure(Refusal(reason: "not an event (a JSON object with id, type, at and an integer seq): \(Self.describe(error))"))
+        }
+        guard envelope.seq >= 1 else { return .failure(Refusal(reason: "seq \(envelope.seq): sequences start at 1")) }
+        guard envelope.type == topicType else {
+            return .failure(Refusal(reason: "the payload's type '\(envelope.type)' is not the topic's '\(topicType)'"))
+        }
+        guard !envelope.id.isEmpty, envelope.id.utf8.count <= 64 else { return .failure(Refusal(reason: "the id is empty or too long")) }
+        let warning = envelope.machine.flatMap { named in
+            named == machine
+                ? nil
+                : "the payload names machine '\(named)' but arrived on machine '\(machine)''s topic: stored as '\(machine)''s (the topic is the identity)"
+        }
+        return .success(
+            (IncomingEvent(machine: machine, seq: envelope.seq, id: envelope.id, type: envelope.type, at: envelope.at, payload: text), warning))
+    }
+
+    /// A retained message is kept if it is a JSON object; its text as received.
+    static func retainedText(_ bytes: [UInt8]) -> Result<String, Refusal> {
+        guard let text = String(validating: bytes, as: UTF8.self) else { return .failure(Refusal(reason: "the payload is not UTF-8")) }
+        do {
+            _ = try JSONDecoder().decode([String: JSONValue].self, from: Data(bytes))
+        } catch {
+            return .failure(Refusal(reason: "not a JSON object: \(Self.describe(error))"))
+        }
+        return .success(text)
+    }
+
+    private static func describe(_ error: Error) -> String {
+        switch error {
+        case DecodingError.keyNotFound(let key, _): "'\(key.stringValue)' is missing"
+        case DecodingError.typeMismatch(_, let context), DecodingError.valueNotFound(_, let context):
+            "'\(context.codingPath.map(\.stringValue).joined(separator: "."))' has the wrong type"
+        case DecodingError.dataCorrupted: "not valid JSON"
+        default: "\(error)"
+        }
+    }
+}
+
+/// Any JSON value, only to check that a document parses.
+private enum JSONValue: Decodable {
+    case value
+
+    init(from decoder: Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if container.decodeNil() {
+            self = .value
+            return
+        }
+        if (try? container.decode(Bool.self)) != nil || (try? container.decode(Double.self)) != nil || (try? container.decode(String.self)) != nil {
+            self = .value
+            return
+        }
+        if (try? container.decode([JSONValue].self)) != nil || (try? container.decode([String: JSONValue].self)) != nil {
+            self = .value
+            return
+        }
+        throw DecodingError.dataCorruptedError(in: container, debugDescription: "not a JSON value")
+    }
+}

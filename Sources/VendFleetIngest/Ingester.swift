@@ -1,0 +1,217 @@
+import Logging
+import Synchronization
+import VendFleetStore
+import VendMQTT
+import VendPOSIX
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// How an ingester connects and batches; read from vendstore's file (docs/fleet-store.md).
+public struct IngestSettings: Sendable {
+    public var endpoint: MQTTEndpoint
+    public var caFile: String?
+    public var credentials: (username: String, password: String)?
+    /// The broker keeps this client's session (subscriptions, messages queued while it was away).
+    public var clientID: String
+    public var topicPrefix: String
+    /// MQTT 5 shared subscription group: ingesters in one group split the messages.
+    public var sharedGroup: String?
+    public var sessionExpirySeconds: UInt32
+    public var batchSize: Int
+    public var batchWindow: Duration
+    public var ackInterval: Duration
+    public var bufferCapacity: Int
+
+    public init(
+        endpoint: MQTTEndpoint, caFile: String?, credentials: (username: String, password: String)?, clientID: String, topicPrefix: String,
+        sharedGroup: String?, sessionExpirySeconds: UInt32, batchSize: Int, batchWindow: Duration, ackInterval: Duration,
+        bufferCapacity: Int
+    ) {
+        self.endpoint = endpoint
+        self.caFile = caFile
+        self.credentials = credentials
+        self.clientID = clientID
+        self.topicPrefix = topicPrefix
+        self.sharedGroup = sharedGroup
+        self.sessionExpirySeconds = sessionExpirySeconds
+        self.batchSize = batchSize
+        self.batchWindow = batchWindow
+        self.ackInterval = ackInterval
+        self.bufferCapacity = bufferCapacity
+    }
+}
+
+/// Broker → checks → batch → one transaction → `stored` acks. libmosquitto's thread only checks
+/// and buffers; `run()`'s thread commits and acknowledges, after the commit and never before.
+public final class Ingester: @unchecked Sendable {
+    // @unchecked: `store` and `acks` belong to the thread in run(); the rest is Sendable.
+    private let settings: IngestSettings
+    private let store: FleetStore
+    private let logger: Logger
+    private let topics: FleetTopics
+    private let buffer: IngestBuffer
+    private let client: MQTTClient
+    private let connection = Mutex<MQTTClient?>(nil)
+    private let reconnected = Atomic<Bool>(false)
+    private let stopping = Atomic<Bool>(false)
+    private var acks = AckBoard()
+    /// Called with each batch's number just before its commit (vendstore's kill test hook).
+    private let beforeCommit: (@Sendable (Int) -> Void)?
+
+    public init(settings: IngestSettings, store: FleetStore, logger: Logger, beforeCommit: (@Sendable (Int) -> Void)? = nil) throws {
+        self.settings = settings
+        self.store = store
+        self.logger = logger
+        self.beforeCommit = beforeCommit
+        let topics = FleetTopics(prefix: settings.topicPrefix)
+        self.topics = topics
+        let buffer = try IngestBuffer(batchSize: settings.batchSize, capacity: settings.bufferCapacity)
+        self.buffer = buffer
+        let connection = connection
+        let reconnected = reconnected
+        let subscriptions = topics.subscriptions(sharedGroup: settings.sharedGroup)
+        client = try MQTTClient(clientID: settings.clientID, cleanStart: false) { event in
+            switch event {
+            case .connected(nil):
+                logger.info("connected to the broker", metadata: ["broker": "\(settings.endpoint.url)"])
+                reconnected.store(true, ordering: .releasing)
+                // The session keeps the subscriptions, but it may be new (expired, another broker).
+                for pattern in subscriptions {
+                    do { try connection.withLock { $0 }?.subscribe(pattern) } catch { logger.error("\(error)") }
+                }
+                buffer.wake()
+            case .connected(let refusal?):
+                logger.error("the broker refused the connection: \(refusal)", metadata: ["broker": "\(settings.endpoint.url)"])
+            case .disconnected(let reason):
+                logger.warning("lost the broker (\(reason)); reconnecting", metadata: ["broker": "\(settings.endpoint.url)"])
+            case .message(let message):
+                Self.take(message, topics: topics, buffer: buffer, logger: logger)
+            case .log(let text, let isError):
+                if isError { logger.error("MQTT: \(text)") } else { logger.warning("MQTT: \(text)") }
+            case .acknowledged:
+                break
+            }
+        }
+        if let credentials = settings.credentials { try client.setCredentials(username: credentials.username, password: credentials.password) }
+        if let caFile = settings.caFile { try client.setTLS(caFile: caFile) }
+        connection.withLock { $0 = client }
+    }
+
+    /// Checks one message on libmosquitto's thread: a good one is buffered, a bad one logged
+    /// with the machine and why, and nothing else happens to either.
+    private static func take(_ message: MQTTMessage, topics: FleetTopics, buffer: IngestBuffer, logger: Logger) {
+        switch topics.classify(message.topic) {
+        case .event(let machine, let type):
+            switch EventPayload.decode(message.payload, machine: machine, type: type) {
+            case .success(let (event, warning)):
+                if let warning { logger.warning("\(warning)", metadata: ["machine": "\(machine)", "seq": "\(event.seq)"]) }
+                buffer.add(event)
+            case .failure(let refusal):
+                logger.error(
+                    "refused an event on \(message.topic): \(refusal.reason)", metadata: ["machine": "\(machine)", "topic": "\(message.topic)"])
+            }
+        case .retained(let machine, let subject):
+            // An empty retained message clears the topic at the broker; the store keeps the last.
+            guard !message.payload.isEmpty else { return }
+            switch EventPayload.retainedText(message.payload) {
+            case .success(let text): buffer.add(RetainedUpdate(machine: machine, subject: subject, payload: text))
+            case .failure(let refusal):
+                logger.error(
+                    "refused \(subject) on \(message.topic): \(refusal.reason)", metadata: ["machine": "\(machine)", "topic": "\(message.topic)"])
+            }
+        case nil:
+            break
+        }
+    }
+
+    /// Connects and commits until `stop()`; returns after the last batch is committed and acknowledged.
+    public func run() throws {
+        try client.start(settings.endpoint, sessionExpirySeconds: settings.sessionExpirySeconds)
+        var batches = 0
+        var lastFlush = MonotonicClock.now
+        while !stopping.load(ordering: .acquiring) {
+            let (batch, dropped) = buffer.next(window: settings.batchWindow, idle: settings.ackInterval)
+            if dropped > 0 {
+                logger.warning("\(dropped) events dropped: \(settings.bufferCapacity) were waiting for the database; their machines send them again")
+            }
+            if !batch.isEmpty {
+                batches += 1
+                beforeCommit?(batches)
+                commit(batch)
+            }
+            if reconnected.exchange(false, ordering: .acquiring) { acks.forgetPublished() }
+            if MonotonicClock.now - lastFlush >= settings.ackInterval {
+                publishAcks()
+                lastFlush = MonotonicClock.now
+            }
+        }
+        let (rest, _) = buffer.next(window: .zero, idle: .zero)
+        if !rest.isEmpty { commit(rest) }
+        publishAcks()
+        client.stop()
+    }
+
+    /// Asks `run()` to finish (from a signal handler's thread).
+    public func stop() {
+        stopping.store(true, ordering: .releasing)
+        buffer.wake()
+    }
+
+    /// Commits, retrying until the database takes it (it may be restarting); nothing is
+    /// acknowledged before.
+    private func commit(_ batch: IngestBuffer.Batch) {
+        var delay = Duration.milliseconds(200)
+        var failures = 0
+        while true {
+            do {
+                let outcome = try store.commit(events: batch.events, retained: batch.retained, receivedAt: WallClock.milliseconds)
+                if failures > 0 { logger.notice("the database takes commits again after \(failures) failures") }
+                report(outcome)
+                acks.record(outcome.acknowledgements)
+                return
+            } catch {
+                failures += 1
+                if failures == 1 || failures % 10 == 0 {
+                    logger.error("cannot commit \(batch.events.count) events (attempt \(failures)); retrying: \(error)")
+                }
+                if stopping.load(ordering: .acquiring), failures >= 3 { return }
+                sleep(for: delay)
+                delay = min(delay * 2, .seconds(5))
+            }
+        }
+    }
+
+    private func report(_ outcome: CommitOutcome) {
+        for conflict in outcome.conflicts {
+            logger.error(
+                "conflict: sequence \(conflict.seq) is held with id \(conflict.storedID); another event (id \(conflict.offeredID)) came under it and was not stored",
+                metadata: ["machine": "\(conflict.machine)", "seq": "\(conflict.seq)"])
+        }
+        for refused in outcome.refused {
+            logger.error(
+                "refused event \(refused.event.id): \(refused.reason)",
+                metadata: ["machine": "\(refused.event.machine)", "seq": "\(refused.event.seq)"])
+        }
+    }
+
+    private func publishAcks() {
+        let now = WallClock.milliseconds
+        for (machine, seq) in acks.due {
+            do {
+                try client.publish(topics.stored(machine), Acknowledgement.payload(seq: seq, at: now), qos: 1, retain: true)
+                acks.sent(machine, seq)
+            } catch {
+                // Not connected: sent after the reconnection.
+                return
+            }
+        }
+    }
+
+    private func sleep(for duration: Duration) {
+        let (seconds, attoseconds) = duration.components
+        var spec = timespec(tv_sec: Int(seconds), tv_nsec: Int(attoseconds / 1_000_000_000))
+        nanosleep(&spec, nil)
+    }
+}

@@ -1,0 +1,21 @@
+/// PostgreSQL array literals (`{"a","b"}`, `{1,2}`): a whole batch goes to the server as one
+/// parameter per column, unnested there, so a batch is one statement, not one per row.
+enum PostgresArray {
+    static func text(_ values: [String]) -> String {
+        var literal = "{"
+        for (index, value) in values.enumerated() {
+            if index > 0 { literal += "," }
+            literal += "\""
+            for character in value.unicodeScalars {
+                if character == "\"" || character == "\\" { literal += "\\" }
+                literal.unicodeScalars.append(character)
+            }
+            literal += "\""
+        }
+        return literal + "}"
+    }
+
+    static func integers(_ values: [Int64]) -> String {
+        "{" + values.map(String.init).joined(separator: ",") + "}"
+    }
+}

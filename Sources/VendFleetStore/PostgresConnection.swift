@@ -1,0 +1,71 @@
+import CPostgreSQL
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// One libpq connection with prepared statements, used from one thread at a time. Parameters
+/// and results travel as text (arrays as PostgreSQL array literals, PostgresArray).
+final class PostgresConnection {
+    private let handle: OpaquePointer
+
+    init(_ conninfo: String) throws {
+        guard let connection = PQconnectdb(conninfo) else { throw FleetStoreError("libpq: out of memory") }
+        guard PQstatus(connection) == CONNECTION_OK else {
+            let reason = String(cString: PQerrorMessage(connection)).trimmingTrailingNewlines
+            PQfinish(connection)
+            throw FleetStoreError("cannot connect to PostgreSQL: \(reason)")
+        }
+        handle = connection
+        // CREATE TABLE IF NOT EXISTS and friends report NOTICEs; libpq would print them to stderr.
+        PQsetNoticeProcessor(handle, { _, _ in }, nil)
+    }
+
+    deinit { PQfinish(handle) }
+
+    /// False once the server has gone (restarted, killed): the connection must be made again.
+    var isUsable: Bool { PQstatus(handle) == CONNECTION_OK }
+
+    /// Runs SQL without parameters; returns its rows, if any.
+    @discardableResult
+    func execute(_ sql: String) throws -> [[String?]] {
+        try rows(of: PQexec(handle, sql), what: sql)
+    }
+
+    func prepare(_ name: String, _ sql: String) throws {
+        try rows(of: PQprepare(handle, name, sql, 0, nil), what: sql)
+    }
+
+    /// Runs the prepared statement `name` with text parameters (nil is NULL).
+    @discardableResult
+    func run(_ name: String, _ parameters: [String?]) throws -> [[String?]] {
+        let copies = parameters.map { $0.map { strdup($0) } ?? nil }
+        defer { for copy in copies { free(copy) } }
+        let values = copies.map { UnsafePointer($0) }
+        return try rows(of: PQexecPrepared(handle, name, Int32(values.count), values, nil, nil, 0), what: name)
+    }
+
+    @discardableResult
+    private func rows(of result: OpaquePointer?, what: String) throws -> [[String?]] {
+        guard let result else { throw FleetStoreError("\(what): \(String(cString: PQerrorMessage(handle)).trimmingTrailingNewlines)") }
+        defer { PQclear(result) }
+        let status = PQresultStatus(result)
+        guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK else {
+            throw FleetStoreError("\(what): \(String(cString: PQresultErrorMessage(result)).trimmingTrailingNewlines)")
+        }
+        let columns = PQnfields(result)
+        return (0..<PQntuples(result)).map { row in
+            (0..<columns).map { column in
+                PQgetisnull(result, row, column) == 1 ? nil : String(cString: PQgetvalue(result, row, column))
+            }
+        }
+    }
+}
+
+extension String {
+    fileprivate var trimmingTrailingNewlines: String {
+        var text = self
+        while text.last?.isNewline == true { text.removeLast() }
+        return text
+    }
+}

@@ -1,0 +1,164 @@
+/// The store in one SQLite file: one operator, one box, nothing to install.
+///
+/// WAL with `synchronous=FULL`: the `stored` acknowledgement tells vendd it may forget the
+/// events, so a commit must survive a power cut, not only a crash of vendstore. With NORMAL a
+/// WAL commit is not fsynced and the last transactions can vanish at a power cut, after their
+/// acknowledgement went out. FULL costs one fsync per batch, which batching amortises.
+public final class SQLiteFleetStore: FleetStore {
+    private let database: SQLiteDatabase
+    private let maxAhead: Int64
+    private let statements: Statements
+    public let migrationsApplied: [Int]
+
+    /// The prepared statements, made once.
+    private struct Statements {
+        let selectState: SQLiteStatement
+        let insertEvent: SQLiteStatement
+        let selectID: SQLiteStatement
+        let selectAbove: SQLiteStatement
+        let upsertState: SQLiteStatement
+        let deleteGaps: SQLiteStatement
+        let insertGap: SQLiteStatement
+        let upsertLatest: SQLiteStatement
+
+        init(_ database: SQLiteDatabase) throws {
+            selectState = try database.prepare("SELECT contiguous, highest FROM machine_progress WHERE machine = ?")
+            insertEvent = try database.prepare(
+                "INSERT INTO events (machine, seq, id, type, at, payload, received_at) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (machine, seq) DO NOTHING"
+            )
+            selectID = try database.prepare("SELECT id FROM events WHERE machine = ? AND seq = ?")
+            selectAbove = try database.prepare("SELECT seq FROM events WHERE machine = ? AND seq > ? ORDER BY seq")
+            upsertState = try database.prepare(
+                """
+                INSERT INTO machine_progress (machine, contiguous, highest, updated_at) VALUES (?, ?, ?, ?)
+                ON CONFLICT (machine) DO UPDATE SET contiguous = excluded.contiguous, highest = excluded.highest, updated_at = excluded.updated_at
+                """)
+            deleteGaps = try database.prepare("DELETE FROM gaps WHERE machine = ?")
+            insertGap = try database.prepare("INSERT INTO gaps (machine, first_seq, last_seq, seen_at) VALUES (?, ?, ?, ?)")
+            upsertLatest = try database.prepare(
+                """
+                INSERT INTO machine_latest (machine, subject, payload, received_at) VALUES (?, ?, ?, ?)
+                ON CONFLICT (machine, subject) DO UPDATE SET payload = excluded.payload, received_at = excluded.received_at
+                """)
+        }
+    }
+
+    /// Opens (creating if needed) the file and applies the missing migrations.
+    /// `maxAhead`: how far past a machine's contiguous mark a sequence is believed.
+    public init(path: String, maxAhead: Int64 = 1_000_000, now: Int64) throws {
+        database = try SQLiteDatabase(path: path)
+        self.maxAhead = maxAhead
+        try database.execute("PRAGMA journal_mode = WAL")
+        try database.execute("PRAGMA synchronous = FULL")
+        let database = database
+        let versions = try database.prepare("SELECT version FROM schema_migrations")
+        migrationsApplied = try SchemaMigrator(
+            execute: database.execute,
+            appliedVersions: { Set(try versions.rows([]) { Int($0.integer(0)) }) }
+        ).migrate(FleetSchema.migrations(.sqlite), now: now)
+        statements = try Statements(database)
+    }
+
+    public func commit(events: [IncomingEvent], retained: [RetainedUpdate], receivedAt: Int64) throws -> CommitOutcome {
+        try CommitProcedure.run(self, events: events, retained: retained, receivedAt: receivedAt, maxAhead: maxAhead)
+    }
+
+    public func progress() throws -> [MachineProgress] {
+        try database.prepare("SELECT machine, contiguous, highest, updated_at FROM machine_progress ORDER BY machine").rows([]) {
+            MachineProgress(machine: $0.text(0), contiguous: $0.integer(1), highest: $0.integer(2), updatedAt: $0.integer(3))
+        }
+    }
+
+    public func gaps() throws -> [SequenceGap] {
+        try database.prepare("SELECT machine, first_seq, last_seq, seen_at FROM gaps ORDER BY machine, first_seq").rows([]) {
+            SequenceGap(machine: $0.text(0), first: $0.integer(1), last: $0.integer(2), seenAt: $0.integer(3))
+        }
+    }
+
+    public func events(of machine: String, from seq: Int64, limit: Int) throws -> [StoredEvent] {
+        try database.prepare(
+            "SELECT machine, seq, id, type, at, payload, received_at FROM events WHERE machine = ? AND seq >= ? ORDER BY seq LIMIT ?"
+        ).rows([.text(machine), .integer(seq), .integer(Int64(limit))]) {
+            StoredEvent(
+                machine: $0.text(0), seq: $0.integer(1), id: $0.text(2), type: $0.text(3), at: $0.integer(4), payload: $0.text(5),
+                receivedAt: $0.integer(6))
+        }
+    }
+
+    public func latest(of machine: String) throws -> [String: String] {
+        let rows = try database.prepare("SELECT subject, payload FROM machine_latest WHERE machine = ?").rows([.text(machine)]) {
+            ($0.text(0), $0.text(1))
+        }
+        return Dictionary(rows) { $1 }
+    }
+}
+
+extension SQLiteFleetStore: CommitSteps {
+    // IMMEDIATE: take the write lock now, not at the first write, so a reader never upgrades.
+    func begin() throws { try database.execute("BEGIN IMMEDIATE") }
+
+    func commitTransaction() throws { try database.execute("COMMIT") }
+
+    func rollback() { try? database.execute("ROLLBACK") }
+
+    func lockStates(_ machines: [String]) throws -> [String: SequenceState] {
+        var states: [String: SequenceState] = [:]
+        for machine in machines {
+            try statements.selectState.bind([.text(machine)])
+            if try statements.selectState.step() {
+                states[machine] = SequenceState(contiguous: statements.selectState.integer(0), highest: statements.selectState.integer(1))
+            }
+        }
+        return states
+    }
+
+    func insert(_ events: [IncomingEvent], receivedAt: Int64) throws -> Set<EventKey> {
+        var inserted: Set<EventKey> = []
+        for event in events {
+            try statements.insertEvent.run([
+                .text(event.machine), .integer(event.seq), .text(event.id), .text(event.type), .integer(event.at), .text(event.payload),
+                .integer(receivedAt),
+            ])
+            if database.changes == 1 { inserted.insert(event.key) }
+        }
+        return inserted
+    }
+
+    func storedIDs(_ keys: [EventKey]) throws -> [EventKey: String] {
+        var ids: [EventKey: String] = [:]
+        for key in keys {
+            try statements.selectID.bind([.text(key.machine), .integer(key.seq)])
+            if try statements.selectID.step() { ids[key] = statements.selectID.text(0) }
+        }
+        return ids
+    }
+
+    func sequences(above marks: [String: Int64]) throws -> [String: [Int64]] {
+        var held: [String: [Int64]] = [:]
+        for (machine, mark) in marks {
+            held[machine] = try statements.selectAbove.rows([.text(machine), .integer(mark)]) { $0.integer(0) }
+        }
+        return held
+    }
+
+    func saveStates(_ states: [String: SequenceState], at: Int64) throws {
+        for (machine, state) in states {
+            try statements.upsertState.run([.text(machine), .integer(state.contiguous), .integer(state.highest), .integer(at)])
+        }
+    }
+
+    func replaceGaps(_ gaps: [String: [ClosedRange<Int64>]], seenAt: Int64) throws {
+        for (machine, ranges) in gaps {
+            try statements.deleteGaps.run([.text(machine)])
+            for range in ranges {
+                try statements.insertGap.run([.text(machine), .integer(range.lowerBound), .integer(range.upperBound), .integer(seenAt)])
+            }
+        }
+    }
+
+    func saveLatest(_ updates: [RetainedUpdate], receivedAt: Int64) throws {
+        for update in updates {
+            try statements.upsertLatest.run([.text(update.machine), .text(update.subject), .text(update.payload), .integer(receivedAt)])
+        }
+    }
+}

@@ -1,0 +1,62 @@
+import Foundation
+import VenddTestSupport
+
+/// A real Mosquitto on 127.0.0.1 for the store's tests: anonymous and in the clear (the TLS and
+/// ACL setup is VenddProcessTests' MosquittoBroker), persistent so that vendstore's session
+/// survives vendstore's kills, and with room to queue a whole test's events for it.
+final class MosquittoRig: @unchecked Sendable {
+    // @unchecked: one test drives it.
+    let directory: String
+    let port: Int
+    private var process: ChildProcess?
+
+    var url: String { "mqtt://127.0.0.1:\(port)" }
+
+    init(in parent: String) throws {
+        directory = parent + "/broker"
+        try FileManager.default.createDirectory(atPath: directory + "/data", withIntermediateDirectories: true)
+        port = Int.random(in: 20_000...60_000)
+        try """
+        listener \(port) 127.0.0.1
+        allow_anonymous true
+        persistence true
+        persistence_location \(directory)/data/
+        max_queued_messages 1000000
+        max_inflight_messages 1000
+        user \(NSUserName())
+        log_type error
+        log_type warning
+
+        """.write(toFile: directory + "/mosquitto.conf", atomically: true, encoding: .utf8)
+    }
+
+    func start() throws {
+        let log = directory + "/mosquitto.log"
+        let process = try ChildProcess("/usr/sbin/mosquitto", ["-c", directory + "/mosquitto.conf"], output: log, errors: log)
+        self.process = process
+        let deadline = Date().addingTimeInterval(10)
+        while !Self.accepts(port) {
+            guard process.isRunning, Date() < deadline else {
+                throw ChildProcessError(description: "mosquitto did not listen: \((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
+            }
+            usleep(20_000)
+        }
+    }
+
+    func stop() {
+        process?.stop()
+        process = nil
+    }
+
+    static func accepts(_ port: Int) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+        }
+    }
+}

@@ -1,0 +1,84 @@
+import Foundation
+import Synchronization
+import VenddTestSupport
+
+/// A real PostgreSQL for the tests: initdb in a temporary directory, its own port on 127.0.0.1
+/// and its socket in that directory, no system service. One cluster serves the whole test run
+/// (each test gets a database of its own) and is stopped when the run exits.
+final class PostgresCluster: Sendable {
+    let directory: String
+    let port: Int
+    private let counter = Mutex(0)
+
+    private static let shared = Mutex<Result<PostgresCluster, ChildProcessError>?>(nil)
+
+    /// The run's cluster, started on first use.
+    static func running() throws -> PostgresCluster {
+        try shared.withLock { cluster in
+            if cluster == nil {
+                cluster = Result { () throws(ChildProcessError) -> PostgresCluster in try PostgresCluster() }
+                atexit { PostgresCluster.shared.withLock { try? $0?.get().stop() } }
+            }
+            return try cluster!.get()
+        }
+    }
+
+    private init() throws(ChildProcessError) {
+        guard let bin = Self.binaries() else {
+            throw ChildProcessError(description: "PostgreSQL's server is not installed (apt-get install postgresql; scripts/test installs it)")
+        }
+        directory = NSTemporaryDirectory() + "vendstore-pg-\(UUID().uuidString.prefix(8))"
+        port = Int.random(in: 20_000...60_000)
+        let initdb = try? ProcessRun.run(bin + "/initdb", ["-D", directory + "/data", "-U", "postgres", "-A", "trust", "--no-sync", "-E", "UTF8"])
+        guard initdb?.status == 0 else { throw ChildProcessError(description: "initdb failed: \(initdb?.errors ?? "")") }
+        // fsync off: these tests check the store's logic, not the disk; the benchmark keeps it on.
+        let start = try? ProcessRun.run(
+            bin + "/pg_ctl",
+            [
+                "-D", directory + "/data", "-l", directory + "/postgres.log", "-w", "-o",
+                "-c listen_addresses=127.0.0.1 -p \(port) -k \(directory) -c fsync=off -c max_connections=50", "start",
+            ])
+        guard start?.status == 0 else {
+            throw ChildProcessError(
+                description:
+                    "PostgreSQL did not start: \(start?.errors ?? "") \((try? String(contentsOfFile: directory + "/postgres.log", encoding: .utf8)) ?? "")"
+            )
+        }
+    }
+
+    static func binaries() -> String? {
+        let root = "/usr/lib/postgresql"
+        let versions = ((try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []).compactMap(Int.init).sorted()
+        return versions.last.map { "\(root)/\($0)/bin" }
+    }
+
+    func conninfo(database: String = "postgres") -> String {
+        "host=127.0.0.1 port=\(port) user=postgres dbname=\(database) connect_timeout=5"
+    }
+
+    /// A new empty database.
+    func createDatabase() throws -> String {
+        let number = counter.withLock { count in
+            count += 1
+            return count
+        }
+        let name = "t\(number)_\(getpid())"
+        try psql("CREATE DATABASE \(name)")
+        return conninfo(database: name)
+    }
+
+    @discardableResult
+    func psql(_ sql: String, database: String = "postgres") throws -> String {
+        let run = try ProcessRun.run(
+            Self.binaries()! + "/psql", [conninfo(database: database), "-XAtq", "-c", sql])
+        guard run.status == 0 else { throw ChildProcessError(description: "psql \(sql): \(run.errors)") }
+        return run.output
+    }
+
+    /// Stops the server (fast shutdown, as a restart by its operator).
+    func stop() {
+        _ = try? ProcessRun.run(Self.binaries()! + "/pg_ctl", ["-D", directory + "/data", "-m", "fast", "-w", "stop"])
+    }
+
+    func remove() { try? FileManager.default.removeItem(atPath: directory) }
+}

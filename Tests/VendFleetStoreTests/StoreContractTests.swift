@@ -1,0 +1,153 @@
+import Foundation
+import Testing
+import VendFleetStore
+import VenddTestSupport
+
+/// The two engines behind one protocol.
+enum Engine: String, CaseIterable, CustomTestStringConvertible {
+    case sqlite
+    case postgresql
+
+    var testDescription: String { rawValue }
+}
+
+/// A fresh, empty store of `engine`, and how to open it again (the same database).
+struct StoreUnderTest {
+    let open: () throws -> FleetStore
+    let directory: TemporaryDirectory
+
+    init(_ engine: Engine, maxAhead: Int64 = 1_000) throws {
+        let directory = try TemporaryDirectory()
+        self.directory = directory
+        switch engine {
+        case .sqlite:
+            let path = directory.path + "/fleet.db"
+            open = { try SQLiteFleetStore(path: path, maxAhead: maxAhead, now: 1) }
+        case .postgresql:
+            let conninfo = try PostgresCluster.running().createDatabase()
+            open = { try PostgresFleetStore(conninfo: conninfo, maxAhead: maxAhead, now: 1) }
+        }
+    }
+}
+
+func event(_ machine: String, _ seq: Int64, id: String? = nil) -> IncomingEvent {
+    let id = id ?? "\(machine)-\(seq)"
+    return IncomingEvent(
+        machine: machine, seq: seq, id: id, type: "vend-ended", at: 1_700_000_000_000 + seq,
+        payload: #"{"id":"\#(id)","machine":"\#(machine)","seq":\#(seq),"type":"vend-ended","reason":"a \"quoted\" \\ text, 한글"}"#)
+}
+
+/// Every case runs on both engines: one schema, one behaviour.
+@Suite("Fleet store contract")
+struct StoreContractTests {
+    @Test(arguments: Engine.allCases)
+    func aBatchIsStoredOnceAndAcknowledgedUpToItsContiguousEnd(_ engine: Engine) throws {
+        let subject = try StoreUnderTest(engine)
+        defer { subject.directory.remove() }
+        let store = try subject.open()
+        let batch = [event("m1", 1), event("m1", 2), event("m2", 1)]
+        let first = try store.commit(events: batch, retained: [], receivedAt: 10)
+        #expect(first.inserted == 3)
+        #expect(first.acknowledgements == ["m1": 2, "m2": 1])
+        // A resend of the whole batch (its ack was lost): nothing new, the same acks.
+        let again = try store.commit(events: batch, retained: [], receivedAt: 11)
+        #expect(again.inserted == 0)
+        #expect(again.duplicates == 3)
+        #expect(again.conflicts.isEmpty)
+        #expect(again.acknowledgements == ["m1": 2, "m2": 1])
+        let stored = try store.events(of: "m1", from: 1, limit: 10)
+        #expect(stored.map(\.seq) == [1, 2])
+        #expect(stored[0].payload == batch[0].payload)
+        #expect(stored[0].receivedAt == 10)
+        // The same event twice in one batch is one row.
+        let twice = try store.commit(events: [event("m3", 1), event("m3", 1)], retained: [], receivedAt: 12)
+        #expect(twice.inserted == 1 && twice.duplicates == 1)
+    }
+
+    @Test(arguments: Engine.allCases)
+    func anotherIdUnderAHeldSequenceIsAConflictAndTheFirstIsKept(_ engine: Engine) throws {
+        let subject = try StoreUnderTest(engine)
+        defer { subject.directory.remove() }
+        let store = try subject.open()
+        _ = try store.commit(events: [event("m1", 1)], retained: [], receivedAt: 10)
+        let outcome = try store.commit(events: [event("m1", 1, id: "impostor"), event("m1", 2)], retained: [], receivedAt: 11)
+        #expect(outcome.conflicts == [EventConflict(machine: "m1", seq: 1, storedID: "m1-1", offeredID: "impostor")])
+        #expect(outcome.inserted == 1)
+        #expect(outcome.acknowledgements == ["m1": 2])
+        #expect(try store.events(of: "m1", from: 1, limit: 10).map(\.id) == ["m1-1", "m1-2"])
+        // Within one batch too.
+        let inBatch = try store.commit(events: [event("m1", 3), event("m1", 3, id: "other")], retained: [], receivedAt: 12)
+        #expect(inBatch.conflicts == [EventConflict(machine: "m1", seq: 3, storedID: "m1-3", offeredID: "other")])
+    }
+
+    @Test(arguments: Engine.allCases)
+    func gapsAreListedAndTheAckWaitsAtTheLastContiguous(_ engine: Engine) throws {
+        let subject = try StoreUnderTest(engine)
+        defer { subject.directory.remove() }
+        let store = try subject.open()
+        var outcome = try store.commit(events: [1, 2, 4, 7, 8].map { event("m1", $0) } + [event("m2", 1)], retained: [], receivedAt: 10)
+        #expect(outcome.acknowledgements == ["m1": 2, "m2": 1])
+        #expect(
+            try store.gaps() == [
+                SequenceGap(machine: "m1", first: 3, last: 3, seenAt: 10), SequenceGap(machine: "m1", first: 5, last: 6, seenAt: 10),
+            ])
+        #expect(try store.progress().first { $0.machine == "m1" }.map { [$0.contiguous, $0.highest] } == [2, 8])
+        // The first gap filled, in another batch: the ack moves to the next gap.
+        outcome = try store.commit(events: [event("m1", 3)], retained: [], receivedAt: 11)
+        #expect(outcome.acknowledgements == ["m1": 4])
+        #expect(try store.gaps() == [SequenceGap(machine: "m1", first: 5, last: 6, seenAt: 11)])
+        outcome = try store.commit(events: [event("m1", 6), event("m1", 5), event("m1", 9)], retained: [], receivedAt: 12)
+        #expect(outcome.acknowledgements == ["m1": 9])
+        #expect(try store.gaps().isEmpty)
+        #expect(try store.events(of: "m1", from: 1, limit: 100).map(\.seq) == Array(1...9))
+    }
+
+    @Test(arguments: Engine.allCases)
+    func aSequenceFromTheFutureIsRefusedAndNothingElseOfTheBatchIsLost(_ engine: Engine) throws {
+        let subject = try StoreUnderTest(engine, maxAhead: 1_000)
+        defer { subject.directory.remove() }
+        let store = try subject.open()
+        let outcome = try store.commit(events: [event("m1", 1), event("m1", 5_000_000), event("m1", 2)], retained: [], receivedAt: 10)
+        #expect(outcome.refused.map(\.event.seq) == [5_000_000])
+        #expect(outcome.refused.first?.reason.contains("from the future") == true)
+        #expect(outcome.acknowledgements == ["m1": 2])
+        #expect(try store.gaps().isEmpty)
+    }
+
+    @Test(arguments: Engine.allCases)
+    func retainedMessagesKeepTheLatestPerSubject(_ engine: Engine) throws {
+        let subject = try StoreUnderTest(engine)
+        defer { subject.directory.remove() }
+        let store = try subject.open()
+        _ = try store.commit(
+            events: [],
+            retained: [
+                RetainedUpdate(machine: "m1", subject: "state", payload: #"{"state":"in-service"}"#),
+                RetainedUpdate(machine: "m1", subject: "state", payload: #"{"state":"service-mode"}"#),
+                RetainedUpdate(machine: "m1", subject: "zones/cold", payload: #"{"zone":"cold"}"#),
+            ], receivedAt: 10)
+        _ = try store.commit(
+            events: [], retained: [RetainedUpdate(machine: "m1", subject: "cash", payload: #"{"coinsIn":"3.00"}"#)], receivedAt: 11)
+        #expect(
+            try store.latest(of: "m1") == [
+                "state": #"{"state":"service-mode"}"#, "zones/cold": #"{"zone":"cold"}"#, "cash": #"{"coinsIn":"3.00"}"#,
+            ])
+    }
+
+    @Test(arguments: Engine.allCases)
+    func migrationsApplyToAnEmptyDatabaseOnceAndReopeningKeepsEverything(_ engine: Engine) throws {
+        let subject = try StoreUnderTest(engine)
+        defer { subject.directory.remove() }
+        do {
+            let store = try subject.open()
+            #expect(store.migrationsApplied == [1])
+            _ = try store.commit(events: [event("m1", 1), event("m1", 3)], retained: [], receivedAt: 10)
+        }
+        let reopened = try subject.open()
+        #expect(reopened.migrationsApplied == [])
+        #expect(try reopened.progress().map(\.contiguous) == [1])
+        #expect(try reopened.gaps().map(\.first) == [2])
+        let outcome = try reopened.commit(events: [event("m1", 2)], retained: [], receivedAt: 11)
+        #expect(outcome.acknowledgements == ["m1": 3])
+    }
+}

@@ -1,0 +1,118 @@
+#!/usr/bin/env python3
+"""Ingest rate of vendstore into SQLite and into PostgreSQL, with 1,000 simulated machines.
+
+Starts a Mosquitto on 127.0.0.1 (in the clear, anonymous) and, per engine, vendstore with its
+database in a temporary directory (SQLite: WAL, synchronous=FULL; PostgreSQL: a cluster made
+with initdb, its defaults: fsync and synchronous_commit on), then `vendstore-load`: the machines
+publish vendd's event payloads with sequences as fast as a window of unacknowledged events
+allows, and resend what stays unacknowledged. Prints, per engine: events acknowledged per second
+(sustained, first publish to last acknowledgement), latency p50/p99 from an event's first
+publish to the `stored` acknowledgement that covers it (so it includes the ack coalescing,
+ingest.ack_milliseconds), and vendstore's peak RSS. Never fails on a timing.
+
+Usage: scripts/bench/store-ingest.py [bin-dir] [events-per-machine] [machines]
+       (default .build/release, 100, 1000)
+Build first: swift build -c release --product vendstore && swift build -c release --product vendstore-load
+"""
+import glob, json, os, random, shutil, signal, socket, subprocess, sys, tempfile, time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BIN = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, ".build/release")
+EVENTS = int(sys.argv[2]) if len(sys.argv) > 2 else 100
+MACHINES = int(sys.argv[3]) if len(sys.argv) > 3 else 1000
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_port(port, what):
+    deadline = time.time() + 15
+    while time.time() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            return
+        except OSError:
+            time.sleep(0.05)
+    sys.exit(f"{what} did not listen on {port}")
+
+
+def peak_rss_kib(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    return 0
+
+
+def postgres_bin():
+    versions = sorted(glob.glob("/usr/lib/postgresql/*/bin"), key=lambda p: int(p.split("/")[-2]))
+    if not versions:
+        sys.exit("PostgreSQL's server is not installed (apt-get install postgresql)")
+    return versions[-1]
+
+
+def run_engine(name, database_yaml, broker_port, work):
+    config = os.path.join(work, f"{name}.yaml")
+    with open(config, "w") as f:
+        f.write(f"mqtt:\n  broker: mqtt://127.0.0.1:{broker_port}\n  allow_plaintext: true\n  client_id: bench-{name}\n"
+                f"database:\n{database_yaml}")
+    log = open(os.path.join(work, f"{name}.log"), "w")
+    store = subprocess.Popen([os.path.join(BIN, "vendstore"), "--config", config], stdout=log, stderr=log)
+    time.sleep(1)
+    load = subprocess.run([os.path.join(BIN, "vendstore-load"), "--broker", f"mqtt://127.0.0.1:{broker_port}",
+                           "--machines", str(MACHINES), "--events-per-machine", str(EVENTS), "--window", "20000",
+                           "--resend-milliseconds", "10000", "--timeout-seconds", "900"],
+                          capture_output=True, text=True)
+    rss = peak_rss_kib(store.pid)
+    store.send_signal(signal.SIGTERM)
+    store.wait(timeout=30)
+    if load.returncode != 0:
+        print(f"{name}: vendstore-load failed: {load.stdout} {load.stderr}", file=sys.stderr)
+    result = json.loads(load.stdout.strip().splitlines()[-1])
+    result["rss_mib"] = rss / 1024
+    return result
+
+
+def main():
+    for binary in ("vendstore", "vendstore-load"):
+        if not os.path.exists(os.path.join(BIN, binary)):
+            sys.exit(f"{BIN}/{binary} not found: swift build -c release --product {binary}")
+    work = tempfile.mkdtemp(prefix="vendstore-bench-")
+    broker_port = free_port()
+    with open(os.path.join(work, "mosquitto.conf"), "w") as f:
+        f.write(f"listener {broker_port} 127.0.0.1\nallow_anonymous true\nmax_queued_messages 0\n"
+                f"max_inflight_messages 0\nuser {os.environ.get('USER', 'root')}\n")
+    broker = subprocess.Popen(["/usr/sbin/mosquitto", "-c", os.path.join(work, "mosquitto.conf")],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wait_port(broker_port, "mosquitto")
+    pg = postgres_bin()
+    pg_port = free_port()
+    results = {}
+    try:
+        results["sqlite"] = run_engine("sqlite", f"  sqlite: {work}/fleet.db\n", broker_port, work)
+        data = os.path.join(work, "pg")
+        subprocess.run([f"{pg}/initdb", "-D", data, "-U", "postgres", "-A", "trust", "-E", "UTF8"], check=True,
+                       stdout=subprocess.DEVNULL)
+        subprocess.run([f"{pg}/pg_ctl", "-D", data, "-l", f"{work}/pg.log", "-w", "-o",
+                        f"-c listen_addresses=127.0.0.1 -p {pg_port} -k {work}", "start"], check=True,
+                       stdout=subprocess.DEVNULL)
+        try:
+            conninfo = f"host=127.0.0.1 port={pg_port} user=postgres dbname=postgres"
+            results["postgresql"] = run_engine("postgresql", f"  postgresql: \"{conninfo}\"\n", broker_port, work)
+        finally:
+            subprocess.run([f"{pg}/pg_ctl", "-D", data, "-m", "fast", "-w", "stop"], stdout=subprocess.DEVNULL)
+    finally:
+        broker.terminate()
+        broker.wait()
+        shutil.rmtree(work, ignore_errors=True)
+    print(f"{MACHINES} machines, {EVENTS} events each, {os.cpu_count()} cores")
+    print(f"{'engine':<12}{'events/s':>10}{'p50 ms':>9}{'p99 ms':>9}{'resent':>8}{'RSS MiB':>9}")
+    for name, r in results.items():
+        print(f"{name:<12}{r['rate']:>10.0f}{r['latency_p50_ms']:>9.1f}{r['latency_p99_ms']:>9.1f}{r['resent']:>8}{r['rss_mib']:>9.1f}")
+
+
+if __name__ == "__main__":
+    main()
