@@ -1,3 +1,5 @@
+import VendYAML
+
 /// vendstore's file (docs/fleet-store.md): the broker it reads the fleet from, the database it
 /// keeps it in, and how it batches.
 public struct StoreSettings: Sendable, Equatable {
@@ -96,9 +98,7 @@ extension ConfigParser {
             sink.report(
                 "mqtts needs the CA that signed the broker's certificate: add ca_file", at: mqtt.value("broker"), path: mqtt.path.key("ca_file"))
         }
-        guard sink.diagnostics.isEmpty, let broker, let database, let expiryHours, let batchEvents, let batchMilliseconds, let ackMilliseconds,
-            let ahead, let bufferEvents
-        else { return nil }
+        guard sink.diagnostics.isEmpty, let broker, let database, let expiryHours else { return nil }
         return StoreSettings(
             broker: broker, credentialsFile: credentials, caFile: ca, clientID: clientID, topicPrefix: prefix, sharedGroup: sharedGroup,
             sessionExpirySeconds: expiryHours * 3600, database: database, batchEvents: batchEvents, batchMilliseconds: batchMilliseconds,

@@ -53,8 +53,7 @@ public final class Ingester: @unchecked Sendable {
     private let topics: FleetTopics
     private let buffer: IngestBuffer
     private let client: MQTTClient
-    private let connection = Mutex<MQTTClient?>(nil)
-    private let reconnected = Atomic<Bool>(false)
+    private let link: LinkState
     private let stopping = Atomic<Bool>(false)
     private var acks = AckBoard()
     /// Called with each batch's number just before its commit (vendstore's kill test hook).
@@ -69,17 +68,17 @@ public final class Ingester: @unchecked Sendable {
         self.topics = topics
         let buffer = try IngestBuffer(batchSize: settings.batchSize, capacity: settings.bufferCapacity)
         self.buffer = buffer
-        let connection = connection
-        let reconnected = reconnected
+        let link = LinkState()
+        self.link = link
         let subscriptions = topics.subscriptions(sharedGroup: settings.sharedGroup)
         client = try MQTTClient(clientID: settings.clientID, cleanStart: false) { event in
             switch event {
             case .connected(nil):
                 logger.info("connected to the broker", metadata: ["broker": "\(settings.endpoint.url)"])
-                reconnected.store(true, ordering: .releasing)
+                link.reconnected.store(true, ordering: .releasing)
                 // The session keeps the subscriptions, but it may be new (expired, another broker).
                 for pattern in subscriptions {
-                    do { try connection.withLock { $0 }?.subscribe(pattern) } catch { logger.error("\(error)") }
+                    do { try link.client.withLock { $0 }?.subscribe(pattern) } catch { logger.error("\(error)") }
                 }
                 buffer.wake()
             case .connected(let refusal?):
@@ -96,7 +95,7 @@ public final class Ingester: @unchecked Sendable {
         }
         if let credentials = settings.credentials { try client.setCredentials(username: credentials.username, password: credentials.password) }
         if let caFile = settings.caFile { try client.setTLS(caFile: caFile) }
-        connection.withLock { $0 = client }
+        link.client.withLock { $0 = client }
     }
 
     /// Checks one message on libmosquitto's thread: a good one is buffered, a bad one logged
@@ -141,7 +140,7 @@ public final class Ingester: @unchecked Sendable {
                 beforeCommit?(batches)
                 commit(batch)
             }
-            if reconnected.exchange(false, ordering: .acquiring) { acks.forgetPublished() }
+            if link.reconnected.exchange(false, ordering: .acquiring) { acks.forgetPublished() }
             if MonotonicClock.now - lastFlush >= settings.ackInterval {
                 publishAcks()
                 lastFlush = MonotonicClock.now
@@ -151,6 +150,13 @@ public final class Ingester: @unchecked Sendable {
         if !rest.isEmpty { commit(rest) }
         publishAcks()
         client.stop()
+    }
+
+    /// What libmosquitto's thread shares with the rest: the client (to subscribe from the
+    /// CONNACK) and the news of a reconnection.
+    private final class LinkState: Sendable {
+        let client = Mutex<MQTTClient?>(nil)
+        let reconnected = Atomic<Bool>(false)
     }
 
     /// Asks `run()` to finish (from a signal handler's thread).

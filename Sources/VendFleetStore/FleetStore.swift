@@ -48,6 +48,13 @@ public struct EventConflict: Sendable, Equatable {
     public let seq: Int64
     public let storedID: String
     public let offeredID: String
+
+    public init(machine: String, seq: Int64, storedID: String, offeredID: String) {
+        self.machine = machine
+        self.seq = seq
+        self.storedID = storedID
+        self.offeredID = offeredID
+    }
 }
 
 /// An event the store would not take, and why (logged by the caller with the machine).
@@ -83,6 +90,13 @@ public struct SequenceGap: Sendable, Equatable {
     public let last: Int64
     /// When the commit that last saw the gap happened (ms since the Unix epoch).
     public let seenAt: Int64
+
+    public init(machine: String, first: Int64, last: Int64, seenAt: Int64) {
+        self.machine = machine
+        self.first = first
+        self.last = last
+        self.seenAt = seenAt
+    }
 }
 
 /// An event as stored, with when its batch was committed.

@@ -46,17 +46,16 @@ public final class SQLiteFleetStore: FleetStore {
     /// Opens (creating if needed) the file and applies the missing migrations.
     /// `maxAhead`: how far past a machine's contiguous mark a sequence is believed.
     public init(path: String, maxAhead: Int64 = 1_000_000, now: Int64) throws {
-        database = try SQLiteDatabase(path: path)
-        self.maxAhead = maxAhead
+        let database = try SQLiteDatabase(path: path)
         try database.execute("PRAGMA journal_mode = WAL")
         try database.execute("PRAGMA synchronous = FULL")
-        let database = database
-        let versions = try database.prepare("SELECT version FROM schema_migrations")
         migrationsApplied = try SchemaMigrator(
             execute: database.execute,
-            appliedVersions: { Set(try versions.rows([]) { Int($0.integer(0)) }) }
+            appliedVersions: { Set(try database.prepare("SELECT version FROM schema_migrations").rows([]) { Int($0.integer(0)) }) }
         ).migrate(FleetSchema.migrations(.sqlite), now: now)
         statements = try Statements(database)
+        self.database = database
+        self.maxAhead = maxAhead
     }
 
     public func commit(events: [IncomingEvent], retained: [RetainedUpdate], receivedAt: Int64) throws -> CommitOutcome {

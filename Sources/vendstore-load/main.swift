@@ -109,13 +109,14 @@ struct VendStoreLoad: ParsableCommand {
                 published += 1
             }
             // Resends: what stayed unacknowledged too long goes again, same id, same seq.
-            if now - lastResendScan > 100_000_000 {
-                lastResendScan = now
+            let scan = MonotonicClock.nanoseconds
+            if scan - lastResendScan > 100_000_000 {
+                lastResendScan = scan
                 for index in fleet.indices {
-                    for position in fleet[index].waiting.indices where now - fleet[index].waiting[position].lastSent > resendAfter {
+                    for position in fleet[index].waiting.indices where scan - fleet[index].waiting[position].lastSent > resendAfter {
                         let event = fleet[index].waiting[position]
                         if (try? client.publish("\(prefix)/\(fleet[index].name)/events/vend-ended", event.payload, qos: 1)) != nil {
-                            fleet[index].waiting[position].lastSent = now
+                            fleet[index].waiting[position].lastSent = scan
                             resent += 1
                         }
                     }
@@ -149,9 +150,12 @@ struct VendStoreLoad: ParsableCommand {
 
     /// `"seq":N` in an acknowledgement.
     static func seq(in payload: [UInt8]) -> Int64? {
-        let text = String(decoding: payload, as: UTF8.self)
-        guard let range = text.range(of: "\"seq\":") else { return nil }
-        return Int64(text[range.upperBound...].prefix { $0.isNumber })
+        let key = Array(#""seq":"#.utf8)
+        guard payload.count > key.count,
+            let start = (0...(payload.count - key.count)).first(where: { payload[$0..<($0 + key.count)].elementsEqual(key) })
+        else { return nil }
+        let digits = payload[(start + key.count)...].prefix { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
+        return Int64(String(decoding: digits, as: UTF8.self))
     }
 
     /// A vend as vendd reports it, with its sequence.

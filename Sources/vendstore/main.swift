@@ -129,6 +129,6 @@ struct Status: ParsableCommand {
         gmtime_r(&seconds, &parts)
         var text = [CChar](repeating: 0, count: 32)
         strftime(&text, text.count, "%Y-%m-%d %H:%M:%S UTC", &parts)
-        return String(cString: text)
+        return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }

@@ -31,7 +31,7 @@ struct ChaosTests {
         var generator = SplitMix64(seed: UInt64(ProcessInfo.processInfo.environment["VENDSTORE_CHAOS_SEED"] ?? "") ?? 37)
         while killed < kills {
             let batch = Int.random(in: 1...3, using: &generator)
-            try rig.startStore(environment: ["VENDSTORE_TEST_KILL_BEFORE_COMMIT": "\(batch)"])
+            try rig.launchStore(environment: ["VENDSTORE_TEST_KILL_BEFORE_COMMIT": "\(batch)"])
             let pid = rig.process!.pid
             let deadline = Date().addingTimeInterval(5)
             var status: Int32 = 0

@@ -29,10 +29,12 @@ final class PostgresCluster: Sendable {
         }
         directory = NSTemporaryDirectory() + "vendstore-pg-\(UUID().uuidString.prefix(8))"
         port = Int.random(in: 20_000...60_000)
-        let initdb = try? ProcessRun.run(bin + "/initdb", ["-D", directory + "/data", "-U", "postgres", "-A", "trust", "--no-sync", "-E", "UTF8"])
+        try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        Self.giveToServerUser(directory)
+        let initdb = try? Self.asServerUser(bin + "/initdb", ["-D", directory + "/data", "-U", "postgres", "-A", "trust", "--no-sync", "-E", "UTF8"])
         guard initdb?.status == 0 else { throw ChildProcessError(description: "initdb failed: \(initdb?.errors ?? "")") }
         // fsync off: these tests check the store's logic, not the disk; the benchmark keeps it on.
-        let start = try? ProcessRun.run(
+        let start = try? Self.asServerUser(
             bin + "/pg_ctl",
             [
                 "-D", directory + "/data", "-l", directory + "/postgres.log", "-w", "-o",
@@ -44,6 +46,18 @@ final class PostgresCluster: Sendable {
                     "PostgreSQL did not start: \(start?.errors ?? "") \((try? String(contentsOfFile: directory + "/postgres.log", encoding: .utf8)) ?? "")"
             )
         }
+    }
+
+    /// PostgreSQL refuses to run as root (a container's test run is root): then the server runs
+    /// as Debian's `postgres` user, which owns the directory.
+    private static func asServerUser(_ tool: String, _ arguments: [String]) throws -> ProcessRun {
+        guard getuid() == 0 else { return try ProcessRun.run(tool, arguments) }
+        return try ProcessRun.run("/usr/sbin/runuser", ["-u", "postgres", "--", tool] + arguments)
+    }
+
+    private static func giveToServerUser(_ directory: String) {
+        guard getuid() == 0, let user = getpwnam("postgres") else { return }
+        chown(directory, user.pointee.pw_uid, user.pointee.pw_gid)
     }
 
     static func binaries() -> String? {
@@ -77,7 +91,7 @@ final class PostgresCluster: Sendable {
 
     /// Stops the server (fast shutdown, as a restart by its operator).
     func stop() {
-        _ = try? ProcessRun.run(Self.binaries()! + "/pg_ctl", ["-D", directory + "/data", "-m", "fast", "-w", "stop"])
+        _ = try? Self.asServerUser(Self.binaries()! + "/pg_ctl", ["-D", directory + "/data", "-m", "fast", "-w", "stop"])
     }
 
     func remove() { try? FileManager.default.removeItem(atPath: directory) }

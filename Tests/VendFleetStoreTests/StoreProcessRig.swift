@@ -31,8 +31,17 @@ final class StoreProcessRig: @unchecked Sendable {
         """.write(toFile: configPath, atomically: true, encoding: .utf8)
     }
 
-    /// Starts vendstore; `environment` adds to the test's (setenv before spawning).
-    func startStore(environment: [String: String] = [:]) throws {
+    /// Starts vendstore and waits until it is connected.
+    func startStore() throws {
+        let connections = log.components(separatedBy: "connected to the broker").count
+        try launchStore(environment: [:])
+        // Its subscriptions follow the CONNACK at once: give them a moment to reach the broker.
+        try waitUntil("vendstore connects") { log.components(separatedBy: "connected to the broker").count > connections }
+        usleep(200_000)
+    }
+
+    /// Starts vendstore without waiting for it (it may kill itself at once); `environment` adds to the test's.
+    func launchStore(environment: [String: String]) throws {
         for (key, value) in environment { setenv(key, value, 1) }
         defer { for key in environment.keys { unsetenv(key) } }
         process = try ChildProcess(builtProduct("vendstore"), ["--config", configPath], output: logPath, errors: logPath)
@@ -58,37 +67,44 @@ final class StoreProcessRig: @unchecked Sendable {
 /// A machine's side of the broker for tests: publishes, and follows the `stored` acks.
 final class TestMachineLink: Sendable {
     let client: MQTTClient
-    let acks = Mutex<[String: String]>([:])
-    private let connected = Atomic<Bool>(false)
+    private final class Shared: Sendable {
+        let acks = Mutex<[String: String]>([:])
+        let connected = Atomic<Bool>(false)
+        let client = Mutex<MQTTClient?>(nil)
+    }
+
+    private let shared: Shared
 
     init(_ url: String, name: String) throws {
         let port = Int(url.split(separator: ":").last!)!
-        let acks = acks
-        let connected = connected
-        let holder = Mutex<MQTTClient?>(nil)
+        let shared = Shared()
+        self.shared = shared
         client = try MQTTClient(clientID: name, cleanStart: true) { event in
             switch event {
             case .connected(nil):
-                try? holder.withLock { $0 }?.subscribe("vendd/+/stored")
-                connected.store(true, ordering: .releasing)
+                try? shared.client.withLock { $0 }?.subscribe("vendd/+/stored")
+                shared.connected.store(true, ordering: .releasing)
             case .message(let message):
                 let machine = message.topic.split(separator: "/")[1]
-                acks.withLock { $0[String(machine)] = String(decoding: message.payload, as: UTF8.self) }
+                shared.acks.withLock { $0[String(machine)] = String(decoding: message.payload, as: UTF8.self) }
             default: break
             }
         }
-        holder.withLock { $0 = client }
+        shared.client.withLock { $0 = client }
         try client.start(MQTTEndpoint(host: "127.0.0.1", port: port, tls: false))
-        try waitUntil("\(name) connects") { connected.load(ordering: .acquiring) }
+        try waitUntil("\(name) connects") { shared.connected.load(ordering: .acquiring) }
     }
 
     func publish(_ topic: String, _ payload: String, retain: Bool = false) throws {
         try client.publish(topic, Array(payload.utf8), qos: 1, retain: retain)
     }
 
+    /// The machine's latest ack as received.
+    func ack(_ machine: String) -> String? { shared.acks.withLock { $0[machine] } }
+
     /// The seq of the machine's latest ack, 0 before any.
     func ackedSeq(_ machine: String) -> Int64 {
-        guard let text = acks.withLock({ $0[machine] }), let range = text.range(of: "\"seq\":") else { return 0 }
+        guard let text = shared.acks.withLock({ $0[machine] }), let range = text.range(of: "\"seq\":") else { return 0 }
         return Int64(text[range.upperBound...].prefix { $0.isNumber }) ?? 0
     }
 

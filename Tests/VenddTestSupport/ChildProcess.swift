@@ -53,4 +53,6 @@ public final class ChildProcess: @unchecked Sendable {
 
 public struct ChildProcessError: Error, CustomStringConvertible {
     public let description: String
+
+    public init(description: String) { self.description = description }
 }
