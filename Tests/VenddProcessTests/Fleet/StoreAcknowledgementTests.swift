@@ -58,37 +58,39 @@ import VenddTestSupport
         defer { store.stop() }
         let daemon = try rig.machine("m1", keepUntilStored: true)
         try daemon.start()
+        try daemon.send(.restock(slot: "all", count: nil))
         for _ in 0..<4 { try daemon.send(.simCoin(amount: "500")) }
-        _ = try rig.waitForEvents(store, "the first deliveries") { $0.count == 8 }
-        _ = try daemon.waitUntil("the broker has them") { $0.fleetOutbox?.awaitingStore == 8 }
+        let total = try #require(try daemon.status().fleetOutbox?.lastSeq)
+        _ = try rig.waitForEvents(store, "the first deliveries") { $0.count == Int(total) }
+        _ = try daemon.waitUntil("the broker has them") { $0.fleetOutbox?.awaitingStore == Int(total) }
 
         // The store says nothing. A broker restart: vendd reconnects and sends them all again.
         rig.broker.stop()
         try rig.broker.start()
-        try waitForDeliveries(store, each: 2, of: 8)
+        try waitForDeliveries(store, each: 2, of: total)
         // vendd restarted: the outbox is what the store has not acknowledged, sent once more.
         #expect(try daemon.stop() == 0)
         try daemon.start()
-        try waitForDeliveries(store, each: 3, of: 8)
-        #expect(try daemon.status().fleetOutbox?.pending == 8)
+        try waitForDeliveries(store, each: 3, of: total)
+        #expect(try daemon.status().fleetOutbox?.pending == Int(total))
 
-        try rig.publish(as: MosquittoBroker.storeUser, Self.stored, #"{"seq": 8}"#, retain: true)
+        try rig.publish(as: MosquittoBroker.storeUser, Self.stored, #"{"seq": \#(total)}"#, retain: true)
         _ = try daemon.waitUntil("the outbox empty") { $0.fleetOutbox?.pending == 0 }
-        // A later event goes on from 9, and leaves only when acknowledged in turn.
-        try daemon.send(.simCoin(amount: "100"))
-        let status = try daemon.waitUntil("the new events delivered") { $0.fleetOutbox?.awaitingStore == 2 }
-        #expect(status.fleetOutbox?.lastSeq == 10 && status.fleetOutbox?.pending == 2)
+        // A later event takes the next number, and waits for its own acknowledgement.
+        try daemon.send(.price(slot: "A1", amount: "1300"))
+        let status = try daemon.waitUntil("the new event delivered") { $0.fleetOutbox?.awaitingStore == 1 }
+        #expect(status.fleetOutbox?.lastSeq == total + 1 && status.fleetOutbox?.pending == 1)
         #expect(try daemon.stop() == 0)
     }
 
     /// Waits until each of `count` events (seq 1…count) has reached the store `each` times, every
     /// time with the same id and contents.
-    private func waitForDeliveries(_ store: FleetSubscriber, each: Int, of count: Int, timeout: TimeInterval = 30) throws {
+    private func waitForDeliveries(_ store: FleetSubscriber, each: Int, of count: UInt64, timeout: TimeInterval = 30) throws {
         let deadline = Date().addingTimeInterval(timeout)
         while true {
             let events = try store.lines.map { try JSONDecoder().decode(TelemetryEvent.self, from: Data($0.payload.utf8)) }
             let bySeq = Dictionary(grouping: events, by: { $0.seq ?? 0 })
-            if (1...UInt64(count)).allSatisfy({ (bySeq[$0]?.count ?? 0) >= each }) {
+            if (1...count).allSatisfy({ (bySeq[$0]?.count ?? 0) >= each }) {
                 for (seq, deliveries) in bySeq {
                     #expect(Set(deliveries).count == 1, "seq \(seq) delivered with different contents: \(deliveries)")
                 }
