@@ -45,6 +45,11 @@ import VenddTestSupport
         try rig.publish(as: MosquittoBroker.storeUser, Self.stored, #"{"seq": 3}"#, retain: true)
         outbox = try daemon.waitUntil("the store's second acknowledgement") { $0.fleetOutbox?.storedSeq == 3 }.fleetOutbox
         #expect(outbox?.pending == Int(total) - 3, "m2's acknowledgement reached vendd")
+        // What the technician sees, and the JSON against docs/vendctl.md.
+        let text = try daemon.vendctl("status").output
+        #expect(
+            text.contains("fleet    store acknowledged up to event 3 of \(total); \(Int(total) - 3) event(s) the broker has wait for it"), "\(text)")
+        #expect(try DocumentedSchemas().violations(of: "status", in: daemon.vendctl("status", "--json").output) == [])
         try rig.publish(as: MosquittoBroker.storeUser, Self.stored, #"{"seq": \#(total)}"#, retain: true)
         _ = try daemon.waitUntil("the outbox empty") { $0.fleetOutbox?.pending == 0 && $0.fleetOutbox?.storedSeq == total }
         #expect(try daemon.stop() == 0)
