@@ -161,6 +161,7 @@ extension Daemon {
         do {
             let store = try MachineStore(directory: directory)
             defer { store.close() }
+            if let problem = OutboxFile.keepThroughReset(store) { StandardError.write("vendd reset-state: \(problem)\n") }
             let movedTo = try store.reset()
             print(
                 "state reset: the next start is an empty machine (no credit, no stock, no sales)"
