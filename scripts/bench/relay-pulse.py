@@ -139,8 +139,8 @@ def one_run(work, label, preload):
         time.sleep(GAP_S)
     stop.set()
     feeder.join()
-    wait_until(lambda: json.loads(vendctl("--json", "status").stdout)["books"]["itemsSold"] >= VENDS - missed, 30, 0.2)
-    books = json.loads(vendctl("--json", "status").stdout)["books"]
+    wait_until(lambda: json.loads(vendctl("--json", "status").stdout)["status"]["books"]["itemsSold"] >= VENDS - missed, 30, 0.2)
+    books = json.loads(vendctl("--json", "status").stdout)["status"]["books"]
     process.send_signal(signal.SIGTERM)
     status = process.wait(60)
     vendd_log.close()
