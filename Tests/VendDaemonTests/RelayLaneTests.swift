@@ -26,23 +26,29 @@ import VendingCore
             }
         }
         held.wait()
-        // The pulse's end, on the relay lane's clock; its outcome goes to the stuck machine.
-        let ended = DispatchSemaphore(value: 0)
+        // On the relay lane's clock: the pulse's end, then the drop window's (no item fell: the
+        // main clock stands still), whose outcome goes to the stuck machine.
+        let window = try #require(slot.dropSensor).window
+        let pulseEnded = DispatchSemaphore(value: 0), windowClosed = DispatchSemaphore(value: 0)
         DispatchQueue.global().async {
             relayTime.advance(by: relay.pulse)
-            ended.signal()
+            pulseEnded.signal()
+            relayTime.advance(by: window)
+            windowClosed.signal()
         }
-        let endedInTime = ended.wait(timeout: .now() + .seconds(5)) == .success
+        let endedInTime = pulseEnded.wait(timeout: .now() + .seconds(5)) == .success
         let releasedInTime = !rig.world.chip.isActive(relay.line.line)
+        let closedInTime = windowClosed.wait(timeout: .now() + .seconds(5)) == .success
         release.signal()
-        #expect(endedInTime, "the pulse's end waited for the machine's lock")
+        #expect(endedInTime, "the pulse's end waited for the machine")
         #expect(releasedInTime)
-        if !endedInTime { ended.wait() }
+        #expect(closedInTime, "the drop window's end waited for the machine")
+        if !closedInTime { windowClosed.wait() }
 
-        // The machine, free again, ends the vend (by the drop window's end at the latest).
-        rig.relayTime.advance(by: .seconds(3))
-        rig.advance(by: .seconds(3))
+        // The machine, free again, ends the vend: nothing dropped, the price back to credit.
+        rig.controller.settle()
         #expect(rig.controller.pendingVend == nil)
+        #expect(rig.controller.status().books.failedVends == 1)
         await rig.tearDown()
     }
 }
