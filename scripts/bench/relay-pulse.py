@@ -117,32 +117,36 @@ def one_run(work, label, preload):
         [os.path.join(BIN, "vendd"), "run", "--config", config, "--simulate", "--state-dir",
          os.path.join(work, "state"), "--socket", sock, "--line-log", log_path],
         env=env, stdout=vendd_log, stderr=subprocess.STDOUT)
-    vendctl = lambda *a: subprocess.run([os.path.join(BIN, "vendctl"), "--socket", sock, *a],
-                                        capture_output=True, text=True)
-    if not wait_until(lambda: vendctl("status").returncode == 0, 30, 0.1):
-        process.kill()
-        sys.exit(f"vendd did not answer within 30 s ({label}); its log: {vendd_log.name}")
-    vendctl("restock", "all")
-    for _ in range(VENDS // 50 + 1):  # the credit for every vend, 500원 a coin
-        vendctl("sim", "coin", "500")
-    log = LineLog(log_path)
-    stop, coins = threading.Event(), {"sent": 0, "accepted": 0}
-    feeder = threading.Thread(target=coin_feeder, args=(vendctl, stop, coins))
-    feeder.start()
-    missed = 0
-    for _ in range(VENDS):
-        released, ended = log.count(BUTTON, "in", False), log.count(RELAY, "out", False)
-        vendctl("sim", "press", "B1")
-        # This vend's pulse over and the finger off the button, then the gap.
-        if not wait_until(lambda: log.count(BUTTON, "in", False) > released and log.count(RELAY, "out", False) > ended, 5):
-            missed += 1
-        time.sleep(GAP_S)
-    stop.set()
-    feeder.join()
-    wait_until(lambda: json.loads(vendctl("--json", "status").stdout)["status"]["books"]["itemsSold"] >= VENDS - missed, 30, 0.2)
-    books = json.loads(vendctl("--json", "status").stdout)["status"]["books"]
-    process.send_signal(signal.SIGTERM)
-    status = process.wait(60)
+    try:
+        vendctl = lambda *a: subprocess.run([os.path.join(BIN, "vendctl"), "--socket", sock, *a],
+                                            capture_output=True, text=True)
+        if not wait_until(lambda: vendctl("status").returncode == 0, 30, 0.1):
+            sys.exit(f"vendd did not answer within 30 s ({label}); its log: {vendd_log.name}")
+        vendctl("restock", "all")
+        for _ in range(VENDS // 50 + 1):  # the credit for every vend, 500원 a coin
+            vendctl("sim", "coin", "500")
+        log = LineLog(log_path)
+        stop, coins = threading.Event(), {"sent": 0, "accepted": 0}
+        feeder = threading.Thread(target=coin_feeder, args=(vendctl, stop, coins), daemon=True)
+        feeder.start()
+        missed = 0
+        for _ in range(VENDS):
+            released, ended = log.count(BUTTON, "in", False), log.count(RELAY, "out", False)
+            vendctl("sim", "press", "B1")
+            # This vend's pulse over and the finger off the button, then the gap.
+            if not wait_until(lambda: log.count(BUTTON, "in", False) > released and log.count(RELAY, "out", False) > ended, 5):
+                missed += 1
+            time.sleep(GAP_S)
+        stop.set()
+        feeder.join()
+        wait_until(lambda: json.loads(vendctl("--json", "status").stdout)["status"]["books"]["itemsSold"] >= VENDS - missed, 30, 0.2)
+        books = json.loads(vendctl("--json", "status").stdout)["status"]["books"]
+        process.send_signal(signal.SIGTERM)
+        status = process.wait(60)
+    finally:
+        if process.poll() is None:  # the run broke off: vendd is not left running
+            process.kill()
+            process.wait()
     vendd_log.close()
     log.count(RELAY, "out", False)  # what was written up to the exit
     fsyncs = open(report).read().strip() if preload and os.path.exists(report) else None
