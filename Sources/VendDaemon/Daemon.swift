@@ -20,8 +20,11 @@ public struct DaemonOptions: Sendable {
     public var stateDirectory: String?
     public var socketPath: String?
     public var resetState: Bool
+    /// With `simulate`: the file every simulated line change is appended to (`LineChangeLog`).
+    public var lineLog: String?
 
-    public init(configPath: String, simulate: Bool, stateDirectory: String?, socketPath: String?, resetState: Bool) {
+    public init(configPath: String, simulate: Bool, stateDirectory: String?, socketPath: String?, resetState: Bool, lineLog: String? = nil) {
+        self.lineLog = lineLog
         self.configPath = configPath
         self.simulate = simulate
         self.stateDirectory = stateDirectory

@@ -217,7 +217,7 @@ struct Startup {
         if options.simulate {
             logger.notice("simulated hardware: drive it with `vendctl sim …`")
             return try Hardware.simulated(
-                config, stateDirectory: options.stateDirectory ?? config.stateDirectory,
+                config, stateDirectory: options.stateDirectory ?? config.stateDirectory, lineLogPath: options.lineLog,
                 timekeeper: controller.timekeeper, relayLane: controller.relayLane, notify: notify)
         }
         let hardware = try Hardware.real(config, timekeeper: controller.timekeeper, relayLane: controller.relayLane, notify: notify)
