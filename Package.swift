@@ -149,7 +149,7 @@ let package = Package(
         // each machine's `stored` acknowledgement published.
         .target(
             name: "VendFleetIngest",
-            dependencies: ["VendFleetStore", "VendMQTT", "VendPOSIX", .product(name: "Logging", package: "swift-log")]),
+            dependencies: ["VendFleetStore", "VendMQTT", "VendPOSIX", "VendTelemetry", .product(name: "Logging", package: "swift-log")]),
         // The fleet store's daemon and its `status`.
         .executableTarget(
             name: "vendstore",
@@ -165,7 +165,7 @@ let package = Package(
             dependencies: ["VendMQTT", "VendPOSIX", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
         .testTarget(
             name: "VendFleetStoreTests",
-            dependencies: ["VendFleetStore", "VendFleetIngest", "VendMQTT", "VendPOSIX", "VenddTestSupport"]),
+            dependencies: ["VendFleetStore", "VendFleetIngest", "VendMQTT", "VendPOSIX", "VendTelemetry", "VenddTestSupport"]),
         .testTarget(
             name: "VendDisplayTests", dependencies: ["VendDisplay", "VendConfig", "VendControl", "VendPOSIX", "VendingCore", "VenddTestSupport"]),
         .testTarget(name: "VendHTTPTests", dependencies: ["VendHTTP", "VendPOSIX"]),

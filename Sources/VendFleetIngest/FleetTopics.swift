@@ -1,18 +1,17 @@
-/// The topics the store reads and writes under `<prefix>` (docs/mqtt.md). The machine is always
-/// the topic's `<machine>` level: the broker's ACL ties it to the machine's credentials.
-public struct FleetTopics: Sendable {
-    public enum Message: Equatable, Sendable {
-        /// `<prefix>/<machine>/events/<type>`
-        case event(machine: String, type: String)
-        /// `<prefix>/<machine>/state|stock|cash` or `<prefix>/<machine>/zones/<zone>`: the subject
-        /// is the topic after the machine.
-        case retained(machine: String, subject: String)
-    }
+import VendTelemetry
 
-    public let prefix: String
+/// What the store makes of a topic under `<prefix>` (docs/mqtt.md). The machine is always the
+/// topic's `<machine>` level: the broker's ACL ties it to the machine's credentials.
+public enum StoreTopic: Equatable, Sendable {
+    /// `<prefix>/<machine>/events/<type>`
+    case event(machine: String, type: String)
+    /// `<prefix>/<machine>/state|stock|cash` or `<prefix>/<machine>/zones/<zone>`: the subject
+    /// is the topic after the machine.
+    case retained(machine: String, subject: String)
+}
 
-    public init(prefix: String) { self.prefix = prefix }
-
+/// The store's side of VendTelemetry's topic tree (whose `stored(_:)` names the acknowledgement's topic).
+extension FleetTopics {
     /// What the store subscribes to; with `sharedGroup`, as an MQTT 5 shared subscription so
     /// that several ingesters split the messages between them.
     public func subscriptions(sharedGroup: String?) -> [String] {
@@ -22,11 +21,8 @@ public struct FleetTopics: Sendable {
         }
     }
 
-    /// Where the store announces a machine's highest contiguous sequence committed (retained).
-    public func stored(_ machine: String) -> String { "\(prefix)/\(machine)/stored" }
-
     /// Nil for a topic the store does not keep (its own acknowledgements, commands, replies).
-    public func classify(_ topic: String) -> Message? {
+    public func classify(_ topic: String) -> StoreTopic? {
         guard topic.hasPrefix(prefix + "/") else { return nil }
         let levels = topic.dropFirst(prefix.count + 1).split(separator: "/", omittingEmptySubsequences: false).map(String.init)
         guard levels.count >= 2, !levels[0].isEmpty else { return nil }

@@ -3,6 +3,7 @@ import Synchronization
 import VendFleetStore
 import VendMQTT
 import VendPOSIX
+import VendTelemetry
 
 #if canImport(Glibc)
     import Glibc

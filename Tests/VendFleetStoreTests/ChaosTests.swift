@@ -9,7 +9,7 @@ import VenddTestSupport
 /// only the end-to-end acknowledgement brings those events back.
 ///
 /// VENDSTORE_CHAOS_KILLS (default 10) sets the number of kills; the note's run used 100+.
-@Suite("vendstore chaos", .serialized)
+@Suite("vendstore chaos", .serialized, .timeLimit(.minutes(2)))
 struct ChaosTests {
     @Test func killedBetweenReceiptAndCommitItLosesAndDuplicatesNothing() throws {
         let kills = Int(ProcessInfo.processInfo.environment["VENDSTORE_CHAOS_KILLS"] ?? "") ?? 10

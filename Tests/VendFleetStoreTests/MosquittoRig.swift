@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 import VenddTestSupport
 
 /// A real Mosquitto on 127.0.0.1 for the store's tests: anonymous and in the clear (the TLS and
@@ -44,7 +45,7 @@ final class MosquittoRig: @unchecked Sendable {
     }
 
     func stop() {
-        process?.stop()
+        if let process, !process.stop(SIGTERM, within: 20) { Issue.record("mosquitto did not end within 20 s of SIGTERM: killed") }
         process = nil
     }
 

@@ -17,7 +17,13 @@ final class PostgresCluster: Sendable {
         try shared.withLock { cluster in
             if cluster == nil {
                 cluster = Result { () throws(ChildProcessError) -> PostgresCluster in try PostgresCluster() }
-                atexit { PostgresCluster.shared.withLock { try? $0?.get().stop() } }
+                atexit {
+                    PostgresCluster.shared.withLock { cluster in
+                        guard let running = try? cluster?.get() else { return }
+                        running.stop()
+                        running.remove()
+                    }
+                }
             }
             return try cluster!.get()
         }
@@ -30,33 +36,54 @@ final class PostgresCluster: Sendable {
         directory = NSTemporaryDirectory() + "vendstore-pg-\(UUID().uuidString.prefix(8))"
         port = Int.random(in: 20_000...60_000)
         try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        Self.giveToServerUser(directory)
-        let initdb = try? Self.asServerUser(bin + "/initdb", ["-D", directory + "/data", "-U", "postgres", "-A", "trust", "--no-sync", "-E", "UTF8"])
-        guard initdb?.status == 0 else { throw ChildProcessError(description: "initdb failed: \(initdb?.errors ?? "")") }
+        try Self.giveToServerUser(directory)
+        let initdb = Self.asServerUser(
+            bin + "/initdb", ["-D", directory + "/data", "-U", "postgres", "-A", "trust", "--no-sync", "-E", "UTF8"], log: directory + "/initdb.log",
+            seconds: 60)
+        guard initdb == 0 else {
+            throw ChildProcessError(
+                description: "initdb failed (\(initdb.map { "status \($0)" } ?? "timed out")): \(Self.read(directory + "/initdb.log"))")
+        }
         // fsync off: these tests check the store's logic, not the disk; the benchmark keeps it on.
-        let start = try? Self.asServerUser(
+        // pg_ctl is waited for by its pid, never by its output: the server it leaves running
+        // would hold a pipe open for ever (Foundation's Process hung the whole run on it).
+        let start = Self.asServerUser(
             bin + "/pg_ctl",
             [
-                "-D", directory + "/data", "-l", directory + "/postgres.log", "-w", "-o",
+                "-D", directory + "/data", "-l", directory + "/postgres.log", "-w", "-t", "30", "-o",
                 "-c listen_addresses=127.0.0.1 -p \(port) -k \(directory) -c fsync=off -c max_connections=50", "start",
-            ])
-        guard start?.status == 0 else {
+            ], log: directory + "/pg_ctl.log", seconds: 45)
+        guard start == 0 else {
             throw ChildProcessError(
                 description:
-                    "PostgreSQL did not start: \(start?.errors ?? "") \((try? String(contentsOfFile: directory + "/postgres.log", encoding: .utf8)) ?? "")"
+                    "PostgreSQL did not start (\(start.map { "status \($0)" } ?? "timed out")): \(Self.read(directory + "/pg_ctl.log")) \(Self.read(directory + "/postgres.log"))"
             )
         }
     }
 
-    /// PostgreSQL refuses to run as root (a container's test run is root): then the server runs
-    /// as Debian's `postgres` user, which owns the directory.
-    private static func asServerUser(_ tool: String, _ arguments: [String]) throws -> ProcessRun {
-        guard getuid() == 0 else { return try ProcessRun.run(tool, arguments) }
-        return try ProcessRun.run("/usr/sbin/runuser", ["-u", "postgres", "--", tool] + arguments)
+    private static func read(_ path: String) -> String { (try? String(contentsOfFile: path, encoding: .utf8)) ?? "" }
+
+    /// Runs a server tool to its end, at most `seconds`: its wait status, nil if it was killed.
+    /// PostgreSQL refuses to run as root (a container's test run is root): then the tools run as
+    /// Debian's `postgres` user, which owns the directory.
+    private static func asServerUser(_ tool: String, _ arguments: [String], log: String, seconds: Double) -> Int32? {
+        let (path, argv) = getuid() == 0 ? ("/usr/sbin/runuser", ["-u", "postgres", "--", tool] + arguments) : (tool, arguments)
+        guard let process = try? ChildProcess(path, argv, output: log, errors: log) else { return nil }
+        guard let status = process.wait(seconds: seconds) else {
+            process.stop(SIGKILL)
+            return nil
+        }
+        return status
     }
 
-    private static func giveToServerUser(_ directory: String) {
-        guard getuid() == 0, let user = getpwnam("postgres") else { return }
+    private static func giveToServerUser(_ directory: String) throws(ChildProcessError) {
+        guard getuid() == 0 else { return }
+        guard let user = getpwnam("postgres") else {
+            throw ChildProcessError(
+                description:
+                    "the tests run as root, which PostgreSQL's server refuses, and there is no 'postgres' user to run it as (Debian's postgresql package creates it): run the tests as another user, or create it"
+            )
+        }
         chown(directory, user.pointee.pw_uid, user.pointee.pw_gid)
     }
 
@@ -91,7 +118,9 @@ final class PostgresCluster: Sendable {
 
     /// Stops the server (fast shutdown, as a restart by its operator).
     func stop() {
-        _ = try? Self.asServerUser(Self.binaries()! + "/pg_ctl", ["-D", directory + "/data", "-m", "fast", "-w", "stop"])
+        _ = Self.asServerUser(
+            Self.binaries()! + "/pg_ctl", ["-D", directory + "/data", "-m", "fast", "-w", "-t", "20", "stop"], log: directory + "/pg_ctl.log",
+            seconds: 30)
     }
 
     func remove() { try? FileManager.default.removeItem(atPath: directory) }

@@ -38,7 +38,7 @@ func event(_ machine: String, _ seq: Int64, id: String? = nil) -> IncomingEvent 
 }
 
 /// Every case runs on both engines: one schema, one behaviour.
-@Suite("Fleet store contract")
+@Suite("Fleet store contract", .timeLimit(.minutes(1)))
 struct StoreContractTests {
     @Test(arguments: Engine.allCases)
     func aBatchIsStoredOnceAndAcknowledgedUpToItsContiguousEnd(_ engine: Engine) throws {

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import Testing
 import VendMQTT
 import VenddTestSupport
 
@@ -50,8 +51,11 @@ final class StoreProcessRig: @unchecked Sendable {
     /// The process ended and was reaped by the caller.
     func storeEnded() { process = nil }
 
+    /// Stops vendstore; it must end within 20 s of SIGTERM (it is killed then, and the test fails).
     func stopStore(_ signal: Int32 = SIGTERM) {
-        process?.stop(signal)
+        if let process, !process.stop(signal, within: 20) {
+            Issue.record("vendstore did not end within 20 s of signal \(signal): killed\n\(log)")
+        }
         process = nil
     }
 
@@ -114,7 +118,7 @@ final class TestMachineLink: Sendable {
 func waitUntil(_ what: String, timeout: TimeInterval = 15, _ condition: () throws -> Bool) throws {
     let deadline = Date().addingTimeInterval(timeout)
     while try !condition() {
-        guard Date() < deadline else { throw ChildProcessError(description: "timed out waiting until \(what)") }
+        guard Date() < deadline else { throw ChildProcessError(description: "gave up after \(Int(timeout)) s waiting until \(what)") }
         usleep(10_000)
     }
 }

@@ -15,6 +15,11 @@ public final class ChildProcess: @unchecked Sendable {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_APPEND, 0o644)
         posix_spawn_file_actions_addopen(&actions, 2, errors, O_WRONLY | O_CREAT | O_APPEND, 0o644)
+        // Nothing else of the test process: a daemon started through the child (pg_ctl's
+        // postgres) would otherwise keep another test's pipes and Foundation's exit-watch
+        // sockets open, and that test would wait for their end forever.
+        // (glibc >= 2.34; looked up at run time, since Swift's Glibc module does not show it.)
+        if let closeFrom = Self.addCloseFrom { _ = closeFrom(&actions, 3) }
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
@@ -34,6 +39,10 @@ public final class ChildProcess: @unchecked Sendable {
         self.pid = pid
     }
 
+    private typealias AddCloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+    private static let addCloseFrom: AddCloseFrom? = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np")
+        .map { unsafeBitCast($0, to: AddCloseFrom.self) }
+
     public var isRunning: Bool {
         guard !exited else { return false }
         var status: Int32 = 0
@@ -41,13 +50,38 @@ public final class ChildProcess: @unchecked Sendable {
         return !exited
     }
 
-    /// SIGTERM (or `signal`), then waits for the exit.
-    public func stop(_ signal: Int32 = SIGTERM) {
-        guard isRunning else { return }
+    /// SIGTERM (or `signal`), then waits for the exit, at most `seconds`: then SIGKILL. False if
+    /// it had to be killed (it did not end on `signal` in time).
+    @discardableResult
+    public func stop(_ signal: Int32 = SIGTERM, within seconds: Double = 20) -> Bool {
+        guard isRunning else { return true }
         kill(pid, signal)
+        if wait(seconds: seconds) != nil { return true }
+        kill(pid, SIGKILL)
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0, errno == EINTR {}
         exited = true
+        return false
+    }
+
+    /// Waits at most `seconds` for the exit: its wait status, or nil if it is still running.
+    public func wait(seconds: Double) -> Int32? {
+        guard !exited else { return nil }
+        let deadline = Date().addingTimeInterval(seconds)
+        var status: Int32 = 0
+        while true {
+            let result = waitpid(pid, &status, WNOHANG)
+            if result == pid {
+                exited = true
+                return status
+            }
+            if result < 0, errno != EINTR {
+                exited = true
+                return nil
+            }
+            guard Date() < deadline else { return nil }
+            usleep(5_000)
+        }
     }
 }
 
