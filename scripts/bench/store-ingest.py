@@ -94,16 +94,26 @@ def main():
     try:
         results["sqlite"] = run_engine("sqlite", f"  sqlite: {work}/fleet.db\n", broker_port, work)
         data = os.path.join(work, "pg")
-        subprocess.run([f"{pg}/initdb", "-D", data, "-U", "postgres", "-A", "trust", "-E", "UTF8"], check=True,
+        # PostgreSQL refuses to run as root: then its tools run as Debian's postgres user, who owns the directory.
+        as_server = []
+        if os.geteuid() == 0:
+            import pwd
+            try:
+                user = pwd.getpwnam("postgres")
+            except KeyError:
+                sys.exit("running as root, which PostgreSQL refuses, and there is no 'postgres' user to run it as")
+            os.chown(work, user.pw_uid, user.pw_gid)
+            as_server = ["/usr/sbin/runuser", "-u", "postgres", "--"]
+        subprocess.run(as_server + [f"{pg}/initdb", "-D", data, "-U", "postgres", "-A", "trust", "-E", "UTF8"], check=True,
                        stdout=subprocess.DEVNULL)
-        subprocess.run([f"{pg}/pg_ctl", "-D", data, "-l", f"{work}/pg.log", "-w", "-o",
+        subprocess.run(as_server + [f"{pg}/pg_ctl", "-D", data, "-l", f"{work}/pg.log", "-w", "-o",
                         f"-c listen_addresses=127.0.0.1 -p {pg_port} -k {work}", "start"], check=True,
                        stdout=subprocess.DEVNULL)
         try:
             conninfo = f"host=127.0.0.1 port={pg_port} user=postgres dbname=postgres"
             results["postgresql"] = run_engine("postgresql", f"  postgresql: \"{conninfo}\"\n", broker_port, work)
         finally:
-            subprocess.run([f"{pg}/pg_ctl", "-D", data, "-m", "fast", "-w", "stop"], stdout=subprocess.DEVNULL)
+            subprocess.run(as_server + [f"{pg}/pg_ctl", "-D", data, "-m", "fast", "-w", "stop"], stdout=subprocess.DEVNULL)
     finally:
         broker.terminate()
         broker.wait()
