@@ -55,6 +55,8 @@ final class MachineController: Sendable {
     /// The temperature zones; nil without a `zones:` section (set once at start).
     let climate = Mutex<ClimateService?>(nil)
     let snapshotEvery = 500
+    /// When the machine's lane last carried out a tick: what the watchdog is fed on.
+    private let lastTick = Mutex<ContinuousClock.Instant?>(nil)
 
     init(
         machine: Machine, store: sending MachineStore, config: VenddConfig, logger: Logger, timekeeper: any Timekeeper,
@@ -122,6 +124,7 @@ final class MachineController: Sendable {
             return state.quietWaiters.filter { $0.isQuiet(machine) }
         }
         for waiter in woken { waiter.wake() }
+        if case .tick = input { lastTick.withLock { $0 = timekeeper.now } }
         return effectsOfInput ?? []
     }
 
@@ -323,6 +326,10 @@ final class MachineController: Sendable {
     func tick() {
         send(.tick)
     }
+
+    /// When the machine's lane last carried out a tick; nil before the first. Only the lane
+    /// itself moves it: a lane stuck in an fsync or a device call leaves it behind.
+    var lastTickCarriedOut: ContinuousClock.Instant? { lastTick.withLock { $0 } }
 
     /// Takes a validated new configuration, between vends.
     func reconfigure(to newConfig: VenddConfig) -> Rejection? {
