@@ -29,7 +29,7 @@ extension MachineController {
         state.withLock { state in
             let hardware = state.hardware
             var report = StatusReport(
-                machine: state.machine, config: state.config, fault: state.fault?.reason, switches: deviceEvents.currentSwitches,
+                machine: state.machine, config: state.config, fault: state.fault?.reason, switches: state.switches,
                 hardware: hardware.map { ($0.gpioDescription, $0.coinAcceptorDescription, $0.world != nil) },
                 payouts: hardware?.payouts,
                 health: notices.report(gpio: hardware?.gpioDescription, coinAcceptor: hardware?.coinAcceptorDescription))

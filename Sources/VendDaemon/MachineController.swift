@@ -33,6 +33,8 @@ final class MachineController: Sendable {
         var hardware: Hardware?
         /// Why the machine is out of order, if it is: it sells nothing and takes no coins.
         var fault: MachineFault?
+        /// The switches that decide service mode, set on the machine's lane in input order.
+        var switches: ServiceModeSwitches
         /// Woken once the machine is quiet as each wants (see `waitUntilQuiet`).
         var quietWaiters: [QuietWaiter] = []
     }
@@ -48,7 +50,7 @@ final class MachineController: Sendable {
     let outbox: Outbox?
     let state: Mutex<State>
     private let inbox = MachineInbox()
-    /// Device events turned into inputs, and the service-mode switches.
+    /// Device events turned into inputs.
     let deviceEvents: DeviceEvents
     /// The DEX port's sessions, for `vendctl status`.
     let dexSessions = DEXSessionLog()
@@ -68,8 +70,8 @@ final class MachineController: Sendable {
         self.relayLane = relayLane ?? timekeeper
         events = EventFanOut(logger: logger)
         notices = HardwareNotices(logger: logger, timekeeper: timekeeper)
-        state = Mutex(State(machine: machine, store: store, config: config))
-        deviceEvents = DeviceEvents(logger: logger, notices: notices, technicianServiceMode: machine.isInServiceMode)
+        state = Mutex(State(machine: machine, store: store, config: config, switches: ServiceModeSwitches(technician: machine.isInServiceMode)))
+        deviceEvents = DeviceEvents(logger: logger, notices: notices)
         inbox.start { [unowned self] input in process(input) }
         deviceEvents.connect(to: self)
     }
@@ -91,31 +93,37 @@ final class MachineController: Sendable {
     // MARK: - Inputs
 
     /// Queues `input` and returns at once: for devices and timers.
-    func send(_ input: Input) { inbox.send(input) }
+    func send(_ input: Input) { inbox.send(.core(input)) }
 
     /// Queues `input` and returns its effects once it is journaled, applied and carried out.
     @discardableResult
-    func sendAndWait(_ input: Input) -> [Effect] { inbox.sendAndWait(input) }
+    func sendAndWait(_ input: Input) -> [Effect] { inbox.sendAndWait(.core(input)) }
+
+    /// A service-mode switch (key, door) moved: queued, and composed with the others on the lane.
+    func moveSwitch(_ which: ServiceModeSwitches.Switch, on: Bool) { inbox.send(.serviceSwitch(which, on: on)) }
+
+    /// The service-mode switches as the machine's lane last set them.
+    var switches: ServiceModeSwitches { state.withLock { $0.switches } }
 
     /// Returns once every input queued so far has been carried out.
     func settle() { inbox.settle() }
 
     /// On the machine's thread: one input, then any input its effects lead to at once (a relay
     /// that cannot move ends its vend). Returns the effects of `input` itself.
-    private func process(_ input: Input) -> [Effect] {
+    private func process(_ input: LaneInput) -> [Effect] {
         switch input {
-        case .tick: state.withLock { retryStorage(&$0) }
-        case .setDraining(true): logger.notice("draining: no vend, coin or payout starts until vendd has reloaded or stopped")
-        case .setDraining(false): logger.notice("draining ended")
+        case .core(.tick): state.withLock { retryStorage(&$0) }
+        case .core(.setDraining(true)): logger.notice("draining: no vend, coin or payout starts until vendd has reloaded or stopped")
+        case .core(.setDraining(false)): logger.notice("draining ended")
         default: break
         }
         var effectsOfInput: [Effect]?
         var queue = [input]
         while !queue.isEmpty {
             let next = queue.removeFirst()
-            let (effects, devices) = state.withLock { state in (journalAndApply(next, &state), Devices(state)) }
+            let (effects, devices) = state.withLock { state in (carryOut(next, &state), Devices(state)) }
             effectsOfInput = effectsOfInput ?? effects
-            queue += effects.compactMap { perform($0, on: devices) }
+            queue += effects.compactMap { perform($0, on: devices) }.map(LaneInput.core)
         }
         let woken = state.withLock { state -> [QuietWaiter] in
             compactIfDue(&state)
@@ -124,8 +132,19 @@ final class MachineController: Sendable {
             return state.quietWaiters.filter { $0.isQuiet(machine) }
         }
         for waiter in woken { waiter.wake() }
-        if case .tick = input { lastTick.withLock { $0 = timekeeper.now } }
+        if case .core(.tick) = input { lastTick.withLock { $0 = timekeeper.now } }
         return effectsOfInput ?? []
+    }
+
+    /// Under the state's lock, on the machine's thread: what the lane composes, then the core.
+    private func carryOut(_ input: LaneInput, _ state: inout State) -> [Effect] {
+        switch input {
+        case .core(let input):
+            return journalAndApply(input, &state)
+        case .serviceSwitch(let which, let on):
+            state.switches.set(which, on: on)
+            return journalAndApply(.setServiceMode(state.switches.isOn), &state)
+        }
     }
 
     /// Journal first, then the machine. An input that changes nothing is not journaled, nor is
@@ -298,9 +317,10 @@ final class MachineController: Sendable {
 
     /// `vendctl service on|off`. Nil when done; otherwise why service mode stays on.
     func setServiceModeByTechnician(_ on: Bool) -> String? {
-        sendAndWait(.setServiceMode(deviceEvents.changeSwitches { $0.technician = on }))
-        guard !on, currentMachine.isInServiceMode else { return nil }
-        return "service mode stays on while \(deviceEvents.currentSwitches.reasons.joined(separator: " and ")); sales resume when that ends"
+        inbox.sendAndWait(.serviceSwitch(.technician, on: on))
+        let (inServiceMode, switches) = state.withLock { ($0.machine.isInServiceMode, $0.switches) }
+        guard !on, inServiceMode else { return nil }
+        return "service mode stays on while \(switches.reasons.joined(separator: " and ")); sales resume when that ends"
     }
 
     /// Stops the hardware: coins inhibited, every relay off, lines released.

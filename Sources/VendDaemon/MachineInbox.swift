@@ -3,6 +3,15 @@ import Synchronization
 import VendPOSIX
 import VendingCore
 
+/// What the machine's lane carries out: an input of the core, or a change the lane composes into
+/// one from the state it alone keeps.
+enum LaneInput: Sendable {
+    case core(Input)
+    /// A service-mode switch moved: the lane sets it and gives the core the service mode all the
+    /// switches decide, in the order the switches moved (never a value computed elsewhere).
+    case serviceSwitch(ServiceModeSwitches.Switch, on: Bool)
+}
+
 /// The only way into the machine. Every input — a press, a coin, a vend's outcome, a payout
 /// report, a timer's tick, a control request — is put into this inbox, and one thread,
 /// `vendd-machine`, takes them in order: journal, apply, then the effects, outside the state's
@@ -16,7 +25,7 @@ import VendingCore
 /// for itself, and is refused.
 final class MachineInbox: Sendable {
     private enum Item: Sendable {
-        case input(Input, Reply?)
+        case input(LaneInput, Reply?)
         /// Answers once everything put before it has been carried out.
         case barrier(Reply)
     }
@@ -40,7 +49,7 @@ final class MachineInbox: Sendable {
     private let lane = Lane<Item>(name: "vendd-machine")
 
     /// Starts the machine's thread; `process` carries out one input and returns its effects.
-    func start(_ process: @escaping @Sendable (Input) -> [Effect]) {
+    func start(_ process: @escaping @Sendable (LaneInput) -> [Effect]) {
         lane.start { item in
             switch item {
             case .input(let input, let reply):
@@ -52,11 +61,11 @@ final class MachineInbox: Sendable {
         }
     }
 
-    func send(_ input: Input) {
+    func send(_ input: LaneInput) {
         lane.put(.input(input, nil))
     }
 
-    func sendAndWait(_ input: Input) -> [Effect] {
+    func sendAndWait(_ input: LaneInput) -> [Effect] {
         precondition(!lane.isCurrentThread, "sendAndWait(\(input)) on the machine's own thread would wait for itself: use send")
         let reply = Reply()
         guard lane.put(.input(input, reply)) else { return [] }

@@ -21,7 +21,7 @@ struct ControllerRig {
     /// restored from the state left there (a restart), otherwise it starts new.
     /// `devices` may swap parts of the simulated hardware.
     init(
-        edit: (String) -> String = { $0 }, directory existing: TemporaryDirectory? = nil,
+        edit: (String) -> String = { $0 }, directory existing: TemporaryDirectory? = nil, logger: Logger = Logger(label: "test"),
         devices: (Hardware, ManualTimekeeper) -> Hardware = { hardware, _ in hardware }
     ) throws {
         directory = try existing ?? TemporaryDirectory()
@@ -30,7 +30,6 @@ struct ControllerRig {
         try edit(sample).write(toFile: configPath, atomically: true, encoding: .utf8)
         config = try ConfigLoader.load(file: configPath)
         let store = try MachineStore(directory: directory.path)
-        let logger = Logger(label: "test")
         let machine = try Startup.restore(from: store, config: config, outbox: nil, now: time.wallClockMilliseconds, logger: logger).get()
         controller = MachineController(machine: machine, store: store, config: config, logger: logger, timekeeper: time)
         if existing != nil { _ = controller.resolveInterruptedVend() }

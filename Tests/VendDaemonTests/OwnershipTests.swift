@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Logging
 import Synchronization
 import Testing
 import VendHardware
@@ -87,6 +88,88 @@ extension Hardware {
         #expect(whileHeld == 0, "WATCHDOG=1 sent \(whileHeld)× in 8 s while the machine's lane was held")
 
         #expect(seconds(6, settling: true) >= 2, "the pings resume with the lane")
+        await rig.tearDown()
+    }
+}
+
+/// A log that keeps nothing: it hands each message to `tap`, on the thread that logs it.
+struct TapLogHandler: LogHandler {
+    var metadata: Logger.Metadata = [:]
+    var logLevel: Logger.Level = .info
+    let tap: @Sendable (String) -> Void
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) { tap("\(event.message)") }
+}
+
+/// Something for a spin loop to do that the optimiser keeps.
+final class Spin: Sendable {
+    private let count = Atomic(0)
+    private let lengthValue = Atomic(0)
+    var length: Int {
+        get { lengthValue.load(ordering: .acquiring) }
+        set { lengthValue.store(newValue, ordering: .releasing) }
+    }
+    func run(_ steps: Int) { for _ in 0..<steps { count.add(1, ordering: .relaxed) } }
+}
+
+final class Flag: Sendable {
+    private let value = Atomic(false)
+    func set(_ on: Bool) { value.store(on, ordering: .releasing) }
+    var isSet: Bool { value.load(ordering: .acquiring) }
+}
+
+/// Service mode follows the switches (key, door, technician) in the order they moved, whichever
+/// threads move them: the machine ends as the switches' final states say.
+@Suite(.timeLimit(.minutes(2))) struct ServiceSwitchOrderTests {
+    /// The issue's race: the door closes on the GPIO thread while `vendctl service on` (or off)
+    /// comes in on the control thread. The technician's thread waits, spinning, for the door
+    /// thread's "door closed" (the log's tap), and the door thread then goes on after a delay
+    /// that sweeps 0–2,000 spins over the rounds, so that the two meet at every distance. The
+    /// door ends closed and the key off: the machine must be in service mode exactly when the
+    /// technician's last word was "on".
+    @Test func aDoorClosingRacingTheTechnicianEndsAsTheSwitchesSay() async throws {
+        let doorClosing = Flag()
+        let spin = Spin()
+        let logger = Logger(label: "test") { _ in
+            TapLogHandler { message in
+                guard message == "door closed" else { return }
+                doorClosing.set(true)
+                spin.run(spin.length)
+            }
+        }
+        let rig = try ControllerRig(logger: logger)
+        let controller = rig.controller
+        let rounds = 400
+        var wrong: [String] = []
+        for round in 0..<rounds {
+            let technicianOn = round % 2 == 0
+            controller.deviceEvents.handle(.door(open: true))
+            controller.settle()
+            doorClosing.set(false)
+            spin.length = (round % 100) * 20
+            let technicianReady = Flag()
+            let technicianDone = DispatchSemaphore(value: 0)
+            let technician = Thread {
+                technicianReady.set(true)
+                while !doorClosing.isSet {}
+                _ = controller.setServiceModeByTechnician(technicianOn)
+                technicianDone.signal()
+            }
+            technician.start()
+            while !technicianReady.isSet {}
+            controller.deviceEvents.handle(.door(open: false))
+            technicianDone.wait()
+            controller.settle()
+            if controller.currentMachine.isInServiceMode != technicianOn {
+                wrong.append("round \(round): technician \(technicianOn ? "on" : "off"), machine \(technicianOn ? "selling" : "in service mode")")
+            }
+        }
+        #expect(wrong.count == 0, "\(wrong.count) of \(rounds) rounds ended against the switches, e.g. \(wrong.prefix(3).joined(separator: "; "))")
         await rig.tearDown()
     }
 }
