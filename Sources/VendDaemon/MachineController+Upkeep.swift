@@ -16,16 +16,20 @@ enum MachineFault: Sendable {
         case .hardware(let reason): reason
         }
     }
+
+    var isHardware: Bool {
+        if case .hardware = self { true } else { false }
+    }
 }
 
-/// The fault policy and the store's upkeep: out of order and back, snapshots and compaction.
+/// The fault policy and the store's upkeep: out of order and back, snapshots and compaction. On
+/// the machine's lane, under the state's lock; the devices hear of a fault beginning or ending
+/// after it, from `MachineController.process`, before the input's own effects.
 extension MachineController {
     func enterFault(_ fault: MachineFault, _ state: inout State) {
         if case .hardware = state.fault { return }
         if case .storage = state.fault, case .storage = fault { return }
         state.fault = fault
-        state.hardware?.coinAcceptor.setAcceptance(false)
-        state.hardware?.mdb?.bus.setCardAcceptance(false)
         // Not journaled (the journal may be what failed): durable from the next compaction on.
         if let outbox { outbox.add([outbox.fault(fault.reason, at: Instant(millisecondsSinceEpoch: timekeeper.wallClockMilliseconds))]) }
         switch fault {
@@ -35,13 +39,7 @@ extension MachineController {
             )
         case .hardware(let reason):
             logger.critical("OUT OF ORDER: \(reason). Sales are stopped; fix the cause and restart vendd.")
-            state.hardware?.dispenser.releaseAll()
         }
-    }
-
-    /// The hardware can no longer work (its inputs are gone): out of order until a restart.
-    func hardwareFailed(_ reason: String) {
-        state.withLock { enterFault(.hardware(reason), &$0) }
     }
 
     /// A storage fault ends with the first save of the whole machine that succeeds.
@@ -55,8 +53,6 @@ extension MachineController {
         }
         state.fault = nil
         logger.notice("the state can be written again: the machine is saved and back in service")
-        state.hardware?.coinAcceptor.setAcceptance(Self.acceptsCoins(state))
-        state.hardware?.mdb?.bus.setCardAcceptance(state.machine.acceptsCards)
     }
 
     func compactIfDue(_ state: inout State) {

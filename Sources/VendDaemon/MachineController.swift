@@ -102,6 +102,11 @@ final class MachineController: Sendable {
     /// A service-mode switch (key, door) moved: queued, and composed with the others on the lane.
     func moveSwitch(_ which: ServiceModeSwitches.Switch, on: Bool) { inbox.send(.serviceSwitch(which, on: on)) }
 
+    /// The hardware can no longer work (its inputs are gone): out of order until a restart. From
+    /// the GPIO thread: queued, never waiting. The lane puts the machine out of order in input
+    /// order, so no effect read before the fault can enable coins after it.
+    func hardwareFailed(_ reason: String) { inbox.send(.hardwareFailed(reason)) }
+
     /// The service-mode switches as the machine's lane last set them.
     var switches: ServiceModeSwitches { state.withLock { $0.switches } }
 
@@ -112,7 +117,6 @@ final class MachineController: Sendable {
     /// that cannot move ends its vend). Returns the effects of `input` itself.
     private func process(_ input: LaneInput) -> [Effect] {
         switch input {
-        case .core(.tick): state.withLock { retryStorage(&$0) }
         case .core(.setDraining(true)): logger.notice("draining: no vend, coin or payout starts until vendd has reloaded or stopped")
         case .core(.setDraining(false)): logger.notice("draining ended")
         default: break
@@ -121,12 +125,17 @@ final class MachineController: Sendable {
         var queue = [input]
         while !queue.isEmpty {
             let next = queue.removeFirst()
-            let (effects, devices) = state.withLock { state in (carryOut(next, &state), Devices(state)) }
+            let (effects, devices) = state.withLock { state in
+                let faultBefore = state.fault
+                let effects = carryOut(next, &state)
+                compactIfDue(&state)
+                return (effects, Devices(state, faultBefore: faultBefore))
+            }
+            carryOutFaultChange(on: devices)
             effectsOfInput = effectsOfInput ?? effects
             queue += effects.compactMap { perform($0, on: devices) }.map(LaneInput.core)
         }
         let woken = state.withLock { state -> [QuietWaiter] in
-            compactIfDue(&state)
             let machine = state.machine
             defer { state.quietWaiters.removeAll { $0.isQuiet(machine) } }
             return state.quietWaiters.filter { $0.isQuiet(machine) }
@@ -140,10 +149,14 @@ final class MachineController: Sendable {
     private func carryOut(_ input: LaneInput, _ state: inout State) -> [Effect] {
         switch input {
         case .core(let input):
+            if case .tick = input { retryStorage(&state) }
             return journalAndApply(input, &state)
         case .serviceSwitch(let which, let on):
             state.switches.set(which, on: on)
             return journalAndApply(.setServiceMode(state.switches.isOn), &state)
+        case .hardwareFailed(let reason):
+            enterFault(.hardware(reason), &state)
+            return []
         }
     }
 
@@ -194,16 +207,44 @@ final class MachineController: Sendable {
         let payoutPolicy: PayoutPolicy
         let format: MoneyFormat
         let setup: MachineSetup
+        /// The fault this input put the machine in (or a hardware fault that replaced one of storage).
+        let faultBegan: MachineFault?
+        /// This input ended the machine's fault (a storage fault's first successful save).
+        let faultEnded: Bool
+        let acceptsCoins: Bool
+        let acceptsCards: Bool
 
         /// The slot's MDB item number; FFFFh ("undefined") for a slot no longer configured.
         func item(_ slot: SlotID) -> UInt16 { setup.itemNumber(of: slot) ?? 0xFFFF }
 
-        init(_ state: State) {
+        init(_ state: State, faultBefore: MachineFault?) {
             setup = state.machine.setup
             hardware = state.hardware
             isFaulty = state.fault != nil
             payoutPolicy = state.machine.setup.payoutPolicy
             format = state.config.machine.moneyFormat
+            switch (faultBefore, state.fault) {
+            case (nil, let fault?),
+                (.storage, let fault?) where fault.isHardware:
+                faultBegan = fault
+            default: faultBegan = nil
+            }
+            faultEnded = faultBefore != nil && state.fault == nil
+            acceptsCoins = MachineController.acceptsCoins(state)
+            acceptsCards = state.machine.acceptsCards
+        }
+    }
+
+    /// Out of order: coins and cards refused, and for a hardware fault every relay given back;
+    /// back in service: as the machine says. Before the input's own effects, outside the lock.
+    private func carryOutFaultChange(on devices: Devices) {
+        if let fault = devices.faultBegan {
+            devices.hardware?.coinAcceptor.setAcceptance(false)
+            devices.hardware?.mdb?.bus.setCardAcceptance(false)
+            if fault.isHardware { devices.hardware?.dispenser.releaseAll() }
+        } else if devices.faultEnded {
+            devices.hardware?.coinAcceptor.setAcceptance(devices.acceptsCoins)
+            devices.hardware?.mdb?.bus.setCardAcceptance(devices.acceptsCards)
         }
     }
 

@@ -10,6 +10,9 @@ enum LaneInput: Sendable {
     /// A service-mode switch moved: the lane sets it and gives the core the service mode all the
     /// switches decide, in the order the switches moved (never a value computed elsewhere).
     case serviceSwitch(ServiceModeSwitches.Switch, on: Bool)
+    /// The hardware can no longer work (the GPIO thread lost its inputs): out of order until a
+    /// restart, from this point in the input order on.
+    case hardwareFailed(String)
 }
 
 /// The only way into the machine. Every input — a press, a coin, a vend's outcome, a payout

@@ -173,3 +173,57 @@ final class Flag: Sendable {
         await rig.tearDown()
     }
 }
+
+/// A hardware fault reported from the GPIO thread is an input like any other: coin acceptance
+/// stays off after it, whenever it comes.
+@Suite(.timeLimit(.minutes(2))) struct HardwareFaultOrderTests {
+    static let reason = "the GPIO inputs stopped delivering events"
+
+    /// The worst moment: the machine's lane has read what its effects need (not faulty yet) and
+    /// is enabling coins when the GPIO thread reports its inputs lost. The fault must not be
+    /// overtaken by that enable.
+    @Test func aFaultWhileCoinsAreBeingEnabledLeavesThemOff() async throws {
+        let probe = ProbeAcceptor()
+        let rig = try ControllerRig(devices: { hardware, _ in hardware.replacing(coinAcceptor: probe) })
+        let controller = rig.controller
+        probe.armOnEnable {
+            // The GPIO thread's `lost` callback, run to its end while the lane waits here.
+            let reported = DispatchSemaphore(value: 0)
+            Thread {
+                controller.hardwareFailed(Self.reason)
+                reported.signal()
+            }.start()
+            reported.wait()
+        }
+        controller.sendAndWait(.restock(rig.config.slots[0].id, count: nil, loadedAt: nil))  // enables coins
+        controller.settle()
+        #expect(controller.status().state == "out-of-order")
+        #expect(!controller.acceptsCoins)
+        #expect(!probe.isAccepting, "the coin acceptor takes coins on a machine out of order")
+        await rig.tearDown()
+    }
+
+    /// The fault at any moment while the technician switches service mode on and off (coins
+    /// inhibited and enabled again) on another thread.
+    @Test func aFaultAtAnyMomentLeavesCoinsOff() async throws {
+        var accepting: [Int] = []
+        for round in 0..<20 {
+            let probe = ProbeAcceptor()
+            let rig = try ControllerRig(devices: { hardware, _ in hardware.replacing(coinAcceptor: probe) })
+            let controller = rig.controller
+            controller.sendAndWait(.restock(rig.config.slots[0].id, count: nil, loadedAt: nil))
+            DispatchQueue.concurrentPerform(iterations: 2) { thread in
+                if thread == 0 {
+                    for change in 0..<40 { _ = controller.setServiceModeByTechnician(change % 2 == 0) }
+                } else {
+                    usleep(UInt32(round * 500))
+                    controller.hardwareFailed(Self.reason)
+                }
+            }
+            controller.settle()
+            if probe.isAccepting || controller.acceptsCoins { accepting.append(round) }
+            await rig.tearDown()
+        }
+        #expect(accepting.isEmpty, "coins accepted after the fault in rounds \(accepting)")
+    }
+}
