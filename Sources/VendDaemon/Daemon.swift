@@ -52,7 +52,9 @@ public enum Daemon {
 
         let timekeeper = SystemTimekeeper()
         let startup: Startup
-        switch await Startup.begin(options, timekeeper: timekeeper, relayLane: SystemTimekeeper(threadName: "vendd-relays"), logger: logger) {
+        switch await Startup.begin(
+            options, timekeeper: timekeeper, relayLane: SystemTimekeeper(threadName: "vendd-relays", neverWaits: true), logger: logger)
+        {
         case .success(let ready): startup = ready
         case .failure(let failure):
             logger.critical("\(failure.message)")

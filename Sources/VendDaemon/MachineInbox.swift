@@ -24,8 +24,10 @@ enum LaneInput: Sendable {
 ///
 /// `send` is for devices and timers: it never waits. `sendAndWait` is for a caller that needs
 /// the effects (a control request) or must know an input is durable before it acts (a payout
-/// device recording what it holds before it pays); on the machine's own thread it would wait
-/// for itself, and is refused.
+/// device recording what it holds before it pays). It is refused, as `settle` is, on the
+/// machine's own thread (it would wait for itself) and on every lane that must never wait
+/// (`PosixThread.markNeverWaits`: the relays', the log's, the GPIO reader's), where waiting
+/// for the machine — an fsync — would stretch a pulse or stall the inputs.
 final class MachineInbox: Sendable {
     private enum Item: Sendable {
         case input(LaneInput, Reply?)
@@ -49,7 +51,7 @@ final class MachineInbox: Sendable {
         }
     }
 
-    private let lane = Lane<Item>(name: "vendd-machine")
+    private let lane = Lane<Item>(name: "vendd-machine", neverWaits: true)
 
     /// Starts the machine's thread; `process` carries out one input and returns its effects.
     func start(_ process: @escaping @Sendable (LaneInput) -> [Effect]) {
@@ -69,7 +71,7 @@ final class MachineInbox: Sendable {
     }
 
     func sendAndWait(_ input: LaneInput) -> [Effect] {
-        precondition(!lane.isCurrentThread, "sendAndWait(\(input)) on the machine's own thread would wait for itself: use send")
+        refuseToWait("sendAndWait(\(input))")
         let reply = Reply()
         guard lane.put(.input(input, reply)) else { return [] }
         return reply.wait()
@@ -77,10 +79,18 @@ final class MachineInbox: Sendable {
 
     /// Returns once every input put so far has been carried out (a test's or a drain's barrier).
     func settle() {
-        precondition(!lane.isCurrentThread, "settle() on the machine's own thread would wait for itself")
+        refuseToWait("settle()")
         let reply = Reply()
         guard lane.put(.barrier(reply)) else { return }
         _ = reply.wait()
+    }
+
+    /// Stops the process (a programming error) when the calling thread must not wait for the machine.
+    private func refuseToWait(_ call: @autoclosure () -> String) {
+        precondition(!lane.isCurrentThread, "\(call()) on the machine's own thread would wait for itself: use send")
+        if let lane = PosixThread.neverWaitingName {
+            preconditionFailure("\(call()) on \(lane), a lane that must never wait for the machine: use send")
+        }
     }
 
     /// Carries out what was put, then ends the thread; later inputs are dropped.

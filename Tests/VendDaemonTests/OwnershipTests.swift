@@ -4,6 +4,7 @@ import Logging
 import Synchronization
 import Testing
 import VendHardware
+import VendPOSIX
 import VendTime
 import VenddTestSupport
 import VendingCore
@@ -225,5 +226,81 @@ final class Flag: Sendable {
             await rig.tearDown()
         }
         #expect(accepting.isEmpty, "coins accepted after the fault in rounds \(accepting)")
+    }
+}
+
+/// `sendAndWait` and `settle` are refused on every lane that must never wait for the machine:
+/// the machine's own (it would wait for itself), the relays' (a pulse would stretch by an fsync),
+/// the log's and the GPIO reader's. A refusal stops the process: it is a programming error.
+@Suite(.timeLimit(.minutes(2))) struct WaitRefusalTests {
+    @Test func onTheRelayLane() async {
+        await #expect(processExitsWith: .failure) {
+            let inbox = MachineInbox()
+            inbox.start { _ in [] }
+            let relays = SystemTimekeeper(threadName: "vendd-relays", neverWaits: true)
+            relays.schedule(after: .zero) { _ = inbox.sendAndWait(.core(.tick)) }
+            sleep(5)
+        }
+    }
+
+    @Test func onTheLogLane() async {
+        await #expect(processExitsWith: .failure) {
+            let inbox = MachineInbox()
+            inbox.start { _ in [] }
+            let log = Lane<Int>(name: "vendd-log", neverWaits: true)
+            log.start { _ in inbox.settle() }
+            log.put(1)
+            sleep(5)
+        }
+    }
+
+    @Test func onTheGPIOThread() async {
+        await #expect(processExitsWith: .failure) {
+            let inbox = MachineInbox()
+            inbox.start { _ in [] }
+            PosixThread.start(name: "vendd-gpio", neverWaits: true) { _ = inbox.sendAndWait(.core(.tick)) }
+            sleep(5)
+        }
+    }
+
+    @Test func onTheMachinesOwnLane() async {
+        await #expect(processExitsWith: .failure) {
+            let inbox = MachineInbox()
+            inbox.start { [inbox] _ in
+                inbox.settle()
+                return []
+            }
+            inbox.send(.core(.tick))
+            sleep(5)
+        }
+    }
+
+    /// The threads that may wait still can: the timers' (a payout device's "asked" record), and
+    /// a control request's.
+    @Test func elsewhereItWaits() async {
+        let inbox = MachineInbox()
+        inbox.start { _ in [] }
+        let timers = SystemTimekeeper()
+        let answered = DispatchSemaphore(value: 0)
+        timers.schedule(after: .zero) {
+            _ = inbox.sendAndWait(.core(.tick))
+            answered.signal()
+        }
+        #expect(answered.wait(timeout: .now() + 5) == .success)
+        inbox.settle()
+        inbox.close()
+    }
+
+    /// The lanes vendd runs are marked: the machine's effects are carried out on a thread that
+    /// says it never waits.
+    @Test func theMachinesLaneIsMarked() async throws {
+        let probe = ProbeAcceptor()
+        let rig = try ControllerRig(devices: { hardware, _ in hardware.replacing(coinAcceptor: probe) })
+        let seen = Mutex<String?>(nil)
+        probe.armOnEnable { seen.withLock { $0 = PosixThread.neverWaitingName } }
+        rig.controller.sendAndWait(.restock(rig.config.slots[0].id, count: nil, loadedAt: nil))
+        #expect(seen.withLock { $0 } == "vendd-machine")
+        #expect(PosixThread.neverWaitingName == nil)
+        await rig.tearDown()
     }
 }
