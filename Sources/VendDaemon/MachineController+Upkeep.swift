@@ -23,8 +23,8 @@ enum MachineFault: Sendable {
 }
 
 /// The fault policy and the store's upkeep: out of order and back, snapshots and compaction. On
-/// the machine's lane, under the state's lock; the devices hear of a fault beginning or ending
-/// after it, from `MachineController.process`, before the input's own effects.
+/// the machine's lane, with its state; the devices hear of a fault beginning or ending once the
+/// state is let go (`MachineController.process`, `onLane`), before the input's own effects.
 extension MachineController {
     func enterFault(_ fault: MachineFault, _ state: inout State) {
         if case .hardware = state.fault { return }
@@ -62,7 +62,7 @@ extension MachineController {
 
     /// Writes the whole machine and empties the journal.
     func saveSnapshot() {
-        state.withLock { saveSnapshot(&$0) }
+        onLane { self.saveSnapshot(&$0) }
     }
 
     private func saveSnapshot(_ state: inout State) {

@@ -33,6 +33,8 @@ final class MachineInbox: Sendable {
         case input(LaneInput, Reply?)
         /// Answers once everything put before it has been carried out.
         case barrier(Reply)
+        /// Work another thread hands the lane (it changes what the lane owns), answered once done.
+        case run(@Sendable () -> Void, Reply)
     }
 
     /// Where a waiting caller gets the effects.
@@ -62,6 +64,9 @@ final class MachineInbox: Sendable {
                 reply?.give(effects)
             case .barrier(let reply):
                 reply.give([])
+            case .run(let work, let reply):
+                work()
+                reply.give([])
             }
         }
     }
@@ -84,6 +89,21 @@ final class MachineInbox: Sendable {
         guard lane.put(.barrier(reply)) else { return }
         _ = reply.wait()
     }
+
+    /// Runs `work` on the machine's thread, after everything put so far, and returns once it has
+    /// run; false (not run) once the inbox is closed. For start-up, reload and shutdown, which
+    /// change what the lane owns (the hardware, the configuration, the store).
+    @discardableResult
+    func runAndWait(_ work: @escaping @Sendable () -> Void) -> Bool {
+        refuseToWait("runAndWait")
+        let reply = Reply()
+        guard lane.put(.run(work, reply)) else { return false }
+        _ = reply.wait()
+        return true
+    }
+
+    /// `value`, reachable from now on only on the machine's thread.
+    func bind<Value>(_ value: sending Value) -> LaneBound<Value> { LaneBound(value, on: lane) }
 
     /// Stops the process (a programming error) when the calling thread must not wait for the machine.
     private func refuseToWait(_ call: @autoclosure () -> String) {

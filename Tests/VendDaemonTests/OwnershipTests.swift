@@ -304,3 +304,48 @@ final class Flag: Sendable {
         await rig.tearDown()
     }
 }
+
+/// The machine's state is its lane's in the types (`LaneBound`): touched from any other thread,
+/// the process stops; on the lane, it is the lane's to change.
+@Suite(.timeLimit(.minutes(1))) struct LaneBoundTests {
+    @Test func touchedFromAnotherThreadTheProcessStops() async {
+        await #expect(processExitsWith: .failure) {
+            let lane = Lane<Int>(name: "vendd-machine")
+            let bound = LaneBound(0, on: lane)
+            lane.start { _ in }
+            bound.withValue { $0 += 1 }
+        }
+    }
+
+    @Test func onItsLaneItChanges() {
+        let lane = Lane<Int>(name: "vendd-machine")
+        let bound = LaneBound(0, on: lane)
+        let total = Mutex(0)
+        let read = DispatchSemaphore(value: 0)
+        lane.start { step in
+            guard step > 0 else {
+                total.withLock { $0 = bound.withValue { $0 } }
+                read.signal()
+                return
+            }
+            bound.withValue { $0 += step }
+        }
+        for step in 1...100 { lane.put(step) }
+        lane.put(0)  // read it, on the lane
+        read.wait()
+        #expect(total.withLock { $0 } == 5_050)
+        lane.close()
+    }
+
+    /// What the other threads read is the view the lane published after the input they waited for.
+    @Test func queriesReadTheViewPublishedAfterEachInput() async throws {
+        let rig = try ControllerRig()
+        let slot = rig.config.slots[0].id
+        for stock in 1...5 {
+            rig.controller.sendAndWait(.restock(slot, count: 1, loadedAt: nil))
+            #expect(rig.controller.status().slots.first { $0.id == slot.rawValue }?.stock == stock)
+            #expect(rig.controller.currentMachine.stock[slot]?.count == stock)
+        }
+        await rig.tearDown()
+    }
+}
