@@ -9,7 +9,7 @@ import VenddTestSupport
 /// the machine's lane is stuck in a journal write as on a hung SD card. The timers thread goes on;
 /// WATCHDOG=1 must stop (systemd would kill and restart vendd) and resume after the thaw. Needs
 /// root for the loop mount and the freeze: CI runs as root.
-@Suite(.oneRealProcessTestAtATime, .timeLimit(.minutes(2))) struct WatchdogProcessTests {
+@Suite(.oneRealProcessTestAtATime) struct WatchdogProcessTests {
     /// A 16 MiB ext4 image loop-mounted at `path`; frozen and thawed with fsfreeze(8).
     final class FreezableFileSystem {
         let path: String
