@@ -64,8 +64,8 @@ final class MachineController: Sendable {
 
     let logger: Logger
     let timekeeper: any Timekeeper
-    /// The dispenser's timers (pulse end, maximum on-time, drop window): a lane that takes no
-    /// machine lock and never waits on storage or logging.
+    /// The dispenser's timers (pulse end, maximum on-time, drop window): a lane that never
+    /// touches the machine's state and never waits on storage, logging or the machine.
     let relayLane: any Timekeeper
     let events: EventFanOut
     let notices: HardwareNotices

@@ -17,8 +17,8 @@ enum LaneInput: Sendable {
 
 /// The only way into the machine. Every input — a press, a coin, a vend's outcome, a payout
 /// report, a timer's tick, a control request — is put into this inbox, and one thread,
-/// `vendd-machine`, takes them in order: journal, apply, then the effects, outside the state's
-/// lock. So a device or timer calling back while the machine is busy only queues its input
+/// `vendd-machine`, takes them in order: journal, apply, then the effects, with the state let
+/// go (it is the lane's alone: `LaneBound`). So a device or timer calling back while the machine is busy only queues its input
 /// (it cannot deadlock, nor run a second input inside the first), and no lane a device or a
 /// relay timer runs on ever waits for storage.
 ///

@@ -47,7 +47,7 @@ struct HarnessFailure: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
-@Suite struct JournalTests {
+@Suite(.timeLimit(.minutes(1))) struct JournalTests {
     @Test func entriesCarryStructuredFieldsInTheNativeFormat() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
@@ -79,7 +79,7 @@ struct HarnessFailure: Error, CustomStringConvertible {
     }
 }
 
-@Suite struct NotifyTests {
+@Suite(.timeLimit(.minutes(1))) struct NotifyTests {
     @Test func sendsStateToTheNotifySocketAndHalvesTheWatchdog() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }

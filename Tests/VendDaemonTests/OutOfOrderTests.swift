@@ -62,7 +62,7 @@ struct ControllerRig {
 }
 
 /// Hardware that stops working puts the machine out of order: no coins, no sales, relays given back.
-@Suite struct OutOfOrderTests {
+@Suite(.timeLimit(.minutes(1))) struct OutOfOrderTests {
     @Test func lostHardwareStopsSalesAndReleasesTheRelays() async throws {
         let rig = try ControllerRig()
         rig.controller.sendAndWait(.restock(rig.config.slots[0].id, count: nil, loadedAt: nil))
