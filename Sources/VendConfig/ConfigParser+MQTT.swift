@@ -17,6 +17,7 @@ extension ConfigParser {
         let publish = choices("publish", in: section, default: Set(MQTTSettings.Publication.allCases))
         let commands = choices("commands", in: section, default: Set<MQTTSettings.Command>())
         let outboxDays = section.int("outbox_days", in: 1...366, default: Defaults.mqttOutboxDays)
+        let keepUntilStored = section.bool("keep_until_stored", default: false)
         section.finish()
 
         var broker: MQTTSettings.Broker?
@@ -51,11 +52,12 @@ extension ConfigParser {
                 path: section.path.key("ca_file"))
         }
         guard let broker, let machineID, Self.isTopicLevel(machineID), let publish, let commands, let outboxDays,
+            let keepUntilStored,
             credentialsFile == nil || credentials != nil, caFile == nil || ca != nil, broker.tls == false || ca != nil
         else { return nil }
         return MQTTSettings(
             broker: broker, machineID: machineID, credentialsFile: credentials, caFile: ca, topicPrefix: prefix,
-            publish: publish, commands: commands, outboxDays: outboxDays)
+            publish: publish, commands: commands, outboxDays: outboxDays, keepUntilStored: keepUntilStored)
     }
 
     private func choices<Choice: RawRepresentable & CaseIterable & Hashable>(

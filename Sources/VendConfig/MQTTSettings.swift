@@ -74,10 +74,13 @@ public struct MQTTSettings: Sendable, Equatable {
     public let commands: Set<Command>
     /// Events older than this are dropped from the outbox (logged) instead of kept forever.
     public let outboxDays: Int
+    /// An event leaves the outbox only once the fleet store's acknowledgement on
+    /// `<prefix>/<machine>/stored` covers its sequence number, not on the broker's PUBACK.
+    public let keepUntilStored: Bool
 
     public init(
         broker: Broker, machineID: String, credentialsFile: String?, caFile: String?, topicPrefix: String,
-        publish: Set<Publication>, commands: Set<Command>, outboxDays: Int
+        publish: Set<Publication>, commands: Set<Command>, outboxDays: Int, keepUntilStored: Bool = false
     ) {
         self.broker = broker
         self.machineID = machineID
@@ -87,6 +90,7 @@ public struct MQTTSettings: Sendable, Equatable {
         self.publish = publish
         self.commands = commands
         self.outboxDays = outboxDays
+        self.keepUntilStored = keepUntilStored
     }
 
     /// `<prefix>/<machine>`: every topic of this machine starts here.

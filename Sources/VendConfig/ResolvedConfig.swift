@@ -191,6 +191,7 @@ extension VenddConfig {
                 out.field(
                     "commands", "[" + MQTTSettings.Command.allCases.filter(mqtt.commands.contains).map(\.rawValue).joined(separator: ", ") + "]")
                 out.field("outbox_days", mqtt.outboxDays)
+                out.field("keep_until_stored", mqtt.keepUntilStored)
             }
         }
         if let dex {

@@ -621,10 +621,16 @@ public struct StatusReport: Codable, Sendable, Equatable {
     public struct FleetOutbox: Codable, Sendable, Equatable {
         public let broker: String
         public let connected: Bool
-        /// Events not yet acknowledged by the broker.
+        /// Events not yet acknowledged by the broker (with `keep_until_stored`, by the store).
         public let pending: Int
         /// When the oldest of them happened, in milliseconds since the Unix epoch.
         public let oldest: Int64?
+        /// The last sequence number given to an event (absent from older daemons).
+        public var lastSeq: UInt64? = nil
+        /// With `keep_until_stored`: the fleet store's acknowledged sequence (absent until it is
+        /// heard), and how many events the broker has that wait for it.
+        public var storedSeq: UInt64? = nil
+        public var awaitingStore: Int? = nil
 
         public init(broker: String, connected: Bool, pending: Int, oldest: Int64?) {
             self.broker = broker

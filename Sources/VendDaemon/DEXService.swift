@@ -46,10 +46,7 @@ final class DEXService: Sendable {
             sessions.record(
                 StatusReport.DEXSession(at: now, handheld: handheld?.communicationID, operation: operation, result: result, detail: detail))
             if let outbox = controller.outbox {
-                var event = TelemetryEvent(
-                    id: UUID().uuidString.lowercased(), machine: outbox.machine, at: now, type: .dexSession, currency: outbox.currency.code)
-                event.reason = "\(who) \(operation): \(result): \(detail)"
-                outbox.add([event])
+                controller.journalTelemetry([outbox.event(.dexSession, reason: "\(who) \(operation): \(result): \(detail)", at: now)])
             }
         }
         port = DEXPort(

@@ -20,8 +20,11 @@ public struct DaemonOptions: Sendable {
     public var stateDirectory: String?
     public var socketPath: String?
     public var resetState: Bool
+    /// With `simulate`: the file every simulated line change is appended to (`LineChangeLog`).
+    public var lineLog: String?
 
-    public init(configPath: String, simulate: Bool, stateDirectory: String?, socketPath: String?, resetState: Bool) {
+    public init(configPath: String, simulate: Bool, stateDirectory: String?, socketPath: String?, resetState: Bool, lineLog: String? = nil) {
+        self.lineLog = lineLog
         self.configPath = configPath
         self.simulate = simulate
         self.stateDirectory = stateDirectory
@@ -159,6 +162,7 @@ extension Daemon {
         do {
             let store = try MachineStore(directory: directory)
             defer { store.close() }
+            if let problem = OutboxFile.keepThroughReset(store) { StandardError.write("vendd reset-state: \(problem)\n") }
             let movedTo = try store.reset()
             print(
                 "state reset: the next start is an empty machine (no credit, no stock, no sales)"

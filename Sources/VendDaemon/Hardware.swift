@@ -3,6 +3,7 @@ import VendConfig
 import VendDrivers
 import VendGPIO
 import VendHardware
+import VendPOSIX
 import VendSettings
 import VendTime
 import VendingCore
@@ -26,13 +27,16 @@ final class Hardware: Sendable {
     let simulatedMDB: InProcessMDB?
     /// The ports only hoppers are on (the coin acceptor's driver closes its own bus).
     private let hopperLinks: [CcTalkLink]
+    /// In simulation with `--line-log`: the lines' changes, closed last at shutdown.
+    private let lineLog: LineChangeLog?
 
     /// The parts as `simulated` and `real` assemble them (a test may swap a device).
     init(
         panel: InputPanel, dispenser: Dispenser, coinAcceptor: any CoinAcceptor, payouts: PayoutBank?,
         world: SimulatedWorld?, gpioDescription: String, coinAcceptorDescription: String, mdb: MDBCashDevices?,
-        simulatedMDB: InProcessMDB? = nil, hopperLinks: [CcTalkLink]
+        simulatedMDB: InProcessMDB? = nil, hopperLinks: [CcTalkLink], lineLog: LineChangeLog? = nil
     ) {
+        self.lineLog = lineLog
         self.mdb = mdb
         self.simulatedMDB = simulatedMDB
         self.hopperLinks = hopperLinks
@@ -47,14 +51,36 @@ final class Hardware: Sendable {
 
     /// Simulated hardware: the same panel, dispenser and debounce code over an in-memory chip.
     /// A coin acceptor on a `unix:` port still gets its real driver (see `coinAcceptor`).
+    /// `lineLogPath`: the file `LineChangeLog` appends every line change to.
     static func simulated(
-        _ config: VenddConfig, stateDirectory: String, timekeeper: any Timekeeper, relayLane: any Timekeeper,
+        _ config: VenddConfig, stateDirectory: String, lineLogPath: String? = nil, timekeeper: any Timekeeper,
+        relayLane: any Timekeeper, notify: @escaping HardwareNoticeHandler
+    ) throws(HardwareError) -> Hardware {
+        var lineLog: LineChangeLog?
+        if let lineLogPath {
+            do {
+                lineLog = try LineChangeLog(path: lineLogPath)
+            } catch {
+                throw .lineLog(error)
+            }
+        }
+        do {
+            return try assembleSimulated(
+                config, stateDirectory: stateDirectory, lineLog: lineLog, timekeeper: timekeeper, relayLane: relayLane, notify: notify)
+        } catch {
+            lineLog?.close()
+            throw error
+        }
+    }
+
+    private static func assembleSimulated(
+        _ config: VenddConfig, stateDirectory: String, lineLog: LineChangeLog?, timekeeper: any Timekeeper, relayLane: any Timekeeper,
         notify: @escaping HardwareNoticeHandler
     ) throws(HardwareError) -> Hardware {
         let world = SimulatedWorld(
             slots: config.slots, buttons: config.buttons,
             coinChannels: config.coinAcceptor?.channels ?? [], timekeeper: timekeeper, matrix: config.motorMatrix,
-            defaultChip: config.gpio.chip, camsFile: "\(stateDirectory)/simulated-cams.txt")
+            defaultChip: config.gpio.chip, camsFile: "\(stateDirectory)/simulated-cams.txt", lineLog: lineLog)
         let dispenser: Dispenser, panel: InputPanel
         do {
             (dispenser, panel) = try requestLines(on: world.chips, config: config, timekeeper: timekeeper, relayLane: relayLane, notify: notify)
@@ -89,7 +115,7 @@ final class Hardware: Sendable {
             payouts: payoutBank(config, hoppers.devices, then: changerPayout(config, mdb), timekeeper: timekeeper), world: world,
             gpioDescription: "simulated (\(Set(config.lines.map(\.line)).count) lines)",
             coinAcceptorDescription: describe(coins, config, mdb), mdb: mdb, simulatedMDB: simulatedMDB,
-            hopperLinks: Array(hoppers.ownLinks.values))
+            hopperLinks: Array(hoppers.ownLinks.values), lineLog: lineLog)
     }
 
     /// The machine's own GPIO chip through libgpiod, and the configured coin acceptor's driver.
@@ -294,6 +320,7 @@ final class Hardware: Sendable {
         await coinAcceptor.stop()
         dispenser.releaseAll()
         panel.release()
+        lineLog?.close()
     }
 }
 
@@ -301,11 +328,14 @@ final class Hardware: Sendable {
 enum HardwareError: Error, CustomStringConvertible {
     case gpio(GPIOError)
     case unsupported(String)
+    /// `--line-log`'s file cannot be opened.
+    case lineLog(SystemError)
 
     var description: String {
         switch self {
         case .gpio(let error): "\(error)"
         case .unsupported(let reason): reason
+        case .lineLog(let error): "--line-log: \(error)"
         }
     }
 }

@@ -42,8 +42,15 @@ extension MachineController {
             }
         }
         if let outbox, let broker = view.config.mqtt?.broker {
-            let (pending, oldest) = outbox.summary
-            report.fleetOutbox = StatusReport.FleetOutbox(broker: broker.url, connected: outbox.isConnected, pending: pending, oldest: oldest)
+            let summary = outbox.summary
+            var fleet = StatusReport.FleetOutbox(
+                broker: broker.url, connected: outbox.isConnected, pending: summary.count, oldest: summary.oldest)
+            fleet.lastSeq = summary.lastSequence
+            if outbox.keepUntilStored {
+                fleet.storedSeq = summary.stored
+                fleet.awaitingStore = summary.deliveredNotStored
+            }
+            report.fleetOutbox = fleet
         }
         report.dexPort = dexSessions.status.map { port in
             var port = port

@@ -30,8 +30,9 @@ extension MachineController {
         if case .hardware = state.fault { return }
         if case .storage = state.fault, case .storage = fault { return }
         state.fault = fault
-        // Not journaled (the journal may be what failed): durable from the next compaction on.
-        if let outbox { outbox.add([outbox.fault(fault.reason, at: Instant(millisecondsSinceEpoch: timekeeper.wallClockMilliseconds))]) }
+        // Journaled in a record of its own when the journal works (a hardware fault); when it is
+        // what failed, durable (and published) from the save that ends the fault.
+        if let outbox { journalTelemetry([outbox.event(.fault, reason: fault.reason, at: timekeeper.wallClockMilliseconds)], &state) }
         switch fault {
         case .storage(let reason):
             logger.critical(
@@ -78,12 +79,13 @@ extension MachineController {
     /// The unacknowledged events, before a compaction empties the journal that holds them.
     private func saveOutbox(_ state: State) throws(StateStoreError) {
         guard let outbox else { return }
-        let bytes: [UInt8]
+        let file: (bytes: [UInt8], lastSequence: UInt64)
         do {
-            bytes = try outbox.encoded(now: timekeeper.wallClockMilliseconds)
+            file = try outbox.encoded(now: timekeeper.wallClockMilliseconds)
         } catch {
             throw .encoding(what: "fleet outbox", reason: "\(error)")
         }
-        try state.store.replaceCompanion(Outbox.fileName, with: bytes)
+        try state.store.replaceCompanion(Outbox.fileName, with: file.bytes)
+        outbox.saved(through: file.lastSequence)
     }
 }

@@ -14,8 +14,10 @@ import VendingCore
 /// over the last snapshot rebuilds the machine exactly, because the core is deterministic.
 public struct JournalEntry: Codable, Sendable {
     public let at: Instant
-    public let input: Input
-    /// The fleet telemetry this input caused, made durable in the same write (absent without MQTT).
+    /// Absent in a record that only carries fleet events no input caused (a fault, a DEX session).
+    public let input: Input?
+    /// The fleet telemetry this input caused, numbered and made durable in the same write (absent
+    /// without MQTT).
     public var outbox: [TelemetryEvent]? = nil
 }
 
@@ -234,29 +236,57 @@ final class MachineController: Sendable {
             state.machine = next
             return effects
         }
-        let telemetry = outbox?.events(from: effects, at: now) ?? []
+        let telemetry = outbox.map { $0.numbered($0.events(from: effects, at: now)) } ?? []
         do {
             _ = try state.store.append(JournalEntry(at: now, input: input, outbox: telemetry.isEmpty ? nil : telemetry))
         } catch {
-            enterFault(.storage("the state journal cannot be written: \(error)"), &state)
             // What has physically happened (a coin in the cash box, an item dropped or not) is
-            // applied anyway and said loudly; the save that ends the fault makes it durable.
-            // Requests (a selection, a restock) are refused, and so is a card's approval: unjournaled,
-            // it must not move a relay; the vend times out and the reader is told VEND FAILURE.
+            // applied anyway and said loudly; the save that ends the fault makes it durable (its
+            // events are published from then on). Requests (a selection, a restock) are refused,
+            // and so is a card's approval: unjournaled, it must not move a relay; the vend times
+            // out and the reader is told VEND FAILURE.
+            let applied: Bool
             switch input {
             case .coinInserted, .billStacked, .coinSourceSynchronised, .vendEnded, .payoutEnded, .payoutDeviceAsked,
                 .payoutCountersSynchronised, .changeInventory, .coinsDispensedManually, .cardVendDenied, .cardVendNotSent, .cardVendUnresolved,
                 .cardSettlementAnswered, .cardVendSettled, .cardSessionBegan,
                 .cardSessionEnded, .cardReaderReady:
-                logger.critical(
-                    "\(input) applied without being journaled: it is saved once the state can be written again, and lost if vendd stops before")
+                applied = true
+                state.machine = next
+                // Numbered before the fault's own event, which takes the numbers after them.
+                outbox?.add(telemetry, durable: false)
             default:
-                return []
+                applied = false
             }
+            enterFault(.storage("the state journal cannot be written: \(error)"), &state)
+            guard applied else { return [] }
+            logger.critical(
+                "\(input) applied without being journaled: it is saved once the state can be written again, and lost if vendd stops before")
+            return effects
         }
         state.machine = next
-        outbox?.add(telemetry)
+        outbox?.add(telemetry, durable: true)
         return effects
+    }
+
+    /// Fleet events no input caused (a fault, a DEX session's end): numbered and journaled in a
+    /// record of their own, so that no later sequence number is on disk without them. While the
+    /// state cannot be written they wait, unpublished, for the save that ends the fault.
+    func journalTelemetry(_ events: [TelemetryEvent], _ state: inout State) {
+        guard let outbox else { return }
+        let numbered = outbox.numbered(events)
+        guard !numbered.isEmpty else { return }
+        var durable = false
+        if !state.store.isWaitingToResume {
+            let now = Instant(millisecondsSinceEpoch: timekeeper.wallClockMilliseconds)
+            durable = (try? state.store.append(JournalEntry(at: now, input: nil, outbox: numbered))) != nil
+        }
+        outbox.add(numbered, durable: durable)
+    }
+
+    /// `journalTelemetry` from another thread (the DEX port's), on the machine's lane; waits.
+    func journalTelemetry(_ events: [TelemetryEvent]) {
+        onLane { self.journalTelemetry(events, &$0) }
     }
 
     /// What carrying out effects needs of the state, read on the lane before the state is let go.

@@ -55,6 +55,7 @@ struct Startup {
         do {
             store = try MachineStore(directory: stateDirectory)
             if options.resetState {
+                if let problem = OutboxFile.keepThroughReset(store) { logger.error("--reset-state: \(problem)") }
                 let movedTo = try store.reset()
                 let where_ = movedTo.map { "; the previous state was moved to \($0)" } ?? ""
                 logger.warning("--reset-state: starting with an empty machine (no credit, no stock, no sales)\(where_)")
@@ -67,7 +68,7 @@ struct Startup {
         let outbox = config.mqtt.map {
             Outbox(
                 machine: $0.machineID, currency: config.machine.currency, keepDays: $0.outboxDays,
-                keepsEvents: $0.publish.contains(.events), logger: logger)
+                keepsEvents: $0.publish.contains(.events), keepUntilStored: $0.keepUntilStored, logger: logger)
         }
         let machine: Machine
         switch restore(from: store, config: config, outbox: outbox, now: timekeeper.wallClockMilliseconds, logger: logger) {
@@ -170,7 +171,9 @@ struct Startup {
                 ))
         }
         var machine = restored.snapshot?.machine ?? Machine(setup: config.machineSetup)
-        for entry in restored.entries { _ = machine.apply(entry.input, at: entry.at) }
+        for entry in restored.entries {
+            if let input = entry.input { _ = machine.apply(input, at: entry.at) }
+        }
         let problems = machine.integrityProblems
         guard problems.isEmpty else {
             return .failure(
@@ -214,7 +217,7 @@ struct Startup {
         if options.simulate {
             logger.notice("simulated hardware: drive it with `vendctl sim …`")
             return try Hardware.simulated(
-                config, stateDirectory: options.stateDirectory ?? config.stateDirectory,
+                config, stateDirectory: options.stateDirectory ?? config.stateDirectory, lineLogPath: options.lineLog,
                 timekeeper: controller.timekeeper, relayLane: controller.relayLane, notify: notify)
         }
         let hardware = try Hardware.real(config, timekeeper: controller.timekeeper, relayLane: controller.relayLane, notify: notify)

@@ -1,6 +1,8 @@
 /// One money or stock event as it leaves the machine: QoS 1 on `<prefix>/<machine>/events/<type>`.
 /// `id` is chosen once, before the event is journaled, so every delivery of it (after a broker
-/// outage, a restart) carries the same id and a consumer drops duplicates by it.
+/// outage, a restart) carries the same id and a consumer drops duplicates by it. `seq` numbers the
+/// machine's events 1, 2, 3… without gaps, durable in the same journal record as `id`: a store
+/// acknowledges the highest contiguous one it has committed (`StoredAcknowledgement`).
 /// Amounts are exact decimal strings in `currency` ("1.50"), never floating point.
 public struct TelemetryEvent: Codable, Sendable, Hashable {
     public enum Kind: String, Codable, Sendable, CaseIterable {
@@ -38,6 +40,9 @@ public struct TelemetryEvent: Codable, Sendable, Hashable {
     }
 
     public let id: String
+    /// The machine's sequence number; nil only in what a vendd older than sequences wrote (the
+    /// outbox numbers those once when it restores them).
+    public var seq: UInt64? = nil
     public let machine: String
     /// Milliseconds since the Unix epoch, by the machine's clock.
     public let at: Int64
@@ -202,6 +207,19 @@ public struct ZoneMessage: Codable, Sendable, Equatable {
     }
 }
 
+/// Retained, QoS 1, on `<prefix>/<machine>/stored` by the fleet store: every event of the machine
+/// with a sequence up to `seq` is committed (0: none yet). Other fields (`at`) are informative.
+public struct StoredAcknowledgement: Codable, Sendable, Equatable {
+    public let seq: UInt64
+    /// When the store published this, in milliseconds since the Unix epoch.
+    public var at: Int64? = nil
+
+    public init(seq: UInt64, at: Int64? = nil) {
+        self.seq = seq
+        self.at = at
+    }
+}
+
 /// The topic tree, in one place for vendd, vendfleet and the tests.
 public struct FleetTopics: Sendable {
     public let prefix: String
@@ -215,6 +233,8 @@ public struct FleetTopics: Sendable {
     public func cash(_ machine: String) -> String { "\(prefix)/\(machine)/cash" }
     public func zone(_ machine: String, _ zone: String) -> String { "\(prefix)/\(machine)/zones/\(zone)" }
     public func commands(_ machine: String) -> String { "\(prefix)/\(machine)/cmd/+" }
+    /// Retained by the fleet store: the highest contiguous sequence it has committed.
+    public func stored(_ machine: String) -> String { "\(prefix)/\(machine)/stored" }
     public func reply(_ machine: String) -> String { "\(prefix)/\(machine)/reply" }
     /// The command named by a topic of `commands(machine)`, if it is one.
     public func commandName(in topic: String, machine: String) -> String? {

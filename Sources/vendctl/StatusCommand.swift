@@ -52,6 +52,10 @@ struct Status: ParsableCommand {
             lines.append(
                 "fleet    \(outbox.connected ? "connected to" : "not connected to") \(outbox.broker); \(outbox.pending) event(s) in the outbox\(oldest)"
             )
+            if let awaiting = outbox.awaitingStore {
+                let stored = outbox.storedSeq.map { "acknowledged up to event \($0) of \(outbox.lastSeq ?? $0)" } ?? "not heard from yet"
+                lines.append("fleet    store \(stored); \(awaiting) event(s) the broker has wait for it")
+            }
         }
         if let dex = status.dexPort { lines += dexLines(dex) }
         lines += zoneLines(status.zones ?? [], unit: status.temperatureUnit.flatMap(TemperatureUnit.init(rawValue:)) ?? .celsius)

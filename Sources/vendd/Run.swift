@@ -25,10 +25,21 @@ struct Run: AsyncParsableCommand {
     @Flag(help: "Start with an empty machine after the saved state was found corrupt. The old state is moved aside; count the cash box and restock.")
     var resetState = false
 
+    @Option(
+        help: ArgumentHelp(
+            "With --simulate: append every change of a simulated GPIO line to this file, stamped with CLOCK_MONOTONIC (for timing measurements).",
+            discussion: "One line per change: NANOSECONDS CHIP LINE in|out 1|0 (1 = active).", valueName: "file"))
+    var lineLog: String?
+
+    func validate() throws {
+        if lineLog != nil, !simulate { throw ValidationError("--line-log records the simulated chip's lines: it needs --simulate") }
+    }
+
     func run() async throws {
         let status = await Daemon.run(
             DaemonOptions(
-                configPath: config, simulate: simulate, stateDirectory: stateDir, socketPath: socket, resetState: resetState))
+                configPath: config, simulate: simulate, stateDirectory: stateDir, socketPath: socket, resetState: resetState,
+                lineLog: lineLog))
         if status != 0 { throw ExitCode(status) }
     }
 }

@@ -575,6 +575,17 @@ import VendConfig
                 "test.yaml:47:16: mqtt.outbox_days: 400 is out of range (allowed: 1 to 366)"
             ]),
         Case(
+            name: "mqtt: keep_until_stored not a yes/no",
+            edits: [
+                (
+                    "    - { channel: 2, value: 500 }\n",
+                    "    - { channel: 2, value: 500 }\nmqtt:\n  broker: mqtts://fleet.example.com\n  ca_file: /etc/vendd/ca.pem\n  machine_id: m1\n  keep_until_stored: store\n"
+                )
+            ],
+            expected: [
+                "test.yaml:47:22: mqtt.keep_until_stored: 'store' is not a yes/no value (write true or false)"
+            ]),
+        Case(
             name: "control: customer group same as technicians",
             edits: [("    - { channel: 2, value: 500 }\n", "    - { channel: 2, value: 500 }\ncontrol:\n  group: staff\n  customer_group: staff\n")],
             expected: [

@@ -11,6 +11,7 @@ import VendConfig
           publish: [events, state]
           commands: [report]
           outbox_days: 7
+          keep_until_stored: true
 
         """
 
@@ -23,6 +24,7 @@ import VendConfig
         #expect(mqtt.publish == [.events, .state])
         #expect(mqtt.commands == [.report])
         #expect(mqtt.outboxDays == 7)
+        #expect(mqtt.keepUntilStored)
         #expect(mqtt.credentialsFile == nil)
         #expect(config.summary.hasSuffix("\nmqtt      mqtts://[::1]:18883 as acme/vending/corridor-b.2; publishes events, state; commands: report"))
     }
@@ -45,6 +47,7 @@ import VendConfig
         #expect(mqtt.commands.isEmpty)
         #expect(mqtt.topicPrefix == "vendd")
         #expect(mqtt.outboxDays == 30)
+        #expect(!mqtt.keepUntilStored, "without the key an event leaves the outbox on the broker's PUBACK")
     }
 
     @Test(arguments: ["mqtts://", "mqtts://host:0", "mqtts://host:99999", "mqtts://user@host", "tcp://host", "mqtts://host/path"])

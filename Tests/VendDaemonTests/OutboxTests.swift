@@ -21,12 +21,13 @@ import VendingCore
         let outbox: Outbox
         let controller: MachineController
 
-        init() throws {
+        init(keepUntilStored: Bool = false) throws {
             directory = try TemporaryDirectory()
             config = try ConfigLoader.load(file: repositoryRoot.appendingPathComponent("config/examples/cctalk-coins.yaml").path)
             let store = try MachineStore(directory: directory.path)
             _ = try store.restore()
-            outbox = Outbox(machine: "m1", currency: config.machine.currency, keepDays: 2, logger: Logger(label: "test"))
+            outbox = Outbox(
+                machine: "m1", currency: config.machine.currency, keepDays: 2, keepUntilStored: keepUntilStored, logger: Logger(label: "test"))
             controller = MachineController(
                 machine: Machine(setup: config.machineSetup), store: store, config: config,
                 logger: Logger(label: "test"), timekeeper: time, outbox: outbox)
@@ -81,8 +82,8 @@ import VendingCore
         rig.outbox.published(sent[0].id, messageID: 1)
         rig.outbox.published(sent[1].id, messageID: 2)
         rig.outbox.published(sent[2].id, messageID: 3)
-        rig.outbox.acknowledged(messageID: 1)
-        rig.outbox.acknowledged(messageID: 2)
+        rig.outbox.acknowledged(messageID: 1, now: rig.time.now)
+        rig.outbox.acknowledged(messageID: 2, now: rig.time.now)
         rig.controller.saveSnapshot()
         let (entries, restored) = try rig.restart()
         #expect(entries.isEmpty, "the journal was compacted")
@@ -98,7 +99,7 @@ import VendingCore
         rig.outbox.published(first[0].id, messageID: 7)
         rig.outbox.connectionRestarted()
         #expect(rig.outbox.takeUnsent() == first)
-        rig.outbox.acknowledged(messageID: 7)
+        rig.outbox.acknowledged(messageID: 7, now: rig.time.now)
         #expect(rig.outbox.summary.count == 2, "an acknowledgement from before the reconnection is not this connection's")
     }
 
@@ -111,6 +112,189 @@ import VendingCore
         rig.time.advance(by: .seconds(86_400 + 1))
         let (_, restored) = try rig.restart()
         #expect(restored.takeUnsent().compactMap(\.credit) == ["200"], "the first coin's events are more than 2 days old")
+    }
+}
+
+/// Sequence numbers: contiguous, durable with the event's id, never given twice.
+@Suite struct OutboxSequenceTests {
+    typealias Rig = OutboxTests.Rig
+
+    @Test func sequencesAreContiguousAndGoOnAfterARestartAndACompaction() throws {
+        let rig = try Rig()
+        defer { rig.directory.remove() }
+        rig.controller.sendAndWait(.restock(rig.config.slots[0].id, count: nil, loadedAt: nil))
+        rig.coin(500)
+        let first = rig.outbox.takeUnsent()
+        #expect(first.map(\.seq) == [1, 2, 3])
+        // Every event acknowledged, then compacted: outbox.json keeps the last number, not the events.
+        for (index, event) in first.enumerated() { rig.outbox.published(event.id, messageID: Int32(index + 1)) }
+        for index in first.indices { rig.outbox.acknowledged(messageID: Int32(index + 1), now: rig.time.now) }
+        rig.controller.saveSnapshot()
+        rig.coin(100)
+        let second = rig.outbox.takeUnsent()
+        #expect(second.map(\.seq) == [4, 5])
+        let (entries, restored) = try rig.restart()
+        #expect(entries.flatMap { $0.outbox ?? [] } == second, "the journal record holds id and seq together")
+        #expect(restored.takeUnsent() == second, "same ids, same numbers after a restart")
+        #expect(restored.summary.lastSequence == 5)
+        let next = restored.numbered([restored.event(.fault, reason: "test", at: rig.time.wallClockMilliseconds)])
+        #expect(next.map(\.seq) == [6], "a restart goes on after the last number, even with the outbox empty of older ones")
+    }
+
+    @Test func anEventNoInputCausedIsJournaledInARecordOfItsOwn() throws {
+        let rig = try Rig()
+        defer { rig.directory.remove() }
+        rig.coin(100)
+        rig.controller.journalTelemetry([rig.outbox.event(.dexSession, reason: "DEX test: delivered", at: rig.time.wallClockMilliseconds)])
+        rig.coin(100)
+        #expect(rig.outbox.takeUnsent().map(\.seq) == [1, 2, 3, 4, 5])
+        let (entries, restored) = try rig.restart()
+        #expect(entries.count == 3)
+        #expect(entries[1].input == nil && entries[1].outbox?.map(\.type) == [.dexSession] && entries[1].outbox?.first?.seq == 3)
+        #expect(restored.takeUnsent().map(\.seq) == [1, 2, 3, 4, 5])
+    }
+
+    @Test func aStateResetKeepsTheJournaledEventsAndTheirNumbers() throws {
+        let rig = try Rig()
+        defer { rig.directory.remove() }
+        rig.controller.saveSnapshot()
+        rig.coin(100)
+        let journaled = rig.outbox.takeUnsent()
+        rig.controller.closeStore()
+        let store = try MachineStore(directory: rig.directory.path)
+        #expect(OutboxFile.keepThroughReset(store) == nil)
+        #expect(try store.reset() != nil, "the journal was moved aside")
+        let restored = try store.restore()
+        #expect(restored.isFresh)
+        let outbox = Outbox(machine: "m1", currency: rig.config.machine.currency, keepDays: 2, logger: Logger(label: "test"))
+        try outbox.restore(saved: store.readCompanion(Outbox.fileName), journaled: [], now: rig.time.wallClockMilliseconds)
+        store.close()
+        #expect(outbox.takeUnsent() == journaled, "still delivered, with the same numbers")
+        #expect(outbox.summary.lastSequence == 2)
+    }
+
+    @Test func eventsSavedWithoutSequencesAreNumberedOnceAfterTheHighestKnown() throws {
+        let time = ManualTimekeeper()
+        let now = time.wallClockMilliseconds
+        func old(_ credit: String) -> TelemetryEvent {
+            var event = TelemetryEvent(id: UUID().uuidString.lowercased(), machine: "m1", at: now, type: .creditChanged, currency: "KRW")
+            event.credit = credit
+            return event
+        }
+        // An outbox.json as a vendd without sequences wrote it (a bare list), and a journal record of its.
+        let saved = Array(try JSONEncoder().encode([old("100"), old("200")]))
+        let journaled = [old("300")]
+        let outbox = Outbox(machine: "m1", currency: Currency(code: "KRW", minorDigits: 0), keepDays: 2, logger: Logger(label: "test"))
+        try outbox.restore(saved: saved, journaled: journaled, now: now)
+        #expect(outbox.takeUnsent().isEmpty, "numbers not yet on disk are not published")
+        let file = try outbox.encoded(now: now)
+        outbox.saved(through: file.lastSequence)
+        let numbered = outbox.takeUnsent()
+        #expect(numbered.map(\.seq) == [1, 2, 3] && numbered.compactMap(\.credit) == ["100", "200", "300"], "in the order they happened")
+        // The next start reads the new file: the same numbers, not new ones.
+        let again = Outbox(machine: "m1", currency: Currency(code: "KRW", minorDigits: 0), keepDays: 2, logger: Logger(label: "test"))
+        try again.restore(saved: file.bytes, journaled: journaled, now: now)
+        #expect(again.takeUnsent() == numbered)
+        #expect(again.summary.lastSequence == 3)
+    }
+}
+
+/// keep_until_stored: the store's acknowledgement, not the broker's PUBACK, empties the outbox.
+@Suite struct OutboxStoreAcknowledgementTests {
+    typealias Rig = OutboxTests.Rig
+
+    /// Three coins' events handed to the client and acknowledged by the broker.
+    func delivered(_ rig: Rig) -> [TelemetryEvent] {
+        for _ in 0..<3 { rig.coin(100) }
+        let events = rig.outbox.takeUnsent()
+        for (index, event) in events.enumerated() {
+            rig.outbox.published(event.id, messageID: Int32(index + 1))
+            rig.outbox.acknowledged(messageID: Int32(index + 1), now: rig.time.now)
+        }
+        return events
+    }
+
+    func ack(_ seq: Int, _ rig: Rig) -> Outbox.StoredOutcome {
+        rig.outbox.storeAcknowledged(Array(#"{"seq": \#(seq), "at": 1}"#.utf8), now: rig.time.now)
+    }
+
+    @Test func onlyTheStoresAcknowledgementEmptiesTheOutbox() throws {
+        let rig = try Rig(keepUntilStored: true)
+        defer { rig.directory.remove() }
+        let events = delivered(rig)
+        #expect(rig.outbox.summary.count == 6, "the broker's PUBACK is not enough")
+        #expect(rig.outbox.summary.deliveredNotStored == 6)
+        #expect(ack(4, rig) == .accepted(seq: 4, removed: 4))
+        #expect(rig.outbox.summary.count == 2 && rig.outbox.summary.stored == 4)
+        rig.controller.saveSnapshot()
+        let (_, restored) = try rig.restart()
+        #expect(restored.takeUnsent().map(\.id) == events.suffix(2).map(\.id), "what the store lacks survives the restart")
+        #expect(ack(6, rig) == .accepted(seq: 6, removed: 2))
+        #expect(rig.outbox.summary.count == 0)
+    }
+
+    @Test func withoutTheKeyThePUBACKEmptiesTheOutbox() throws {
+        let rig = try Rig()
+        defer { rig.directory.remove() }
+        _ = delivered(rig)
+        #expect(rig.outbox.summary.count == 0)
+    }
+
+    @Test func whatTheStoreDoesNotAcknowledgeIsSentAgainAfterABackoff() throws {
+        let rig = try Rig(keepUntilStored: true)
+        defer { rig.directory.remove() }
+        let events = delivered(rig)
+        #expect(rig.outbox.takeUnsent().isEmpty)
+        rig.time.advance(by: .seconds(29))
+        #expect(!rig.outbox.resendIfDue(now: rig.time.now), "not before 30 s")
+        rig.time.advance(by: .seconds(1))
+        #expect(rig.outbox.resendIfDue(now: rig.time.now))
+        let again = rig.outbox.takeUnsent()
+        #expect(again == events, "the same events: same ids, same numbers")
+        // The broker takes them again; the store still says nothing: the next wait is 60 s.
+        for (index, event) in again.enumerated() {
+            rig.outbox.published(event.id, messageID: Int32(100 + index))
+            rig.outbox.acknowledged(messageID: Int32(100 + index), now: rig.time.now)
+        }
+        rig.time.advance(by: .seconds(59))
+        #expect(!rig.outbox.resendIfDue(now: rig.time.now), "the wait doubled")
+        rig.time.advance(by: .seconds(1))
+        #expect(rig.outbox.resendIfDue(now: rig.time.now))
+        #expect(rig.outbox.takeUnsent().count == 6)
+        for (index, event) in events.enumerated() {
+            rig.outbox.published(event.id, messageID: Int32(200 + index))
+            rig.outbox.acknowledged(messageID: Int32(200 + index), now: rig.time.now)
+        }
+        // Progress from the store: the wait for the rest starts over at 30 s.
+        #expect(ack(2, rig) == .accepted(seq: 2, removed: 2))
+        rig.time.advance(by: .seconds(30))
+        #expect(rig.outbox.resendIfDue(now: rig.time.now))
+        #expect(rig.outbox.takeUnsent().map(\.seq) == [3, 4, 5, 6])
+    }
+
+    @Test func aReconnectionSendsAgainWhatTheStoreLacks() throws {
+        let rig = try Rig(keepUntilStored: true)
+        defer { rig.directory.remove() }
+        let events = delivered(rig)
+        rig.outbox.connectionRestarted()
+        #expect(rig.outbox.takeUnsent() == events)
+    }
+
+    @Test(arguments: [
+        "not json", #"{"seq": "7"}"#, #"{"seq": -1}"#, #"{"sequence": 2}"#, #"[1]"#, #"{"seq": 7}"#, #"{"seq": 18446744073709551615}"#,
+    ])
+    func aMalformedOrFutureAcknowledgementIsIgnored(_ payload: String) throws {
+        let rig = try Rig(keepUntilStored: true)
+        defer { rig.directory.remove() }
+        _ = delivered(rig)
+        let outcome = rig.outbox.storeAcknowledged(Array(payload.utf8), now: rig.time.now)
+        guard case .ignored(let reason) = outcome else {
+            Issue.record("\(payload) was taken: \(outcome)")
+            return
+        }
+        #expect(reason.contains("beyond the last one this machine gave (6)") || reason.contains("not a {\"seq\": N} acknowledgement"), "\(reason)")
+        #expect(rig.outbox.summary.count == 6, "nothing left the outbox")
+        #expect(rig.outbox.summary.stored == nil)
     }
 }
 

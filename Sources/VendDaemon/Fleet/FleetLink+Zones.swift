@@ -3,6 +3,8 @@ import VendTelemetry
 
 extension FleetLink {
     static let zoneInterval = Duration.seconds(60)
+    /// How often the resend backoff of keep_until_stored is looked at (it counts in tens of seconds).
+    static let resendCheck = Duration.seconds(1)
 
     /// A zone of `vendctl status` as its retained fleet message.
     static func zoneMessage(_ zone: StatusReport.Zone, machine: String) -> ZoneMessage {

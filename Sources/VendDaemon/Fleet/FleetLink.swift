@@ -56,6 +56,13 @@ final class FleetLink: Sendable {
             credit: nil, currency: nil)
         try client.setWill(topic: topics.state(settings.machineID), payload: Self.json(offline), retain: true)
         outbox.onAdd { [weak self] in self?.schedulePublish() }
+        if outbox.keepUntilStored {
+            controller.timekeeper.repeatEvery(Self.resendCheck) { [weak self] in
+                guard let self else { return false }
+                if outbox.resendIfDue(now: controller.timekeeper.now) { schedulePublish() }
+                return true
+            }
+        }
         // A lock or a service sends the zones at once (its event wakes the link); their
         // temperatures go out at most once a minute, when they changed.
         if settings.publish.contains(.zones), !controller.config.zones.isEmpty {
@@ -100,6 +107,13 @@ final class FleetLink: Sendable {
             } catch {
                 logger.error("MQTT: \(error); remote commands are not received")
             }
+            if outbox.keepUntilStored {
+                do {
+                    try client.subscribe(topics.stored(settings.machineID))
+                } catch {
+                    logger.error("MQTT: \(error); the store's acknowledgement is not received: events stay in the outbox and are sent again")
+                }
+            }
             outbox.connectionRestarted()
             publishPending(client)
         case .connected(let refusal?):
@@ -119,12 +133,14 @@ final class FleetLink: Sendable {
             }
         case .acknowledged(let messageID, let accepted):
             if accepted {
-                outbox.acknowledged(messageID: messageID)
+                outbox.acknowledged(messageID: messageID, now: controller.timekeeper.now)
             } else {
                 problem(
                     "the broker refused an event (message \(messageID)): is this machine allowed to publish on \(topics.machine(settings.machineID))/events/#? It stays in the outbox"
                 )
             }
+        case .message(let message) where message.topic == topics.stored(settings.machineID):
+            storeAcknowledged(message.payload)
         case .message(let message):
             answer(message, client)
         case .log(let text, _):
@@ -238,6 +254,20 @@ final class FleetLink: Sendable {
             } catch {
                 return
             }
+        }
+    }
+
+    /// The fleet store's retained acknowledgement (keep_until_stored): what it covers leaves the
+    /// outbox; a payload that makes no sense is logged and changes nothing.
+    private func storeAcknowledged(_ payload: [UInt8]) {
+        guard outbox.keepUntilStored else { return }
+        switch outbox.storeAcknowledged(payload, now: controller.timekeeper.now) {
+        case .accepted(let seq, let removed):
+            logger.debug("MQTT: the store acknowledges events up to \(seq); \(removed) left the outbox")
+        case .ignored(let reason):
+            logger.warning(
+                "MQTT: the store's acknowledgement on \(topics.stored(settings.machineID)) is ignored: \(reason); nothing leaves the outbox",
+                metadata: ["MQTT_TOPIC": "\(topics.stored(settings.machineID))"])
         }
     }
 

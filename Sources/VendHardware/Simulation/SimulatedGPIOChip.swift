@@ -6,7 +6,8 @@ import VendTime
 /// It behaves like the kernel where it matters: a line can be requested once, outputs start
 /// inactive, released outputs go inactive.
 public final class SimulatedGPIOChip: GPIOChipBackend {
-    public typealias OutputObserver = @Sendable (LineReference, Bool) -> Void
+    /// Told a line and its new level (active = true).
+    public typealias LineObserver = @Sendable (LineReference, Bool) -> Void
 
     private struct State {
         var inputs: [LineReference: (group: SimulatedInputGroup, index: Int)] = [:]
@@ -14,7 +15,8 @@ public final class SimulatedGPIOChip: GPIOChipBackend {
         var outputs: [LineReference: Bool] = [:]
         /// Who requested each line, as the kernel reports a busy line's consumer.
         var consumers: [LineReference: String] = [:]
-        var observers: [OutputObserver] = []
+        var observers: [LineObserver] = []
+        var inputObservers: [LineObserver] = []
 
         func checkFree(_ lines: [(LineReference, ConfigOrigin)]) throws(GPIOError) {
             for (line, origin) in lines {
@@ -59,10 +61,12 @@ public final class SimulatedGPIOChip: GPIOChipBackend {
     /// Sets an input line's level (active = pressed / sensing), as the outside world would.
     /// `at` stamps the edge, as the kernel stamps an edge with when it happened (now if not given).
     public func drive(_ line: LineReference, active: Bool, at instant: ContinuousClock.Instant? = nil) {
-        let target = state.withLock { state in
+        let (target, observers) = state.withLock { state in
+            let changed = (state.inputLevels[line] ?? false) != active
             state.inputLevels[line] = active
-            return state.inputs[line]
+            return (state.inputs[line], changed ? state.inputObservers : [])
         }
+        for observer in observers { observer(line, active) }
         if let target { target.group.change(target.index, to: active, at: instant ?? timekeeper.now) }
     }
 
@@ -72,14 +76,20 @@ public final class SimulatedGPIOChip: GPIOChipBackend {
     }
 
     /// Called on every output change, from the thread that made it.
-    public func observeOutputs(_ observer: @escaping OutputObserver) {
+    public func observeOutputs(_ observer: @escaping LineObserver) {
         state.withLock { $0.observers.append(observer) }
+    }
+
+    /// Called on every change of an input's level, from the thread that drives it, before the
+    /// edge is delivered.
+    public func observeInputs(_ observer: @escaping LineObserver) {
+        state.withLock { $0.inputObservers.append(observer) }
     }
 
     /// False when the line is not requested (released), as the kernel refuses such a write.
     @discardableResult
     fileprivate func setOutput(_ line: LineReference, active: Bool) -> Bool {
-        let (held, observers) = state.withLock { state -> (Bool, [OutputObserver]) in
+        let (held, observers) = state.withLock { state -> (Bool, [LineObserver]) in
             guard let level = state.outputs[line] else { return (false, []) }
             guard level != active else { return (true, []) }
             state.outputs[line] = active

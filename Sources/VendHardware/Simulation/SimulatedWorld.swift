@@ -36,9 +36,11 @@ public final class SimulatedWorld: Sendable {
     static let dropDelay: Duration = .milliseconds(150)
     static let dropDuration: Duration = .milliseconds(60)
 
+    /// `lineLog`, when given, records every level change of every chip's lines.
     public init(
         slots: [SlotConfig], buttons: [ButtonConfig], coinChannels: [CoinChannel], timekeeper: any Timekeeper,
-        matrix: MotorMatrixConfig? = nil, defaultChip: String = "simulated-gpio", camsFile: String? = nil
+        matrix: MotorMatrixConfig? = nil, defaultChip: String = "simulated-gpio", camsFile: String? = nil,
+        lineLog: LineChangeLog? = nil
     ) {
         let lines = LineUse.all(slots: slots, buttons: buttons, matrix: matrix)
         var simulatedChips = [defaultChip: SimulatedGPIOChip(timekeeper: timekeeper)]
@@ -59,6 +61,13 @@ public final class SimulatedWorld: Sendable {
         let key: @Sendable (String?, LineReference) -> String = { Self.lineKey($0, $1, defaultChip: defaultChip) }
         motors = SimulatedMotors(slots: slots, matrix: matrix, key: key)
         self.camsFile = camsFile
+        // First, so that each change is stamped before the world reacts to it.
+        if let lineLog {
+            for (name, chip) in simulatedChips {
+                chip.observeInputs { line, active in lineLog.record(chip: name, line: line, .input, active: active) }
+                chip.observeOutputs { line, active in lineLog.record(chip: name, line: line, .output, active: active) }
+            }
+        }
         let away = camsFile.flatMap { try? TextFile.read($0) }.map { Set($0.split(separator: "\n").map { SlotID(String($0)) }) } ?? []
         camsAway = Mutex(away)
         let homeKeys = slots.compactMap(\.spiral).map { key($0.home.chip, $0.home.line) }

@@ -201,8 +201,8 @@ final class FleetRig: @unchecked Sendable {
 
     /// A simulated vendd whose configuration has an `mqtt:` section for this broker.
     func machine(
-        _ id: String, caFile: String? = nil, commands: [String] = [], config: String = "config/examples/cctalk-coins.yaml",
-        edit: @escaping (String) -> String = { $0 }
+        _ id: String, caFile: String? = nil, commands: [String] = [], keepUntilStored: Bool = false,
+        config: String = "config/examples/cctalk-coins.yaml", edit: @escaping (String) -> String = { $0 }
     ) throws -> DaemonHarness {
         let credentials = try broker.credentialsFile(for: id)
         let section = """
@@ -213,6 +213,7 @@ final class FleetRig: @unchecked Sendable {
               credentials_file: \(credentials)
               ca_file: \(caFile ?? broker.caFile)
               commands: [\(commands.joined(separator: ", "))]
+              keep_until_stored: \(keepUntilStored)
 
             """
         let daemon = try DaemonHarness(config: config) { edit($0) + section }
@@ -226,8 +227,8 @@ final class FleetRig: @unchecked Sendable {
         return subscriber
     }
 
-    func publish(as user: String, _ topic: String, _ payload: String, responseTopic: String? = nil) throws {
-        var arguments = broker.clientArguments(user) + ["-V", "mqttv5", "-q", "1", "-t", topic, "-m", payload]
+    func publish(as user: String, _ topic: String, _ payload: String, responseTopic: String? = nil, retain: Bool = false) throws {
+        var arguments = broker.clientArguments(user) + ["-V", "mqttv5", "-q", "1", "-t", topic, "-m", payload] + (retain ? ["-r"] : [])
         if let responseTopic { arguments += ["-D", "publish", "response-topic", responseTopic] }
         try MosquittoBroker.run("mosquitto_pub", arguments)
     }

@@ -9,6 +9,7 @@ final class MosquittoBroker: @unchecked Sendable {
     static let machines = ["m1", "m2", "m3"]
     static let fleetUser = "fleet"
     static let operatorUser = "operator"
+    static let storeUser = "store"
 
     let directory: String
     let port: Int
@@ -51,7 +52,8 @@ final class MosquittoBroker: @unchecked Sendable {
     }
 
     /// The ACL of docs/mqtt.md: each machine writes only under its own id and reads only its
-    /// commands; the fleet console reads everything; only the operator sends commands.
+    /// commands and its store acknowledgement; the fleet console reads everything; only the
+    /// operator sends commands; only the store acknowledges.
     static let acl = """
         pattern write vendd/%u/events/#
         pattern write vendd/%u/state
@@ -60,6 +62,7 @@ final class MosquittoBroker: @unchecked Sendable {
         pattern write vendd/%u/zones/+
         pattern write vendd/%u/reply/#
         pattern read vendd/%u/cmd/#
+        pattern read vendd/%u/stored
 
         user fleet
         topic read vendd/#
@@ -67,6 +70,10 @@ final class MosquittoBroker: @unchecked Sendable {
         user operator
         topic write vendd/+/cmd/#
         topic read vendd/+/reply/#
+
+        user store
+        topic read vendd/#
+        topic write vendd/+/stored
 
         """
 
@@ -139,7 +146,7 @@ final class MosquittoBroker: @unchecked Sendable {
     private func makeUsers() throws {
         let file = directory + "/passwd"
         _ = FileManager.default.createFile(atPath: file, contents: nil, attributes: [.posixPermissions: 0o600])
-        for user in Self.machines + [Self.fleetUser, Self.operatorUser] {
+        for user in Self.machines + [Self.fleetUser, Self.operatorUser, Self.storeUser] {
             try Self.run("mosquitto_passwd", ["-b", file, user, Self.password(user)])
         }
     }

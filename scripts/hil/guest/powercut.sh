@@ -303,7 +303,8 @@ run_powercut() {
         case "$event" in *'"kind":"payout-started"'* | *'"kind":"payout-ended"'*) echo "$event" >>"$PC_PAYOUTS" ;; esac
     done &
     # vendd's log, from its start, for the console that VENDD_POWERCUT_KEEP keeps.
-    tail -n +1 -f /tmp/vendd.log | sed 's/^/LOG /' &
+    # A shell loop, not busybox sed, which holds its output in a buffer the power cut loses.
+    tail -n +1 -f /tmp/vendd.log | while IFS= read -r line; do echo "LOG $line"; done &
     sleep 0.3   # the watch connects before the first customer
     echo "PC stream-start"
     pc_stream
