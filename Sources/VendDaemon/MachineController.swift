@@ -298,10 +298,9 @@ final class MachineController: Sendable {
         let setup: MachineSetup
         /// The fault this input put the machine in (or a hardware fault that replaced one of storage).
         let faultBegan: MachineFault?
-        /// This input ended the machine's fault (a storage fault's first successful save).
-        let faultEnded: Bool
-        let acceptsCoins: Bool
-        let acceptsCards: Bool
+        /// When this input ended the machine's fault (a storage fault's first successful save):
+        /// whether it takes coins and cards now.
+        let faultEnded: (acceptsCoins: Bool, acceptsCards: Bool)?
 
         /// The slot's MDB item number; FFFFh ("undefined") for a slot no longer configured.
         func item(_ slot: SlotID) -> UInt16 { setup.itemNumber(of: slot) ?? 0xFFFF }
@@ -318,9 +317,8 @@ final class MachineController: Sendable {
                 faultBegan = fault
             default: faultBegan = nil
             }
-            faultEnded = faultBefore != nil && state.fault == nil
-            acceptsCoins = MachineController.acceptsCoins(state)
-            acceptsCards = state.machine.acceptsCards
+            faultEnded =
+                faultBefore != nil && state.fault == nil ? (MachineController.acceptsCoins(state), state.machine.acceptsCards) : nil
         }
     }
 
@@ -331,9 +329,9 @@ final class MachineController: Sendable {
             devices.hardware?.coinAcceptor.setAcceptance(false)
             devices.hardware?.mdb?.bus.setCardAcceptance(false)
             if fault.isHardware { devices.hardware?.dispenser.releaseAll() }
-        } else if devices.faultEnded {
-            devices.hardware?.coinAcceptor.setAcceptance(devices.acceptsCoins)
-            devices.hardware?.mdb?.bus.setCardAcceptance(devices.acceptsCards)
+        } else if let accepting = devices.faultEnded {
+            devices.hardware?.coinAcceptor.setAcceptance(accepting.acceptsCoins)
+            devices.hardware?.mdb?.bus.setCardAcceptance(accepting.acceptsCards)
         }
     }
 
