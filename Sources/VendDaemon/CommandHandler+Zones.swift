@@ -86,7 +86,7 @@ extension CommandHandler {
             return .success("\(verb) the cabinet door for the zones (the configuration has no door switch: service mode does not follow it)")
         }
         let events = controller.deviceEvents
-        if events.currentSwitches.doorOpen != open {
+        if controller.switches.doorOpen != open {
             let handled = events.doorChangesHandled
             do {
                 try world.set(.door, active: open)
@@ -103,7 +103,7 @@ extension CommandHandler {
             }
             controller.settle()
         }
-        let switches = events.currentSwitches
+        let switches = controller.switches
         if open { return .success("\(verb) the door: the machine is in service mode") }
         guard switches.isOn else { return .success("\(verb) the door: the machine is back in service") }
         return .success("\(verb) the door: still in service mode (\(switches.reasons.joined(separator: ", ")))")

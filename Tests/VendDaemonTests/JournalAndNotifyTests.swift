@@ -29,6 +29,17 @@ final class DatagramReceiver {
         guard count >= 0 else { throw HarnessFailure("nothing received on \(path)") }
         return Array(buffer[..<count])
     }
+
+    /// Every datagram already waiting, as text, without waiting for more.
+    func waiting() -> [String] {
+        var received: [String] = []
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+            guard count >= 0 else { return received }
+            received.append(String(decoding: buffer[..<count], as: UTF8.self))
+        }
+    }
 }
 
 struct HarnessFailure: Error, CustomStringConvertible {
@@ -36,7 +47,7 @@ struct HarnessFailure: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
-@Suite struct JournalTests {
+@Suite(.timeLimit(.minutes(1))) struct JournalTests {
     @Test func entriesCarryStructuredFieldsInTheNativeFormat() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
@@ -68,7 +79,7 @@ struct HarnessFailure: Error, CustomStringConvertible {
     }
 }
 
-@Suite struct NotifyTests {
+@Suite(.timeLimit(.minutes(1))) struct NotifyTests {
     @Test func sendsStateToTheNotifySocketAndHalvesTheWatchdog() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }

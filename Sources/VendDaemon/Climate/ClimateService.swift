@@ -10,8 +10,8 @@ import VendTime
 import VendingCore
 
 /// The temperature zones' shell. Each zone's sensors are read on the `vendd-sensors` lane (a
-/// DS18B20 conversion blocks for ~750 ms: never on the vend path, never under the machine's
-/// lock); the reading goes to the zone's controller, whose trips enter the machine through its
+/// DS18B20 conversion blocks for ~750 ms: never on the vend path, never on the machine's lane);
+/// the reading goes to the zone's controller, whose trips enter the machine through its
 /// inbox like any device's input, to be journaled as the zone's health lock.
 ///
 /// The controllers' relay decisions drive the zones' lines (`ZoneOutputs`) under the zones' lock,
