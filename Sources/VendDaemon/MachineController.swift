@@ -464,8 +464,7 @@ final class MachineController: Sendable {
 
     /// Ends the machine's thread and releases the state directory's lock; the last thing before exit.
     func closeStore() {
-        onLane { $0.store.close() }
-        inbox.close()
+        inbox.close { [self] in owned.withValue { $0.store.close() } }
     }
 
     // MARK: - Time, reload, shutdown

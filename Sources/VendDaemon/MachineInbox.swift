@@ -113,6 +113,7 @@ final class MachineInbox: Sendable {
         }
     }
 
-    /// Carries out what was put, then ends the thread; later inputs are dropped.
-    func close() { lane.close() }
+    /// Carries out what was put, then `finally` (on the machine's thread, the last thing it does),
+    /// then ends the thread; later inputs are dropped.
+    func close(finally: @escaping @Sendable () -> Void = {}) { lane.close(last: .run(finally, Reply())) }
 }

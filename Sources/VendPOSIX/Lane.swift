@@ -80,12 +80,14 @@ public final class Lane<Item: Sendable>: Sendable {
         return lane != 0 && pthread_equal(pthread_t(lane), pthread_self()) != 0
     }
 
-    /// Refuses new items, lets the thread finish those already put, and waits for it (at most
-    /// `limit`). False when it did not finish in time.
+    /// Refuses new items, lets the thread finish those already put — then `last`, put in the same
+    /// step, so that nothing comes after it — and waits for it (at most `limit`). False when it
+    /// did not finish in time.
     @discardableResult
-    public func close(within limit: Duration = .seconds(5)) -> Bool {
+    public func close(within limit: Duration = .seconds(5), last: Item? = nil) -> Bool {
         let alreadyClosing = queue.withLock { queue in
             defer { queue.closing = true }
+            if !queue.closing, let last { queue.items.append(last) }
             return queue.closing
         }
         guard !alreadyClosing, started.load(ordering: .acquiring) else { return true }
