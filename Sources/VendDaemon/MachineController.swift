@@ -446,7 +446,7 @@ final class MachineController: Sendable {
 
     /// `vendctl service on|off`. Nil when done; otherwise why service mode stays on.
     func setServiceModeByTechnician(_ on: Bool) -> String? {
-        inbox.sendAndWait(.serviceSwitch(.technician, on: on))
+        _ = inbox.sendAndWait(.serviceSwitch(.technician, on: on))
         let view = view
         guard !on, view.machine.isInServiceMode else { return nil }
         return "service mode stays on while \(view.switches.reasons.joined(separator: " and ")); sales resume when that ends"
