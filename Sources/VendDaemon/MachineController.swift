@@ -171,6 +171,7 @@ final class MachineController: Sendable {
     private func publish() {
         let view = owned.withValue { View($0) }
         published.withLock { $0 = view }
+        outbox?.wakeIfAdded()
     }
 
     /// On the machine's thread: one input, then any input its effects lead to at once (a relay
