@@ -169,7 +169,14 @@ final class MachineController: Sendable {
 
     /// On the machine's thread: the view the other threads read, replaced.
     private func publish() {
-        let view = owned.withValue { View($0) }
+        owned.withValue { publish($0) }
+    }
+
+    /// The same with the state in hand. Also before anything that wakes a reader (the outbox
+    /// wakes the fleet link, which reads `status()`), so that what it reads has the input that
+    /// woke it: readers never wait for the lane, as they waited for a lock.
+    private func publish(_ state: State) {
+        let view = View(state)
         published.withLock { $0 = view }
     }
 
@@ -254,6 +261,7 @@ final class MachineController: Sendable {
                 applied = true
                 state.machine = next
                 // Numbered before the fault's own event, which takes the numbers after them.
+                publish(state)
                 outbox?.add(telemetry, durable: false)
             default:
                 applied = false
@@ -265,6 +273,7 @@ final class MachineController: Sendable {
             return effects
         }
         state.machine = next
+        if !telemetry.isEmpty { publish(state) }
         outbox?.add(telemetry, durable: true)
         return effects
     }
@@ -281,6 +290,7 @@ final class MachineController: Sendable {
             let now = Instant(millisecondsSinceEpoch: timekeeper.wallClockMilliseconds)
             durable = (try? state.store.append(JournalEntry(at: now, input: nil, outbox: numbered))) != nil
         }
+        publish(state)
         outbox.add(numbered, durable: durable)
     }
 

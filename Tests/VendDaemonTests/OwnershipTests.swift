@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import Synchronization
 import Testing
+import VendConfig
 import VendHardware
 import VendPOSIX
 import VendTime
@@ -347,5 +348,31 @@ final class Flag: Sendable {
             #expect(rig.controller.currentMachine.stock[slot]?.count == stock)
         }
         await rig.tearDown()
+    }
+}
+
+/// Readers never wait for the machine's lane (they used to wait for its lock): the view they read
+/// is published before anything wakes them. The fleet link, woken by the outbox, reads `status()`
+/// and must find the input whose event woke it (a zone's lock once went out as "past-limit").
+@Suite(.timeLimit(.minutes(1))) struct PublishedViewTests {
+    @Test func theOutboxWakesItsReaderOnTheStateOfTheInputThatWokeIt() async throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let config = try ConfigLoader.load(file: repositoryRoot.appendingPathComponent("config/examples/cctalk-coins.yaml").path)
+        let store = try MachineStore(directory: directory.path)
+        _ = try store.restore()
+        let outbox = Outbox(machine: "m1", currency: config.machine.currency, keepDays: 2, logger: Logger(label: "test"))
+        let controller = MachineController(
+            machine: Machine(setup: config.machineSetup), store: store, config: config, logger: Logger(label: "test"),
+            timekeeper: ManualTimekeeper(), outbox: outbox)
+        let seen = Mutex<[String]>([])
+        outbox.onAdd { seen.withLock { $0.append(controller.status().credit) } }
+        for sequence in 1...3 {
+            controller.sendAndWait(
+                .coinInserted(
+                    value: Money(minorUnits: 100, currency: config.machine.currency), event: CoinEventID(source: "test", sequence: UInt64(sequence))))
+        }
+        #expect(seen.withLock { $0 } == ["100", "200", "300"])
+        controller.closeStore()
     }
 }
