@@ -178,6 +178,7 @@ final class MachineController: Sendable {
     private func publish(_ state: State) {
         let view = View(state)
         published.withLock { $0 = view }
+        outbox?.wakeIfAdded()
     }
 
     /// On the machine's thread: one input, then any input its effects lead to at once (a relay
@@ -456,7 +457,7 @@ final class MachineController: Sendable {
 
     /// `vendctl service on|off`. Nil when done; otherwise why service mode stays on.
     func setServiceModeByTechnician(_ on: Bool) -> String? {
-        inbox.sendAndWait(.serviceSwitch(.technician, on: on))
+        _ = inbox.sendAndWait(.serviceSwitch(.technician, on: on))
         let view = view
         guard !on, view.machine.isInServiceMode else { return nil }
         return "service mode stays on while \(view.switches.reasons.joined(separator: " and ")); sales resume when that ends"

@@ -32,6 +32,8 @@ final class Outbox: Sendable {
         /// Message id → event id, until PUBACK.
         var inFlight: [Int32: String] = [:]
         var wake: (@Sendable () -> Void)?
+        /// Events added on the machine's lane since it last woke the publisher.
+        var addedUnwoken = false
         var connected = false
         /// The last sequence number given to an event (durable or not).
         var lastSequence: UInt64 = 0
@@ -82,15 +84,25 @@ final class Outbox: Sendable {
         }
     }
 
-    /// Called once the numbered events are journaled (`durable`), or applied while the state
-    /// cannot be written (published once a save succeeds): the publisher is woken, nothing waits.
+    /// Called on the machine's lane once the numbered events are journaled (`durable`), or
+    /// applied while the state cannot be written (published once a save succeeds). The publisher
+    /// is woken by `wakeIfAdded`, once the lane has published the view its retained messages read.
     func add(_ events: [TelemetryEvent], durable: Bool) {
         guard keepsEvents, let last = events.last?.seq else { return }
-        let wake = state.withLock { state in
+        state.withLock { state in
             state.pending += events
             state.lastSequence = last
             if durable { state.durableThrough = last }
-            return state.wake
+            state.addedUnwoken = true
+        }
+    }
+
+    /// On the machine's lane, after it published its view: the publisher woken if events were
+    /// added (woken earlier, it could send a service-mode event beside the state before it).
+    func wakeIfAdded() {
+        let wake = state.withLock { state in
+            defer { state.addedUnwoken = false }
+            return state.addedUnwoken ? state.wake : nil
         }
         wake?()
     }
