@@ -167,16 +167,11 @@ final class MachineController: Sendable {
         return result.withLock { $0 }!
     }
 
-    /// On the machine's thread: the view the other threads read, replaced.
+    /// On the machine's thread: the view the other threads read, replaced; then the fleet link
+    /// woken if events were added, so that the `status()` it reads has the input that woke it
+    /// (readers never wait for the lane, as they waited for the lock).
     private func publish() {
-        owned.withValue { publish($0) }
-    }
-
-    /// The same with the state in hand. Also before anything that wakes a reader (the outbox
-    /// wakes the fleet link, which reads `status()`), so that what it reads has the input that
-    /// woke it: readers never wait for the lane, as they waited for a lock.
-    private func publish(_ state: State) {
-        let view = View(state)
+        let view = owned.withValue { View($0) }
         published.withLock { $0 = view }
         outbox?.wakeIfAdded()
     }
@@ -199,6 +194,7 @@ final class MachineController: Sendable {
                 compactIfDue(&state)
                 return (effects, Devices(state, faultBefore: faultBefore))
             }
+            tellZonesServiced(by: effects)
             publish()
             carryOutFaultChange(on: devices)
             effectsOfInput = effectsOfInput ?? effects
@@ -262,7 +258,6 @@ final class MachineController: Sendable {
                 applied = true
                 state.machine = next
                 // Numbered before the fault's own event, which takes the numbers after them.
-                publish(state)
                 outbox?.add(telemetry, durable: false)
             default:
                 applied = false
@@ -274,7 +269,6 @@ final class MachineController: Sendable {
             return effects
         }
         state.machine = next
-        if !telemetry.isEmpty { publish(state) }
         outbox?.add(telemetry, durable: true)
         return effects
     }
@@ -291,7 +285,6 @@ final class MachineController: Sendable {
             let now = Instant(millisecondsSinceEpoch: timekeeper.wallClockMilliseconds)
             durable = (try? state.store.append(JournalEntry(at: now, input: nil, outbox: numbered))) != nil
         }
-        publish(state)
         outbox.add(numbered, durable: durable)
     }
 
@@ -330,6 +323,14 @@ final class MachineController: Sendable {
             }
             faultEnded =
                 faultBefore != nil && state.fault == nil ? (MachineController.acceptsCoins(state), state.machine.acceptsCards) : nil
+        }
+    }
+
+    /// A zone's health lock cleared: its controller hears it (a fresh recovery window) before the
+    /// view is published and the fleet link woken, so that the zone's health it reads is serviced.
+    private func tellZonesServiced(by effects: [Effect]) {
+        for case .event(.healthLockCleared(let lock, _)) in effects {
+            climate.withLock { $0 }?.serviced(lock.trip.zone)
         }
     }
 
