@@ -28,7 +28,8 @@ extension CommandHandler {
             case .rejected(let reason): return .failure(ControlError(.rejected, reason.description))
             case .healthLockCleared:
                 let done = "zone \(zone) serviced by \(technician): its perishable slots sell again"
-                guard let still = controller.climate.withLock({ $0 })?.serviced(id) else { return .success(done) }
+                // The machine's lane told the zone's controller (a fresh recovery window).
+                guard let still = controller.climate.withLock({ $0 })?.pastLimit(id) else { return .success(done) }
                 let unit = controller.config.machine.temperatureUnit
                 return .success(
                     "\(done), but it is still too \(still.kind == .cold ? "warm" : "cool"): \(unit.text(still.temperature)), past its limit of \(unit.text(still.limit)). Its recovery window of \(minutes(still.recovery)) starts now: unless it is back within the limit by then, it locks again"

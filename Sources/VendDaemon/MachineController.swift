@@ -167,7 +167,9 @@ final class MachineController: Sendable {
         return result.withLock { $0 }!
     }
 
-    /// On the machine's thread: the view the other threads read, replaced.
+    /// On the machine's thread: the view the other threads read, replaced; then the fleet link
+    /// woken if events were added, so that the `status()` it reads has the input that woke it
+    /// (readers never wait for the lane, as they waited for the lock).
     private func publish() {
         let view = owned.withValue { View($0) }
         published.withLock { $0 = view }
@@ -192,6 +194,7 @@ final class MachineController: Sendable {
                 compactIfDue(&state)
                 return (effects, Devices(state, faultBefore: faultBefore))
             }
+            tellZonesServiced(by: effects)
             publish()
             carryOutFaultChange(on: devices)
             effectsOfInput = effectsOfInput ?? effects
@@ -320,6 +323,14 @@ final class MachineController: Sendable {
             }
             faultEnded =
                 faultBefore != nil && state.fault == nil ? (MachineController.acceptsCoins(state), state.machine.acceptsCards) : nil
+        }
+    }
+
+    /// A zone's health lock cleared: its controller hears it (a fresh recovery window) before the
+    /// view is published and the fleet link woken, so that the zone's health it reads is serviced.
+    private func tellZonesServiced(by effects: [Effect]) {
+        for case .event(.healthLockCleared(let lock, _)) in effects {
+            climate.withLock { $0 }?.serviced(lock.trip.zone)
         }
     }
 

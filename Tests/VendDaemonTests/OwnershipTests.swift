@@ -353,7 +353,8 @@ final class Flag: Sendable {
 
 /// Readers never wait for the machine's lane (they used to wait for its lock): the view they read
 /// is published before anything wakes them. The fleet link, woken by the outbox, reads `status()`
-/// and must find the input whose event woke it (a zone's lock once went out as "past-limit").
+/// and must find the input whose event woke it (a zone's lock once went out as "past-limit", a
+/// service-mode change was never sent).
 @Suite(.timeLimit(.minutes(1))) struct PublishedViewTests {
     @Test func theOutboxWakesItsReaderOnTheStateOfTheInputThatWokeIt() async throws {
         let directory = try TemporaryDirectory()
