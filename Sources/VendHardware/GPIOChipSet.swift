@@ -23,16 +23,16 @@ public final class GPIOChipSet: GPIOChipBackend {
 
     /// The chip a line is on, opened if it was not yet.
     public func chip(_ wanted: String?) throws(GPIOError) -> any GPIOChipBackend {
-        let name = wanted ?? name
+        let chipName = wanted ?? name
         do {
             return try chips.withLock { chips throws(GPIOError) in
-                if let chip = chips[name] { return chip }
-                let chip = try open(name)
-                chips[name] = chip
+                if let chip = chips[chipName] { return chip }
+                let chip = try open(chipName)
+                chips[chipName] = chip
                 return chip
             }
-        } catch .chipNotFound(let name, let available, nil) where wanted == nil && defaultChipOrigin != nil {
-            throw .chipNotFound(name, available: available, origin: defaultChipOrigin)
+        } catch .chipNotFound(_, let available, nil) where wanted == nil && defaultChipOrigin != nil {
+            throw .chipNotFound(chipName, available: available, origin: defaultChipOrigin)
         }
     }
 
