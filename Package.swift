@@ -173,7 +173,7 @@ let package = Package(
         .testTarget(name: "VendClimateTests", dependencies: ["VendClimate", "VendingCore", "VenddTestSupport"]),
         .testTarget(name: "VendSensorsTests", dependencies: ["VendSensors", "VendingCore", "VenddTestSupport"]),
         // Paths and temporary directories shared by the test targets.
-        .target(name: "VenddTestSupport", path: "Tests/VenddTestSupport"),
+        .target(name: "VenddTestSupport", dependencies: ["VendPOSIX"], path: "Tests/VenddTestSupport"),
         .testTarget(name: "VendConfigTests", dependencies: ["VendConfig", "VendingCore", "VenddTestSupport"]),
         .testTarget(name: "VendStoreTests", dependencies: ["VendStore"]),
         .testTarget(name: "VendYAMLTests", dependencies: ["VendYAML"]),

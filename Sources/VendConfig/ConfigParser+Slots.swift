@@ -14,7 +14,8 @@ extension ConfigParser {
                 at: section.value("chip"), path: section.path.key("chip"))
         }
         guard let chip, !chip.isEmpty, let debounce else { return nil }
-        return GPIOSettings(chip: chip, debounce: debounce)
+        let chipOrigin = section.value("chip").map { origin(of: $0, path: section.path.key("chip")) }
+        return GPIOSettings(chip: chip, chipOrigin: chipOrigin, debounce: debounce)
     }
 
     /// The valid products, and the ids of every product the file defines (valid or not), so that

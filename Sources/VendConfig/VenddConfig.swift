@@ -63,6 +63,8 @@ public struct MachineSettings: Sendable {
 public struct GPIOSettings: Sendable {
     /// A chip by name (`gpiochip0`), path (`/dev/gpiochip0`) or label (`pinctrl-bcm2711`).
     public let chip: String
+    /// Where the file names the chip, for the error when it is not there.
+    public let chipOrigin: ConfigOrigin?
     /// How long an input must stay stable before a change counts.
     public let debounce: Duration
 }

@@ -28,7 +28,8 @@ extension CommandHandler {
             case .rejected(let reason): return .failure(ControlError(.rejected, reason.description))
             case .healthLockCleared:
                 let done = "zone \(zone) serviced by \(technician): its perishable slots sell again"
-                guard let still = controller.climate.withLock({ $0 })?.serviced(id) else { return .success(done) }
+                // The machine's lane told the zone's controller (a fresh recovery window).
+                guard let still = controller.climate.withLock({ $0 })?.pastLimit(id) else { return .success(done) }
                 let unit = controller.config.machine.temperatureUnit
                 return .success(
                     "\(done), but it is still too \(still.kind == .cold ? "warm" : "cool"): \(unit.text(still.temperature)), past its limit of \(unit.text(still.limit)). Its recovery window of \(minutes(still.recovery)) starts now: unless it is back within the limit by then, it locks again"
@@ -86,7 +87,7 @@ extension CommandHandler {
             return .success("\(verb) the cabinet door for the zones (the configuration has no door switch: service mode does not follow it)")
         }
         let events = controller.deviceEvents
-        if events.currentSwitches.doorOpen != open {
+        if controller.switches.doorOpen != open {
             let handled = events.doorChangesHandled
             do {
                 try world.set(.door, active: open)
@@ -103,7 +104,7 @@ extension CommandHandler {
             }
             controller.settle()
         }
-        let switches = events.currentSwitches
+        let switches = controller.switches
         if open { return .success("\(verb) the door: the machine is in service mode") }
         guard switches.isOn else { return .success("\(verb) the door: the machine is back in service") }
         return .success("\(verb) the door: still in service mode (\(switches.reasons.joined(separator: ", ")))")

@@ -147,7 +147,7 @@ enum CommandHandler {
         let clock = ContinuousClock()
         let deadline = clock.now + limit
         while true {
-            let switches = controller.deviceEvents.currentSwitches
+            let switches = controller.switches
             if switches.serviceKeyOn == on, controller.currentMachine.isInServiceMode == switches.isOn {
                 controller.settle()
                 return true

@@ -12,7 +12,8 @@ import VendPOSIX
 /// Serves the control socket from one thread in poll(2): every client is a non-blocking socket
 /// with its own input and output buffer. A request is handled on that thread and answered after
 /// its effects (the handler returns once the machine has carried them out). Nothing a client does
-/// can hold the machine: a request takes the machine's lock for one input, like a button press.
+/// can hold the machine: a request is one input in the machine's inbox, like a button press, and
+/// the machine's lane never waits for a client (a `watch` line is only handed over).
 ///
 /// What a hostile or broken local client cannot do: take every descriptor (at most `clients`
 /// connections; when full, or out of descriptors, the longest-idle one is hung up for a

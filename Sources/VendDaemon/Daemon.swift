@@ -55,24 +55,22 @@ public enum Daemon {
 
         let timekeeper = SystemTimekeeper()
         let startup: Startup
-        switch await Startup.begin(options, timekeeper: timekeeper, relayLane: SystemTimekeeper(threadName: "vendd-relays"), logger: logger) {
+        switch await Startup.begin(
+            options, timekeeper: timekeeper, relayLane: SystemTimekeeper(threadName: "vendd-relays", neverWaits: true), logger: logger)
+        {
         case .success(let ready): startup = ready
         case .failure(let failure):
             logger.critical("\(failure.message)")
             return failure.status
         }
         let controller = startup.controller
-        // Every second: vend timeouts fire, and the watchdog hears that the timers and the
-        // machine's lock are alive.
+        // Every second: the machine's tick (vend timeouts, a storage fault's retry), and the
+        // watchdog fed if the machine's lane carried out the last ones (`MachineWatchdog`).
         let ticking = Mutex(true)
-        let lastPing = Mutex(timekeeper.now)
+        let watchdog = MachineWatchdog(notifier: notifier, timekeeper: timekeeper, logger: logger)
         timekeeper.repeatEvery(.seconds(1)) {
             guard ticking.withLock({ $0 }) else { return false }
-            controller.tick()
-            if let interval = notifier.watchdogInterval, timekeeper.now - lastPing.withLock({ $0 }) >= interval {
-                notifier.watchdog()
-                lastPing.withLock { $0 = timekeeper.now }
-            }
+            watchdog.beat(controller)
             return true
         }
         let startUpTime = ContinuousClock.now - startedAt

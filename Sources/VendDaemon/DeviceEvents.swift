@@ -4,30 +4,26 @@ import VendHardware
 import VendingCore
 
 /// Turns what the devices report — buttons, the service key and door, coins and bills — into the
-/// machine's inputs (sent through its inbox, never waiting) and notices, and keeps the switches
-/// that together decide service mode.
+/// machine's inputs (sent through its inbox, never waiting) and notices. The key and the door are
+/// sent as switch positions: the machine's lane composes them with the technician's into service
+/// mode, in the order they moved.
 final class DeviceEvents: Sendable {
     private let logger: Logger
     private let notices: HardwareNotices
-    private let switches: Mutex<ServiceModeSwitches>
-    /// Door switch changes handled so far (service mode sent, the zones told): what a simulated
-    /// door waits for before it answers.
+    /// Door switch changes handled so far (the switch sent to the machine, the zones told): what a
+    /// simulated door waits for before it answers.
     private let doorChanges = Atomic(0)
     /// Set once, by the controller that owns this.
     private let machine = Mutex<MachineController?>(nil)
 
-    init(logger: Logger, notices: HardwareNotices, technicianServiceMode: Bool) {
+    init(logger: Logger, notices: HardwareNotices) {
         self.logger = logger
         self.notices = notices
-        switches = Mutex(ServiceModeSwitches(technician: technicianServiceMode))
     }
 
     func connect(to controller: MachineController) {
         machine.withLock { $0 = controller }
     }
-
-    /// The service-mode switches as they stand.
-    var currentSwitches: ServiceModeSwitches { switches.withLock { $0 } }
 
     /// How many door switch changes have been handled.
     var doorChangesHandled: Int { doorChanges.load(ordering: .acquiring) }
@@ -40,10 +36,10 @@ final class DeviceEvents: Sendable {
         switch event {
         case .slotButtonPressed(let slot): send(.slotSelected(slot))
         case .coinReturnPressed: send(.coinReturnPressed)
-        case .serviceKey(let on): send(.setServiceMode(changeSwitches { $0.serviceKeyOn = on }))
+        case .serviceKey(let on): machine.withLock { $0 }?.moveSwitch(.serviceKey, on: on)
         case .door(let open):
             logger.notice(open ? "door opened" : "door closed")
-            send(.setServiceMode(changeSwitches { $0.doorOpen = open }))
+            machine.withLock { $0 }?.moveSwitch(.door, on: open)
             // The temperature zones share the cabinet door: open, the cabinet warms; closed, the
             // zones get their recovery window before their health rule may trip.
             machine.withLock { $0 }?.climate.withLock { $0 }?.setDoor(open: open)
@@ -72,14 +68,6 @@ final class DeviceEvents: Sendable {
             notices.post(.coinAcceptor(text, isFault: isFault))
         case .deviceNotice(let text, let isFault):
             notices.post(.paymentDevice(text, isFault: isFault))
-        }
-    }
-
-    /// Whether service mode is on after `change`.
-    func changeSwitches(_ change: (inout ServiceModeSwitches) -> Void) -> Bool {
-        switches.withLock { switches in
-            change(&switches)
-            return switches.isOn
         }
     }
 }

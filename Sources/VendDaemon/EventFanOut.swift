@@ -25,8 +25,9 @@ final class EventFanOut: Sendable {
         }
     }
 
-    /// `deliver` gets every event from now on, in order, on the thread that publishes it (under
-    /// the machine's lock): it must only hand the line over, never block.
+    /// `deliver` gets every event from now on, in order, on the thread that publishes it (the
+    /// machine's lane, carrying out the event's effect): it must only hand the line over, never
+    /// block.
     func subscribe(_ deliver: @escaping @Sendable (EventLine) -> Void) -> SubscriptionID {
         subscribers.withLock { state in
             state.next += 1

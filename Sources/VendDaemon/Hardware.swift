@@ -127,7 +127,7 @@ final class Hardware: Sendable {
         let hoppers = try payoutHoppers(config, acceptorLink: acceptorLink, timekeeper: timekeeper, simulated: nil)
         // Each chip the file names (the SoC's, expanders') is opened once; a line naming none is
         // on gpio.chip.
-        let chips = GPIOChipSet(defaultChip: config.gpio.chip) { name throws(GPIOError) in try LibgpiodChip(name) }
+        let chips = GPIOChipSet(defaultChip: config.gpio.chip, origin: config.gpio.chipOrigin) { name throws(GPIOError) in try LibgpiodChip(name) }
         let dispenser: Dispenser, panel: InputPanel
         do {
             try checkDistinct(config.lines, on: chips)

@@ -255,23 +255,12 @@ final class InProcessMDB: Sendable {
                 return kept != tubes
             })
         else { return }
-        let text = tubes.map(String.init).joined(separator: " ") + "\n"
-        let temporary = tubesFile + ".new"
-        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { return }
-        _ = text.utf8CString.withUnsafeBufferPointer { write(descriptor, $0.baseAddress, $0.count - 1) }
-        close(descriptor)
-        rename(temporary, tubesFile)
+        try? TextFile.write(tubes.map(String.init).joined(separator: " ") + "\n", to: tubesFile)
     }
 
     private static func readTubes(_ file: String) -> [Int]? {
-        let descriptor = open(file, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { return nil }
-        defer { close(descriptor) }
-        var buffer = [UInt8](repeating: 0, count: 512)
-        let count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-        guard count > 0 else { return nil }
-        let counts = String(decoding: buffer[..<count], as: UTF8.self).split(whereSeparator: \.isWhitespace).compactMap { Int($0) }
+        guard let text = try? TextFile.read(file, limit: 512) else { return nil }
+        let counts = text.split(whereSeparator: \.isWhitespace).compactMap { Int($0) }
         return counts.isEmpty ? nil : counts
     }
 }

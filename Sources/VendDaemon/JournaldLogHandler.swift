@@ -53,7 +53,7 @@ public final class LogWriter: Sendable {
     }
 
     static let capacity = 10_000
-    private let lane = Lane<Entry>(name: "vendd-log", capacity: capacity)
+    private let lane = Lane<Entry>(name: "vendd-log", capacity: capacity, neverWaits: true)
     private let journal: JournalSocket?
 
     init(journal: JournalSocket?) {

@@ -36,7 +36,7 @@ extension MachineController {
                 timekeeper.cancel(timer)
                 if claim() { continuation.resume(returning: true) }
             }
-            let already = state.withLock { state in
+            let already = onLane { state in
                 if isQuiet(state.machine) { return true }
                 state.quietWaiters.append(QuietWaiter(isQuiet: isQuiet, wake: quiet))
                 return false

@@ -2,18 +2,17 @@ import VendConfig
 import VendControl
 import VendingCore
 
-/// What `vendctl status` and the reports read: the machine as it stands, under its lock.
+/// What `vendctl status` and the reports read: the view the machine's lane published last.
 extension MachineController {
     /// The machine's queries as they stand now.
     var reports: Reports {
-        state.withLock {
-            Reports(
-                machine: $0.machine, format: $0.config.machine.moneyFormat, machineName: $0.config.machine.name,
-                levelSensedCoins: $0.hardware?.payouts?.hasLevelSensedCoins ?? false, zoneOrder: $0.config.zones.map(\.settings.id),
-                coldZones: Set($0.config.zones.filter { $0.settings.kind == .cold }.map(\.settings.id)),
-                paymentDevices: Self.paymentDevices($0.config),
-                dexIdentity: $0.config.dex.map { ($0.communicationID, $0.assetNumber) })
-        }
+        let view = view
+        return Reports(
+            machine: view.machine, format: view.config.machine.moneyFormat, machineName: view.config.machine.name,
+            levelSensedCoins: view.hardware?.payouts?.hasLevelSensedCoins ?? false, zoneOrder: view.config.zones.map(\.settings.id),
+            coldZones: Set(view.config.zones.filter { $0.settings.kind == .cold }.map(\.settings.id)),
+            paymentDevices: Self.paymentDevices(view.config),
+            dexIdentity: view.config.dex.map { ($0.communicationID, $0.assetNumber) })
     }
 
     /// The devices in `config` whose DEX records are sent even before they took money.
@@ -26,46 +25,45 @@ extension MachineController {
     var now: Instant { Instant(millisecondsSinceEpoch: timekeeper.wallClockMilliseconds) }
 
     func status() -> StatusReport {
-        state.withLock { state in
-            let hardware = state.hardware
-            var report = StatusReport(
-                machine: state.machine, config: state.config, fault: state.fault?.reason, switches: deviceEvents.currentSwitches,
-                hardware: hardware.map { ($0.gpioDescription, $0.coinAcceptorDescription, $0.world != nil) },
-                payouts: hardware?.payouts,
-                health: notices.report(gpio: hardware?.gpioDescription, coinAcceptor: hardware?.coinAcceptorDescription))
-            if let stacker = hardware?.mdb?.bus.stacker {
-                report.billStacker = StatusReport.Stacker(bills: stacker.bills, capacity: stacker.capacity, full: stacker.full)
-            }
-            if let readers = hardware?.mdb?.bus.cardReaders, !readers.isEmpty {
-                report.cardReaders = readers.map {
-                    StatusReport.CardReaderState(
-                        reader: $0.reader.rawValue, ready: state.machine.cardReaders[$0.reader] != nil, description: $0.status)
-                }
-            }
-            if let outbox, let broker = state.config.mqtt?.broker {
-                let summary = outbox.summary
-                var fleet = StatusReport.FleetOutbox(
-                    broker: broker.url, connected: outbox.isConnected, pending: summary.count, oldest: summary.oldest)
-                fleet.lastSeq = summary.lastSequence
-                if outbox.keepUntilStored {
-                    fleet.storedSeq = summary.stored
-                    fleet.awaitingStore = summary.deliveredNotStored
-                }
-                report.fleetOutbox = fleet
-            }
-            report.dexPort = dexSessions.status.map { port in
-                var port = port
-                let dex = state.machine.dex
-                port.intervalResetMode = dex.intervalMode.rawValue
-                port.eventResetMode = dex.eventMode.rawValue
-                port.reads = dex.reads
-                port.resets = dex.resets
-                port.passCodeSet = dex.passCode != nil
-                return port
-            }
-            report.zones = climate.withLock { $0 }?.status(locks: state.machine.healthLocks)
-            if report.zones != nil { report.temperatureUnit = state.config.machine.temperatureUnit.rawValue }
-            return report
+        let view = view
+        let hardware = view.hardware
+        var report = StatusReport(
+            machine: view.machine, config: view.config, fault: view.fault?.reason, switches: view.switches,
+            hardware: hardware.map { ($0.gpioDescription, $0.coinAcceptorDescription, $0.world != nil) },
+            payouts: hardware?.payouts,
+            health: notices.report(gpio: hardware?.gpioDescription, coinAcceptor: hardware?.coinAcceptorDescription))
+        if let stacker = hardware?.mdb?.bus.stacker {
+            report.billStacker = StatusReport.Stacker(bills: stacker.bills, capacity: stacker.capacity, full: stacker.full)
         }
+        if let readers = hardware?.mdb?.bus.cardReaders, !readers.isEmpty {
+            report.cardReaders = readers.map {
+                StatusReport.CardReaderState(
+                    reader: $0.reader.rawValue, ready: view.machine.cardReaders[$0.reader] != nil, description: $0.status)
+            }
+        }
+        if let outbox, let broker = view.config.mqtt?.broker {
+            let summary = outbox.summary
+            var fleet = StatusReport.FleetOutbox(
+                broker: broker.url, connected: outbox.isConnected, pending: summary.count, oldest: summary.oldest)
+            fleet.lastSeq = summary.lastSequence
+            if outbox.keepUntilStored {
+                fleet.storedSeq = summary.stored
+                fleet.awaitingStore = summary.deliveredNotStored
+            }
+            report.fleetOutbox = fleet
+        }
+        report.dexPort = dexSessions.status.map { port in
+            var port = port
+            let dex = view.machine.dex
+            port.intervalResetMode = dex.intervalMode.rawValue
+            port.eventResetMode = dex.eventMode.rawValue
+            port.reads = dex.reads
+            port.resets = dex.resets
+            port.passCodeSet = dex.passCode != nil
+            return port
+        }
+        report.zones = climate.withLock { $0 }?.status(locks: view.machine.healthLocks)
+        if report.zones != nil { report.temperatureUnit = view.config.machine.temperatureUnit.rawValue }
+        return report
     }
 }

@@ -16,16 +16,20 @@ enum MachineFault: Sendable {
         case .hardware(let reason): reason
         }
     }
+
+    var isHardware: Bool {
+        if case .hardware = self { true } else { false }
+    }
 }
 
-/// The fault policy and the store's upkeep: out of order and back, snapshots and compaction.
+/// The fault policy and the store's upkeep: out of order and back, snapshots and compaction. On
+/// the machine's lane, with its state; the devices hear of a fault beginning or ending once the
+/// state is let go (`MachineController.process`, `onLane`), before the input's own effects.
 extension MachineController {
     func enterFault(_ fault: MachineFault, _ state: inout State) {
         if case .hardware = state.fault { return }
         if case .storage = state.fault, case .storage = fault { return }
         state.fault = fault
-        state.hardware?.coinAcceptor.setAcceptance(false)
-        state.hardware?.mdb?.bus.setCardAcceptance(false)
         // Journaled in a record of its own when the journal works (a hardware fault); when it is
         // what failed, durable (and published) from the save that ends the fault.
         if let outbox { journalTelemetry([outbox.event(.fault, reason: fault.reason, at: timekeeper.wallClockMilliseconds)], &state) }
@@ -36,13 +40,7 @@ extension MachineController {
             )
         case .hardware(let reason):
             logger.critical("OUT OF ORDER: \(reason). Sales are stopped; fix the cause and restart vendd.")
-            state.hardware?.dispenser.releaseAll()
         }
-    }
-
-    /// The hardware can no longer work (its inputs are gone): out of order until a restart.
-    func hardwareFailed(_ reason: String) {
-        state.withLock { enterFault(.hardware(reason), &$0) }
     }
 
     /// A storage fault ends with the first save of the whole machine that succeeds.
@@ -56,8 +54,6 @@ extension MachineController {
         }
         state.fault = nil
         logger.notice("the state can be written again: the machine is saved and back in service")
-        state.hardware?.coinAcceptor.setAcceptance(Self.acceptsCoins(state))
-        state.hardware?.mdb?.bus.setCardAcceptance(state.machine.acceptsCards)
     }
 
     func compactIfDue(_ state: inout State) {
@@ -67,7 +63,7 @@ extension MachineController {
 
     /// Writes the whole machine and empties the journal.
     func saveSnapshot() {
-        state.withLock { saveSnapshot(&$0) }
+        onLane { self.saveSnapshot(&$0) }
     }
 
     private func saveSnapshot(_ state: inout State) {

@@ -4,6 +4,7 @@ import VendConfig
 import VendControl
 import VendDrivers
 import VendHardware
+import VendPOSIX
 import VendStore
 import VendTelemetry
 import VendTime
@@ -24,9 +25,11 @@ public typealias MachineStore = StateStore<MachineSnapshot, JournalEntry>
 
 /// The only place the machine changes. Inputs arrive through the `MachineInbox` from whichever
 /// thread (a GPIO edge, a coin, the dispenser's outcome, a control request, the tick); on the
-/// machine's thread each is written to the journal (fsync) and applied under the state's lock,
-/// then its effects are handed to the devices, in the order the core returned them, outside it.
-/// A caller of `sendAndWait` gets its answer after that.
+/// machine's thread each is written to the journal (fsync) and applied to the state, which only
+/// that thread can reach (`LaneBound`), then its effects are handed to the devices, in the order
+/// the core returned them, with the state let go. A caller of `sendAndWait` gets its answer after
+/// that. Every other thread reads the `View` published after each input, and changes what the
+/// lane owns (the hardware, the configuration) only by handing it work (`onLane`).
 final class MachineController: Sendable {
     struct State {
         var machine: Machine
@@ -35,28 +38,54 @@ final class MachineController: Sendable {
         var hardware: Hardware?
         /// Why the machine is out of order, if it is: it sells nothing and takes no coins.
         var fault: MachineFault?
+        /// The switches that decide service mode, set on the machine's lane in input order.
+        var switches: ServiceModeSwitches
         /// Woken once the machine is quiet as each wants (see `waitUntilQuiet`).
         var quietWaiters: [QuietWaiter] = []
     }
 
+    /// What the other threads read (`status`, reports, a bill's escrow): the state as it stood
+    /// after the last input, replaced whole after each.
+    struct View: Sendable {
+        let machine: Machine
+        let config: VenddConfig
+        let hardware: Hardware?
+        let fault: MachineFault?
+        let switches: ServiceModeSwitches
+
+        init(_ state: State) {
+            machine = state.machine
+            config = state.config
+            hardware = state.hardware
+            fault = state.fault
+            switches = state.switches
+        }
+
+        var acceptsCoins: Bool { fault == nil && machine.acceptsCoins }
+    }
+
     let logger: Logger
     let timekeeper: any Timekeeper
-    /// The dispenser's timers (pulse end, maximum on-time, drop window): a lane that takes no
-    /// machine lock and never waits on storage or logging.
+    /// The dispenser's timers (pulse end, maximum on-time, drop window): a lane that never
+    /// touches the machine's state and never waits on storage, logging or the machine.
     let relayLane: any Timekeeper
     let events: EventFanOut
     let notices: HardwareNotices
     /// The fleet outbox; nil without an `mqtt:` section.
     let outbox: Outbox?
-    let state: Mutex<State>
     private let inbox = MachineInbox()
-    /// Device events turned into inputs, and the service-mode switches.
+    /// The machine's state: on the machine's thread only.
+    private let owned: LaneBound<State>
+    private let published: Mutex<View>
+    /// Device events turned into inputs.
     let deviceEvents: DeviceEvents
     /// The DEX port's sessions, for `vendctl status`.
     let dexSessions = DEXSessionLog()
     /// The temperature zones; nil without a `zones:` section (set once at start).
     let climate = Mutex<ClimateService?>(nil)
     let snapshotEvery = 500
+    /// When the machine's lane last carried out a tick: what the watchdog is fed on.
+    private let lastTick = Mutex<ContinuousClock.Instant?>(nil)
 
     init(
         machine: Machine, store: sending MachineStore, config: VenddConfig, logger: Logger, timekeeper: any Timekeeper,
@@ -68,63 +97,132 @@ final class MachineController: Sendable {
         self.relayLane = relayLane ?? timekeeper
         events = EventFanOut(logger: logger)
         notices = HardwareNotices(logger: logger, timekeeper: timekeeper)
-        state = Mutex(State(machine: machine, store: store, config: config))
-        deviceEvents = DeviceEvents(logger: logger, notices: notices, technicianServiceMode: machine.isInServiceMode)
+        let state = State(machine: machine, store: store, config: config, switches: ServiceModeSwitches(technician: machine.isInServiceMode))
+        published = Mutex(View(state))
+        owned = inbox.bind(state)
+        deviceEvents = DeviceEvents(logger: logger, notices: notices)
         inbox.start { [unowned self] input in process(input) }
         deviceEvents.connect(to: self)
     }
 
-    var config: VenddConfig { state.withLock { $0.config } }
-    var hasVendInFlight: Bool { state.withLock { $0.machine.pendingVend != nil } }
-    var pendingVend: PendingVend? { state.withLock { $0.machine.pendingVend } }
+    /// The state as it stood after the last input.
+    var view: View { published.withLock { $0 } }
+    var config: VenddConfig { view.config }
+    var hasVendInFlight: Bool { view.machine.pendingVend != nil }
+    var pendingVend: PendingVend? { view.machine.pendingVend }
     /// A copy of the machine as it stands.
-    var currentMachine: Machine { state.withLock { $0.machine } }
-    var acceptsCoins: Bool { state.withLock { Self.acceptsCoins($0) } }
+    var currentMachine: Machine { view.machine }
+    var acceptsCoins: Bool { view.acceptsCoins }
     /// A bill validator's escrow decision: stack it, or return it to the customer.
-    func acceptsBill(_ value: Money) -> Bool { state.withLock { $0.fault == nil && $0.machine.acceptsBill(value) } }
-    var simulatedWorld: SimulatedWorld? { state.withLock { $0.hardware?.world } }
+    func acceptsBill(_ value: Money) -> Bool {
+        let view = view
+        return view.fault == nil && view.machine.acceptsBill(value)
+    }
+    var simulatedWorld: SimulatedWorld? { view.hardware?.world }
     /// The MDB devices `--simulate` runs in-process; nil on real hardware or a `unix:` MDB port.
-    var simulatedMDB: InProcessMDB? { state.withLock { $0.hardware?.simulatedMDB } }
+    var simulatedMDB: InProcessMDB? { view.hardware?.simulatedMDB }
 
     static func acceptsCoins(_ state: State) -> Bool { state.fault == nil && state.machine.acceptsCoins }
 
     // MARK: - Inputs
 
     /// Queues `input` and returns at once: for devices and timers.
-    func send(_ input: Input) { inbox.send(input) }
+    func send(_ input: Input) { inbox.send(.core(input)) }
 
     /// Queues `input` and returns its effects once it is journaled, applied and carried out.
     @discardableResult
-    func sendAndWait(_ input: Input) -> [Effect] { inbox.sendAndWait(input) }
+    func sendAndWait(_ input: Input) -> [Effect] { inbox.sendAndWait(.core(input)) }
+
+    /// A service-mode switch (key, door) moved: queued, and composed with the others on the lane.
+    func moveSwitch(_ which: ServiceModeSwitches.Switch, on: Bool) { inbox.send(.serviceSwitch(which, on: on)) }
+
+    /// The hardware can no longer work (its inputs are gone): out of order until a restart. From
+    /// the GPIO thread: queued, never waiting. The lane puts the machine out of order in input
+    /// order, so no effect read before the fault can enable coins after it.
+    func hardwareFailed(_ reason: String) { inbox.send(.hardwareFailed(reason)) }
+
+    /// The service-mode switches as the machine's lane last set them.
+    var switches: ServiceModeSwitches { view.switches }
 
     /// Returns once every input queued so far has been carried out.
     func settle() { inbox.settle() }
 
+    /// On the machine's thread, after every input queued so far: `body` with the state, then the
+    /// devices told of a fault it began or ended and the view published; returns `body`'s
+    /// result. How the threads that set the machine up and tear it down (start-up, reload,
+    /// shutdown) change what the lane owns.
+    func onLane<Result: Sendable>(_ body: @escaping @Sendable (inout State) -> Result) -> Result {
+        let result = Mutex<Result?>(nil)
+        let ran = inbox.runAndWait { [self] in
+            let (value, devices) = owned.withValue { state in
+                let faultBefore = state.fault
+                let value = body(&state)
+                return (value, Devices(state, faultBefore: faultBefore))
+            }
+            carryOutFaultChange(on: devices)
+            publish()
+            result.withLock { $0 = value }
+        }
+        precondition(ran, "the machine's lane has ended")
+        return result.withLock { $0 }!
+    }
+
+    /// On the machine's thread: the view the other threads read, replaced; then the fleet link
+    /// woken if events were added, so that the `status()` it reads has the input that woke it
+    /// (readers never wait for the lane, as they waited for the lock).
+    private func publish() {
+        let view = owned.withValue { View($0) }
+        published.withLock { $0 = view }
+        outbox?.wakeIfAdded()
+    }
+
     /// On the machine's thread: one input, then any input its effects lead to at once (a relay
     /// that cannot move ends its vend). Returns the effects of `input` itself.
-    private func process(_ input: Input) -> [Effect] {
+    private func process(_ input: LaneInput) -> [Effect] {
         switch input {
-        case .tick: state.withLock { retryStorage(&$0) }
-        case .setDraining(true): logger.notice("draining: no vend, coin or payout starts until vendd has reloaded or stopped")
-        case .setDraining(false): logger.notice("draining ended")
+        case .core(.setDraining(true)): logger.notice("draining: no vend, coin or payout starts until vendd has reloaded or stopped")
+        case .core(.setDraining(false)): logger.notice("draining ended")
         default: break
         }
         var effectsOfInput: [Effect]?
         var queue = [input]
         while !queue.isEmpty {
             let next = queue.removeFirst()
-            let (effects, devices) = state.withLock { state in (journalAndApply(next, &state), Devices(state)) }
+            let (effects, devices) = owned.withValue { state in
+                let faultBefore = state.fault
+                let effects = carryOut(next, &state)
+                compactIfDue(&state)
+                return (effects, Devices(state, faultBefore: faultBefore))
+            }
+            tellZonesServiced(by: effects)
+            publish()
+            carryOutFaultChange(on: devices)
             effectsOfInput = effectsOfInput ?? effects
-            queue += effects.compactMap { perform($0, on: devices) }
+            queue += effects.compactMap { perform($0, on: devices) }.map(LaneInput.core)
         }
-        let woken = state.withLock { state -> [QuietWaiter] in
-            compactIfDue(&state)
+        let woken = owned.withValue { state -> [QuietWaiter] in
             let machine = state.machine
             defer { state.quietWaiters.removeAll { $0.isQuiet(machine) } }
             return state.quietWaiters.filter { $0.isQuiet(machine) }
         }
         for waiter in woken { waiter.wake() }
+        if case .core(.tick) = input { lastTick.withLock { $0 = timekeeper.now } }
         return effectsOfInput ?? []
+    }
+
+    /// On the machine's thread, with its state: what the lane composes, then the core.
+    private func carryOut(_ input: LaneInput, _ state: inout State) -> [Effect] {
+        switch input {
+        case .core(let input):
+            if case .tick = input { retryStorage(&state) }
+            return journalAndApply(input, &state)
+        case .serviceSwitch(let which, let on):
+            state.switches.set(which, on: on)
+            return journalAndApply(.setServiceMode(state.switches.isOn), &state)
+        case .hardwareFailed(let reason):
+            enterFault(.hardware(reason), &state)
+            return []
+        }
     }
 
     /// Journal first, then the machine. An input that changes nothing is not journaled, nor is
@@ -190,33 +288,67 @@ final class MachineController: Sendable {
         outbox.add(numbered, durable: durable)
     }
 
-    /// `journalTelemetry` from another thread (the DEX port's).
+    /// `journalTelemetry` from another thread (the DEX port's), on the machine's lane; waits.
     func journalTelemetry(_ events: [TelemetryEvent]) {
-        state.withLock { journalTelemetry(events, &$0) }
+        onLane { self.journalTelemetry(events, &$0) }
     }
 
-    /// What carrying out effects needs of the state, read under its lock.
+    /// What carrying out effects needs of the state, read on the lane before the state is let go.
     private struct Devices {
         let hardware: Hardware?
         let isFaulty: Bool
         let payoutPolicy: PayoutPolicy
         let format: MoneyFormat
         let setup: MachineSetup
+        /// The fault this input put the machine in (or a hardware fault that replaced one of storage).
+        let faultBegan: MachineFault?
+        /// When this input ended the machine's fault (a storage fault's first successful save):
+        /// whether it takes coins and cards now.
+        let faultEnded: (acceptsCoins: Bool, acceptsCards: Bool)?
 
         /// The slot's MDB item number; FFFFh ("undefined") for a slot no longer configured.
         func item(_ slot: SlotID) -> UInt16 { setup.itemNumber(of: slot) ?? 0xFFFF }
 
-        init(_ state: State) {
+        init(_ state: State, faultBefore: MachineFault?) {
             setup = state.machine.setup
             hardware = state.hardware
             isFaulty = state.fault != nil
             payoutPolicy = state.machine.setup.payoutPolicy
             format = state.config.machine.moneyFormat
+            switch (faultBefore, state.fault) {
+            case (nil, let fault?),
+                (.storage, let fault?) where fault.isHardware:
+                faultBegan = fault
+            default: faultBegan = nil
+            }
+            faultEnded =
+                faultBefore != nil && state.fault == nil ? (MachineController.acceptsCoins(state), state.machine.acceptsCards) : nil
         }
     }
 
-    /// Hands one effect to its device. Devices answer through `send` (never on this stack's
-    /// lock); a payout device records what it holds through `sendAndWait` from its own lane.
+    /// A zone's health lock cleared: its controller hears it (a fresh recovery window) before the
+    /// view is published and the fleet link woken, so that the zone's health it reads is serviced.
+    private func tellZonesServiced(by effects: [Effect]) {
+        for case .event(.healthLockCleared(let lock, _)) in effects {
+            climate.withLock { $0 }?.serviced(lock.trip.zone)
+        }
+    }
+
+    /// Out of order: coins and cards refused, and for a hardware fault every relay given back;
+    /// back in service: as the machine says. Before the input's own effects, the state let go.
+    private func carryOutFaultChange(on devices: Devices) {
+        if let fault = devices.faultBegan {
+            devices.hardware?.coinAcceptor.setAcceptance(false)
+            devices.hardware?.mdb?.bus.setCardAcceptance(false)
+            if fault.isHardware { devices.hardware?.dispenser.releaseAll() }
+        } else if let accepting = devices.faultEnded {
+            devices.hardware?.coinAcceptor.setAcceptance(accepting.acceptsCoins)
+            devices.hardware?.mdb?.bus.setCardAcceptance(accepting.acceptsCards)
+        }
+    }
+
+    /// Hands one effect to its device. Devices answer through `send` (queued after this input);
+    /// a payout device records what it holds through `sendAndWait` from its own lane.
     /// Returns an input to carry out next, if any.
     private func perform(_ effect: Effect, on devices: Devices) -> Input? {
         switch effect {
@@ -276,16 +408,17 @@ final class MachineController: Sendable {
     /// Takes over freshly brought-up hardware: routes its events here and sets coin acceptance.
     /// `interruptedVendSlot`: the slot of a vend a power cut interrupted, from the journal.
     func attach(_ hardware: Hardware, interruptedVendSlot: SlotID? = nil) {
-        let cursors = state.withLock { state in
+        let cursors = onLane { state in
             state.hardware = hardware
             return state.machine.coinCursors
         }
         notices.reset()
         if let bank = hardware.payouts { InterruptedPayoutTakeover(controller: self, bank: bank).run() }
         handOverCardReaders(to: hardware)
-        // Outside the lock: starting announces switch positions, which are inputs themselves.
+        // Starting announces switch positions, which are inputs themselves.
         hardware.start(routingTo: self, lastSequence: { cursors[$0] })
-        state.withLock { state in hardware.coinAcceptor.setAcceptance(Self.acceptsCoins(state)) }
+        // On the lane, in its order with the inputs that change acceptance.
+        inbox.runAndWait { [self] in hardware.coinAcceptor.setAcceptance(owned.withValue { Self.acceptsCoins($0) }) }
         // A motor away from home (a power cut mid-turn; the vend it served was resolved from the
         // journal) is locked for the technician, never turned to find out where it is.
         for slot in hardware.dispenser.motorsAwayFromHome(turning: interruptedVendSlot) {
@@ -321,29 +454,29 @@ final class MachineController: Sendable {
     }
 
     /// The payout bank of the hardware attached now.
-    var attachedPayouts: PayoutBank? { state.withLock { $0.hardware?.payouts } }
+    var attachedPayouts: PayoutBank? { view.hardware?.payouts }
 
     /// `vendctl service on|off`. Nil when done; otherwise why service mode stays on.
     func setServiceModeByTechnician(_ on: Bool) -> String? {
-        sendAndWait(.setServiceMode(deviceEvents.changeSwitches { $0.technician = on }))
-        guard !on, currentMachine.isInServiceMode else { return nil }
-        return "service mode stays on while \(deviceEvents.currentSwitches.reasons.joined(separator: " and ")); sales resume when that ends"
+        _ = inbox.sendAndWait(.serviceSwitch(.technician, on: on))
+        let view = view
+        guard !on, view.machine.isInServiceMode else { return nil }
+        return "service mode stays on while \(view.switches.reasons.joined(separator: " and ")); sales resume when that ends"
     }
 
     /// Stops the hardware: coins inhibited, every relay off, lines released.
     func detachHardware() async {
-        let detached = state.withLock { state in
+        let detached = onLane { state in
             defer { state.hardware = nil }
             return state.hardware
         }
-        // Outside the lock: releasing the lines waits for their reader, which may be delivering.
+        // Off the lane: releasing the lines waits for their reader, which may be delivering.
         await detached?.shutDown()
     }
 
     /// Ends the machine's thread and releases the state directory's lock; the last thing before exit.
     func closeStore() {
-        inbox.close()
-        state.withLock { $0.store.close() }
+        inbox.close { [self] in owned.withValue { $0.store.close() } }
     }
 
     // MARK: - Time, reload, shutdown
@@ -354,13 +487,17 @@ final class MachineController: Sendable {
         send(.tick)
     }
 
+    /// When the machine's lane last carried out a tick; nil before the first. Only the lane
+    /// itself moves it: a lane stuck in an fsync or a device call leaves it behind.
+    var lastTickCarriedOut: ContinuousClock.Instant? { lastTick.withLock { $0 } }
+
     /// Takes a validated new configuration, between vends.
     func reconfigure(to newConfig: VenddConfig) -> Rejection? {
         let effects = sendAndWait(.reconfigure(newConfig.machineSetup))
         if let rejection = effects.events.compactMap({ if case .rejected(let reason) = $0 { reason } else { nil } }).first {
             return rejection
         }
-        state.withLock { $0.config = newConfig }
+        onLane { $0.config = newConfig }
         return nil
     }
 }

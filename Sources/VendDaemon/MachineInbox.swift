@@ -3,22 +3,38 @@ import Synchronization
 import VendPOSIX
 import VendingCore
 
+/// What the machine's lane carries out: an input of the core, or a change the lane composes into
+/// one from the state it alone keeps.
+enum LaneInput: Sendable {
+    case core(Input)
+    /// A service-mode switch moved: the lane sets it and gives the core the service mode all the
+    /// switches decide, in the order the switches moved (never a value computed elsewhere).
+    case serviceSwitch(ServiceModeSwitches.Switch, on: Bool)
+    /// The hardware can no longer work (the GPIO thread lost its inputs): out of order until a
+    /// restart, from this point in the input order on.
+    case hardwareFailed(String)
+}
+
 /// The only way into the machine. Every input — a press, a coin, a vend's outcome, a payout
 /// report, a timer's tick, a control request — is put into this inbox, and one thread,
-/// `vendd-machine`, takes them in order: journal, apply, then the effects, outside the state's
-/// lock. So a device or timer calling back while the machine is busy only queues its input
+/// `vendd-machine`, takes them in order: journal, apply, then the effects, with the state let
+/// go (it is the lane's alone: `LaneBound`). So a device or timer calling back while the machine is busy only queues its input
 /// (it cannot deadlock, nor run a second input inside the first), and no lane a device or a
 /// relay timer runs on ever waits for storage.
 ///
 /// `send` is for devices and timers: it never waits. `sendAndWait` is for a caller that needs
 /// the effects (a control request) or must know an input is durable before it acts (a payout
-/// device recording what it holds before it pays); on the machine's own thread it would wait
-/// for itself, and is refused.
+/// device recording what it holds before it pays). It is refused, as `settle` is, on the
+/// machine's own thread (it would wait for itself) and on every lane that must never wait
+/// (`PosixThread.markNeverWaits`: the relays', the log's, the GPIO reader's), where waiting
+/// for the machine — an fsync — would stretch a pulse or stall the inputs.
 final class MachineInbox: Sendable {
     private enum Item: Sendable {
-        case input(Input, Reply?)
+        case input(LaneInput, Reply?)
         /// Answers once everything put before it has been carried out.
         case barrier(Reply)
+        /// Work another thread hands the lane (it changes what the lane owns), answered once done.
+        case run(@Sendable () -> Void, Reply)
     }
 
     /// Where a waiting caller gets the effects.
@@ -37,10 +53,10 @@ final class MachineInbox: Sendable {
         }
     }
 
-    private let lane = Lane<Item>(name: "vendd-machine")
+    private let lane = Lane<Item>(name: "vendd-machine", neverWaits: true)
 
     /// Starts the machine's thread; `process` carries out one input and returns its effects.
-    func start(_ process: @escaping @Sendable (Input) -> [Effect]) {
+    func start(_ process: @escaping @Sendable (LaneInput) -> [Effect]) {
         lane.start { item in
             switch item {
             case .input(let input, let reply):
@@ -48,16 +64,19 @@ final class MachineInbox: Sendable {
                 reply?.give(effects)
             case .barrier(let reply):
                 reply.give([])
+            case .run(let work, let reply):
+                work()
+                reply.give([])
             }
         }
     }
 
-    func send(_ input: Input) {
+    func send(_ input: LaneInput) {
         lane.put(.input(input, nil))
     }
 
-    func sendAndWait(_ input: Input) -> [Effect] {
-        precondition(!lane.isCurrentThread, "sendAndWait(\(input)) on the machine's own thread would wait for itself: use send")
+    func sendAndWait(_ input: LaneInput) -> [Effect] {
+        refuseToWait("sendAndWait(\(input))")
         let reply = Reply()
         guard lane.put(.input(input, reply)) else { return [] }
         return reply.wait()
@@ -65,12 +84,36 @@ final class MachineInbox: Sendable {
 
     /// Returns once every input put so far has been carried out (a test's or a drain's barrier).
     func settle() {
-        precondition(!lane.isCurrentThread, "settle() on the machine's own thread would wait for itself")
+        refuseToWait("settle()")
         let reply = Reply()
         guard lane.put(.barrier(reply)) else { return }
         _ = reply.wait()
     }
 
-    /// Carries out what was put, then ends the thread; later inputs are dropped.
-    func close() { lane.close() }
+    /// Runs `work` on the machine's thread, after everything put so far, and returns once it has
+    /// run; false (not run) once the inbox is closed. For start-up, reload and shutdown, which
+    /// change what the lane owns (the hardware, the configuration, the store).
+    @discardableResult
+    func runAndWait(_ work: @escaping @Sendable () -> Void) -> Bool {
+        refuseToWait("runAndWait")
+        let reply = Reply()
+        guard lane.put(.run(work, reply)) else { return false }
+        _ = reply.wait()
+        return true
+    }
+
+    /// `value`, reachable from now on only on the machine's thread.
+    func bind<Value>(_ value: sending Value) -> LaneBound<Value> { LaneBound(value, on: lane) }
+
+    /// Stops the process (a programming error) when the calling thread must not wait for the machine.
+    private func refuseToWait(_ call: @autoclosure () -> String) {
+        precondition(!lane.isCurrentThread, "\(call()) on the machine's own thread would wait for itself: use send")
+        if let lane = PosixThread.neverWaitingName {
+            preconditionFailure("\(call()) on \(lane), a lane that must never wait for the machine: use send")
+        }
+    }
+
+    /// Carries out what was put, then `finally` (on the machine's thread, the last thing it does),
+    /// then ends the thread; later inputs are dropped.
+    func close(finally: @escaping @Sendable () -> Void = {}) { lane.close(last: .run(finally, Reply())) }
 }

@@ -206,7 +206,7 @@ struct Startup {
     /// The chips the zones' relays are on: opened apart from the slots' (which a reload brings
     /// down and up again), through libgpiod, or in memory in simulation.
     static func zoneChips(_ config: VenddConfig, simulate: Bool, timekeeper: any Timekeeper) -> GPIOChipSet {
-        GPIOChipSet(defaultChip: config.gpio.chip) { name throws(GPIOError) in
+        GPIOChipSet(defaultChip: config.gpio.chip, origin: config.gpio.chipOrigin) { name throws(GPIOError) in
             if simulate { return SimulatedGPIOChip(name: name, timekeeper: timekeeper) }
             return try LibgpiodChip(name)
         }

@@ -41,7 +41,8 @@ final class LibgpiodInputGroup: GPIOInputGroup, @unchecked Sendable {
                 return started
             })
         else { return }
-        PosixThread.start(name: "vendd-gpio") { [self] in readEdges(deliver: deliver, lost: lost) }
+        // Edges are read and stamped here: it hands them over (`send`), never waits for the machine.
+        PosixThread.start(name: "vendd-gpio", neverWaits: true) { [self] in readEdges(deliver: deliver, lost: lost) }
     }
 
     func currentValues() throws(GPIOError) -> [Bool] {

@@ -9,23 +9,30 @@ public final class GPIOChipSet: GPIOChipBackend {
     public typealias Opener = @Sendable (String) throws(GPIOError) -> any GPIOChipBackend
 
     public let name: String
+    /// Where the file says `gpio.chip`: a default chip that is not there is reported at it.
+    private let defaultChipOrigin: ConfigOrigin?
     private let open: Opener
     private let chips = Mutex<[String: any GPIOChipBackend]>([:])
 
     /// `defaultChip` serves lines that name none; `open` opens a chip by its name in the file.
-    public init(defaultChip: String, open: @escaping Opener) {
+    public init(defaultChip: String, origin: ConfigOrigin? = nil, open: @escaping Opener) {
         name = defaultChip
+        defaultChipOrigin = origin
         self.open = open
     }
 
     /// The chip a line is on, opened if it was not yet.
     public func chip(_ wanted: String?) throws(GPIOError) -> any GPIOChipBackend {
-        let wanted = wanted ?? name
-        return try chips.withLock { chips throws(GPIOError) in
-            if let chip = chips[wanted] { return chip }
-            let chip = try open(wanted)
-            chips[wanted] = chip
-            return chip
+        let chipName = wanted ?? name
+        do {
+            return try chips.withLock { chips throws(GPIOError) in
+                if let chip = chips[chipName] { return chip }
+                let chip = try open(chipName)
+                chips[chipName] = chip
+                return chip
+            }
+        } catch .chipNotFound(_, let available, nil) where wanted == nil && defaultChipOrigin != nil {
+            throw .chipNotFound(chipName, available: available, origin: defaultChipOrigin)
         }
     }
 

@@ -18,6 +18,7 @@ public final class Lane<Item: Sendable>: Sendable {
 
     public let name: String
     private let capacity: Int?
+    private let neverWaits: Bool
     private let queue = Mutex(Queue())
     private let work = DispatchSemaphore(value: 0)
     private let finished = DispatchSemaphore(value: 0)
@@ -25,15 +26,17 @@ public final class Lane<Item: Sendable>: Sendable {
     private let thread = Atomic<UInt>(0)
     private let started = Atomic(false)
 
-    public init(name: String, capacity: Int? = nil) {
+    /// `neverWaits`: the lane's thread must never wait for another (`PosixThread.markNeverWaits`).
+    public init(name: String, capacity: Int? = nil, neverWaits: Bool = false) {
         self.name = name
         self.capacity = capacity
+        self.neverWaits = neverWaits
     }
 
     /// Starts the thread; `handle` gets every item, in the order put, on that thread.
     public func start(_ handle: @escaping @Sendable (Item) -> Void) {
         started.store(true, ordering: .releasing)
-        PosixThread.start(name: name) { [self] in
+        PosixThread.start(name: name, neverWaits: neverWaits) { [self] in
             thread.store(UInt(pthread_self()), ordering: .releasing)
             while true {
                 work.wait()
@@ -77,12 +80,14 @@ public final class Lane<Item: Sendable>: Sendable {
         return lane != 0 && pthread_equal(pthread_t(lane), pthread_self()) != 0
     }
 
-    /// Refuses new items, lets the thread finish those already put, and waits for it (at most
-    /// `limit`). False when it did not finish in time.
+    /// Refuses new items, lets the thread finish those already put — then `last`, put in the same
+    /// step, so that nothing comes after it — and waits for it (at most `limit`). False when it
+    /// did not finish in time.
     @discardableResult
-    public func close(within limit: Duration = .seconds(5)) -> Bool {
+    public func close(within limit: Duration = .seconds(5), last: Item? = nil) -> Bool {
         let alreadyClosing = queue.withLock { queue in
             defer { queue.closing = true }
+            if !queue.closing, let last { queue.items.append(last) }
             return queue.closing
         }
         guard !alreadyClosing, started.load(ordering: .acquiring) else { return true }

@@ -16,9 +16,14 @@ public enum PosixThread {
         }
     }
 
-    /// Starts `body` on a new detached thread. The name is cut to the 15 bytes Linux keeps.
-    public static func start(name: String, _ body: @escaping @Sendable () -> Void) {
-        let context = Unmanaged.passRetained(Body(name: name, run: body)).toOpaque()
+    /// Starts `body` on a new detached thread. The name is cut to the 15 bytes Linux keeps. With
+    /// `neverWaits`, the thread is one that must never wait for another (see `markNeverWaits`).
+    public static func start(name: String, neverWaits: Bool = false, _ body: @escaping @Sendable () -> Void) {
+        let run: () -> Void = {
+            if neverWaits { markNeverWaits(name) }
+            body()
+        }
+        let context = Unmanaged.passRetained(Body(name: name, run: run)).toOpaque()
         var thread = pthread_t()
         let created = pthread_create(
             &thread, nil,
@@ -31,6 +36,27 @@ public enum PosixThread {
             }, context)
         precondition(created == 0, "cannot start thread \(name): \(SystemError.text(created))")
         pthread_detach(thread)
+    }
+
+    /// Where a thread that must never wait keeps its name (thread-specific data).
+    private static let neverWaitsKey: pthread_key_t = {
+        var key = pthread_key_t()
+        let created = pthread_key_create(&key, nil)
+        precondition(created == 0, "pthread_key_create: \(SystemError.text(created))")
+        return key
+    }()
+
+    /// Marks the calling thread as one that must never wait for another thread — a lane whose
+    /// work stalls while it waits: the machine's (it would wait for itself), the relays' (a pulse
+    /// would stretch), the log's, the GPIO reader's. Whatever would make a thread wait asks
+    /// `neverWaitingName` first and refuses. The name is kept for the thread's life.
+    public static func markNeverWaits(_ name: String) {
+        pthread_setspecific(neverWaitsKey, UnsafeRawPointer(strdup(name)))
+    }
+
+    /// The calling thread's name if it is marked as never waiting; nil for any other thread.
+    public static var neverWaitingName: String? {
+        pthread_getspecific(neverWaitsKey).map { String(cString: $0.assumingMemoryBound(to: CChar.self)) }
     }
 
     /// The signals a process is told things with (stop, reload) are not this thread's: the kernel

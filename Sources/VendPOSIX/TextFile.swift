@@ -2,11 +2,10 @@
     import Glibc
 #endif
 
-/// Whole small files: the ones a technician asked for (a report, an audit), written whole or
-/// not at all, and sysfs attributes read in one go.
-///
-/// Files a technician asked for (a report, an audit), written whole or not at all: into a
-/// temporary file beside `path`, then renamed over it, so a reader never sees half a file.
+/// Whole small files: a report or an audit a technician asked for, a simulated device's memory,
+/// written whole or not at all (into a temporary file beside `path`, then renamed over it, so a
+/// reader, or a restart after `kill -9`, never sees half a file); and sysfs attributes read in
+/// one go. Not fsync'd: the machine's books go through the journal, not here.
 public enum TextFile {
     public static func write(_ text: String, to path: String) throws(SystemError) {
         let temporary = "\(path).tmp\(getpid())"

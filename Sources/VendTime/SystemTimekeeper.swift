@@ -20,14 +20,15 @@ public final class SystemTimekeeper: Timekeeper {
     private let timers = Mutex<(next: UInt64, queue: [Scheduled])>((0, []))
     private let waiter: Waiter
 
-    /// `threadName` names the lane in `ps -L` (vendd runs its relay timers on a lane of their own).
-    public init(threadName: String = "vendd-timers") {
+    /// `threadName` names the lane in `ps -L` (vendd runs its relay timers on a lane of their own);
+    /// `neverWaits` marks it as a lane that must never wait for another (the relays').
+    public init(threadName: String = "vendd-timers", neverWaits: Bool = false) {
         do {
             waiter = try Waiter()
         } catch {
             preconditionFailure("the timer thread's wake-up pipe: \(error)")
         }
-        PosixThread.start(name: threadName) { [self] in run() }
+        PosixThread.start(name: threadName, neverWaits: neverWaits) { [self] in run() }
     }
 
     public var now: ContinuousClock.Instant { .now }

@@ -7,36 +7,7 @@ import VenddTestSupport
 
 @testable import VendDaemon
 
-/// A datagram socket bound in a temporary directory, standing in for journald or systemd.
-final class DatagramReceiver {
-    let path: String
-    private let descriptor: Int32
-
-    init(in directory: TemporaryDirectory, name: String) throws {
-        path = directory.path + "/" + name
-        descriptor = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
-        let bound = try UnixSocketAddress(path: path).withSocketAddress { bind(descriptor, $0, $1) }
-        guard bound == 0 else { throw HarnessFailure("bind \(path): errno \(errno)") }
-        var timeout = timeval(tv_sec: 2, tv_usec: 0)
-        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-    }
-
-    deinit { close(descriptor) }
-
-    func receive() throws -> [UInt8] {
-        var buffer = [UInt8](repeating: 0, count: 65_536)
-        let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
-        guard count >= 0 else { throw HarnessFailure("nothing received on \(path)") }
-        return Array(buffer[..<count])
-    }
-}
-
-struct HarnessFailure: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
-}
-
-@Suite struct JournalTests {
+@Suite(.timeLimit(.minutes(1))) struct JournalTests {
     @Test func entriesCarryStructuredFieldsInTheNativeFormat() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
@@ -68,7 +39,7 @@ struct HarnessFailure: Error, CustomStringConvertible {
     }
 }
 
-@Suite struct NotifyTests {
+@Suite(.timeLimit(.minutes(1))) struct NotifyTests {
     @Test func sendsStateToTheNotifySocketAndHalvesTheWatchdog() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }

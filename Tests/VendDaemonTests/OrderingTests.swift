@@ -10,7 +10,7 @@ import VendingCore
 
 /// Effects are carried out in the order the core returns them, and a request is answered only
 /// after its effects: the acceptor is always in the state of the last change, seen from outside.
-@Suite struct OrderingTests {
+@Suite(.timeLimit(.minutes(1))) struct OrderingTests {
     static let root = UnixSocket.PeerCredentials(pid: 1, uid: 0, gid: 0)
 
     @Test func aThousandAlternatingAcceptanceChangesEndInTheStateOfTheLast() async throws {

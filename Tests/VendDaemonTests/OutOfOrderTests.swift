@@ -25,6 +25,7 @@ struct ControllerRig {
     /// dispenser's timers a clock of their own (`relayTime`), as vendd's `vendd-relays` thread.
     init(
         edit: (String) -> String = { $0 }, directory existing: TemporaryDirectory? = nil, separateRelayLane: Bool = false,
+        logger: Logger = Logger(label: "test"),
         devices: (Hardware, ManualTimekeeper) -> Hardware = { hardware, _ in hardware }
     ) throws {
         relayTime = separateRelayLane ? ManualTimekeeper() : time
@@ -34,7 +35,6 @@ struct ControllerRig {
         try edit(sample).write(toFile: configPath, atomically: true, encoding: .utf8)
         config = try ConfigLoader.load(file: configPath)
         let store = try MachineStore(directory: directory.path)
-        let logger = Logger(label: "test")
         let machine = try Startup.restore(from: store, config: config, outbox: nil, now: time.wallClockMilliseconds, logger: logger).get()
         controller = MachineController(
             machine: machine, store: store, config: config, logger: logger, timekeeper: time, relayLane: relayTime)
@@ -68,12 +68,13 @@ struct ControllerRig {
 }
 
 /// Hardware that stops working puts the machine out of order: no coins, no sales, relays given back.
-@Suite struct OutOfOrderTests {
+@Suite(.timeLimit(.minutes(1))) struct OutOfOrderTests {
     @Test func lostHardwareStopsSalesAndReleasesTheRelays() async throws {
         let rig = try ControllerRig()
         rig.controller.sendAndWait(.restock(rig.config.slots[0].id, count: nil, loadedAt: nil))
         #expect(rig.world.coinAcceptor.isAccepting)
         rig.controller.hardwareFailed("the GPIO inputs stopped delivering events")
+        rig.controller.settle()  // an input like any other
 
         let status = rig.controller.status()
         #expect(status.state == "out-of-order")

@@ -13,7 +13,7 @@ import VendingCore
 
 /// The fleet outbox: events written in the journal record of their input, kept through
 /// compaction until acknowledged, dropped only when older than the configured days.
-@Suite struct OutboxTests {
+@Suite(.timeLimit(.minutes(1))) struct OutboxTests {
     struct Rig {
         let directory: TemporaryDirectory
         let config: VenddConfig

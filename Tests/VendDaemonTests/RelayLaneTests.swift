@@ -5,9 +5,10 @@ import VendingCore
 @testable import VendDaemon
 
 /// The relay lane never waits on the machine's: a pulse ends on time while the machine is stuck
-/// in a journal write. The machine journals (and fsyncs) each input under its state's lock, so
-/// the test holds that lock, as a write that never returns would, and the pulse must still end.
-@Suite struct RelayLaneTests {
+/// in a journal write. The machine journals (and fsyncs) each input on its lane with its state
+/// held, so the test holds the lane there, as a write that never returns would, and the pulse
+/// must still end.
+@Suite(.timeLimit(.minutes(1))) struct RelayLaneTests {
     @Test func aPulseEndsOnTimeWhileTheMachineIsStuckInTheJournal() async throws {
         let rig = try ControllerRig(separateRelayLane: true)
         let slot = try #require(rig.config.slots.first { $0.id == "A1" })  // 1 200원, a 600 ms pulse
@@ -20,7 +21,7 @@ import VendingCore
         let controller = rig.controller, relayTime = rig.relayTime
         let held = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
         DispatchQueue.global().async {
-            controller.state.withLock { _ in
+            controller.onLane { _ in
                 held.signal()
                 release.wait()
             }

@@ -26,8 +26,8 @@ final class DaemonHarness: @unchecked Sendable {
     }
 
     /// Starts vendd and waits until its control socket answers. `openFileLimit` runs it under
-    /// `ulimit -n` (as systemd's LimitNOFILE would).
-    func start(extraArguments: [String] = [], openFileLimit: Int? = nil) throws {
+    /// `ulimit -n` (as systemd's LimitNOFILE would); `environment` is added to the test's.
+    func start(extraArguments: [String] = [], openFileLimit: Int? = nil, environment: [String: String] = [:]) throws {
         runs += 1
         let process = Process()
         let arguments =
@@ -41,6 +41,9 @@ final class DaemonHarness: @unchecked Sendable {
         } else {
             process.executableURL = URL(fileURLWithPath: builtProduct("vendd"))
             process.arguments = arguments
+        }
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         }
         _ = FileManager.default.createFile(atPath: logPath, contents: nil)
         process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))

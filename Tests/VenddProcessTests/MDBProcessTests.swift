@@ -136,7 +136,9 @@ import VenddTestSupport
         #expect(test.output.contains("(payout test)") && test.output.contains("paid 600원"), "\(test.output)")
         #expect(rig.taken.paid == 600)
         rig.simulator.with { $0.changer.manualDispense(type: 2, count: 1) }
-        try rig.daemon.waitForLog("paid out by the changer's own buttons")
+        // Twice: the changer's notice (sent before the machine hears of it), then the machine's
+        // event, once applied (queries read the state published after each input).
+        try rig.daemon.waitForLog("paid out by the changer's own buttons", count: 2)
 
         let details = try #require(try rig.daemon.send(.coins).coins?.details)
         let figures = Dictionary(uniqueKeysWithValues: details.map { ($0.item, $0.amount) })

@@ -14,13 +14,10 @@ import VenddTestSupport
     final class SmallFileSystem {
         let path: String
         init(at path: String) throws {
-            guard getuid() == 0 else {
-                throw HarnessError(
-                    "StorageFaultTests mounts a small tmpfs and needs root (CI runs as root); run `sudo swift test --filter StorageFaultTests`")
-            }
+            try RootTool.require("StorageFaultTests", to: "mounts a small tmpfs")
             self.path = path
             try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-            try Self.run("/bin/mount", "-t", "tmpfs", "-o", "size=2m,mode=0750", "tmpfs", path)
+            try RootTool.run("/bin/mount", "-t", "tmpfs", "-o", "size=2m,mode=0750", "tmpfs", path)
         }
         func fill() throws {
             // A filler file that takes every free block: the next journal write gets ENOSPC.
@@ -34,18 +31,7 @@ import VenddTestSupport
             try? filler.close()
         }
         func emptyFiller() throws { try FileManager.default.removeItem(atPath: path + "/filler") }
-        func unmount() { try? Self.run("/bin/umount", "-l", path) }
-
-        static func run(_ arguments: String...) throws {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: arguments[0])
-            process.arguments = Array(arguments.dropFirst())
-            try process.run()
-            process.waitUntilExit()
-            guard process.terminationStatus == 0 else {
-                throw HarnessError("\(arguments.joined(separator: " ")) failed (\(process.terminationStatus))")
-            }
-        }
+        func unmount() { try? RootTool.run("/bin/umount", "-l", path) }
     }
 
     @Test func aFullDiskStopsSalesAndTheMachineResumesByItselfWhenThereIsRoomAgain() throws {

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Hardware-in-the-loop: the real vendd, built with the static Swift stdlib against libgpiod v1
+# Hardware-in-the-loop: the real vendd (the unit tests' build, with the Swift runtime's libraries) on libgpiod v1
 # (Debian 12's) or v2 (bookworm-backports), booted in a qemu guest whose kernel has gpio-sim.
 # The guest runs scripts/hil/guest/scenarios.sh and prints "HIL <scenario>: PASS|FAIL ..." lines;
 # cctalk-sim, mdb-sim and dex-handheld run here, behind the guest's /dev/ttyS1, ttyS2 and ttyS3.
@@ -100,15 +100,18 @@ fi
 
 host_api="$api"
 [[ "$arch" == arm64 ]] && host_api=v1
-scratch="$source/.build-hil-$host_api"
+# The build `swift build` and the unit tests make (on libgpiod v1), so that after them this only
+# links: the guest gets the Swift runtime's shared libraries with the others ldd lists.
+scratch="$source/.build"
+[[ "$host_api" == v2 ]] && scratch="$source/.build-v2"
 # Scenarios check behaviour: a debug build is quicker to make. Figures come from a release build
 # (on arm64 the guest's vendd always is one; the host's programs only prepare and simulate).
 configuration=debug
 [[ "$mode" == bench* && "$arch" == amd64 ]] && configuration=release
 built_from="$(git -C "$source" describe --always --dirty)"
-hil_log "building vendd, vendctl and the simulators ($configuration, static Swift stdlib, libgpiod $host_api) from $source ($built_from) in $scratch"
+hil_log "building vendd, vendctl and the simulators ($configuration, libgpiod $host_api) from $source ($built_from) in $scratch"
 for product in vendd vendctl cctalk-sim mdb-sim dex-handheld; do
-    (cd "$source" && swift build -c "$configuration" --static-swift-stdlib --scratch-path "$scratch" --product "$product" >&2)
+    (cd "$source" && swift build -c "$configuration" --scratch-path "$scratch" --product "$product" >&2)
 done
 bin="$scratch/$configuration"
 

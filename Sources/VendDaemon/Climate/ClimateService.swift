@@ -10,8 +10,8 @@ import VendTime
 import VendingCore
 
 /// The temperature zones' shell. Each zone's sensors are read on the `vendd-sensors` lane (a
-/// DS18B20 conversion blocks for ~750 ms: never on the vend path, never under the machine's
-/// lock); the reading goes to the zone's controller, whose trips enter the machine through its
+/// DS18B20 conversion blocks for ~750 ms: never on the vend path, never on the machine's lane);
+/// the reading goes to the zone's controller, whose trips enter the machine through its
 /// inbox like any device's input, to be journaled as the zone's health lock.
 ///
 /// The controllers' relay decisions drive the zones' lines (`ZoneOutputs`) under the zones' lock,
@@ -210,19 +210,33 @@ final class ClimateService: Sendable {
 
     /// The zone's lock was cleared: its controller gives it a fresh recovery window. Says when
     /// the zone is still past its limit (it locks again unless it recovers within the window).
+    /// Told by the machine's lane as it clears the lock, before the lane publishes its view: the
+    /// fleet link, woken by the lock's event, reads the zone serviced.
     @discardableResult
     func serviced(_ zone: ZoneID) -> StillPastLimit? {
         guard let index = zoneIDs.firstIndex(of: zone) else { return nil }
         var still: StillPastLimit?
         let (_, actions) = step(zone: index) { zone, now in
-            let controller = zone.controller, settings = zone.config.settings
-            if let rule = settings.health, let temperature = controller.temperature, settings.kind.isPast(rule.limit, temperature) {
-                still = StillPastLimit(temperature: temperature, limit: rule.limit, recovery: rule.recoveryAfterDoor, kind: settings.kind)
-            }
+            still = Self.pastLimit(zone)
             return zone.controller.serviced(at: now)
         }
         perform(actions, zone: zone, reading: nil)
         return still
+    }
+
+    /// How far the zone is past its health limit now, if it is (what a technician who serviced
+    /// it is told).
+    func pastLimit(_ zone: ZoneID) -> StillPastLimit? {
+        guard let index = zoneIDs.firstIndex(of: zone) else { return nil }
+        return zones.withLock { Self.pastLimit($0[index]) }
+    }
+
+    private static func pastLimit(_ zone: Zone) -> StillPastLimit? {
+        let controller = zone.controller, settings = zone.config.settings
+        guard let rule = settings.health, let temperature = controller.temperature, settings.kind.isPast(rule.limit, temperature) else {
+            return nil
+        }
+        return StillPastLimit(temperature: temperature, limit: rule.limit, recovery: rule.recoveryAfterDoor, kind: settings.kind)
     }
 
     /// The cabinet door, which every zone shares.

@@ -10,8 +10,9 @@ import VendTelemetry
 
 /// The machine's MQTT link. libmosquitto's network thread only hands its reports to one serial
 /// queue (`vendd-mqtt`); on that queue the link publishes what the outbox holds, the retained
-/// state, stock and cash, and answers commands. Nothing here runs under the machine's lock, and
-/// the machine never waits for it: a broker that is down or slow delays no vend and no coin.
+/// state, stock and cash (from the view the machine's lane published), and answers commands.
+/// Nothing here runs on the machine's lane, and the machine never waits for it: a broker that is
+/// down or slow delays no vend and no coin.
 final class FleetLink: Sendable {
     private let settings: MQTTSettings
     private let topics: FleetTopics

@@ -9,8 +9,8 @@ import VendingCore
 /// with its id and sequence number, in the journal record of the input that caused it
 /// (`JournalEntry.outbox`), and at compaction the ones still unacknowledged go to `outbox.json`
 /// (with the last sequence number given) before the journal is emptied. This object is the
-/// in-memory view both sides share: the controller numbers and adds under its lock (never waiting
-/// for the network), the MQTT thread takes, marks sent and removes on acknowledgement.
+/// in-memory view both sides share: the machine's lane numbers and adds (never waiting for the
+/// network), the MQTT thread takes, marks sent and removes on acknowledgement.
 final class Outbox: Sendable {
     static let fileName = "outbox.json"
 
@@ -32,6 +32,8 @@ final class Outbox: Sendable {
         /// Message id → event id, until PUBACK.
         var inFlight: [Int32: String] = [:]
         var wake: (@Sendable () -> Void)?
+        /// Events added on the machine's lane since it last woke the publisher.
+        var addedUnwoken = false
         var connected = false
         /// The last sequence number given to an event (durable or not).
         var lastSequence: UInt64 = 0
@@ -67,11 +69,11 @@ final class Outbox: Sendable {
         return event
     }
 
-    // MARK: - Numbering (under the machine's lock)
+    // MARK: - Numbering (on the machine's lane)
 
     /// `events` with the next sequence numbers, to journal: nothing is used up until `add`, so an
-    /// input refused because its record could not be written leaves no gap. The caller holds the
-    /// machine's lock from here to `add`, which is what keeps two inputs from taking the same numbers.
+    /// input refused because its record could not be written leaves no gap. Only the machine's
+    /// lane numbers and adds, which is what keeps two inputs from taking the same numbers.
     func numbered(_ events: [TelemetryEvent]) -> [TelemetryEvent] {
         guard keepsEvents else { return [] }
         let last = state.withLock { $0.lastSequence }
@@ -82,15 +84,25 @@ final class Outbox: Sendable {
         }
     }
 
-    /// Called once the numbered events are journaled (`durable`), or applied while the state
-    /// cannot be written (published once a save succeeds): the publisher is woken, nothing waits.
+    /// Called on the machine's lane once the numbered events are journaled (`durable`), or
+    /// applied while the state cannot be written (published once a save succeeds). The publisher
+    /// is woken by `wakeIfAdded`, once the lane has published the view its retained messages read.
     func add(_ events: [TelemetryEvent], durable: Bool) {
         guard keepsEvents, let last = events.last?.seq else { return }
-        let wake = state.withLock { state in
+        state.withLock { state in
             state.pending += events
             state.lastSequence = last
             if durable { state.durableThrough = last }
-            return state.wake
+            state.addedUnwoken = true
+        }
+    }
+
+    /// On the machine's lane, after it published its view: the publisher woken if events were
+    /// added (woken earlier, it could send a service-mode event beside the state before it).
+    func wakeIfAdded() {
+        let wake = state.withLock { state in
+            defer { state.addedUnwoken = false }
+            return state.addedUnwoken ? state.wake : nil
         }
         wake?()
     }
@@ -107,13 +119,10 @@ final class Outbox: Sendable {
     /// durable by the start-up compaction, and published only then. Throws when `outbox.json`
     /// cannot be decoded.
     func restore(saved: [UInt8]?, journaled: [TelemetryEvent], now: Int64) throws {
-        let file = try saved.map { try OutboxFile.decode($0) } ?? OutboxFile(lastSequence: 0, events: [])
-        var events = file.events
-        var seen = Set(events.map(\.id))
-        for event in journaled where seen.insert(event.id).inserted { events.append(event) }
-        let onDisk = max(file.lastSequence, events.compactMap(\.seq).max() ?? 0)
+        let file = (try saved.map { try OutboxFile.decode($0) } ?? .empty).adding(journaled: journaled)
+        let onDisk = file.lastSequence
         var last = onDisk
-        var kept = withinKeep(events, now: now)
+        var kept = withinKeep(file.events, now: now)
         for index in kept.indices where kept[index].seq == nil {
             last += 1
             kept[index].seq = last
@@ -272,7 +281,8 @@ final class Outbox: Sendable {
 
     var summary: Summary {
         state.withLock { state in
-            let delivered = state.pending.filter { state.sent.contains($0.id) && !state.inFlight.values.contains($0.id) }.count
+            let inFlight = Set(state.inFlight.values)
+            let delivered = state.pending.filter { state.sent.contains($0.id) && !inFlight.contains($0.id) }.count
             return Summary(
                 count: state.pending.count, oldest: state.pending.first?.at, lastSequence: state.lastSequence, stored: state.stored,
                 deliveredNotStored: keepUntilStored ? delivered : 0)

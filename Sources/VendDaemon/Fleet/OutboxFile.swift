@@ -13,12 +13,22 @@ struct OutboxFile: Codable {
         case events
     }
 
+    static let empty = OutboxFile(lastSequence: 0, events: [])
+
     static func decode(_ bytes: [UInt8]) throws -> OutboxFile {
         let decoder = JSONDecoder()
         if bytes.first(where: { ![0x20, 0x0A, 0x0D, 0x09].contains($0) }) == UInt8(ascii: "[") {
             return OutboxFile(lastSequence: 0, events: try decoder.decode([TelemetryEvent].self, from: Data(bytes)))
         }
         return try decoder.decode(OutboxFile.self, from: Data(bytes))
+    }
+
+    /// With the events journaled after this file was written, each id once, after its own; the
+    /// last sequence number the highest either knows.
+    func adding(journaled: [TelemetryEvent]) -> OutboxFile {
+        var seen = Set(events.map(\.id))
+        let merged = events + journaled.filter { seen.insert($0.id).inserted }
+        return OutboxFile(lastSequence: max(lastSequence, merged.compactMap(\.seq).max() ?? 0), events: merged)
     }
 
     /// Before `--reset-state` moves the journal aside: the fleet events journaled since the last
@@ -31,11 +41,8 @@ struct OutboxFile: Codable {
         do {
             let journaled = try store.restore().entries.flatMap { $0.outbox ?? [] }
             guard !journaled.isEmpty else { return nil }
-            let saved = try decode(bytes)
-            let known = Set(saved.events.map(\.id))
-            let events = saved.events + journaled.filter { !known.contains($0.id) }
-            let last = max(saved.lastSequence, events.compactMap(\.seq).max() ?? 0)
-            try store.replaceCompanion(Outbox.fileName, with: Array(JSONEncoder().encode(OutboxFile(lastSequence: last, events: events))))
+            let kept = try decode(bytes).adding(journaled: journaled)
+            try store.replaceCompanion(Outbox.fileName, with: Array(JSONEncoder().encode(kept)))
             return nil
         } catch {
             return

@@ -72,6 +72,8 @@ final class DriverControl: Sendable {
 /// Everything a driver's thread body gets.
 struct DriverContext: Sendable {
     let control: DriverControl
+    /// Hands an event over; a coin becomes an input queued in the machine's inbox, never waited
+    /// for (the driver goes on polling while the machine journals it).
     let emit: @Sendable (CoinAcceptorEvent) -> Void
     /// The last coin event already credited per source (durable state at start).
     let lastSequence: @Sendable (String) -> UInt64?

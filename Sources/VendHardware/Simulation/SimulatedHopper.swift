@@ -1,15 +1,12 @@
 import Synchronization
+import VendPOSIX
 import VendTime
 import VendingCore
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 /// A hopper for `--simulate`: one coin value, a coin every `coinInterval`, a ccTalk-like event
 /// counter (1…255, counted once per payout) and the last payout's paid and unpaid coins. Like a
-/// real hopper's memory, this survives vendd: it is kept in `memoryFile`, written at each coin,
-/// so a restart after `kill -9` mid-payout finds the counter and what was paid.
+/// real hopper's memory, this survives vendd: it is kept in `memoryFile`, replaced whole at each
+/// coin, so a restart after `kill -9` mid-payout finds the counter and what was paid.
 public final class SimulatedHopper: PayoutDevice {
     private struct Memory: Equatable {
         var counter: UInt64 = 0
@@ -129,23 +126,16 @@ public final class SimulatedHopper: PayoutDevice {
 
     // MARK: - The hopper's memory
 
+    /// Whole or not at all (TextFile renames a finished file over the old one): a `kill -9`
+    /// mid-write leaves the last memory, never half of one.
     private func save(_ memory: Memory) {
         guard let memoryFile else { return }
-        let text = "\(memory.counter) \(memory.coins) \(memory.paid) \(memory.unpaid)\n"
-        let descriptor = open(memoryFile, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { return }
-        _ = text.utf8CString.withUnsafeBufferPointer { write(descriptor, $0.baseAddress, $0.count - 1) }
-        close(descriptor)
+        try? TextFile.write("\(memory.counter) \(memory.coins) \(memory.paid) \(memory.unpaid)\n", to: memoryFile)
     }
 
     private static func read(_ file: String) -> Memory? {
-        let descriptor = open(file, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { return nil }
-        defer { close(descriptor) }
-        var buffer = [UInt8](repeating: 0, count: 128)
-        let count = buffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
-        guard count > 0 else { return nil }
-        let fields = String(decoding: buffer[..<count], as: UTF8.self).split(whereSeparator: \.isWhitespace).compactMap { Int($0) }
+        guard let text = try? TextFile.read(file, limit: 128) else { return nil }
+        let fields = text.split(whereSeparator: \.isWhitespace).compactMap { Int($0) }
         guard fields.count == 4, fields.allSatisfy({ $0 >= 0 }) else { return nil }
         return Memory(counter: UInt64(fields[0]), coins: fields[1], paid: fields[2], unpaid: fields[3])
     }

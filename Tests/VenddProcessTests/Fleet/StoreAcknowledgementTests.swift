@@ -10,17 +10,23 @@ import VenddTestSupport
 @Suite(.oneRealProcessTestAtATime) struct StoreAcknowledgementTests {
     static let stored = "vendd/m1/stored"
 
-    @Test func theOutboxEmptiesOnlyOnTheStoresAcknowledgement() throws {
-        let rig = try FleetRig()
-        defer { rig.tearDown() }
+    /// The broker, a client reading m1's events as the store would, and m1 with `keep_until_stored`,
+    /// restocked (an empty machine takes no coins) and given `coins`: its events, numbered 1…total.
+    private func machineWithStore(_ rig: FleetRig, coins: [String]) throws -> (DaemonHarness, FleetSubscriber, total: UInt64) {
         try rig.broker.start()
         let store = try FleetSubscriber(broker: rig.broker, topic: "vendd/m1/events/#", clientID: "test-store", user: MosquittoBroker.storeUser)
-        defer { store.stop() }
         let daemon = try rig.machine("m1", keepUntilStored: true)
         try daemon.start()
         try daemon.send(.restock(slot: "all", count: nil))
-        for _ in 0..<3 { try daemon.send(.simCoin(amount: "100")) }
-        let total = try #require(try daemon.status().fleetOutbox?.lastSeq)
+        for coin in coins { try daemon.send(.simCoin(amount: coin)) }
+        return (daemon, store, try #require(try daemon.status().fleetOutbox?.lastSeq))
+    }
+
+    @Test func theOutboxEmptiesOnlyOnTheStoresAcknowledgement() throws {
+        let rig = try FleetRig()
+        defer { rig.tearDown() }
+        let (daemon, store, total) = try machineWithStore(rig, coins: ["100", "100", "100"])
+        defer { store.stop() }
         let events = try rig.waitForEvents(store, "every event at the store") { $0.count == Int(total) }
         #expect(events.compactMap(\.seq).sorted() == Array(1...total), "numbered 1… without a gap")
         // The broker has them all (PUBACK): they stay until the store says so.
@@ -34,7 +40,7 @@ import VenddTestSupport
         // Nonsense and a number from the future: logged with the reason, nothing leaves.
         try rig.publish(as: MosquittoBroker.storeUser, Self.stored, "stored everything", retain: true)
         try rig.publish(as: MosquittoBroker.storeUser, Self.stored, #"{"seq": \#(total + 5)}"#, retain: true)
-        try waitForLog(daemon, "sequence \(total + 5) is beyond the last one this machine gave (\(total))")
+        try daemon.waitForLog("sequence \(total + 5) is beyond the last one this machine gave (\(total))")
         #expect(
             daemon.log.contains("the store's acknowledgement on vendd/m1/stored is ignored: not a {\"seq\": N} acknowledgement: 'stored everything'"))
         outbox = try daemon.status().fleetOutbox
@@ -58,14 +64,8 @@ import VenddTestSupport
     @Test func withheldAcknowledgementsAreSentAgainUnchangedAfterReconnectingAndRestarting() throws {
         let rig = try FleetRig()
         defer { rig.tearDown() }
-        try rig.broker.start()
-        let store = try FleetSubscriber(broker: rig.broker, topic: "vendd/m1/events/#", clientID: "test-store", user: MosquittoBroker.storeUser)
+        let (daemon, store, total) = try machineWithStore(rig, coins: ["500", "500", "500", "500"])
         defer { store.stop() }
-        let daemon = try rig.machine("m1", keepUntilStored: true)
-        try daemon.start()
-        try daemon.send(.restock(slot: "all", count: nil))
-        for _ in 0..<4 { try daemon.send(.simCoin(amount: "500")) }
-        let total = try #require(try daemon.status().fleetOutbox?.lastSeq)
         _ = try rig.waitForEvents(store, "the first deliveries") { $0.count == Int(total) }
         _ = try daemon.waitUntil("the broker has them") { $0.fleetOutbox?.awaitingStore == Int(total) }
 
@@ -105,14 +105,6 @@ import VenddTestSupport
                 throw HarnessError("timed out waiting for \(count) events delivered \(each) times: \(bySeq.mapValues(\.count))")
             }
             usleep(100_000)
-        }
-    }
-
-    private func waitForLog(_ daemon: DaemonHarness, _ text: String) throws {
-        let deadline = Date().addingTimeInterval(10)
-        while !daemon.log.contains(text) {
-            guard Date() < deadline else { throw HarnessError("the log never said '\(text)':\n\(daemon.log)") }
-            usleep(50_000)
         }
     }
 }

@@ -236,6 +236,29 @@ scenario_busy_line() {
     pass "exit 69: $(echo "$message" | sed 's/^.*\(slots\[A2\]\)/\1/'); exit 69: $(echo "$zone_message" | sed 's/^.*\(zones\[chilled\]\)/\1/')"
 }
 
+# A config naming a chip no driver made, then a line the chip does not have: vendd refuses to
+# start (69), names the key and lists what exists, through whichever libgpiod it was built on.
+scenario_chip_errors() {
+    rm -rf "$STATE" && cp -a /prepared/credit "$STATE"
+    sed 's/^  chip: vendd-hil$/  chip: vendd-nochip/' "$CONFIG" >/tmp/nochip.yaml
+    vendd run --config /tmp/nochip.yaml >/tmp/vendd.log 2>&1
+    status=$?
+    [ $status = 69 ] || { fail "with a chip that does not exist: exit status $status, expected 69"; return; }
+    chip_message=$(grep -F "gpio.chip (/tmp/nochip.yaml:" /tmp/vendd.log | grep -F "GPIO chip 'vendd-nochip' not found; chips present: " |
+        grep -F "[vendd-hil]" | head -n 1)
+    [ -n "$chip_message" ] || { fail "the error does not name gpio.chip's line, say the chip is missing and list vendd-hil"; return; }
+    rm -rf "$STATE" && cp -a /prepared/credit "$STATE"
+    sed 's/^    relay: { line: 3,/    relay: { line: 40,/' "$CONFIG" >/tmp/noline.yaml
+    grep -q 'line: 40,' /tmp/noline.yaml || { fail "hil.yaml no longer has A2's relay on line 3 as this scenario expects"; return; }
+    vendd run --config /tmp/noline.yaml >/tmp/vendd.log 2>&1
+    status=$?
+    [ $status = 69 ] || { fail "with a line the chip lacks: exit status $status, expected 69"; return; }
+    line_message=$(grep -F "slots[A2].relay.line (/tmp/noline.yaml:" /tmp/vendd.log | grep -F "line 40 does not exist on " |
+        grep -F "it has lines 0 to 11" | head -n 1)
+    [ -n "$line_message" ] || { fail "the error does not name slots[A2].relay.line, say line 40 is missing and which lines exist"; return; }
+    pass "exit 69: $(echo "$chip_message" | sed 's/^.*\(gpio\.chip\)/\1/'); exit 69: $(echo "$line_message" | sed 's/^.*\(slots\[A2\]\)/\1/')"
+}
+
 # The coin acceptor: vendd polls cctalk-sim, which runs on the host behind qemu's second serial
 # port, over /dev/ttyS1 (a 16550A UART opened through libserialport). "HIL-HOST: <command>"
 # lines are passed to the simulator's stdin by the host.
@@ -803,7 +826,7 @@ run_scenarios() {
     check_uarts || { echo "HIL done"; return; }
     make_chip
     planned=${HIL_SCENARIOS:-libgpiod_api press_with_credit bouncing_press drop_confirms_vend no_drop_aborts_vend \
-             two_buttons_at_once press_without_credit sigterm_mid_vend busy_line coin_over_ttyS1 \
+             two_buttons_at_once press_without_credit sigterm_mid_vend busy_line chip_errors coin_over_ttyS1 \
              mdb_over_ttyS2 card_over_ttyS2 dex_over_ttyS3 health_over_i2c \
              motor_vend motor_jam motor_missing motor_away_at_boot}
     echo "HIL planned: $(echo $planned | wc -w)"
