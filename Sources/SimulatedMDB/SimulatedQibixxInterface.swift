@@ -12,8 +12,9 @@ import VendPOSIX
 /// one. The test simulator (`mdb-sim`) puts it behind a socket file; `vendd --simulate` behind
 /// an in-process socket pair.
 public final class SimulatedQibixxInterface: Sendable {
-    /// The devices, used under this lock by the serving thread and by whoever drives them.
-    private let state: Mutex<Devices>
+    /// The devices, used under this lock by the serving thread and by whoever drives them (and
+    /// waits for them).
+    private let state: Watched<Devices>
 
     public struct Devices: @unchecked Sendable {
         // @unchecked: the classes inside are only touched under the interface's lock.
@@ -40,12 +41,18 @@ public final class SimulatedQibixxInterface: Sendable {
         if present.changer { peripherals.append(changer) }
         if present.bills { peripherals.append(bills) }
         peripherals += readers as [SimulatedPeripheral]
-        state = Mutex(Devices(changer: changer, bills: bills, readers: readers, bus: SimulatedBus(peripherals)))
+        state = Watched(Devices(changer: changer, bills: bills, readers: readers, bus: SimulatedBus(peripherals)))
     }
 
     /// Does something to the devices under the lock (insert a coin, set a fault…).
     @discardableResult
-    public func with<T>(_ body: (inout Devices) -> T) -> T { state.withLock { body(&$0) } }
+    public func with<T>(_ body: (inout Devices) -> T) -> T { state.withValue(body) }
+
+    /// Waits (woken by every line answered and every change made) until `satisfied` holds for
+    /// the devices; false if it still does not at `deadline`.
+    public func wait(until satisfied: (Devices) -> Bool, deadline: ContinuousClock.Instant) -> Bool {
+        state.wait(until: satisfied, deadline: deadline)
+    }
 
     /// The interface's answer to one line.
     public func respond(to line: String) -> String {

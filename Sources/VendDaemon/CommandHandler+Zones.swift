@@ -86,21 +86,16 @@ extension CommandHandler {
             climate.setDoor(open: open)
             return .success("\(verb) the cabinet door for the zones (the configuration has no door switch: service mode does not follow it)")
         }
-        let events = controller.deviceEvents
         if controller.switches.doorOpen != open {
-            let handled = events.doorChangesHandled
             do {
                 try world.set(.door, active: open)
             } catch {
                 return .failure(ControlError(.rejected, error.description))
             }
-            // The line is debounced like a real one: wait until the change went through.
-            let deadline = ContinuousClock.now + .seconds(5)
-            while events.doorChangesHandled == handled {
-                guard ContinuousClock.now < deadline else {
-                    return .failure(ControlError(.internal, "the door switch was \(verb) but vendd did not see it within 5 s"))
-                }
-                usleep(2_000)
+            // The line is debounced like a real one: answered once the machine has heard it (and
+            // told the zones) and carried it out.
+            guard controller.waitForView(within: .seconds(5), until: { $0.switches.doorOpen == open }) else {
+                return .failure(ControlError(.internal, "the door switch was \(verb) but vendd did not see it within 5 s"))
             }
             controller.settle()
         }

@@ -142,19 +142,14 @@ enum CommandHandler {
     }
 
     /// Waits until the service key's switch reads `on` (it is debounced like a real one) and the
-    /// machine's service mode follows the switches. False after `limit`.
+    /// machine's service mode follows the switches, and the input's effects are carried out.
+    /// False after `limit`.
     private static func waitForServiceKey(_ on: Bool, controller: MachineController, limit: Duration) -> Bool {
-        let clock = ContinuousClock()
-        let deadline = clock.now + limit
-        while true {
-            let switches = controller.switches
-            if switches.serviceKeyOn == on, controller.currentMachine.isInServiceMode == switches.isOn {
-                controller.settle()
-                return true
-            }
-            if clock.now >= deadline { return false }
-            usleep(2_000)
+        let seen = controller.waitForView(within: limit) { view in
+            view.switches.serviceKeyOn == on && view.machine.isInServiceMode == view.switches.isOn
         }
+        if seen { controller.settle() }
+        return seen
     }
 
     /// Forgets the DDCMP security and pass code (EVA-DTS 6.1.6): the next handheld's non-zero

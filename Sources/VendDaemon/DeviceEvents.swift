@@ -1,49 +1,32 @@
 import Logging
-import Synchronization
 import VendHardware
 import VendingCore
 
 /// Turns what the devices report — buttons, the service key and door, coins and bills — into the
-/// machine's inputs (sent through its inbox, never waiting) and notices. The key and the door are
-/// sent as switch positions: the machine's lane composes them with the technician's into service
-/// mode, in the order they moved.
+/// machine's inputs (handed over, never waiting) and notices. The key and the door are sent as
+/// switch positions: the machine's lane composes them with the technician's into service mode,
+/// and tells the zones about the door, in the order they moved.
 final class DeviceEvents: Sendable {
     private let logger: Logger
     private let notices: HardwareNotices
-    /// Door switch changes handled so far (the switch sent to the machine, the zones told): what a
-    /// simulated door waits for before it answers.
-    private let doorChanges = Atomic(0)
-    /// Set once, by the controller that owns this.
-    private let machine = Mutex<MachineController?>(nil)
+    private let machine: MachineInputs
 
-    init(logger: Logger, notices: HardwareNotices) {
+    init(logger: Logger, notices: HardwareNotices, machine: MachineInputs) {
         self.logger = logger
         self.notices = notices
+        self.machine = machine
     }
 
-    func connect(to controller: MachineController) {
-        machine.withLock { $0 = controller }
-    }
-
-    /// How many door switch changes have been handled.
-    var doorChangesHandled: Int { doorChanges.load(ordering: .acquiring) }
-
-    private func send(_ input: Input) {
-        machine.withLock { $0 }?.send(input)
-    }
+    private func send(_ input: Input) { machine.send(input) }
 
     func handle(_ event: PanelEvent) {
         switch event {
         case .slotButtonPressed(let slot): send(.slotSelected(slot))
         case .coinReturnPressed: send(.coinReturnPressed)
-        case .serviceKey(let on): machine.withLock { $0 }?.moveSwitch(.serviceKey, on: on)
+        case .serviceKey(let on): machine.moveSwitch(.serviceKey, on: on)
         case .door(let open):
             logger.notice(open ? "door opened" : "door closed")
-            machine.withLock { $0 }?.moveSwitch(.door, on: open)
-            // The temperature zones share the cabinet door: open, the cabinet warms; closed, the
-            // zones get their recovery window before their health rule may trip.
-            machine.withLock { $0 }?.climate.withLock { $0 }?.setDoor(open: open)
-            doorChanges.add(1, ordering: .releasing)
+            machine.moveSwitch(.door, on: open)
         case .dropSensed:
             // Drop sensors belong to the dispenser; `Hardware` routes them there.
             break

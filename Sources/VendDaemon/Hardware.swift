@@ -22,6 +22,8 @@ final class Hardware: Sendable {
     let coinAcceptorDescription: String
     /// The MDB bus, when configured (its coins and bills arrive through `coinAcceptor`).
     let mdb: MDBCashDevices?
+    /// The card readers the machine drives; today only MDB has them.
+    var cardReaders: (any CardReaders)? { mdb?.bus }
     /// In simulation, the MDB devices behind the bus, unless the configured port is a `unix:`
     /// socket (a simulator or bridge listens there).
     let simulatedMDB: InProcessMDB?
@@ -289,15 +291,20 @@ final class Hardware: Sendable {
         }
     }
 
-    /// Routes the inputs: a debounced press or a coin is put into the machine's inbox from the
-    /// thread that read it; a drop goes straight to the dispenser's open window, and only the
-    /// vend's outcome reaches the machine.
-    func start(routingTo controller: MachineController, lastSequence: @escaping @Sendable (String) -> UInt64?) {
+    /// Routes the devices' reports to the machine as inputs, each from the thread that read it:
+    /// a debounced press or a coin through `events`, a card reader's reports as they come, a
+    /// changed coin inventory (an MDB changer's tubes after its initialisation or a manual payout,
+    /// a hopper's level sensor after a refill) so that the exact-change judgement follows. A drop
+    /// goes straight to the dispenser's open window; only the vend's outcome reaches the machine.
+    /// `escrow` decides a bill held in escrow (stack it or return it).
+    func start(
+        routingTo machine: MachineInputs, events: DeviceEvents, escrow: @escaping @Sendable (Money) -> Bool,
+        lastSequence: @escaping @Sendable (String) -> UInt64?
+    ) {
         let dispenser = dispenser
-        mdb?.decideEscrow { controller.acceptsBill($0) }
-        mdb?.routeCardReports { controller.send($0) }
-        payouts?.watchInventory { controller.changeInventoryChanged() }
-        let events = controller.deviceEvents
+        mdb?.decideEscrow(escrow)
+        mdb?.routeCardReports { machine.send($0) }
+        if let payouts { payouts.watchInventory { machine.send(.changeInventory(payouts.inventory())) } }
         coinAcceptor.start(lastSequence: lastSequence, deliver: { events.handle($0) })
         panel.start(
             { event in
@@ -308,7 +315,7 @@ final class Hardware: Sendable {
                 }
             },
             lost: {
-                controller.hardwareFailed("the GPIO inputs stopped delivering events (chip removed or driver error)")
+                machine.hardwareFailed("the GPIO inputs stopped delivering events (chip removed or driver error)")
             })
     }
 

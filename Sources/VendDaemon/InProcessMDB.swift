@@ -177,8 +177,7 @@ final class InProcessMDB: Sendable {
     /// initialise the device and the machine to enable it. A device still disabled then refuses
     /// the coin, note or card, as it would.
     private func awaitEnabled(_ enabled: (SimulatedQibixxInterface.Devices) -> Bool) {
-        let deadline = ContinuousClock.now + .seconds(3)
-        while ContinuousClock.now < deadline, !interface.with({ enabled($0) }) { usleep(10_000) }
+        _ = interface.wait(until: enabled, deadline: .now + .seconds(3))
     }
 
     /// Waits until the bus has been round every device twice since now, so that an enable or
@@ -186,22 +185,36 @@ final class InProcessMDB: Sendable {
     private func awaitEveryDevicesTurn() {
         let devices = (settings.changer == nil ? 0 : 1) + (settings.billValidator == nil ? 0 : 1) + settings.cashless.count
         let target = interface.with { $0.lines } + 2 * devices
-        let deadline = ContinuousClock.now + .seconds(2)
-        while ContinuousClock.now < deadline, interface.with({ $0.lines }) < target { usleep(2_000) }
+        _ = interface.wait(until: { $0.lines >= target }, deadline: .now + .seconds(2))
     }
 
     /// Waits until the devices have nothing left to report and the driver has handled their last
-    /// answer: the interface has answered one more line since (the driver sends a line only after
-    /// it has dealt with the previous answer).
+    /// answer: the interface has answered one more line since, still quiet (the driver sends a
+    /// line only after it has dealt with the previous answer).
     private func waitUntilHeard(_ what: String) throws(Refusal) {
         let deadline = ContinuousClock.now + .seconds(5)
-        var quietAt: Int?
-        while ContinuousClock.now < deadline {
-            let (quiet, lines) = interface.with { ($0.changer.hasPendingReports == false && $0.bills.hasPendingReports == false, $0.lines) }
-            if quiet, let quietAt, lines > quietAt { return }
-            if quiet, quietAt == nil { quietAt = lines }
-            if !quiet { quietAt = nil }
-            usleep(2_000)
+        func isQuiet(_ devices: SimulatedQibixxInterface.Devices) -> Bool {
+            !devices.changer.hasPendingReports && !devices.bills.hasPendingReports
+        }
+        var quietAt = 0
+        while true {
+            // Quiet: note how many lines the interface had answered then.
+            let quiet = interface.wait(
+                until: { devices in
+                    guard isQuiet(devices) else { return false }
+                    quietAt = devices.lines
+                    return true
+                }, deadline: deadline)
+            guard quiet else { break }
+            // One more line answered, still quiet: heard. Reports pending again: start over.
+            var heard = false
+            let moved = interface.wait(
+                until: { devices in
+                    heard = isQuiet(devices) && devices.lines > quietAt
+                    return heard || !isQuiet(devices)
+                }, deadline: deadline)
+            guard moved else { break }
+            if heard { return }
         }
         throw .notHeard(what)
     }

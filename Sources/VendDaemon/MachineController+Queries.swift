@@ -35,10 +35,10 @@ extension MachineController {
         if let stacker = hardware?.mdb?.bus.stacker {
             report.billStacker = StatusReport.Stacker(bills: stacker.bills, capacity: stacker.capacity, full: stacker.full)
         }
-        if let readers = hardware?.mdb?.bus.cardReaders, !readers.isEmpty {
+        if let readers = hardware?.cardReaders?.readerStates, !readers.isEmpty {
             report.cardReaders = readers.map {
                 StatusReport.CardReaderState(
-                    reader: $0.reader.rawValue, ready: view.machine.cardReaders[$0.reader] != nil, description: $0.status)
+                    reader: $0.reader.rawValue, ready: view.machine.cardReaders[$0.reader] != nil, description: $0.description)
             }
         }
         if let outbox, let broker = view.config.mqtt?.broker {

@@ -76,7 +76,9 @@ final class MachineController: Sendable {
     private let inbox = MachineInbox()
     /// The machine's state: on the machine's thread only.
     private let owned: LaneBound<State>
-    private let published: Mutex<View>
+    private let published: Watched<View>
+    /// Where devices and services hand the machine their inputs.
+    let inputs: MachineInputs
     /// Device events turned into inputs.
     let deviceEvents: DeviceEvents
     /// The DEX port's sessions, for `vendctl status`.
@@ -98,15 +100,22 @@ final class MachineController: Sendable {
         events = EventFanOut(logger: logger)
         notices = HardwareNotices(logger: logger, timekeeper: timekeeper)
         let state = State(machine: machine, store: store, config: config, switches: ServiceModeSwitches(technician: machine.isInServiceMode))
-        published = Mutex(View(state))
+        published = Watched(View(state))
         owned = inbox.bind(state)
-        deviceEvents = DeviceEvents(logger: logger, notices: notices)
+        inputs = MachineInputs(inbox: inbox)
+        deviceEvents = DeviceEvents(logger: logger, notices: notices, machine: inputs)
         inbox.start { [unowned self] input in process(input) }
-        deviceEvents.connect(to: self)
     }
 
     /// The state as it stood after the last input.
-    var view: View { published.withLock { $0 } }
+    var view: View { published.withValue { $0 } }
+
+    /// Waits (woken as each input's view is published) until `satisfied` holds for the view;
+    /// false if it still does not after `limit`. For the control socket's simulated devices,
+    /// whose answer waits for the machine to have heard them.
+    func waitForView(within limit: Duration, until satisfied: (View) -> Bool) -> Bool {
+        published.wait(until: satisfied, deadline: .now + limit)
+    }
     var config: VenddConfig { view.config }
     var hasVendInFlight: Bool { view.machine.pendingVend != nil }
     var pendingVend: PendingVend? { view.machine.pendingVend }
@@ -127,19 +136,11 @@ final class MachineController: Sendable {
     // MARK: - Inputs
 
     /// Queues `input` and returns at once: for devices and timers.
-    func send(_ input: Input) { inbox.send(.core(input)) }
+    func send(_ input: Input) { inputs.send(input) }
 
     /// Queues `input` and returns its effects once it is journaled, applied and carried out.
     @discardableResult
     func sendAndWait(_ input: Input) -> [Effect] { inbox.sendAndWait(.core(input)) }
-
-    /// A service-mode switch (key, door) moved: queued, and composed with the others on the lane.
-    func moveSwitch(_ which: ServiceModeSwitches.Switch, on: Bool) { inbox.send(.serviceSwitch(which, on: on)) }
-
-    /// The hardware can no longer work (its inputs are gone): out of order until a restart. From
-    /// the GPIO thread: queued, never waiting. The lane puts the machine out of order in input
-    /// order, so no effect read before the fault can enable coins after it.
-    func hardwareFailed(_ reason: String) { inbox.send(.hardwareFailed(reason)) }
 
     /// The service-mode switches as the machine's lane last set them.
     var switches: ServiceModeSwitches { view.switches }
@@ -172,7 +173,7 @@ final class MachineController: Sendable {
     /// (readers never wait for the lane, as they waited for the lock).
     private func publish() {
         let view = owned.withValue { View($0) }
-        published.withLock { $0 = view }
+        published.withValue { $0 = view }
         outbox?.wakeIfAdded()
     }
 
@@ -194,7 +195,7 @@ final class MachineController: Sendable {
                 compactIfDue(&state)
                 return (effects, Devices(state, faultBefore: faultBefore))
             }
-            tellZonesServiced(by: effects)
+            tellZones(next, effects)
             publish()
             carryOutFaultChange(on: devices)
             effectsOfInput = effectsOfInput ?? effects
@@ -326,12 +327,15 @@ final class MachineController: Sendable {
         }
     }
 
-    /// A zone's health lock cleared: its controller hears it (a fresh recovery window) before the
-    /// view is published and the fleet link woken, so that the zone's health it reads is serviced.
-    private func tellZonesServiced(by effects: [Effect]) {
-        for case .event(.healthLockCleared(let lock, _)) in effects {
-            climate.withLock { $0 }?.serviced(lock.trip.zone)
-        }
+    /// The zones share the cabinet door: open, the cabinet warms; closed, each zone gets its
+    /// recovery window before its health rule may trip. Told here, in the door's input order
+    /// with the service-mode switches. A zone's health lock cleared: its controller hears it (a
+    /// fresh recovery window) before the view is published and the fleet link woken, so that the
+    /// zone's health it reads is serviced.
+    private func tellZones(_ input: LaneInput, _ effects: [Effect]) {
+        guard let climate = climate.withLock({ $0 }) else { return }
+        if case .serviceSwitch(.door, let open) = input { climate.setDoor(open: open) }
+        for case .event(.healthLockCleared(let lock, _)) in effects { climate.serviced(lock.trip.zone) }
     }
 
     /// Out of order: coins and cards refused, and for a hardware fault every relay given back;
@@ -339,11 +343,11 @@ final class MachineController: Sendable {
     private func carryOutFaultChange(on devices: Devices) {
         if let fault = devices.faultBegan {
             devices.hardware?.coinAcceptor.setAcceptance(false)
-            devices.hardware?.mdb?.bus.setCardAcceptance(false)
+            devices.hardware?.cardReaders?.setCardAcceptance(false)
             if fault.isHardware { devices.hardware?.dispenser.releaseAll() }
         } else if let accepting = devices.faultEnded {
             devices.hardware?.coinAcceptor.setAcceptance(accepting.acceptsCoins)
-            devices.hardware?.mdb?.bus.setCardAcceptance(accepting.acceptsCards)
+            devices.hardware?.cardReaders?.setCardAcceptance(accepting.acceptsCards)
         }
     }
 
@@ -381,22 +385,22 @@ final class MachineController: Sendable {
             devices.hardware?.coinAcceptor.setAcceptance(enabled && !devices.isFaulty)
         case .requestCardVend(let reader, let vend, let price, let slot):
             guard let item = devices.setup.itemNumber(of: slot),
-                devices.hardware?.mdb?.bus.post(.requestVend(vend, price: price, item: item), to: reader) == true
+                devices.hardware?.cardReaders?.post(.requestVend(vend, price: price, item: item), to: reader) == true
             else {
                 logger.error("\(vend): \(reader) is not attached; the VEND REQUEST is not sent")
                 return .cardVendNotSent(vend)
             }
         case .cancelCardVend(let reader, let vend):
-            devices.hardware?.mdb?.bus.post(.cancelVend(vend), to: reader)
+            devices.hardware?.cardReaders?.post(.cancelVend(vend), to: reader)
         case .settleCardVend(let settlement):
             // Kept by the machine until the reader acknowledges: told again when it is attached.
-            devices.hardware?.mdb?.bus.post(.settle(settlement, item: devices.item(settlement.slot)), to: settlement.reader)
+            devices.hardware?.cardReaders?.post(.settle(settlement, item: devices.item(settlement.slot)), to: settlement.reader)
         case .endCardSession(let reader):
-            devices.hardware?.mdb?.bus.post(.endSession, to: reader)
+            devices.hardware?.cardReaders?.post(.endSession, to: reader)
         case .setCardAcceptance(let accepting):
-            devices.hardware?.mdb?.bus.setCardAcceptance(accepting && !devices.isFaulty)
+            devices.hardware?.cardReaders?.setCardAcceptance(accepting && !devices.isFaulty)
         case .reportCashSale(let price, let slot):
-            devices.hardware?.mdb?.bus.postToEveryReader(.cashSale(price: price, item: devices.item(slot)))
+            devices.hardware?.cardReaders?.postToEveryReader(.cashSale(price: price, item: devices.item(slot)))
         case .event(let event):
             events.publish(event, format: devices.format, at: timekeeper.wallClockMilliseconds)
         }
@@ -416,7 +420,7 @@ final class MachineController: Sendable {
         if let bank = hardware.payouts { InterruptedPayoutTakeover(controller: self, bank: bank).run() }
         handOverCardReaders(to: hardware)
         // Starting announces switch positions, which are inputs themselves.
-        hardware.start(routingTo: self, lastSequence: { cursors[$0] })
+        hardware.start(routingTo: inputs, events: deviceEvents, escrow: { [self] in acceptsBill($0) }, lastSequence: { cursors[$0] })
         // On the lane, in its order with the inputs that change acceptance.
         inbox.runAndWait { [self] in hardware.coinAcceptor.setAcceptance(owned.withValue { Self.acceptsCoins($0) }) }
         // A motor away from home (a power cut mid-turn; the vend it served was resolved from the
@@ -439,18 +443,10 @@ final class MachineController: Sendable {
     private func handOverCardReaders(to hardware: Hardware) {
         let machine = currentMachine
         for reader in machine.cardReaders.keys { sendAndWait(.cardReaderReady(reader, nil)) }
-        guard let bus = hardware.mdb?.bus else { return }
+        guard let readers = hardware.cardReaders else { return }
         for settlement in machine.cardSettlements {
-            bus.post(.settle(settlement, item: machine.setup.itemNumber(of: settlement.slot) ?? 0xFFFF), to: settlement.reader)
+            readers.post(.settle(settlement, item: machine.setup.itemNumber(of: settlement.slot) ?? 0xFFFF), to: settlement.reader)
         }
-    }
-
-    /// A payout device's coins changed outside a payout (an MDB changer reporting its tubes after
-    /// its initialisation or a manual payout, a hopper's level sensor after a refill): the
-    /// machine's exact-change judgement follows.
-    func changeInventoryChanged() {
-        guard let bank = attachedPayouts else { return }
-        send(.changeInventory(bank.inventory()))
     }
 
     /// The payout bank of the hardware attached now.

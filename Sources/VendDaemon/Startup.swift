@@ -99,7 +99,7 @@ struct Startup {
         do {
             climate = try ClimateService.start(
                 config, simulate: options.simulate, chips: zoneChips(config, simulate: options.simulate, timekeeper: controller.timekeeper),
-                controller: controller, logger: logger)
+                machine: controller.inputs, timekeeper: controller.timekeeper, logger: logger)
         } catch {
             await controller.detachHardware()
             return .failure(StartupFailure(status: ExitStatus.unavailable, message: "\(error)"))

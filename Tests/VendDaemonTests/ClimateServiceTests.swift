@@ -46,7 +46,9 @@ struct ClimateRig {
         self.chip = chip
         let chips = GPIOChipSet(defaultChip: "gpiochip0") { _ throws(GPIOError) in chip }
         climate = try #require(
-            try ClimateService.start(rig.config, simulate: true, chips: chips, controller: rig.controller, logger: Logger(label: "test")))
+            try ClimateService.start(
+                rig.config, simulate: true, chips: chips, machine: rig.controller.inputs, timekeeper: rig.controller.timekeeper,
+                logger: Logger(label: "test")))
         rig.controller.climate.withLock { $0 = climate }
         // The first read runs on the sensors' lane at once: let it finish before time moves.
         let deadline = ContinuousClock.now + .seconds(5)
@@ -179,7 +181,9 @@ struct ClimateRig {
         defer { held.release() }
         let chips = GPIOChipSet(defaultChip: "gpiochip0") { _ throws(GPIOError) in chip }
         let error = #expect(throws: GPIOError.self) {
-            try ClimateService.start(rig.config, simulate: true, chips: chips, controller: rig.controller, logger: Logger(label: "test"))
+            try ClimateService.start(
+                rig.config, simulate: true, chips: chips, machine: rig.controller.inputs, timekeeper: rig.controller.timekeeper,
+                logger: Logger(label: "test"))
         }
         let text = "\(error.map { "\($0)" } ?? "")"
         #expect(text.hasPrefix("zones[chilled].relay.line (\(rig.directory.path)/vendd.yaml:"), "\(text)")

@@ -73,7 +73,7 @@ struct ControllerRig {
         let rig = try ControllerRig()
         rig.controller.sendAndWait(.restock(rig.config.slots[0].id, count: nil, loadedAt: nil))
         #expect(rig.world.coinAcceptor.isAccepting)
-        rig.controller.hardwareFailed("the GPIO inputs stopped delivering events")
+        rig.controller.inputs.hardwareFailed("the GPIO inputs stopped delivering events")
         rig.controller.settle()  // an input like any other
 
         let status = rig.controller.status()

@@ -192,7 +192,7 @@ final class Flag: Sendable {
             // The GPIO thread's `lost` callback, run to its end while the lane waits here.
             let reported = DispatchSemaphore(value: 0)
             Thread {
-                controller.hardwareFailed(Self.reason)
+                controller.inputs.hardwareFailed(Self.reason)
                 reported.signal()
             }.start()
             reported.wait()
@@ -219,7 +219,7 @@ final class Flag: Sendable {
                     for change in 0..<40 { _ = controller.setServiceModeByTechnician(change % 2 == 0) }
                 } else {
                     usleep(UInt32(round * 500))
-                    controller.hardwareFailed(Self.reason)
+                    controller.inputs.hardwareFailed(Self.reason)
                 }
             }
             controller.settle()

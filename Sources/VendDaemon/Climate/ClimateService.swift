@@ -41,11 +41,11 @@ final class ClimateService: Sendable {
     private let running = Atomic(true)
     /// The zones' recent readings, for `vendctl temps`.
     let history: ZoneHistories
-    private let machine: MachineController
+    private let machine: MachineInputs
     private let logger: Logger
     let isSimulated: Bool
 
-    private init(zones: [Zone], outputs: ZoneOutputs, clock: ZoneClock, simulated: Bool, machine: MachineController, logger: Logger) {
+    private init(zones: [Zone], outputs: ZoneOutputs, clock: ZoneClock, simulated: Bool, machine: MachineInputs, logger: Logger) {
         self.zones = Mutex(zones)
         history = ZoneHistories(zones.map { ($0.config.settings.id, $0.config.settings.kind) })
         self.outputs = outputs
@@ -58,11 +58,11 @@ final class ClimateService: Sendable {
     /// Requests the zones' relay lines on `chips` (all off) and starts reading every zone the
     /// file names; nil without a `zones:` section.
     static func start(
-        _ config: VenddConfig, simulate: Bool, chips: GPIOChipSet, controller: MachineController, logger: Logger
+        _ config: VenddConfig, simulate: Bool, chips: GPIOChipSet, machine: MachineInputs, timekeeper: any Timekeeper, logger: Logger
     ) throws(GPIOError) -> ClimateService? {
         guard !config.zones.isEmpty else { return nil }
         let outputs = try ZoneOutputs(zones: config.zones, chips: chips)
-        let clock = ZoneClock(timekeeper: controller.timekeeper)
+        let clock = ZoneClock(timekeeper: timekeeper)
         let now = clock.now
         let zones = config.zones.map { zone in
             Zone(
@@ -70,11 +70,11 @@ final class ClimateService: Sendable {
                 controller: ZoneController(settings: zone.settings, poweredOnAt: now),
                 model: simulate ? CabinetModel(kind: zone.settings.kind, temperature: Self.startTemperature(zone.settings), at: now) : nil)
         }
-        let service = ClimateService(zones: zones, outputs: outputs, clock: clock, simulated: simulate, machine: controller, logger: logger)
+        let service = ClimateService(zones: zones, outputs: outputs, clock: clock, simulated: simulate, machine: machine, logger: logger)
         service.lane.start { [service] index in service.read(zone: index) }
         for (index, zone) in config.zones.enumerated() {
             service.lane.put(index)
-            controller.timekeeper.repeatEvery(zone.readInterval) { [weak service] in
+            timekeeper.repeatEvery(zone.readInterval) { [weak service] in
                 guard let service, service.running.load(ordering: .acquiring) else { return false }
                 // A full lane (sensors slower than their interval) skips a read; the next one comes.
                 service.lane.put(index)
@@ -131,7 +131,7 @@ final class ClimateService: Sendable {
         perform(actions, zone: id, reading: reading)
         let cleared = zones.withLock { $0[index].conditions.cleared(after: actions, reading: reading, settings: $0[index].config.settings) }
         // The history is of dates, as `vendctl temps` shows them; control time stays inside.
-        history.record(reading, zone: id, at: machine.now)
+        history.record(reading, zone: id, at: clock.date(of: clock.now))
         for condition in cleared { machine.send(.zoneConditionCleared(id, condition)) }
     }
 

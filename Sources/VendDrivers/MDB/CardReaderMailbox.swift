@@ -1,14 +1,6 @@
 import Synchronization
+import VendHardware
 import VendingCore
-
-/// What the machine asks of a card reader. `item` is the MDB item number of the slot.
-public enum CardReaderCommand: Sendable, Equatable {
-    case requestVend(VendID, price: Money, item: UInt16)
-    case cancelVend(VendID)
-    case settle(CardSettlement, item: UInt16)
-    case endSession
-    case cashSale(price: Money, item: UInt16)
-}
 
 /// One reader's link between the machine's thread and the bus thread: commands wait here for
 /// the bus thread's next turn, and the reader's state is kept here for `vendctl status`.

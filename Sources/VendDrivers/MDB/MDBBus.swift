@@ -9,7 +9,7 @@ import VendingCore
 /// The MDB bus as the daemon sees it: a thread that opens the master interface (reconnecting
 /// after an unplug), resets the bus and runs the configured peripherals. Acceptance follows the
 /// machine; payouts are queued to the changer; the escrow decision is asked of `shouldStack`.
-public final class MDBBus: Sendable {
+public final class MDBBus: CardReaders {
     private let settings: MDBSettings
     private let control: DriverControl
     private let payouts = PayoutQueue()
@@ -35,7 +35,6 @@ public final class MDBBus: Sendable {
         self.interface = interface ?? MDBInterfaceLink(name: "\(port)") { () throws(LinkError) in try port.open() }
     }
 
-    /// Hands a command to a reader's driver; false when no such reader is configured.
     @discardableResult
     public func post(_ command: CardReaderCommand, to reader: CardReader) -> Bool {
         guard let mailbox = cardReaders.first(where: { $0.reader == reader }) else { return false }
@@ -44,7 +43,6 @@ public final class MDBBus: Sendable {
         return true
     }
 
-    /// Hands a command to every configured reader's driver (a cash sale for their telemetry).
     public func postToEveryReader(_ command: CardReaderCommand) {
         for mailbox in cardReaders { mailbox.post(command) }
         control.waiter.wake()
@@ -55,6 +53,8 @@ public final class MDBBus: Sendable {
         for mailbox in cardReaders { mailbox.accepting = accepting }
         control.waiter.wake()
     }
+
+    public var readerStates: [(reader: CardReader, description: String)] { cardReaders.map { ($0.reader, $0.status) } }
 
     public var currency: Currency { settings.currency }
 
