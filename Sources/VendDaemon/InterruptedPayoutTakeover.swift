@@ -27,8 +27,8 @@ struct InterruptedPayoutTakeover {
             guard controller.attachedPayouts === bank else { return }
             Self.log(resolution, of: pending, controller: controller)
             let result = resolution.result
-            controller.send(.payoutEnded(pending.id, paid: result.paid, unknown: result.unknown, counters: result.counters))
-            controller.send(.changeInventory(bank.inventory()))
+            controller.send(
+                .payoutEnded(pending.id, paid: result.paid, unknown: result.unknown, counters: result.counters, inventory: bank.inventory()))
         }
     }
 

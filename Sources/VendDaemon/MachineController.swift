@@ -378,8 +378,7 @@ final class MachineController: Sendable {
                     sendAndWait(.payoutDeviceAsked(payout, device: device, holding: holding))
                 }
             ) { [self] result in
-                send(.payoutEnded(payout, paid: result.paid, unknown: result.unknown, counters: result.counters))
-                send(.changeInventory(bank.inventory()))
+                send(.payoutEnded(payout, paid: result.paid, unknown: result.unknown, counters: result.counters, inventory: bank.inventory()))
             }
         case .setCoinAcceptance(let enabled):
             devices.hardware?.coinAcceptor.setAcceptance(enabled && !devices.isFaulty)

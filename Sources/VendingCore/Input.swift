@@ -14,7 +14,9 @@ public enum Input: Hashable, Sendable, Codable {
     /// may not have (a device that lost its counters in a power cut) and is left to the
     /// technician; the rest goes back to credit. `counters` holds each device's payout counter
     /// after it (by device identity), so a later interrupted payout can be told from this one.
-    case payoutEnded(PayoutID, paid: Money, unknown: Money, counters: [String: UInt64])
+    /// `inventory`: the coins the devices hold after it, in the same journal record (nil in
+    /// records from before it was carried, and when there are no devices to ask).
+    case payoutEnded(PayoutID, paid: Money, unknown: Money, counters: [String: UInt64], inventory: [ChangeStock]? = nil)
     /// The shell is about to tell this payout device (by identity) to pay part of the payout:
     /// durable before the device is told, so a restart knows which devices may have paid.
     /// `holding`: what the device held then, for one that keeps no payout counter (an MDB

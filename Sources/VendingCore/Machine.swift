@@ -162,8 +162,9 @@ public struct Machine: Hashable, Sendable, Codable {
         case .coinInserted(let value, let event, let route): insertCoin(value, event: event, route: route ?? .cashBox, into: &effects)
         case .billStacked(let value, let event): insertCoin(value, event: event, route: nil, into: &effects)
         case .coinSourceSynchronised(let event): coinCursors[event.source] = max(coinCursors[event.source] ?? 0, event.sequence)
-        case .payoutEnded(let payout, let paid, let unknown, let counters):
+        case .payoutEnded(let payout, let paid, let unknown, let counters, let inventory):
             endPayout(payout, paid: paid, unknown: unknown, counters: counters, into: &effects)
+            if let inventory { changeInventory = inventory }
         case .payoutDeviceAsked(let payout, let device, let holding):
             if pendingPayout?.id != payout {
                 effects.reject(.stalePayoutReport(payout))

@@ -55,6 +55,38 @@ enum ChangeGivingSample {
         await rig.tearDown()
     }
 
+    /// A payout's end and the coins the devices hold after it are one journal record: a cut
+    /// between two records can no longer leave the books paid and the tubes as they were.
+    @Test func aPayoutsEndCarriesTheInventoryInTheSameJournalRecord() async throws {
+        let rig = try ControllerRig(edit: ChangeGivingSample.edit)
+        ChangeGivingSample.buy(with: 4, rig)
+        rig.advance(by: .seconds(2))
+        #expect(rig.controller.currentMachine.pendingPayout == nil)
+        await rig.controller.detachHardware()
+        rig.controller.closeStore()
+        defer { rig.directory.remove() }
+        let store = try MachineStore(directory: rig.directory.path)
+        let inputs = try store.restore().entries.compactMap(\.input)
+        store.close()
+        let ends = inputs.indices.filter { if case .payoutEnded = inputs[$0] { true } else { false } }
+        #expect(ends.count == 1)
+        let end = try #require(ends.first)
+        guard case .payoutEnded(_, let paid, _, _, let inventory) = inputs[end] else { return }
+        #expect(paid == ChangeGivingSample.won(800))
+        #expect(inventory?.map(\.count) == [59, 57])
+        let later = inputs[(end + 1)...].filter { if case .changeInventory = $0 { true } else { false } }
+        #expect(later.isEmpty, "\(later)")
+    }
+
+    /// A record without the inventory (as every record before it was carried) is written exactly
+    /// in the old form and reads back without one.
+    @Test func aPayoutEndRecordWithoutTheInventoryKeepsTheOldForm() throws {
+        let ended = Input.payoutEnded(PayoutID(rawValue: 4), paid: ChangeGivingSample.won(800), unknown: ChangeGivingSample.won(0), counters: [:])
+        let written = try JSONEncoder().encode(JournalEntry(at: Instant(millisecondsSinceEpoch: 1_700_000_000_000), input: ended))
+        #expect(!String(decoding: written, as: UTF8.self).contains("inventory"))
+        #expect(try JSONDecoder().decode(JournalEntry.self, from: written).input == ended)
+    }
+
     @Test func aJammedHopperLeavesTheUnpaidRestInCredit() async throws {
         let rig = try ControllerRig(edit: ChangeGivingSample.edit)
         let small = try #require(rig.hardware.payouts?.devices.last as? SimulatedHopper)
