@@ -64,7 +64,8 @@ import VenddTestSupport
 
     @Test func aTypoIsNamedWithItsPlaceAndTheKeyMeant() {
         let error = #expect(throws: ConfigError.self) {
-            try StoreConfigLoader.parse("mqtt:\n  broker: mqtt://127.0.0.1:1883\n  allow_plaintext: true\ningest:\n  batch_event: 5\n", file: "typo.yaml")
+            try StoreConfigLoader.parse(
+                "mqtt:\n  broker: mqtt://127.0.0.1:1883\n  allow_plaintext: true\ningest:\n  batch_event: 5\n", file: "typo.yaml")
         }
         #expect(error?.description.hasPrefix("typo.yaml:5:3: ingest.batch_event: ") == true)
         #expect(error?.description.contains("batch_events") == true)
