@@ -17,6 +17,7 @@ struct VendStoreCommand: ParsableCommand {
 
             The configuration file (default /etc/vendstore/vendstore.yaml; errors are reported as \
             FILE:LINE:COLUMN: KEY: PROBLEM):
+
             \(StoreConfigLoader.keys.map { "\($0.key) (default: \($0.default)): \($0.meaning)." }.joined(separator: "\n\n"))
 
             Files: /etc/vendstore/vendstore.yaml (the configuration), /var/lib/vendstore/fleet.db \
