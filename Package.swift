@@ -154,7 +154,7 @@ let package = Package(
         .executableTarget(
             name: "vendstore",
             dependencies: [
-                "VendFleetIngest", "VendFleetStore", "VendConfig", "VendMQTT", "VendDaemon", "VendText", "VendPOSIX",
+                "VendFleetIngest", "VendFleetStore", "VendConfig", "VendControl", "VendMQTT", "VendDaemon", "VendText", "VendPOSIX",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]),

@@ -27,10 +27,43 @@ public struct StoreSettings: Sendable, Equatable {
     public let bufferEvents: Int
 }
 
+/// For logs and messages: the engine and the file, never the connection string (it may hold a password).
+extension StoreSettings.Database: CustomStringConvertible {
+    public var description: String {
+        switch self {
+        case .sqlite(let path): "sqlite \(path)"
+        case .postgresql: "postgresql"
+        }
+    }
+}
+
 /// Reads vendstore's file with the same rules and messages as vendd's (file:line:col, unknown
 /// keys with suggestions).
 public enum StoreConfigLoader {
     public static let defaultDatabase = "/var/lib/vendstore/fleet.db"
+
+    /// Every key of the file with its default and meaning: what vendstore(8) prints, and what
+    /// docs/fleet-store.md's table must list (StoreConfigTests holds the three together).
+    public static let keys: [(key: String, default: String, meaning: String)] = [
+        ("mqtt.broker", "required", "mqtts://host:8883, or mqtt://host:1883 with allow_plaintext: true"),
+        ("mqtt.allow_plaintext", "false", "allow mqtt://"),
+        ("mqtt.ca_file", "required with mqtts", "the CA that signed the broker's certificate"),
+        ("mqtt.credentials_file", "none", "one line username:password, mode 0600"),
+        ("mqtt.client_id", "vendstore", "the broker keeps this client's session: unique per vendstore"),
+        ("mqtt.session_expiry_hours", "168", "how long the broker keeps the session (and queues events) while vendstore is away"),
+        ("mqtt.topic_prefix", "vendd", "vendd's topic_prefix"),
+        ("mqtt.shared_group", "none", "subscribe as $share/<group>/... (MQTT 5 shared subscriptions): vendstores in one group split the messages"),
+        ("database.sqlite", defaultDatabase, "an SQLite file (absolute path)"),
+        ("database.postgresql", "none", "a libpq connection string, e.g. \"host=/run/postgresql dbname=fleet\" (instead of sqlite)"),
+        ("ingest.batch_events", "500", "events per transaction at most"),
+        ("ingest.batch_milliseconds", "20", "how long the first event of a batch waits for others"),
+        ("ingest.ack_milliseconds", "100", "acks are coalesced: each machine's latest, at most this often"),
+        ("ingest.max_sequence_ahead", "1000000", "a sequence further than this past the stored one is refused"),
+        (
+            "ingest.buffer_events", "100000",
+            "events waiting for the database at most; past it new ones are dropped (logged) and machines send them again"
+        ),
+    ]
 
     public static func load(file: String) throws(ConfigError) -> StoreSettings {
         try parse(ConfigLoader.readText(file, example: "/etc/vendstore/vendstore.yaml", reader: "vendstore"), file: file)

@@ -127,8 +127,11 @@ public final class Ingester: @unchecked Sendable {
     }
 
     /// Connects and commits until `stop()`; returns after the last batch is committed and acknowledged.
-    public func run() throws {
+    /// `started` runs once the client is started (it connects, and reconnects, by itself): the
+    /// service is ready then, a broker that is away is no reason to fail.
+    public func run(started: () -> Void = {}) throws {
         try client.start(settings.endpoint, sessionExpirySeconds: settings.sessionExpirySeconds)
+        started()
         var batches = 0
         var lastFlush = MonotonicClock.now
         while !stopping.load(ordering: .acquiring) {

@@ -1,0 +1,84 @@
+import ArgumentParser
+import Dispatch
+import Logging
+import VendConfig
+import VendDaemon
+import VendFleetIngest
+import VendFleetStore
+import VendMQTT
+import VendPOSIX
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+struct Serve: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Subscribe to the fleet's events and retained state and keep them (the service).",
+        discussion: """
+            Tells systemd READY=1 once the database is open (migrations applied) and the broker \
+            client started; the broker may still be connecting, and reconnects by itself. SIGTERM \
+            or SIGINT commits what was received, publishes the acknowledgements and exits 0.
+            """)
+
+    @OptionGroup var options: ConfigOption
+
+    func run() throws {
+        let settings = try options.load()
+        let logWriter = VenddLogHandler.bootstrap(level: .info)
+        defer { logWriter.flush() }
+        let logger = Logger(label: "vendstore")
+        let notifier = SystemdNotifier()
+        let store: FleetStore
+        do {
+            store = try openStore(settings)
+        } catch {
+            logger.critical("cannot open the database (\(settings.database)): \(error)")
+            throw ExitCode(StoreExit.unavailable)
+        }
+        let credentials = try settings.credentialsFile.map { try MQTTCredentials.read($0) }
+        let ingester = try Ingester(
+            settings: IngestSettings(
+                endpoint: MQTTEndpoint(host: settings.broker.host, port: settings.broker.port, tls: settings.broker.tls), caFile: settings.caFile,
+                credentials: credentials, clientID: settings.clientID, topicPrefix: settings.topicPrefix, sharedGroup: settings.sharedGroup,
+                sessionExpirySeconds: UInt32(settings.sessionExpirySeconds), batchSize: settings.batchEvents,
+                batchWindow: .milliseconds(settings.batchMilliseconds), ackInterval: .milliseconds(settings.ackMilliseconds),
+                bufferCapacity: settings.bufferEvents),
+            store: store, logger: logger, beforeCommit: Self.killHook())
+        let signals = [SIGTERM, SIGINT].map { number in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler {
+                notifier.stopping()
+                ingester.stop()
+            }
+            source.resume()
+            return source
+        }
+        let status = "storing into \(settings.database), broker \(settings.broker.url)"
+        try ingester.run {
+            notifier.ready(status: status)
+            logger.info("vendstore started", metadata: ["database": "\(settings.database)", "broker": "\(settings.broker.url)"])
+        }
+        logger.info("vendstore stopped")
+        _ = signals
+    }
+
+    /// The kill test's hook (Tests/VendFleetStoreTests/ChaosTests.swift): with
+    /// VENDSTORE_TEST_KILL_BEFORE_COMMIT=N, vendstore SIGKILLs itself before committing its Nth
+    /// batch, after receiving it: the instant libmosquitto has already acknowledged it to the broker.
+    static func killHook() -> (@Sendable (Int) -> Void)? {
+        guard let text = getenv("VENDSTORE_TEST_KILL_BEFORE_COMMIT"), let target = Int(String(cString: text)) else { return nil }
+        return { batch in if batch == target { kill(getpid(), SIGKILL) } }
+    }
+}
+
+/// Opens the configured database (applying its migrations).
+func openStore(_ settings: StoreSettings) throws -> FleetStore {
+    switch settings.database {
+    case .sqlite(let path):
+        return try SQLiteFleetStore(path: path, maxAhead: Int64(settings.maxSequenceAhead), now: WallClock.milliseconds)
+    case .postgresql(let conninfo):
+        return try PostgresFleetStore(conninfo: conninfo, maxAhead: Int64(settings.maxSequenceAhead), now: WallClock.milliseconds)
+    }
+}

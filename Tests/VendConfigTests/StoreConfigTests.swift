@@ -1,0 +1,72 @@
+import Foundation
+import Testing
+import VendConfig
+import VenddTestSupport
+
+/// vendstore's file: the keys vendstore(8) lists (`StoreConfigLoader.keys`) are the ones
+/// docs/fleet-store.md documents and the ones the parser takes, with the same defaults.
+@Suite struct StoreConfigTests {
+    @Test func theManPageListsTheDocumentedKeysAndDefaults() throws {
+        let text = try String(contentsOf: repositoryRoot.appendingPathComponent("docs/fleet-store.md"), encoding: .utf8)
+        // The configuration table's rows: | `section.key` | default | meaning |
+        let documented = text.split(separator: "\n").compactMap { line -> String? in
+            let cells = line.split(separator: "|", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+            guard cells.count == 5, cells[1].hasPrefix("`"), cells[1].contains(".") else { return nil }
+            return "\(cells[1]) \(cells[2])".replacingOccurrences(of: "`", with: "")
+        }
+        #expect(documented == StoreConfigLoader.keys.map { "\($0.key) \($0.default)" })
+    }
+
+    @Test func everyListedKeyIsTakenAndTheDefaultsAreTheListedOnes() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let credentials = directory.url.appendingPathComponent("credentials").path
+        try "vendstore:secret\n".write(toFile: credentials, atomically: false, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: credentials)
+        let every = """
+            mqtt:
+              broker: mqtts://fleet.example.com:8883
+              allow_plaintext: false
+              ca_file: /etc/ssl/certs/fleet-ca.pem
+              credentials_file: \(credentials)
+              client_id: store-1
+              session_expiry_hours: 24
+              topic_prefix: fleet/north
+              shared_group: ingest
+            database:
+              postgresql: "host=/run/postgresql dbname=fleet"
+            ingest:
+              batch_events: 100
+              batch_milliseconds: 5
+              ack_milliseconds: 50
+              max_sequence_ahead: 1000
+              buffer_events: 5000
+            """
+        let settings = try StoreConfigLoader.parse(every, file: "every.yaml")
+        #expect(settings.database == .postgresql(conninfo: "host=/run/postgresql dbname=fleet"))
+        #expect(settings.sharedGroup == "ingest" && settings.bufferEvents == 5000 && settings.sessionExpirySeconds == 24 * 3600)
+        // One line a listed key, but database.sqlite: a file names one engine.
+        let leaves = every.split(separator: "\n").filter { !$0.hasSuffix(":") }.count
+        #expect(leaves == StoreConfigLoader.keys.count - 1)
+
+        let least = try StoreConfigLoader.parse("mqtt:\n  broker: mqtt://127.0.0.1:1883\n  allow_plaintext: true\n", file: "least.yaml")
+        let defaults = Dictionary(uniqueKeysWithValues: StoreConfigLoader.keys.map { ($0.key, $0.default) })
+        #expect(least.database == .sqlite(path: defaults["database.sqlite"] ?? ""))
+        #expect(least.clientID == defaults["mqtt.client_id"])
+        #expect(least.topicPrefix == defaults["mqtt.topic_prefix"])
+        #expect("\(least.sessionExpirySeconds / 3600)" == defaults["mqtt.session_expiry_hours"])
+        #expect("\(least.batchEvents)" == defaults["ingest.batch_events"])
+        #expect("\(least.batchMilliseconds)" == defaults["ingest.batch_milliseconds"])
+        #expect("\(least.ackMilliseconds)" == defaults["ingest.ack_milliseconds"])
+        #expect("\(least.maxSequenceAhead)" == defaults["ingest.max_sequence_ahead"])
+        #expect("\(least.bufferEvents)" == defaults["ingest.buffer_events"])
+    }
+
+    @Test func aTypoIsNamedWithItsPlaceAndTheKeyMeant() {
+        let error = #expect(throws: ConfigError.self) {
+            try StoreConfigLoader.parse(
+                "mqtt:\n  broker: mqtt://127.0.0.1:1883\n  allow_plaintext: true\ningest:\n  batch_event: 5\n", file: "typo.yaml")
+        }
+        #expect(error?.description.hasPrefix("typo.yaml:5:3: ingest: unknown key 'batch_event'; did you mean 'batch_events'?") == true)
+    }
+}
