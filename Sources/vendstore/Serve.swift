@@ -1,5 +1,4 @@
 import ArgumentParser
-import Dispatch
 import Logging
 import VendConfig
 import VendDaemon
@@ -24,6 +23,7 @@ struct Serve: ParsableCommand {
     @OptionGroup var options: ConfigOption
 
     func run() throws {
+        let signals = ProcessSignals.block([SIGTERM, SIGINT])
         let settings = try options.load()
         let logWriter = VenddLogHandler.bootstrap(level: .info)
         defer { logWriter.flush() }
@@ -45,15 +45,9 @@ struct Serve: ParsableCommand {
                 batchWindow: .milliseconds(settings.batchMilliseconds), ackInterval: .milliseconds(settings.ackMilliseconds),
                 bufferCapacity: settings.bufferEvents),
             store: store, logger: logger, beforeCommit: Self.killHook())
-        let signals = [SIGTERM, SIGINT].map { number in
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler {
-                notifier.stopping()
-                ingester.stop()
-            }
-            source.resume()
-            return source
+        signals.deliver { _ in
+            notifier.stopping()
+            ingester.stop()
         }
         let status = "storing into \(settings.database), broker \(settings.broker.url)"
         try ingester.run {
@@ -61,7 +55,6 @@ struct Serve: ParsableCommand {
             logger.info("vendstore started", metadata: ["database": "\(settings.database)", "broker": "\(settings.broker.url)"])
         }
         logger.info("vendstore stopped")
-        _ = signals
     }
 
     /// The kill test's hook (Tests/VendFleetStoreTests/ChaosTests.swift): with
