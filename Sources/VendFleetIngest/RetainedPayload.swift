@@ -16,7 +16,8 @@ enum RetainedPayload {
         do {
             let (columns, named) = try readColumns(Data(bytes), subject: subject)
             let warning = named.flatMap { named in
-                named == machine ? nil : "the \(subject) payload names machine '\(named)' but arrived on machine '\(machine)''s topic: stored as '\(machine)''s"
+                named == machine
+                    ? nil : "the \(subject) payload names machine '\(named)' but arrived on machine '\(machine)''s topic: stored as '\(machine)''s"
             }
             return .success((RetainedUpdate(machine: machine, subject: subject, payload: text, columns: columns), warning))
         } catch let refusal as EventPayload.Refusal {

@@ -175,7 +175,8 @@ public final class PostgresFleetStore: FleetStore {
         try connection().run("zones_of", [machine]).map {
             ZonePosition(
                 zone: $0[0] ?? "", kind: $0[1] ?? "", health: $0[2] ?? "", temperature: $0[3], sensorFault: $0[4], setPoint: $0[5],
-                relayOn: $0[6].map { $0 != "0" }, maxReached: $0[7], since: $0[8].flatMap { Int64($0) }, cause: $0[9], at: $0[10].flatMap { Int64($0) })
+                relayOn: $0[6].map { $0 != "0" }, maxReached: $0[7], since: $0[8].flatMap { Int64($0) }, cause: $0[9],
+                at: $0[10].flatMap { Int64($0) })
         }
     }
 }
@@ -290,7 +291,8 @@ private struct PostgresCommitSteps: CommitSteps {
             try connection.run(
                 "insert_slots",
                 [
-                    PostgresArray.text(stocks.map(\.machine)), PostgresArray.text(stocks.map(\.slot.slot)), PostgresArray.text(stocks.map(\.slot.product)),
+                    PostgresArray.text(stocks.map(\.machine)), PostgresArray.text(stocks.map(\.slot.slot)),
+                    PostgresArray.text(stocks.map(\.slot.product)),
                     PostgresArray.text(stocks.map(\.slot.price)), PostgresArray.text(stocks.map(\.currency)),
                     PostgresArray.integers(stocks.map(\.slot.available)), PostgresArray.integers(stocks.map(\.slot.stock)),
                     PostgresArray.integers(stocks.map(\.slot.capacity)), PostgresArray.integers(stocks.map(\.slot.earliestExpiry)), at,
@@ -300,8 +302,10 @@ private struct PostgresCommitSteps: CommitSteps {
             try connection.run(
                 "save_cash",
                 [
-                    PostgresArray.text(cash.map(\.machine)), PostgresArray.text(cash.map(\.cash.currency)), PostgresArray.text(cash.map(\.cash.coinsIn)),
-                    PostgresArray.text(cash.map(\.cash.sales)), PostgresArray.text(cash.map(\.cash.refunds)), PostgresArray.text(cash.map(\.cash.billsIn)),
+                    PostgresArray.text(cash.map(\.machine)), PostgresArray.text(cash.map(\.cash.currency)),
+                    PostgresArray.text(cash.map(\.cash.coinsIn)),
+                    PostgresArray.text(cash.map(\.cash.sales)), PostgresArray.text(cash.map(\.cash.refunds)),
+                    PostgresArray.text(cash.map(\.cash.billsIn)),
                     PostgresArray.text(cash.map(\.cash.changePaid)), PostgresArray.text(cash.map(\.cash.unknownPayouts)),
                     PostgresArray.integers(cash.map { $0.cash.exactChangeOnly?.storedInteger }), at,
                 ])
