@@ -115,8 +115,10 @@ public final class Ingester: @unchecked Sendable {
         case .retained(let machine, let subject):
             // An empty retained message clears the topic at the broker; the store keeps the last.
             guard !message.payload.isEmpty else { return }
-            switch EventPayload.retainedText(message.payload) {
-            case .success(let text): buffer.add(RetainedUpdate(machine: machine, subject: subject, payload: text))
+            switch RetainedPayload.decode(message.payload, machine: machine, subject: subject) {
+            case .success(let (update, warning)):
+                if let warning { logger.warning("\(warning)", metadata: ["machine": "\(machine)", "topic": "\(message.topic)"]) }
+                buffer.add(update)
             case .failure(let refusal):
                 logger.error(
                     "refused \(subject) on \(message.topic): \(refusal.reason)", metadata: ["machine": "\(machine)", "topic": "\(message.topic)"])

@@ -16,6 +16,8 @@ protocol CommitSteps {
     func saveStates(_ states: [String: SequenceState], at: Int64) throws
     func replaceGaps(_ gaps: [String: [ClosedRange<Int64>]], seenAt: Int64) throws
     func saveLatest(_ updates: [RetainedUpdate], receivedAt: Int64) throws
+    /// The updates' columns (schema 2): a `stock` replaces all of its machine's slots.
+    func savePositions(_ updates: [RetainedUpdate], receivedAt: Int64) throws
 }
 
 /// One batch, one transaction, the same on both engines.
@@ -76,7 +78,9 @@ enum CommitProcedure {
         }
         try steps.saveStates(after, at: receivedAt)
         if !gaps.isEmpty { try steps.replaceGaps(gaps, seenAt: receivedAt) }
-        try steps.saveLatest(latestOnly(retained), receivedAt: receivedAt)
+        let latest = latestOnly(retained)
+        try steps.saveLatest(latest, receivedAt: receivedAt)
+        try steps.savePositions(latest.filter { $0.columns != nil }, receivedAt: receivedAt)
         return outcome
     }
 

@@ -55,9 +55,70 @@ enum FleetSchema {
                         received_at \(bigint) NOT NULL,
                         PRIMARY KEY (machine, subject))
                     """,
-                ])
+                ]),
+            Migration(
+                version: 2,
+                statements: [
+                    """
+                    CREATE TABLE machine_slots (
+                        machine TEXT NOT NULL,
+                        slot TEXT NOT NULL,
+                        product TEXT NOT NULL,
+                        price TEXT NOT NULL,
+                        currency TEXT NOT NULL,
+                        available \(bigint) NOT NULL,
+                        stock \(bigint) NOT NULL,
+                        capacity \(bigint) NOT NULL,
+                        earliest_expiry \(bigint),
+                        received_at \(bigint) NOT NULL,
+                        PRIMARY KEY (machine, slot))
+                    """,
+                    """
+                    CREATE TABLE machine_cash (
+                        machine TEXT PRIMARY KEY,
+                        currency TEXT NOT NULL,
+                        coins_in TEXT NOT NULL,
+                        sales TEXT NOT NULL,
+                        refunds TEXT NOT NULL,
+                        bills_in TEXT,
+                        change_paid TEXT,
+                        unknown_payouts TEXT,
+                        exact_change_only INTEGER,
+                        received_at \(bigint) NOT NULL)
+                    """,
+                    """
+                    CREATE TABLE machine_zones (
+                        machine TEXT NOT NULL,
+                        zone TEXT NOT NULL,
+                        kind TEXT NOT NULL,
+                        health TEXT NOT NULL,
+                        temperature TEXT,
+                        sensor_fault TEXT,
+                        set_point TEXT,
+                        relay_on INTEGER,
+                        max_reached TEXT,
+                        since \(bigint),
+                        cause TEXT,
+                        at \(bigint),
+                        received_at \(bigint) NOT NULL,
+                        PRIMARY KEY (machine, zone))
+                    """,
+                ]),
         ]
     }
 
     static let migrationsTable = "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at BIGINT NOT NULL)"
+}
+
+/// The columns an upsert of schema 2's tables overwrites (all but the key), for both engines.
+enum PositionColumns {
+    static let cash = ["currency", "coins_in", "sales", "refunds", "bills_in", "change_paid", "unknown_payouts", "exact_change_only", "received_at"]
+    static let zone = [
+        "kind", "health", "temperature", "sensor_fault", "set_point", "relay_on", "max_reached", "since", "cause", "at", "received_at",
+    ]
+
+    /// `a = excluded.a, …`: what an upsert's DO UPDATE sets.
+    static func overwrite(_ columns: [String]) -> String {
+        columns.map { "\($0) = excluded.\($0)" }.joined(separator: ", ")
+    }
 }

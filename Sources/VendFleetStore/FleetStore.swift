@@ -24,16 +24,19 @@ public struct IncomingEvent: Sendable, Equatable {
     var key: EventKey { EventKey(machine: machine, seq: seq) }
 }
 
-/// A machine's latest retained message: `state`, `stock`, `cash` or `zones/<zone>`.
+/// A machine's latest retained message: `state`, `stock`, `cash` or `zones/<zone>`, and what
+/// it says as columns (nil: only the payload is kept).
 public struct RetainedUpdate: Sendable, Equatable {
     public let machine: String
     public let subject: String
     public let payload: String
+    public let columns: RetainedColumns?
 
-    public init(machine: String, subject: String, payload: String) {
+    public init(machine: String, subject: String, payload: String, columns: RetainedColumns? = nil) {
         self.machine = machine
         self.subject = subject
         self.payload = payload
+        self.columns = columns
     }
 }
 
@@ -132,4 +135,10 @@ public protocol FleetStore: AnyObject {
     func events(of machine: String, from seq: Int64, limit: Int) throws -> [StoredEvent]
     /// A machine's latest retained messages by subject (`state`, `stock`, `cash`, `zones/<zone>`).
     func latest(of machine: String) throws -> [String: String]
+    /// A machine's slots from its latest `stock` message, by slot.
+    func slots(of machine: String) throws -> [SlotPosition]
+    /// A machine's books from its latest `cash` message; nil before any.
+    func cash(of machine: String) throws -> CashPosition?
+    /// A machine's zones from their latest messages, by zone.
+    func zones(of machine: String) throws -> [ZonePosition]
 }

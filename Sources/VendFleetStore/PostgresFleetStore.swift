@@ -71,6 +71,42 @@ public final class PostgresFleetStore: FleetStore {
             ON CONFLICT (machine, subject) DO UPDATE SET payload = excluded.payload, received_at = excluded.received_at
             """
         ),
+        ("delete_slots", "DELETE FROM machine_slots WHERE machine = ANY($1::text[])"),
+        (
+            "insert_slots",
+            """
+            INSERT INTO machine_slots (machine, slot, product, price, currency, available, stock, capacity, earliest_expiry, received_at)
+            SELECT *, $10::bigint FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::bigint[], $8::bigint[], $9::bigint[])
+            """
+        ),
+        (
+            "save_cash",
+            """
+            INSERT INTO machine_cash (machine, currency, coins_in, sales, refunds, bills_in, change_paid, unknown_payouts, exact_change_only, received_at)
+            SELECT *, $10::bigint FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::integer[])
+            ON CONFLICT (machine) DO UPDATE SET \(PositionColumns.overwrite(PositionColumns.cash))
+            """
+        ),
+        (
+            "save_zones",
+            """
+            INSERT INTO machine_zones (machine, zone, kind, health, temperature, sensor_fault, set_point, relay_on, max_reached, since, cause, at, received_at)
+            SELECT *, $13::bigint FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::integer[], $9::text[], $10::bigint[], $11::text[], $12::bigint[])
+            ON CONFLICT (machine, zone) DO UPDATE SET \(PositionColumns.overwrite(PositionColumns.zone))
+            """
+        ),
+        (
+            "slots_of",
+            "SELECT slot, product, price, available, stock, capacity, earliest_expiry FROM machine_slots WHERE machine = $1 ORDER BY slot"
+        ),
+        (
+            "cash_of",
+            "SELECT currency, coins_in, sales, refunds, bills_in, change_paid, unknown_payouts, exact_change_only FROM machine_cash WHERE machine = $1"
+        ),
+        (
+            "zones_of",
+            "SELECT zone, kind, health, temperature, sensor_fault, set_point, relay_on, max_reached, since, cause, at FROM machine_zones WHERE machine = $1 ORDER BY zone"
+        ),
     ]
 
     private static func prepareStatements(_ connection: PostgresConnection) throws {
@@ -117,6 +153,31 @@ public final class PostgresFleetStore: FleetStore {
 
     public func latest(of machine: String) throws -> [String: String] {
         Dictionary(try connection().run("latest_of", [machine]).map { ($0[0] ?? "", $0[1] ?? "") }) { $1 }
+    }
+
+    public func slots(of machine: String) throws -> [SlotPosition] {
+        try connection().run("slots_of", [machine]).map {
+            SlotPosition(
+                slot: $0[0] ?? "", product: $0[1] ?? "", price: $0[2] ?? "", available: Int64($0[3] ?? "") ?? 0, stock: Int64($0[4] ?? "") ?? 0,
+                capacity: Int64($0[5] ?? "") ?? 0, earliestExpiry: $0[6].flatMap { Int64($0) })
+        }
+    }
+
+    public func cash(of machine: String) throws -> CashPosition? {
+        try connection().run("cash_of", [machine]).map {
+            CashPosition(
+                currency: $0[0] ?? "", coinsIn: $0[1] ?? "", sales: $0[2] ?? "", refunds: $0[3] ?? "", billsIn: $0[4], changePaid: $0[5],
+                unknownPayouts: $0[6], exactChangeOnly: $0[7].map { $0 != "0" })
+        }.first
+    }
+
+    public func zones(of machine: String) throws -> [ZonePosition] {
+        try connection().run("zones_of", [machine]).map {
+            ZonePosition(
+                zone: $0[0] ?? "", kind: $0[1] ?? "", health: $0[2] ?? "", temperature: $0[3], sensorFault: $0[4], setPoint: $0[5],
+                relayOn: $0[6].map { $0 != "0" }, maxReached: $0[7], since: $0[8].flatMap { Int64($0) }, cause: $0[9],
+                at: $0[10].flatMap { Int64($0) })
+        }
     }
 }
 
@@ -205,5 +266,61 @@ private struct PostgresCommitSteps: CommitSteps {
                 PostgresArray.text(updates.map(\.machine)), PostgresArray.text(updates.map(\.subject)),
                 PostgresArray.text(updates.map(\.payload)), String(receivedAt),
             ])
+    }
+
+    func savePositions(_ updates: [RetainedUpdate], receivedAt: Int64) throws {
+        var stocks: [(machine: String, currency: String, slot: SlotPosition)] = []
+        var restocked: [String] = []
+        var cash: [(machine: String, cash: CashPosition)] = []
+        var zones: [(machine: String, zone: ZonePosition)] = []
+        for update in updates {
+            switch update.columns {
+            case .stock(let currency, let slots):
+                restocked.append(update.machine)
+                stocks += slots.map { (update.machine, currency, $0) }
+            case .cash(let position): cash.append((update.machine, position))
+            case .zone(let position): zones.append((update.machine, position))
+            case nil: break
+            }
+        }
+        let at = String(receivedAt)
+        if !restocked.isEmpty {
+            try connection.run("delete_slots", [PostgresArray.text(restocked)])
+        }
+        if !stocks.isEmpty {
+            try connection.run(
+                "insert_slots",
+                [
+                    PostgresArray.text(stocks.map(\.machine)), PostgresArray.text(stocks.map(\.slot.slot)),
+                    PostgresArray.text(stocks.map(\.slot.product)),
+                    PostgresArray.text(stocks.map(\.slot.price)), PostgresArray.text(stocks.map(\.currency)),
+                    PostgresArray.integers(stocks.map(\.slot.available)), PostgresArray.integers(stocks.map(\.slot.stock)),
+                    PostgresArray.integers(stocks.map(\.slot.capacity)), PostgresArray.integers(stocks.map(\.slot.earliestExpiry)), at,
+                ])
+        }
+        if !cash.isEmpty {
+            try connection.run(
+                "save_cash",
+                [
+                    PostgresArray.text(cash.map(\.machine)), PostgresArray.text(cash.map(\.cash.currency)),
+                    PostgresArray.text(cash.map(\.cash.coinsIn)),
+                    PostgresArray.text(cash.map(\.cash.sales)), PostgresArray.text(cash.map(\.cash.refunds)),
+                    PostgresArray.text(cash.map(\.cash.billsIn)),
+                    PostgresArray.text(cash.map(\.cash.changePaid)), PostgresArray.text(cash.map(\.cash.unknownPayouts)),
+                    PostgresArray.integers(cash.map { $0.cash.exactChangeOnly?.storedInteger }), at,
+                ])
+        }
+        if !zones.isEmpty {
+            try connection.run(
+                "save_zones",
+                [
+                    PostgresArray.text(zones.map(\.machine)), PostgresArray.text(zones.map(\.zone.zone)), PostgresArray.text(zones.map(\.zone.kind)),
+                    PostgresArray.text(zones.map(\.zone.health)), PostgresArray.text(zones.map(\.zone.temperature)),
+                    PostgresArray.text(zones.map(\.zone.sensorFault)), PostgresArray.text(zones.map(\.zone.setPoint)),
+                    PostgresArray.integers(zones.map { $0.zone.relayOn?.storedInteger }), PostgresArray.text(zones.map(\.zone.maxReached)),
+                    PostgresArray.integers(zones.map(\.zone.since)), PostgresArray.text(zones.map(\.zone.cause)),
+                    PostgresArray.integers(zones.map(\.zone.at)), at,
+                ])
+        }
     }
 }

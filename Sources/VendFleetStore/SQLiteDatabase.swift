@@ -61,6 +61,7 @@ final class SQLiteStatement {
                 switch value {
                 case .integer(let number): sqlite3_bind_int64(handle, position, number)
                 case .text(let text): sqlite3_bind_text(handle, position, text, -1, csqlite_transient())
+                case .null: sqlite3_bind_null(handle, position)
                 }
             guard status == SQLITE_OK else { throw FleetStoreError("binding: \(database.lastError)") }
         }
@@ -92,9 +93,19 @@ final class SQLiteStatement {
     func integer(_ column: Int32) -> Int64 { sqlite3_column_int64(handle, column) }
 
     func text(_ column: Int32) -> String { sqlite3_column_text(handle, column).map { String(cString: $0) } ?? "" }
+
+    func isNull(_ column: Int32) -> Bool { sqlite3_column_type(handle, column) == SQLITE_NULL }
+
+    func optionalInteger(_ column: Int32) -> Int64? { isNull(column) ? nil : integer(column) }
+
+    func optionalText(_ column: Int32) -> String? { isNull(column) ? nil : text(column) }
 }
 
 enum SQLiteValue {
     case integer(Int64)
     case text(String)
+    case null
+
+    static func integer(_ value: Int64?) -> SQLiteValue { value.map { .integer($0) } ?? .null }
+    static func text(_ value: String?) -> SQLiteValue { value.map { .text($0) } ?? .null }
 }

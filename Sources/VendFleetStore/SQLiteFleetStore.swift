@@ -20,6 +20,10 @@ public final class SQLiteFleetStore: FleetStore {
         let deleteGaps: SQLiteStatement
         let insertGap: SQLiteStatement
         let upsertLatest: SQLiteStatement
+        let deleteSlots: SQLiteStatement
+        let insertSlot: SQLiteStatement
+        let upsertCash: SQLiteStatement
+        let upsertZone: SQLiteStatement
 
         init(_ database: SQLiteDatabase) throws {
             selectState = try database.prepare("SELECT contiguous, highest FROM machine_progress WHERE machine = ?")
@@ -39,6 +43,24 @@ public final class SQLiteFleetStore: FleetStore {
                 """
                 INSERT INTO machine_latest (machine, subject, payload, received_at) VALUES (?, ?, ?, ?)
                 ON CONFLICT (machine, subject) DO UPDATE SET payload = excluded.payload, received_at = excluded.received_at
+                """)
+            deleteSlots = try database.prepare("DELETE FROM machine_slots WHERE machine = ?")
+            insertSlot = try database.prepare(
+                """
+                INSERT INTO machine_slots (machine, slot, product, price, currency, available, stock, capacity, earliest_expiry, received_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """)
+            upsertCash = try database.prepare(
+                """
+                INSERT INTO machine_cash (machine, currency, coins_in, sales, refunds, bills_in, change_paid, unknown_payouts, exact_change_only, received_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT (machine) DO UPDATE SET \(PositionColumns.overwrite(PositionColumns.cash))
+                """)
+            upsertZone = try database.prepare(
+                """
+                INSERT INTO machine_zones (machine, zone, kind, health, temperature, sensor_fault, set_point, relay_on, max_reached, since, cause, at, received_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT (machine, zone) DO UPDATE SET \(PositionColumns.overwrite(PositionColumns.zone))
                 """)
         }
     }
@@ -89,6 +111,37 @@ public final class SQLiteFleetStore: FleetStore {
             ($0.text(0), $0.text(1))
         }
         return Dictionary(rows) { $1 }
+    }
+
+    public func slots(of machine: String) throws -> [SlotPosition] {
+        try database.prepare(
+            "SELECT slot, product, price, available, stock, capacity, earliest_expiry FROM machine_slots WHERE machine = ? ORDER BY slot"
+        ).rows([.text(machine)]) {
+            SlotPosition(
+                slot: $0.text(0), product: $0.text(1), price: $0.text(2), available: $0.integer(3), stock: $0.integer(4), capacity: $0.integer(5),
+                earliestExpiry: $0.optionalInteger(6))
+        }
+    }
+
+    public func cash(of machine: String) throws -> CashPosition? {
+        try database.prepare(
+            "SELECT currency, coins_in, sales, refunds, bills_in, change_paid, unknown_payouts, exact_change_only FROM machine_cash WHERE machine = ?"
+        ).rows([.text(machine)]) {
+            CashPosition(
+                currency: $0.text(0), coinsIn: $0.text(1), sales: $0.text(2), refunds: $0.text(3), billsIn: $0.optionalText(4),
+                changePaid: $0.optionalText(5), unknownPayouts: $0.optionalText(6), exactChangeOnly: $0.optionalInteger(7).map { $0 != 0 })
+        }.first
+    }
+
+    public func zones(of machine: String) throws -> [ZonePosition] {
+        try database.prepare(
+            "SELECT zone, kind, health, temperature, sensor_fault, set_point, relay_on, max_reached, since, cause, at FROM machine_zones WHERE machine = ? ORDER BY zone"
+        ).rows([.text(machine)]) {
+            ZonePosition(
+                zone: $0.text(0), kind: $0.text(1), health: $0.text(2), temperature: $0.optionalText(3), sensorFault: $0.optionalText(4),
+                setPoint: $0.optionalText(5), relayOn: $0.optionalInteger(6).map { $0 != 0 }, maxReached: $0.optionalText(7),
+                since: $0.optionalInteger(8), cause: $0.optionalText(9), at: $0.optionalInteger(10))
+        }
     }
 }
 
@@ -158,6 +211,34 @@ extension SQLiteFleetStore: CommitSteps {
     func saveLatest(_ updates: [RetainedUpdate], receivedAt: Int64) throws {
         for update in updates {
             try statements.upsertLatest.run([.text(update.machine), .text(update.subject), .text(update.payload), .integer(receivedAt)])
+        }
+    }
+
+    func savePositions(_ updates: [RetainedUpdate], receivedAt: Int64) throws {
+        for update in updates {
+            switch update.columns {
+            case .stock(let currency, let slots):
+                try statements.deleteSlots.run([.text(update.machine)])
+                for slot in slots {
+                    try statements.insertSlot.run([
+                        .text(update.machine), .text(slot.slot), .text(slot.product), .text(slot.price), .text(currency), .integer(slot.available),
+                        .integer(slot.stock), .integer(slot.capacity), .integer(slot.earliestExpiry), .integer(receivedAt),
+                    ])
+                }
+            case .cash(let cash):
+                try statements.upsertCash.run([
+                    .text(update.machine), .text(cash.currency), .text(cash.coinsIn), .text(cash.sales), .text(cash.refunds), .text(cash.billsIn),
+                    .text(cash.changePaid), .text(cash.unknownPayouts), .integer(cash.exactChangeOnly?.storedInteger), .integer(receivedAt),
+                ])
+            case .zone(let zone):
+                try statements.upsertZone.run([
+                    .text(update.machine), .text(zone.zone), .text(zone.kind), .text(zone.health), .text(zone.temperature),
+                    .text(zone.sensorFault), .text(zone.setPoint), .integer(zone.relayOn?.storedInteger), .text(zone.maxReached),
+                    .integer(zone.since), .text(zone.cause), .integer(zone.at), .integer(receivedAt),
+                ])
+            case nil:
+                break
+            }
         }
     }
 }

@@ -135,12 +135,43 @@ struct StoreContractTests {
     }
 
     @Test(arguments: Engine.allCases)
+    func stockCashAndZonesAreColumnsAndAStockReplacesTheMachinesSlots(_ engine: Engine) throws {
+        let subject = try StoreUnderTest(engine)
+        defer { subject.directory.remove() }
+        let store = try subject.open()
+        let a1 = SlotPosition(slot: "A1", product: "Cola", price: "1.50", available: 3, stock: 4, capacity: 8, earliestExpiry: 1_790_000_000_000)
+        let b2 = SlotPosition(slot: "B2", product: "Water \"한글\"", price: "1.00", available: 0, stock: 0, capacity: 6, earliestExpiry: nil)
+        let cash = CashPosition(
+            currency: "EUR", coinsIn: "12.50", sales: "3.00", refunds: "0", billsIn: nil, changePaid: "9.50", unknownPayouts: nil,
+            exactChangeOnly: false)
+        let cold = ZonePosition(
+            zone: "cold", kind: "cold", health: "ok", temperature: "4.5", sensorFault: nil, setPoint: "5", relayOn: true, maxReached: nil,
+            since: nil, cause: nil, at: 1_790_000_000_000)
+        _ = try store.commit(
+            events: [],
+            retained: [
+                RetainedUpdate(machine: "m1", subject: "stock", payload: "{}", columns: .stock(currency: "EUR", slots: [a1, b2])),
+                RetainedUpdate(machine: "m1", subject: "cash", payload: "{}", columns: .cash(cash)),
+                RetainedUpdate(machine: "m1", subject: "zones/cold", payload: "{}", columns: .zone(cold)),
+            ], receivedAt: 10)
+        #expect(try store.slots(of: "m1") == [a1, b2])
+        #expect(try store.cash(of: "m1") == cash)
+        #expect(try store.zones(of: "m1") == [cold])
+        #expect(try store.cash(of: "m2") == nil)
+        // B2 reconfigured away: the next stock message is the whole machine.
+        _ = try store.commit(
+            events: [], retained: [RetainedUpdate(machine: "m1", subject: "stock", payload: "{}", columns: .stock(currency: "EUR", slots: [a1]))],
+            receivedAt: 11)
+        #expect(try store.slots(of: "m1") == [a1])
+    }
+
+    @Test(arguments: Engine.allCases)
     func migrationsApplyToAnEmptyDatabaseOnceAndReopeningKeepsEverything(_ engine: Engine) throws {
         let subject = try StoreUnderTest(engine)
         defer { subject.directory.remove() }
         do {
             let store = try subject.open()
-            #expect(store.migrationsApplied == [1])
+            #expect(store.migrationsApplied == [1, 2])
             _ = try store.commit(events: [event("m1", 1), event("m1", 3)], retained: [], receivedAt: 10)
         }
         let reopened = try subject.open()
