@@ -36,7 +36,7 @@ final class MosquittoRig: @unchecked Sendable {
         let process = try ChildProcess("/usr/sbin/mosquitto", ["-c", directory + "/mosquitto.conf"], output: log, errors: log)
         self.process = process
         let deadline = Date().addingTimeInterval(10)
-        while !Self.accepts(port) {
+        while !LocalPort.accepts(port) {
             guard process.isRunning, Date() < deadline else {
                 throw ChildProcessError(description: "mosquitto did not listen: \((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
             }
@@ -47,17 +47,5 @@ final class MosquittoRig: @unchecked Sendable {
     func stop() {
         if let process, !process.stop(SIGTERM, within: 20) { Issue.record("mosquitto did not end within 20 s of SIGTERM: killed") }
         process = nil
-    }
-
-    static func accepts(_ port: Int) -> Bool {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        return withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
-        }
     }
 }

@@ -83,7 +83,7 @@ final class MosquittoBroker: @unchecked Sendable {
         let process = try ChildProcess(try Self.tool("mosquitto"), ["-c", directory + "/mosquitto.conf"], output: log, errors: log)
         self.process = process
         let deadline = Date().addingTimeInterval(10)
-        while !Self.accepts(port) {
+        while !LocalPort.accepts(port) {
             guard process.isRunning, Date() < deadline else { throw HarnessError("mosquitto did not listen on \(port); log:\n\(self.log)") }
             usleep(20_000)
         }
@@ -176,22 +176,9 @@ final class MosquittoBroker: @unchecked Sendable {
     private static func freePort() throws -> Int {
         for _ in 0..<50 {
             let port = Int.random(in: 20_000...60_000)
-            if !accepts(port) { return port }
+            if !LocalPort.accepts(port) { return port }
         }
         throw HarnessError("no free port found for the broker")
-    }
-
-    private static func accepts(_ port: Int) -> Bool {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        return withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
-        }
     }
 }
 
