@@ -90,13 +90,15 @@ let package = Package(
         .target(name: "VendMQTT", dependencies: ["CMosquittoShim"]),
         // The fleet's messages and topic tree, shared by vendd and vendfleet. Pure.
         .target(name: "VendTelemetry"),
+        // A service's ties to systemd: sd_notify (READY, STOPPING, WATCHDOG) and journald's native
+        // log socket behind a lane of its own. Shared by vendd and vendstore, without vendd's devices.
+        .target(name: "VendSystemd", dependencies: ["VendPOSIX", .product(name: "Logging", package: "swift-log")]),
         // The shell: config → drivers → core, persistence, control socket, systemd, journald, signals.
         .target(
             name: "VendDaemon",
             dependencies: [
-                "VendingCore", "VendConfig", "VendSettings", "VendHardware", "VendDrivers", "VendGPIO", "VendStore", "VendControl", "VendPOSIX",
-                "VendTime",
-                "VendMQTT", "VendTelemetry", "VendDEX", "SimulatedMDB", "MDB", "VendClimate", "VendSensors",
+                "VendSystemd", "VendingCore", "VendConfig", "VendSettings", "VendHardware", "VendDrivers", "VendGPIO", "VendStore",
+                "VendControl", "VendPOSIX", "VendTime", "VendMQTT", "VendTelemetry", "VendDEX", "SimulatedMDB", "MDB", "VendClimate", "VendSensors",
                 .product(name: "Logging", package: "swift-log"),
             ]),
         // The daemon's executable: argument parsing and wiring only.
@@ -154,7 +156,7 @@ let package = Package(
         .executableTarget(
             name: "vendstore",
             dependencies: [
-                "VendFleetIngest", "VendFleetStore", "VendConfig", "VendControl", "VendMQTT", "VendDaemon", "VendText", "VendPOSIX",
+                "VendFleetIngest", "VendFleetStore", "VendConfig", "VendControl", "VendMQTT", "VendSystemd", "VendText", "VendPOSIX",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
@@ -221,7 +223,7 @@ let package = Package(
             name: "VendDaemonTests",
             dependencies: [
                 "VendTelemetry", "VendStore",
-                "VendDaemon", "VendControl", "VendConfig", "VendHardware", "VendPOSIX", "VendTime", "VendingCore", "VenddTestSupport",
+                "VendDaemon", "VendSystemd", "VendControl", "VendConfig", "VendHardware", "VendPOSIX", "VendTime", "VendingCore", "VenddTestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ]),
         // The real vendd and vendctl binaries, driven as a technician would.

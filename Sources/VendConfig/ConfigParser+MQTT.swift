@@ -8,17 +8,37 @@ extension ConfigParser {
     /// `mqtt:`: the fleet link. TLS unless plaintext is explicitly allowed; credentials in a file
     /// only vendd's user may read.
     func parseMQTT(_ section: MappingReader) -> MQTTSettings? {
-        let url = section.string("broker")
-        let allowPlaintext = section.bool("allow_plaintext", default: false)
+        let connection = parseBrokerConnection(section)
         let machineID = section.string("machine_id")
-        let credentialsFile = section.string("credentials_file", required: false)
-        let caFile = section.string("ca_file", required: false)
-        let prefix = section.string("topic_prefix", required: false) ?? Defaults.mqttTopicPrefix
         let publish = choices("publish", in: section, default: Set(MQTTSettings.Publication.allCases))
         let commands = choices("commands", in: section, default: Set<MQTTSettings.Command>())
         let outboxDays = section.int("outbox_days", in: 1...366, default: Defaults.mqttOutboxDays)
         let keepUntilStored = section.bool("keep_until_stored", default: false)
         section.finish()
+
+        if let machineID, !Self.isTopicLevel(machineID) {
+            sink.report(
+                "'\(machineID)' is not a machine id (letters, digits, '-', '_' and '.'; it is one topic level)",
+                at: section.value("machine_id"), path: section.path.key("machine_id"))
+        }
+        guard let connection, let machineID, Self.isTopicLevel(machineID), let publish, let commands, let outboxDays,
+            let keepUntilStored
+        else { return nil }
+        return MQTTSettings(
+            broker: connection.broker, machineID: machineID, credentialsFile: connection.credentialsFile, caFile: connection.caFile,
+            topicPrefix: connection.topicPrefix,
+            publish: publish, commands: commands, outboxDays: outboxDays, keepUntilStored: keepUntilStored)
+    }
+
+    /// The broker keys vendd and vendstore share: `broker`, `allow_plaintext`, `credentials_file`,
+    /// `ca_file` and `topic_prefix`. TLS unless plaintext is explicitly allowed; nil after
+    /// reporting what is wrong.
+    func parseBrokerConnection(_ section: MappingReader) -> BrokerConnection? {
+        let url = section.string("broker")
+        let allowPlaintext = section.bool("allow_plaintext", default: false)
+        let credentialsFile = section.string("credentials_file", required: false)
+        let caFile = section.string("ca_file", required: false)
+        let prefix = section.string("topic_prefix", required: false) ?? Defaults.mqttTopicPrefix
 
         var broker: MQTTSettings.Broker?
         if let url {
@@ -34,12 +54,8 @@ extension ConfigParser {
                 broker = nil
             }
         }
-        if let machineID, !Self.isTopicLevel(machineID) {
-            sink.report(
-                "'\(machineID)' is not a machine id (letters, digits, '-', '_' and '.'; it is one topic level)",
-                at: section.value("machine_id"), path: section.path.key("machine_id"))
-        }
-        if !prefix.split(separator: "/", omittingEmptySubsequences: false).allSatisfy({ Self.isTopicLevel(String($0)) }) {
+        let prefixIsValid = prefix.split(separator: "/", omittingEmptySubsequences: false).allSatisfy { Self.isTopicLevel(String($0)) }
+        if !prefixIsValid {
             sink.report(
                 "'\(prefix)' is not a topic prefix (levels of letters, digits, '-', '_' and '.', separated by '/'; no wildcards)",
                 at: section.value("topic_prefix"), path: section.path.key("topic_prefix"))
@@ -51,13 +67,9 @@ extension ConfigParser {
                 "mqtts needs the CA that signed the broker's certificate: add ca_file", at: section.value("broker"),
                 path: section.path.key("ca_file"))
         }
-        guard let broker, let machineID, Self.isTopicLevel(machineID), let publish, let commands, let outboxDays,
-            let keepUntilStored,
-            credentialsFile == nil || credentials != nil, caFile == nil || ca != nil, broker.tls == false || ca != nil
+        guard let broker, prefixIsValid, credentialsFile == nil || credentials != nil, caFile == nil || ca != nil, broker.tls == false || ca != nil
         else { return nil }
-        return MQTTSettings(
-            broker: broker, machineID: machineID, credentialsFile: credentials, caFile: ca, topicPrefix: prefix,
-            publish: publish, commands: commands, outboxDays: outboxDays, keepUntilStored: keepUntilStored)
+        return BrokerConnection(broker: broker, credentialsFile: credentials, caFile: ca, topicPrefix: prefix)
     }
 
     private func choices<Choice: RawRepresentable & CaseIterable & Hashable>(
@@ -82,7 +94,7 @@ extension ConfigParser {
         let mode = info.st_mode & 0o777
         guard mode & 0o077 == 0 else {
             sink.report(
-                "'\(path)' is readable by others (mode \(String(mode, radix: 8))): it holds the broker password; chmod 600 \(path) and chown it to the user vendd runs as",
+                "'\(path)' is readable by others (mode \(String(mode, radix: 8))): it holds the broker password; chmod 600 \(path) and chown it to the user the service runs as (vendd, or vendstore)",
                 at: section.value(key), path: section.path.key(key))
             return nil
         }
@@ -92,4 +104,12 @@ extension ConfigParser {
     static func isTopicLevel(_ text: String) -> Bool {
         !text.isEmpty && text.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "-_.".contains($0)) }
     }
+}
+
+/// Where a service's MQTT client connects, and how.
+struct BrokerConnection {
+    let broker: MQTTSettings.Broker
+    let credentialsFile: String?
+    let caFile: String?
+    let topicPrefix: String
 }

@@ -85,12 +85,8 @@ extension ConfigParser {
         top.finish()
         guard let mqtt else { return nil }
 
-        let url = mqtt.string("broker")
-        let allowPlaintext = mqtt.bool("allow_plaintext", default: false)
-        let credentialsFile = mqtt.string("credentials_file", required: false)
-        let caFile = mqtt.string("ca_file", required: false)
+        let connection = parseBrokerConnection(mqtt)
         let clientID = mqtt.string("client_id", required: false) ?? "vendstore"
-        let prefix = mqtt.string("topic_prefix", required: false) ?? Defaults.mqttTopicPrefix
         let sharedGroup = mqtt.string("shared_group", required: false)
         let expiryHours = mqtt.int("session_expiry_hours", in: 1...8760, default: 168)
         mqtt.finish()
@@ -102,38 +98,14 @@ extension ConfigParser {
         let bufferEvents = ingest?.int("buffer_events", in: 1_000...10_000_000, default: 100_000) ?? 100_000
         ingest?.finish()
 
-        var broker: MQTTSettings.Broker?
-        if let url {
-            broker = MQTTSettings.Broker(url: url)
-            if broker == nil {
-                sink.report(
-                    "'\(url)' is not a broker URL; write mqtts://host:8883 (or mqtt://host:1883 with allow_plaintext: true)",
-                    at: mqtt.value("broker"), path: mqtt.path.key("broker"))
-            } else if broker?.tls == false, allowPlaintext == false {
-                sink.report(
-                    "'\(url)' carries the fleet's sales in the clear; use mqtts://, or add allow_plaintext: true for a broker on a trusted network",
-                    at: mqtt.value("broker"), path: mqtt.path.key("broker"))
-                broker = nil
-            }
-        }
         for (key, value) in [("client_id", clientID), ("shared_group", sharedGroup ?? "group")] where !Self.isTopicLevel(value) {
             sink.report(
                 "'\(value)' must be one topic level (letters, digits, '-', '_' and '.')", at: mqtt.value(key), path: mqtt.path.key(key))
         }
-        if !prefix.split(separator: "/", omittingEmptySubsequences: false).allSatisfy({ Self.isTopicLevel(String($0)) }) {
-            sink.report(
-                "'\(prefix)' is not a topic prefix (levels of letters, digits, '-', '_' and '.', separated by '/'; no wildcards)",
-                at: mqtt.value("topic_prefix"), path: mqtt.path.key("topic_prefix"))
-        }
-        let credentials = credentialsFile.flatMap { checkPrivateFile($0, key: "credentials_file", in: mqtt) }
-        let ca = caFile.flatMap { absolutePath($0, key: "ca_file", in: mqtt) }
-        if broker?.tls == true, caFile == nil {
-            sink.report(
-                "mqtts needs the CA that signed the broker's certificate: add ca_file", at: mqtt.value("broker"), path: mqtt.path.key("ca_file"))
-        }
-        guard sink.diagnostics.isEmpty, let broker, let database, let expiryHours else { return nil }
+        guard sink.diagnostics.isEmpty, let connection, let database, let expiryHours else { return nil }
         return StoreSettings(
-            broker: broker, credentialsFile: credentials, caFile: ca, clientID: clientID, topicPrefix: prefix, sharedGroup: sharedGroup,
+            broker: connection.broker, credentialsFile: connection.credentialsFile, caFile: connection.caFile, clientID: clientID,
+            topicPrefix: connection.topicPrefix, sharedGroup: sharedGroup,
             sessionExpirySeconds: expiryHours * 3600, database: database, batchEvents: batchEvents, batchMilliseconds: batchMilliseconds,
             ackMilliseconds: ackMilliseconds, maxSequenceAhead: ahead, bufferEvents: bufferEvents)
     }

@@ -7,6 +7,7 @@ import VendDrivers
 import VendHardware
 import VendPOSIX
 import VendStore
+import VendSystemd
 import VendTime
 import VendingCore
 
@@ -46,7 +47,7 @@ public enum ExitStatus {
 /// The daemon's life: start-up, the signal loop (SIGHUP reloads, SIGTERM/SIGINT stop), shutdown.
 public enum Daemon {
     public static func run(_ options: DaemonOptions) async -> Int32 {
-        let logWriter = VenddLogHandler.bootstrap(level: .info)
+        let logWriter = JournaldLogHandler.bootstrap(level: .info)
         defer { logWriter.flush() }
         let logger = Logger(label: "vendd")
         let notifier = SystemdNotifier()

@@ -2,6 +2,7 @@ import Logging
 import VendConfig
 import VendDrivers
 import VendHardware
+import VendSystemd
 import VendingCore
 
 /// SIGHUP: a new configuration replaces the running one only if it is valid and the saved state

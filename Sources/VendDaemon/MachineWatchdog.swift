@@ -1,5 +1,6 @@
 import Logging
 import Synchronization
+import VendSystemd
 import VendTime
 
 /// systemd's watchdog (`WatchdogSec=`), fed only while the machine's lane is seen to work. Every

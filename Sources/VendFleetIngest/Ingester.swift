@@ -179,14 +179,14 @@ public final class Ingester: @unchecked Sendable {
         while true {
             do {
                 let outcome = try store.commit(events: batch.events, retained: batch.retained, receivedAt: WallClock.milliseconds)
-                if failures > 0 { logger.notice("the database takes commits again after \(failures) failures") }
+                if failures > 0 { logger.notice("\(store.name) takes commits again after \(failures) failures") }
                 report(outcome)
                 acks.record(outcome.acknowledgements)
                 return
             } catch {
                 failures += 1
                 if failures == 1 || failures % 10 == 0 {
-                    logger.error("cannot commit \(batch.events.count) events (attempt \(failures)); retrying: \(error)")
+                    logger.error("cannot commit \(batch.events.count) events into \(store.name) (attempt \(failures)); retrying: \(error)")
                 }
                 if stopping.load(ordering: .acquiring), failures >= 3 { return }
                 sleep(for: delay)

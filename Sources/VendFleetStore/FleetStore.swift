@@ -127,6 +127,8 @@ public protocol FleetStore: AnyObject {
     /// (latest wins), each machine's contiguous mark and gaps. Returns after the commit is durable.
     /// On a throw nothing of the batch is stored.
     func commit(events: [IncomingEvent], retained: [RetainedUpdate], receivedAt: Int64) throws -> CommitOutcome
+    /// The engine and where it is, for logs and status: never a password.
+    var name: String { get }
     /// The schema versions this opening applied (none when the database was up to date).
     var migrationsApplied: [Int] { get }
     func progress() throws -> [MachineProgress]

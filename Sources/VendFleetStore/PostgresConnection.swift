@@ -23,6 +23,11 @@ final class PostgresConnection {
 
     deinit { PQfinish(handle) }
 
+    /// "postgresql <database> on <host>:<port>" (host is the socket directory for a local socket).
+    var target: String {
+        "postgresql \(String(cString: PQdb(handle))) on \(String(cString: PQhost(handle))):\(String(cString: PQport(handle)))"
+    }
+
     /// False once the server has gone (restarted, killed): the connection must be made again.
     var isUsable: Bool { PQstatus(handle) == CONNECTION_OK }
 

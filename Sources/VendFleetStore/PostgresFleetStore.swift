@@ -8,12 +8,14 @@ public final class PostgresFleetStore: FleetStore {
     /// Nil after the server went away: the next call connects again (and prepares again).
     private var live: PostgresConnection?
     public let migrationsApplied: [Int]
+    public let name: String
 
     /// Connects and applies the missing migrations.
     public init(conninfo: String, maxAhead: Int64 = 1_000_000, now: Int64) throws {
         self.conninfo = conninfo
         self.maxAhead = maxAhead
         let connection = try PostgresConnection(conninfo)
+        name = connection.target
         migrationsApplied = try SchemaMigrator(
             execute: { try connection.execute($0) },
             appliedVersions: { Set(try connection.execute("SELECT version FROM schema_migrations").compactMap { $0[0].flatMap { Int($0) } }) },

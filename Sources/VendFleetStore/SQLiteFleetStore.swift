@@ -9,6 +9,7 @@ public final class SQLiteFleetStore: FleetStore {
     private let maxAhead: Int64
     private let statements: Statements
     public let migrationsApplied: [Int]
+    public let name: String
 
     /// The prepared statements, made once.
     private struct Statements {
@@ -68,6 +69,7 @@ public final class SQLiteFleetStore: FleetStore {
     /// Opens (creating if needed) the file and applies the missing migrations.
     /// `maxAhead`: how far past a machine's contiguous mark a sequence is believed.
     public init(path: String, maxAhead: Int64 = 1_000_000, now: Int64) throws {
+        name = "sqlite \(path)"
         let database = try SQLiteDatabase(path: path)
         try database.execute("PRAGMA journal_mode = WAL")
         try database.execute("PRAGMA synchronous = FULL")

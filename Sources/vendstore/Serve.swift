@@ -1,11 +1,11 @@
 import ArgumentParser
 import Logging
 import VendConfig
-import VendDaemon
 import VendFleetIngest
 import VendFleetStore
 import VendMQTT
 import VendPOSIX
+import VendSystemd
 
 #if canImport(Glibc)
     import Glibc
@@ -25,7 +25,7 @@ struct Serve: ParsableCommand {
     func run() throws {
         let signals = ProcessSignals.block([SIGTERM, SIGINT])
         let settings = try options.load()
-        let logWriter = VenddLogHandler.bootstrap(level: .info)
+        let logWriter = JournaldLogHandler.bootstrap(level: .info)
         defer { logWriter.flush() }
         let logger = Logger(label: "vendstore")
         let notifier = SystemdNotifier()
@@ -49,10 +49,10 @@ struct Serve: ParsableCommand {
             notifier.stopping()
             ingester.stop()
         }
-        let status = "storing into \(settings.database), broker \(settings.broker.url)"
+        let status = "storing into \(store.name), broker \(settings.broker.url)"
         try ingester.run {
             notifier.ready(status: status)
-            logger.info("vendstore started", metadata: ["database": "\(settings.database)", "broker": "\(settings.broker.url)"])
+            logger.info("vendstore started", metadata: ["database": "\(store.name)", "broker": "\(settings.broker.url)"])
         }
         logger.info("vendstore stopped")
     }

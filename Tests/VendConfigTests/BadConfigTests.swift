@@ -539,7 +539,7 @@ import VendConfig
                 )
             ],
             expected: [
-                "test.yaml:47:21: mqtt.credentials_file: '/etc/passwd' is readable by others (mode 644): it holds the broker password; chmod 600 /etc/passwd and chown it to the user vendd runs as"
+                "test.yaml:47:21: mqtt.credentials_file: '/etc/passwd' is readable by others (mode 644): it holds the broker password; chmod 600 /etc/passwd and chown it to the user the service runs as (vendd, or vendstore)"
             ]),
         Case(
             name: "mqtt: credentials file missing",

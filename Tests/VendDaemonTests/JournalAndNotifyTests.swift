@@ -6,6 +6,7 @@ import VendPOSIX
 import VenddTestSupport
 
 @testable import VendDaemon
+@testable import VendSystemd
 
 @Suite(.timeLimit(.minutes(1))) struct JournalTests {
     @Test func entriesCarryStructuredFieldsInTheNativeFormat() throws {

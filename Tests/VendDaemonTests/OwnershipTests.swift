@@ -6,6 +6,7 @@ import Testing
 import VendConfig
 import VendHardware
 import VendPOSIX
+import VendSystemd
 import VendTime
 import VenddTestSupport
 import VendingCore

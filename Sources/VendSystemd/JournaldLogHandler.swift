@@ -9,7 +9,7 @@ import VendPOSIX
 /// Logs to journald through its native protocol when running under systemd (`JOURNAL_STREAM`
 /// set), so metadata becomes fields: `journalctl -u vendd SLOT=A1`. Otherwise writes readable
 /// lines to stderr. Either way through a `LogWriter`: logging never waits on journald.
-public struct VenddLogHandler: LogHandler {
+public struct JournaldLogHandler: LogHandler {
     public var metadata: Logger.Metadata = [:]
     public var logLevel: Logger.Level = .info
     private let writer: LogWriter
@@ -24,7 +24,7 @@ public struct VenddLogHandler: LogHandler {
         let journal = ProcessInfo.processInfo.environment["JOURNAL_STREAM"] != nil ? JournalSocket() : nil
         let writer = LogWriter(journal: journal)
         LoggingSystem.bootstrap { _ in
-            var handler = VenddLogHandler(writer: writer)
+            var handler = JournaldLogHandler(writer: writer)
             handler.logLevel = level
             return handler
         }
