@@ -52,7 +52,7 @@ struct VendStoreLoad: ParsableCommand {
                 let levels = message.topic.split(separator: "/")
                 guard levels.count >= 2, let seq = Self.seq(in: message.payload) else { return }
                 let machine = String(levels[levels.count - 2])
-                acks.withLock { $0[machine] = max($0[machine] ?? 0, seq) }
+                acks.withLock { $0[machine] = seq }
             default:
                 break
             }
@@ -77,10 +77,11 @@ struct VendStoreLoad: ParsableCommand {
         while acknowledged < total {
             let now = MonotonicClock.nanoseconds
             guard now - begin < UInt64(timeoutSeconds) * 1_000_000_000 else { break }
-            // Acknowledgements: forget what the store holds.
+            // Acknowledgements: forget what the store holds. As vendd does, one beyond the last
+            // sequence given is not believed (a retained one left by another store's run).
             let snapshot = acks.withLock { $0 }
             for index in fleet.indices {
-                guard let ack = snapshot[fleet[index].name], ack > fleet[index].acked else { continue }
+                guard let ack = snapshot[fleet[index].name], ack > fleet[index].acked, ack < fleet[index].next else { continue }
                 fleet[index].acked = ack
                 while let first = fleet[index].waiting.first, first.seq <= ack {
                     latencies.append(now - first.firstSent)

@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
 """Ingest rate of vendstore into SQLite and into PostgreSQL, with 1,000 simulated machines.
 
-Starts a Mosquitto on 127.0.0.1 (in the clear, anonymous) and, per engine, vendstore with its
+Per engine, starts a Mosquitto of its own on 127.0.0.1 (in the clear, anonymous), vendstore with its
 database in a temporary directory (SQLite: WAL, synchronous=FULL; PostgreSQL: a cluster made
 with initdb, its defaults: fsync and synchronous_commit on), then `vendstore-load`: the machines
 publish vendd's event payloads with sequences as fast as a window of unacknowledged events
 allows, and resend what stays unacknowledged. Prints, per engine: events acknowledged per second
 (sustained, first publish to last acknowledgement), latency p50/p99 from an event's first
 publish to the `stored` acknowledgement that covers it (so it includes the ack coalescing,
-ingest.ack_milliseconds), and vendstore's peak RSS. Never fails on a timing.
+ingest.ack_milliseconds), vendstore's peak RSS, and `vendstore status`'s gap-list line after.
+The same run is the catch-up figure: every machine's outbox is full at the start (machines back
+after an outage), so "all stored s" is the time to an empty gap list. Never fails on a timing.
 
 Usage: scripts/bench/store-ingest.py [bin-dir] [events-per-machine] [machines]
        (default .build/release, 100, 1000)
@@ -54,7 +56,28 @@ def postgres_bin():
     return versions[-1]
 
 
-def run_engine(name, database_yaml, broker_port, work):
+def start_broker(work, name):
+    """A Mosquitto of the engine's own: no session or retained acknowledgement of another run."""
+    port = free_port()
+    conf = os.path.join(work, f"mosquitto-{name}.conf")
+    with open(conf, "w") as f:
+        f.write(f"listener {port} 127.0.0.1\nallow_anonymous true\nmax_queued_messages 0\n"
+                f"max_inflight_messages 0\nuser {os.environ.get('USER', 'root')}\n")
+    broker = subprocess.Popen(["/usr/sbin/mosquitto", "-c", conf], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wait_port(port, "mosquitto")
+    return broker, port
+
+
+def run_engine(name, database_yaml, work):
+    broker, broker_port = start_broker(work, name)
+    try:
+        return run_store_and_load(name, database_yaml, broker_port, work)
+    finally:
+        broker.terminate()
+        broker.wait()
+
+
+def run_store_and_load(name, database_yaml, broker_port, work):
     config = os.path.join(work, f"{name}.yaml")
     with open(config, "w") as f:
         f.write(f"mqtt:\n  broker: mqtt://127.0.0.1:{broker_port}\n  allow_plaintext: true\n  client_id: bench-{name}\n"
@@ -73,6 +96,9 @@ def run_engine(name, database_yaml, broker_port, work):
         print(f"{name}: vendstore-load failed: {load.stdout} {load.stderr}", file=sys.stderr)
     result = json.loads(load.stdout.strip().splitlines()[-1])
     result["rss_mib"] = rss / 1024
+    # The gap list, as the operator reads it: empty once every machine's events are all stored.
+    status = subprocess.run([os.path.join(BIN, "vendstore"), "status", "--config", config], capture_output=True, text=True)
+    result["gaps"] = status.stdout.strip().splitlines()[-1] if status.returncode == 0 else f"status failed: {status.stderr.strip()}"
     return result
 
 
@@ -81,18 +107,11 @@ def main():
         if not os.path.exists(os.path.join(BIN, binary)):
             sys.exit(f"{BIN}/{binary} not found: swift build -c release --product {binary}")
     work = tempfile.mkdtemp(prefix="vendstore-bench-")
-    broker_port = free_port()
-    with open(os.path.join(work, "mosquitto.conf"), "w") as f:
-        f.write(f"listener {broker_port} 127.0.0.1\nallow_anonymous true\nmax_queued_messages 0\n"
-                f"max_inflight_messages 0\nuser {os.environ.get('USER', 'root')}\n")
-    broker = subprocess.Popen(["/usr/sbin/mosquitto", "-c", os.path.join(work, "mosquitto.conf")],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    wait_port(broker_port, "mosquitto")
     pg = postgres_bin()
     pg_port = free_port()
     results = {}
     try:
-        results["sqlite"] = run_engine("sqlite", f"  sqlite: {work}/fleet.db\n", broker_port, work)
+        results["sqlite"] = run_engine("sqlite", f"  sqlite: {work}/fleet.db\n", work)
         data = os.path.join(work, "pg")
         # PostgreSQL refuses to run as root: then its tools run as Debian's postgres user, who owns the directory.
         as_server = []
@@ -111,17 +130,16 @@ def main():
                        stdout=subprocess.DEVNULL)
         try:
             conninfo = f"host=127.0.0.1 port={pg_port} user=postgres dbname=postgres"
-            results["postgresql"] = run_engine("postgresql", f"  postgresql: \"{conninfo}\"\n", broker_port, work)
+            results["postgresql"] = run_engine("postgresql", f"  postgresql: \"{conninfo}\"\n", work)
         finally:
             subprocess.run(as_server + [f"{pg}/pg_ctl", "-D", data, "-m", "fast", "-w", "stop"], stdout=subprocess.DEVNULL)
     finally:
-        broker.terminate()
-        broker.wait()
         shutil.rmtree(work, ignore_errors=True)
     print(f"{MACHINES} machines, {EVENTS} events each, {os.cpu_count()} cores")
-    print(f"{'engine':<12}{'events/s':>10}{'p50 ms':>9}{'p99 ms':>9}{'resent':>8}{'RSS MiB':>9}")
+    print(f"{'engine':<12}{'events/s':>10}{'all stored s':>14}{'p50 ms':>9}{'p99 ms':>9}{'resent':>8}{'RSS MiB':>9}  gap list after")
     for name, r in results.items():
-        print(f"{name:<12}{r['rate']:>10.0f}{r['latency_p50_ms']:>9.1f}{r['latency_p99_ms']:>9.1f}{r['resent']:>8}{r['rss_mib']:>9.1f}")
+        print(f"{name:<12}{r['rate']:>10.0f}{r['seconds']:>14.1f}{r['latency_p50_ms']:>9.1f}{r['latency_p99_ms']:>9.1f}{r['resent']:>8}"
+              f"{r['rss_mib']:>9.1f}  {r['gaps']}")
 
 
 if __name__ == "__main__":
