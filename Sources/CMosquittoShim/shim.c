@@ -73,15 +73,23 @@ const char *vmqtt_load_error(void) {
     return load_error[0] ? load_error : NULL;
 }
 
+static void on_log(struct mosquitto *mosq, void *obj, int level, const char *text);
+
+/* libmosquitto formats every log line it has, debug ones too (a malloc, a vsnprintf and a lock
+   each), whenever a log callback is set: two per message received. Its warnings and errors that
+   say why a connection fails (TLS, socket) come while connecting, so the callback is set until
+   the broker accepts the connection and again once it is lost. */
 static void on_connect(struct mosquitto *mosq, void *obj, int reason, int flags, const mosquitto_property *props) {
-    (void)mosq; (void)flags; (void)props;
+    (void)flags; (void)props;
     struct vmqtt_client *client = obj;
+    if (reason == 0) api.mosquitto_log_callback_set(mosq, NULL);
     if (client->callbacks.connected) client->callbacks.connected(client->callbacks.context, reason);
 }
 
 static void on_disconnect(struct mosquitto *mosq, void *obj, int reason, const mosquitto_property *props) {
-    (void)mosq; (void)props;
+    (void)props;
     struct vmqtt_client *client = obj;
+    api.mosquitto_log_callback_set(mosq, on_log);
     if (client->callbacks.disconnected) client->callbacks.disconnected(client->callbacks.context, reason);
 }
 
