@@ -116,7 +116,7 @@ import VendingCore
 }
 
 /// Sequence numbers: contiguous, durable with the event's id, never given twice.
-@Suite struct OutboxSequenceTests {
+@Suite(.timeLimit(.minutes(1))) struct OutboxSequenceTests {
     typealias Rig = OutboxTests.Rig
 
     @Test func sequencesAreContiguousAndGoOnAfterARestartAndACompaction() throws {
@@ -200,7 +200,7 @@ import VendingCore
 }
 
 /// keep_until_stored: the store's acknowledgement, not the broker's PUBACK, empties the outbox.
-@Suite struct OutboxStoreAcknowledgementTests {
+@Suite(.timeLimit(.minutes(1))) struct OutboxStoreAcknowledgementTests {
     typealias Rig = OutboxTests.Rig
 
     /// Three coins' events handed to the client and acknowledged by the broker.
