@@ -165,7 +165,10 @@ let package = Package(
             dependencies: ["VendMQTT", "VendPOSIX", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
         .testTarget(
             name: "VendFleetStoreTests",
-            dependencies: ["VendFleetStore", "VendFleetIngest", "VendMQTT", "VendPOSIX", "VendTelemetry", "VenddTestSupport"]),
+            dependencies: [
+                "VendFleetStore", "VendFleetIngest", "VendMQTT", "VendPOSIX", "VendTelemetry", "VenddTestSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ]),
         .testTarget(
             name: "VendDisplayTests", dependencies: ["VendDisplay", "VendConfig", "VendControl", "VendPOSIX", "VendingCore", "VenddTestSupport"]),
         .testTarget(name: "VendHTTPTests", dependencies: ["VendHTTP", "VendPOSIX"]),
