@@ -232,7 +232,7 @@ let package = Package(
             name: "VenddProcessTests",
             dependencies: [
                 "VendControl", "VendPOSIX", "VendingCore", "VenddTestSupport", "CcTalkSimulator", "MDBSimulator", "SimulatedMDB", "VendTelemetry",
-                "DEXHandheld", "VendDEX",
+                "DEXHandheld", "VendDEX", "VendFleetStore",
             ]),
     ],
     swiftLanguageModes: [.v6]
