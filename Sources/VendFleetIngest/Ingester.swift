@@ -75,7 +75,8 @@ public final class Ingester: @unchecked Sendable {
         client = try MQTTClient(clientID: settings.clientID, cleanStart: false) { event in
             switch event {
             case .connected(nil):
-                logger.info("connected to the broker", metadata: ["broker": "\(settings.endpoint.url)"])
+                let patterns = subscriptions.joined(separator: " ")
+                logger.info("connected to the broker", metadata: ["broker": "\(settings.endpoint.url)", "subscriptions": "\(patterns)"])
                 link.reconnected.store(true, ordering: .releasing)
                 // The session keeps the subscriptions, but it may be new (expired, another broker).
                 for pattern in subscriptions {

@@ -49,6 +49,9 @@ extension ChaosTests {
         try rig.startStore(instance: 1)
         try load.waitUntilAcknowledged()
         #expect(rig.process(0)?.isRunning == true, "vendstore 0 ended:\n\(rig.log(of: 0))")
+        for instance in 0...1 {
+            #expect(rig.log(of: instance).contains("subscriptions=$share/stores/vendd/+/events/#"), "\(rig.log(of: instance))")
+        }
         rig.stopStore(instance: 0)
         rig.stopStore(instance: 1)
         #expect(killed == kills)
