@@ -167,7 +167,10 @@ let package = Package(
             dependencies: ["VendMQTT", "VendPOSIX", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
         .testTarget(
             name: "VendFleetStoreTests",
-            dependencies: ["VendFleetStore", "VendFleetIngest", "VendMQTT", "VendPOSIX", "VendTelemetry", "VenddTestSupport"]),
+            dependencies: [
+                "VendFleetStore", "VendFleetIngest", "VendMQTT", "VendPOSIX", "VendTelemetry", "VenddTestSupport",
+                .product(name: "Logging", package: "swift-log"),
+            ]),
         .testTarget(
             name: "VendDisplayTests", dependencies: ["VendDisplay", "VendConfig", "VendControl", "VendPOSIX", "VendingCore", "VenddTestSupport"]),
         .testTarget(name: "VendHTTPTests", dependencies: ["VendHTTP", "VendPOSIX"]),
@@ -231,7 +234,7 @@ let package = Package(
             name: "VenddProcessTests",
             dependencies: [
                 "VendControl", "VendPOSIX", "VendingCore", "VenddTestSupport", "CcTalkSimulator", "MDBSimulator", "SimulatedMDB", "VendTelemetry",
-                "DEXHandheld", "VendDEX",
+                "DEXHandheld", "VendDEX", "VendFleetStore",
             ]),
     ],
     swiftLanguageModes: [.v6]

@@ -56,6 +56,9 @@ enum EventPayload {
         case DecodingError.keyNotFound(let key, _): "'\(key.stringValue)' is missing"
         case DecodingError.typeMismatch(_, let context), DecodingError.valueNotFound(_, let context):
             "'\(context.codingPath.map(\.stringValue).joined(separator: "."))' has the wrong type"
+        case DecodingError.dataCorrupted(let context) where !context.codingPath.isEmpty:
+            // Valid JSON whose number its field cannot hold (past Double, say): not "not valid JSON".
+            "a number is out of range at '\(context.codingPath.map(\.stringValue).joined(separator: "."))'"
         case DecodingError.dataCorrupted: "not valid JSON"
         default: "\(error)"
         }

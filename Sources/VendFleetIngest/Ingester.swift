@@ -75,7 +75,8 @@ public final class Ingester: @unchecked Sendable {
         client = try MQTTClient(clientID: settings.clientID, cleanStart: false) { event in
             switch event {
             case .connected(nil):
-                logger.info("connected to the broker", metadata: ["broker": "\(settings.endpoint.url)"])
+                let patterns = subscriptions.joined(separator: " ")
+                logger.info("connected to the broker", metadata: ["broker": "\(settings.endpoint.url)", "subscriptions": "\(patterns)"])
                 link.reconnected.store(true, ordering: .releasing)
                 // The session keeps the subscriptions, but it may be new (expired, another broker).
                 for pattern in subscriptions {
@@ -87,7 +88,7 @@ public final class Ingester: @unchecked Sendable {
             case .disconnected(let reason):
                 logger.warning("lost the broker (\(reason)); reconnecting", metadata: ["broker": "\(settings.endpoint.url)"])
             case .message(let message):
-                Self.take(message, topics: topics, buffer: buffer, logger: logger)
+                Self.take(topic: message.topic, payload: message.payload, topics: topics, buffer: buffer, logger: logger)
             case .log(let text, let isError):
                 if isError { logger.error("MQTT: \(text)") } else { logger.warning("MQTT: \(text)") }
             case .acknowledged:
@@ -101,27 +102,27 @@ public final class Ingester: @unchecked Sendable {
 
     /// Checks one message on libmosquitto's thread: a good one is buffered, a bad one logged
     /// with the machine and why, and nothing else happens to either.
-    private static func take(_ message: MQTTMessage, topics: FleetTopics, buffer: IngestBuffer, logger: Logger) {
-        switch topics.classify(message.topic) {
+    static func take(topic: String, payload: [UInt8], topics: FleetTopics, buffer: IngestBuffer, logger: Logger) {
+        switch topics.classify(topic) {
         case .event(let machine, let type):
-            switch EventPayload.decode(message.payload, machine: machine, type: type) {
+            switch EventPayload.decode(payload, machine: machine, type: type) {
             case .success(let (event, warning)):
                 if let warning { logger.warning("\(warning)", metadata: ["machine": "\(machine)", "seq": "\(event.seq)"]) }
                 buffer.add(event)
             case .failure(let refusal):
                 logger.error(
-                    "refused an event on \(message.topic): \(refusal.reason)", metadata: ["machine": "\(machine)", "topic": "\(message.topic)"])
+                    "refused an event on \(topic): \(refusal.reason)", metadata: ["machine": "\(machine)", "topic": "\(topic)"])
             }
         case .retained(let machine, let subject):
             // An empty retained message clears the topic at the broker; the store keeps the last.
-            guard !message.payload.isEmpty else { return }
-            switch RetainedPayload.decode(message.payload, machine: machine, subject: subject) {
+            guard !payload.isEmpty else { return }
+            switch RetainedPayload.decode(payload, machine: machine, subject: subject) {
             case .success(let (update, warning)):
-                if let warning { logger.warning("\(warning)", metadata: ["machine": "\(machine)", "topic": "\(message.topic)"]) }
+                if let warning { logger.warning("\(warning)", metadata: ["machine": "\(machine)", "topic": "\(topic)"]) }
                 buffer.add(update)
             case .failure(let refusal):
                 logger.error(
-                    "refused \(subject) on \(message.topic): \(refusal.reason)", metadata: ["machine": "\(machine)", "topic": "\(message.topic)"])
+                    "refused \(subject) on \(topic): \(refusal.reason)", metadata: ["machine": "\(machine)", "topic": "\(topic)"])
             }
         case nil:
             break

@@ -5,7 +5,8 @@ import VendTelemetry
 /// A retained message (docs/mqtt.md's `state`, `stock`, `cash`, `zone`) checked and read into
 /// the store's columns. The machine (and a zone's name) is the topic's; a payload naming another
 /// is stored under the topic's and warned about. `stock`, `cash` and zones must decode as their
-/// schema (amounts exact decimals, slots named once), else the store keeps their last good one.
+/// schema (amounts exact decimals, counts not negative, numbers in range, slots named once), else
+/// the store keeps their last good one.
 enum RetainedPayload {
     static func decode(_ bytes: [UInt8], machine: String, subject: String) -> Result<(RetainedUpdate, warning: String?), EventPayload.Refusal> {
         let text: String
@@ -22,6 +23,10 @@ enum RetainedPayload {
             return .success((RetainedUpdate(machine: machine, subject: subject, payload: text, columns: columns), warning))
         } catch let refusal as EventPayload.Refusal {
             return .failure(refusal)
+        } catch DecodingError.dataCorrupted {
+            // The text is a JSON object (checked above): Foundation says "not valid JSON" of a number
+            // its field cannot hold (a count or time past Int64).
+            return .failure(EventPayload.Refusal(reason: "not a \(schemaName(subject)) message: a number is out of range"))
         } catch {
             return .failure(EventPayload.Refusal(reason: "not a \(schemaName(subject)) message: \(EventPayload.describe(error))"))
         }
@@ -38,6 +43,9 @@ enum RetainedPayload {
             var seen: Set<String> = []
             for slot in stock.slots {
                 try amount(slot.price, "slot \(slot.slot)'s price")
+                for (count, name) in [(slot.available, "available"), (slot.stock, "stock"), (slot.capacity, "capacity")] where count < 0 {
+                    throw EventPayload.Refusal(reason: "slot \(slot.slot)'s \(name) \(count) is negative")
+                }
                 guard seen.insert(slot.slot).inserted else { throw EventPayload.Refusal(reason: "slot \(slot.slot) is listed twice") }
             }
             let slots = stock.slots.map {

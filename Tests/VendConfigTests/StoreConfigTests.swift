@@ -70,3 +70,25 @@ import VenddTestSupport
         #expect(error?.description.hasPrefix("typo.yaml:5:3: ingest: unknown key 'batch_event'; did you mean 'batch_events'?") == true)
     }
 }
+
+/// `mqtt.shared_group` is one topic level: vendstore subscribes as `$share/<group>/<prefix>/…`,
+/// and a slash or a wildcard would make another filter (or none the broker takes).
+@Suite struct StoreSharedGroupConfigTests {
+    @Test(arguments: ["stores/a", "'+'", "'#'", "'$share'", "''"])
+    func aSharedGroupThatIsNotOneTopicLevelIsRefusedWithItsPlace(_ written: String) {
+        let error = #expect(throws: ConfigError.self) {
+            try StoreConfigLoader.parse(
+                "mqtt:\n  broker: mqtt://127.0.0.1:1883\n  allow_plaintext: true\n  shared_group: \(written)\n", file: "shared.yaml")
+        }
+        let value = written.trimmingCharacters(in: CharacterSet(charactersIn: "'"))
+        #expect(
+            error?.description.hasPrefix("shared.yaml:4:17: mqtt.shared_group: '\(value)' must be one topic level") == true,
+            "\(String(describing: error))")
+    }
+
+    @Test func aSharedGroupIsTaken() throws {
+        let settings = try StoreConfigLoader.parse(
+            "mqtt:\n  broker: mqtt://127.0.0.1:1883\n  allow_plaintext: true\n  shared_group: stores-1\n", file: "shared.yaml")
+        #expect(settings.sharedGroup == "stores-1")
+    }
+}

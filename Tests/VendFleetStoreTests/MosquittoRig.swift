@@ -44,6 +44,12 @@ final class MosquittoRig: @unchecked Sendable {
         }
     }
 
+    /// SIGKILL: no goodbye, nothing saved beyond what its persistence had already written.
+    func kill() {
+        process?.stop(SIGKILL)
+        process = nil
+    }
+
     func stop() {
         if let process, !process.stop(SIGTERM, within: 20) { Issue.record("mosquitto did not end within 20 s of SIGTERM: killed") }
         process = nil

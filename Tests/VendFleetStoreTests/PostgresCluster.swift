@@ -29,7 +29,8 @@ final class PostgresCluster: Sendable {
         }
     }
 
-    private init() throws(ChildProcessError) {
+    /// A cluster of one's own (a test that stops its server); `running()` is the run's shared one.
+    init() throws(ChildProcessError) {
         guard let bin = Self.binaries() else {
             throw ChildProcessError(description: "PostgreSQL's server is not installed (apt-get install postgresql; scripts/test installs it)")
         }
@@ -44,11 +45,16 @@ final class PostgresCluster: Sendable {
             throw ChildProcessError(
                 description: "initdb failed (\(initdb.map { "status \($0)" } ?? "timed out")): \(Self.read(directory + "/initdb.log"))")
         }
+        try start()
+    }
+
+    /// Starts the server on the cluster's port (again, after `stop()` or `crash()`).
+    func start() throws(ChildProcessError) {
         // fsync off: these tests check the store's logic, not the disk; the benchmark keeps it on.
         // pg_ctl is waited for by its pid, never by its output: the server it leaves running
         // would hold a pipe open for ever (Foundation's Process hung the whole run on it).
         let start = Self.asServerUser(
-            bin + "/pg_ctl",
+            Self.binaries()! + "/pg_ctl",
             [
                 "-D", directory + "/data", "-l", directory + "/postgres.log", "-w", "-t", "30", "-o",
                 "-c listen_addresses=127.0.0.1 -p \(port) -k \(directory) -c fsync=off -c max_connections=50", "start",
@@ -117,9 +123,16 @@ final class PostgresCluster: Sendable {
     }
 
     /// Stops the server (fast shutdown, as a restart by its operator).
-    func stop() {
+    func stop() { stop(mode: "fast") }
+
+    /// Stops the server as a crash would: `pg_ctl -m immediate` has every server process quit at
+    /// once, without a checkpoint; the next start recovers from the WAL. (A SIGKILLed postmaster
+    /// would leave its pid, and its lock file, to a parent that may not reap it.)
+    func crash() { stop(mode: "immediate") }
+
+    private func stop(mode: String) {
         _ = Self.asServerUser(
-            Self.binaries()! + "/pg_ctl", ["-D", directory + "/data", "-m", "fast", "-w", "-t", "20", "stop"], log: directory + "/pg_ctl.log",
+            Self.binaries()! + "/pg_ctl", ["-D", directory + "/data", "-m", mode, "-w", "-t", "20", "stop"], log: directory + "/pg_ctl.log",
             seconds: 30)
     }
 

@@ -1,68 +1,90 @@
 import Foundation
 import Synchronization
 import Testing
+import VendFleetStore
 import VendMQTT
 import VenddTestSupport
 
-/// A real vendstore process on a real Mosquitto, with SQLite in a temporary directory.
+/// Real vendstore processes on a real Mosquitto, storing into SQLite in a temporary directory or
+/// into a PostgreSQL database. Instance 0 is the one most tests need; several instances (each its
+/// own client id, configuration and log) share the database and, with `sharedGroup`, the messages.
 final class StoreProcessRig: @unchecked Sendable {
     // @unchecked: one test drives it.
     let directory: TemporaryDirectory
     let broker: MosquittoRig
+    /// The PostgreSQL database's conninfo; nil: SQLite at `databasePath`.
+    let postgresql: String?
+    private let sharedGroup: String?
+    private let batchMilliseconds: Int
     var databasePath: String { directory.path + "/fleet.db" }
-    var configPath: String { directory.path + "/vendstore.yaml" }
-    var logPath: String { directory.path + "/vendstore.log" }
-    private(set) var process: ChildProcess?
+    private var stores: [Int: VendstoreProcess] = [:]
 
-    init(batchMilliseconds: Int = 20) throws {
+    init(batchMilliseconds: Int = 20, postgresql: String? = nil, sharedGroup: String? = nil) throws {
         directory = try TemporaryDirectory()
+        self.postgresql = postgresql
+        self.sharedGroup = sharedGroup
+        self.batchMilliseconds = batchMilliseconds
         broker = try MosquittoRig(in: directory.path)
         try broker.start()
-        try """
-        mqtt:
-          broker: \(broker.url)
-          allow_plaintext: true
-          client_id: vendstore-test
-        database:
-          sqlite: \(databasePath)
-        ingest:
-          batch_milliseconds: \(batchMilliseconds)
-          ack_milliseconds: 20
+    }
 
-        """.write(toFile: configPath, atomically: true, encoding: .utf8)
+    /// Instance `instance`: its own client id, configuration file and log.
+    private func store(_ instance: Int) -> VendstoreProcess {
+        if let store = stores[instance] { return store }
+        let store = VendstoreProcess(
+            configPath: directory.path + "/vendstore-\(instance).yaml", logPath: directory.path + "/vendstore-\(instance).log")
+        stores[instance] = store
+        return store
+    }
+
+    func process(_ instance: Int = 0) -> ChildProcess? { stores[instance]?.process }
+
+    private func config(_ instance: Int) -> String {
+        let database = postgresql.map { "postgresql: \"\($0)\"" } ?? "sqlite: \(databasePath)"
+        return """
+            mqtt:
+              broker: \(broker.url)
+              allow_plaintext: true
+              client_id: vendstore-test-\(instance)
+            \(sharedGroup.map { "  shared_group: \($0)\n" } ?? "")database:
+              \(database)
+            ingest:
+              batch_milliseconds: \(batchMilliseconds)
+              ack_milliseconds: 20
+
+            """
+    }
+
+    /// The database the instances store into, opened by the test.
+    func openStore() throws -> FleetStore {
+        if let postgresql { return try PostgresFleetStore(conninfo: postgresql, now: 0) }
+        return try SQLiteFleetStore(path: databasePath, now: 0)
     }
 
     /// Starts vendstore and waits until it is connected.
-    func startStore() throws {
-        let connections = log.components(separatedBy: "connected to the broker").count
-        try launchStore(environment: [:])
-        // Its subscriptions follow the CONNACK at once: give them a moment to reach the broker.
-        try waitUntil("vendstore connects") { log.components(separatedBy: "connected to the broker").count > connections }
-        usleep(200_000)
-    }
+    func startStore(instance: Int = 0) throws { try store(instance).start(config: config(instance)) }
 
-    /// Starts vendstore without waiting for it (it may kill itself at once); `environment` adds to the test's.
-    func launchStore(environment: [String: String]) throws {
-        for (key, value) in environment { setenv(key, value, 1) }
-        defer { for key in environment.keys { unsetenv(key) } }
-        process = try ChildProcess(builtProduct("vendstore"), ["--config", configPath], output: logPath, errors: logPath)
+    /// Starts vendstore without waiting for it (it may kill itself at once); `environment` is its own.
+    func launchStore(instance: Int = 0, environment: [String: String]) throws {
+        try store(instance).launch(config: config(instance), environment: environment)
     }
 
     /// The process ended and was reaped by the caller.
-    func storeEnded() { process = nil }
+    func storeEnded(instance: Int = 0) { stores[instance]?.ended() }
 
     /// Stops vendstore; it must end within 20 s of SIGTERM (it is killed then, and the test fails).
-    func stopStore(_ signal: Int32 = SIGTERM) {
-        if let process, !process.stop(signal, within: 20) {
-            Issue.record("vendstore did not end within 20 s of signal \(signal): killed\n\(log)")
+    func stopStore(_ signal: Int32 = SIGTERM, instance: Int = 0) {
+        if stores[instance]?.stop(signal) == false {
+            Issue.record("vendstore \(instance) did not end within 20 s of signal \(signal): killed\n\(log(of: instance))")
         }
-        process = nil
     }
 
-    var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
+    var log: String { log(of: 0) }
+
+    func log(of instance: Int) -> String { stores[instance]?.log ?? "" }
 
     func tearDown() {
-        stopStore(SIGKILL)
+        for instance in stores.keys { stopStore(SIGKILL, instance: instance) }
         broker.stop()
         directory.remove()
     }

@@ -1,0 +1,170 @@
+import Logging
+import Synchronization
+import Testing
+import VendFleetStore
+import VendTelemetry
+import VenddTestSupport
+
+@testable import VendFleetIngest
+
+/// What the ingester logs, one line per record: level, message and metadata (sorted).
+final class LogCapture: Sendable {
+    let lines = Mutex<[String]>([])
+
+    var logger: Logger { Logger(label: "test") { _ in Handler(capture: self) } }
+
+    private struct Handler: LogHandler {
+        let capture: LogCapture
+        var metadata: Logger.Metadata = [:]
+        var logLevel: Logger.Level = .trace
+
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+
+        func log(event: LogEvent) {
+            let fields = (event.metadata ?? [:]).sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+            capture.lines.withLock { $0.append("\(event.level) \(event.message) \(fields)") }
+        }
+    }
+}
+
+/// A hostile or malformed retained message, and the reason it must be refused for.
+struct HostileRetained: CustomTestStringConvertible, Sendable {
+    let name: String
+    let subject: String
+    let payload: String
+    let reason: String
+
+    var testDescription: String { name }
+
+    static let slot = #""slot":"A1","product":"Cola","price":"1.50","capacity":8"#
+
+    static func stock(_ slots: String) -> String { #"{"machine":"m1","currency":"EUR","slots":[\#(slots)]}"# }
+    static func cash(_ fields: String) -> String { #"{"machine":"m1","currency":"EUR",\#(fields)}"# }
+    static func zone(_ fields: String) -> String { #"{"machine":"m1","zone":"cold","kind":"cooling",\#(fields)}"# }
+
+    static let all: [HostileRetained] = [
+        .init(name: "stock: no slots", subject: "stock", payload: #"{"machine":"m1","currency":"EUR"}"#, reason: "'slots' is missing"),
+        .init(
+            name: "stock: a count as text", subject: "stock", payload: stock(#"{\#(slot),"available":"3","stock":3}"#),
+            reason: "'slots.Index 0.available' has the wrong type"),
+        .init(
+            name: "stock: a count past Int64", subject: "stock", payload: stock(#"{\#(slot),"available":3,"stock":99999999999999999999999}"#),
+            reason: "a number is out of range"),
+        .init(
+            name: "stock: a negative count", subject: "stock", payload: stock(#"{\#(slot),"available":-3,"stock":3}"#),
+            reason: "slot A1's available -3 is negative"),
+        .init(
+            name: "stock: a negative capacity", subject: "stock",
+            payload: stock(#"{"slot":"A1","product":"Cola","price":"1.50","capacity":-8,"available":0,"stock":0}"#),
+            reason: "slot A1's capacity -8 is negative"),
+        .init(
+            name: "stock: a price as a number", subject: "stock",
+            payload: stock(#"{"slot":"A1","product":"Cola","price":1.5,"capacity":8,"available":0,"stock":0}"#),
+            reason: "'slots.Index 0.price' has the wrong type"),
+        .init(
+            name: "stock: a price in exponent form", subject: "stock",
+            payload: stock(#"{"slot":"A1","product":"Cola","price":"1e308","capacity":8,"available":0,"stock":0}"#),
+            reason: "slot A1's price '1e308' is not an exact decimal amount"),
+        .init(
+            name: "stock: a slot twice", subject: "stock", payload: stock(#"{\#(slot),"available":1,"stock":1},{\#(slot),"available":2,"stock":2}"#),
+            reason: "slot A1 is listed twice"),
+        .init(name: "cash: no sales", subject: "cash", payload: cash(#""coinsIn":"1.00","refunds":"0.00""#), reason: "'sales' is missing"),
+        .init(
+            name: "cash: a huge number for an amount", subject: "cash", payload: cash(#""coinsIn":1e400,"sales":"0.00","refunds":"0.00""#),
+            reason: "a number is out of range at 'coinsIn'"),
+        .init(
+            name: "cash: an amount that is not a decimal", subject: "cash", payload: cash(#""coinsIn":"NaN","sales":"0.00","refunds":"0.00""#),
+            reason: "coinsIn 'NaN' is not an exact decimal amount"),
+        .init(
+            name: "cash: exact change as text", subject: "cash",
+            payload: cash(#""coinsIn":"1.00","sales":"0.00","refunds":"0.00","exactChangeOnly":"yes""#),
+            reason: "'exactChangeOnly' has the wrong type"),
+        .init(name: "zone: no health", subject: "zones/cold", payload: zone(#""temperature":"4.5""#), reason: "'health' is missing"),
+        .init(
+            name: "zone: a relay as text", subject: "zones/cold", payload: zone(#""health":"ok","relayOn":"on""#),
+            reason: "'relayOn' has the wrong type"),
+        .init(
+            name: "zone: a time past Int64", subject: "zones/cold", payload: zone(#""health":"ok","since":1e30"#), reason: "a number is out of range"),
+        .init(name: "not an object", subject: "cash", payload: #"["m1","1.00"]"#, reason: "not a JSON object"),
+        .init(name: "not JSON", subject: "stock", payload: #"{"machine":"m1","slots":[}"#, reason: "not a JSON object: not valid JSON"),
+    ]
+}
+
+/// The retained `stock`, `cash` and `zones/<zone>` messages as the ingester takes them off the
+/// broker: a hostile or malformed one is refused and logged with the topic's machine and the
+/// reason, and nothing of it reaches the batch; the good ones around it are all there.
+@Suite("Retained payloads")
+struct RetainedPayloadTests {
+    private let topics = FleetTopics(prefix: "vendd")
+
+    private func good(_ subject: String, machine: String = "m1") -> String {
+        switch subject {
+        case "stock": HostileRetained.stock(#"{\#(HostileRetained.slot),"available":2,"stock":3}"#).replacingOccurrences(of: "m1", with: machine)
+        case "cash": HostileRetained.cash(#""coinsIn":"3.00","sales":"1.50","refunds":"0.00""#).replacingOccurrences(of: "m1", with: machine)
+        default: HostileRetained.zone(#""health":"ok","temperature":"4.5""#).replacingOccurrences(of: "m1", with: machine)
+        }
+    }
+
+    /// Takes `messages` (topic, payload) as libmosquitto's thread would: the batch and the log.
+    private func take(_ messages: [(String, String)]) throws -> (IngestBuffer.Batch, [String]) {
+        let capture = LogCapture()
+        let buffer = try IngestBuffer(batchSize: 100, capacity: 100)
+        for (topic, payload) in messages {
+            Ingester.take(topic: topic, payload: Array(payload.utf8), topics: topics, buffer: buffer, logger: capture.logger)
+        }
+        let (batch, dropped) = buffer.next(window: .zero, idle: .zero)
+        #expect(dropped == 0)
+        return (batch, capture.lines.withLock { $0 })
+    }
+
+    @Test(arguments: HostileRetained.all)
+    func aHostilePayloadIsRefusedWithItsMachineAndReasonAndNothingElseIsLost(_ hostile: HostileRetained) throws {
+        let topic = "vendd/m2/\(hostile.subject)"
+        let (batch, log) = try take([
+            ("vendd/m2/\(hostile.subject)", good(hostile.subject, machine: "m2")), (topic, hostile.payload),
+            ("vendd/m3/\(hostile.subject)", good(hostile.subject, machine: "m3")), ("vendd/m2/events/vend-ended", eventPayload("m2", 1)),
+        ])
+        // The payloads name m1: the topic's machine (m2) is the one logged, and the only refusal.
+        let refusals = log.filter { $0.hasPrefix("error") }
+        #expect(refusals.count == 1, "\(log)")
+        let refusal = try #require(refusals.first)
+        #expect(refusal.hasPrefix("error refused \(hostile.subject) on \(topic): "), "\(refusal)")
+        #expect(refusal.contains(hostile.reason), "\(refusal)")
+        #expect(refusal.contains("machine=m2") && refusal.contains("topic=\(topic)") && !refusal.contains("machine=m1"), "\(refusal)")
+        // Nothing of it is in the batch; the messages around it all are.
+        #expect(batch.retained.map(\.machine) == ["m2", "m3"])
+        #expect(!batch.retained.contains { $0.payload == hostile.payload })
+        #expect(batch.events.map(\.seq) == [1])
+
+        // Stored, the last good one stands for m2.
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try SQLiteFleetStore(path: directory.path + "/fleet.db", now: 1)
+        _ = try store.commit(events: batch.events, retained: batch.retained, receivedAt: 2)
+        #expect(try store.latest(of: "m2")[hostile.subject] == good(hostile.subject, machine: "m2"))
+        #expect(try store.latest(of: "m1").isEmpty, "a payload naming m1 reached m1")
+    }
+
+    @Test(arguments: ["stock", "cash", "zones/cold"])
+    func aPayloadNamingAnotherMachineIsStoredAsTheTopicsAndWarnedAbout(_ subject: String) throws {
+        let (batch, log) = try take([("vendd/m2/\(subject)", good(subject, machine: "m1"))])
+        let update = try #require(batch.retained.first)
+        #expect(update.machine == "m2" && update.subject == subject)
+        #expect(log.count == 1 && log[0].hasPrefix("warning "), "\(log)")
+        #expect(log.first?.contains("names machine 'm1' but arrived on machine 'm2''s topic: stored as 'm2''s") == true, "\(log)")
+        #expect(log.first?.contains("machine=m2") == true, "\(log)")
+
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try SQLiteFleetStore(path: directory.path + "/fleet.db", now: 1)
+        _ = try store.commit(events: [], retained: batch.retained, receivedAt: 2)
+        switch subject {
+        case "stock": #expect(try store.slots(of: "m2").map(\.available) == [2] && store.slots(of: "m1").isEmpty)
+        case "cash": #expect(try store.cash(of: "m2")?.coinsIn == "3.00" && store.cash(of: "m1") == nil)
+        default: #expect(try store.zones(of: "m2").map(\.zone) == ["cold"] && store.zones(of: "m1").isEmpty)
+        }
+    }
+}
