@@ -27,9 +27,10 @@ public typealias MachineStore = StateStore<MachineSnapshot, JournalEntry>
 /// thread (a GPIO edge, a coin, the dispenser's outcome, a control request, the tick); on the
 /// machine's thread each is written to the journal (fsync) and applied to the state, which only
 /// that thread can reach (`LaneBound`), then its effects are handed to the devices, in the order
-/// the core returned them, with the state let go. A caller of `sendAndWait` gets its answer after
-/// that. Every other thread reads the `View` published after each input, and changes what the
-/// lane owns (the hardware, the configuration) only by handing it work (`onLane`).
+/// the core returned them, with the state let go. A caller of `sendAndWait` (or a service's
+/// `MachineRequests.request`) gets its answer after that. Every other thread reads the `View`
+/// published after each input, and changes what the lane owns (the hardware, the configuration)
+/// only by handing it work (`onLane`).
 final class MachineController: Sendable {
     struct State {
         var machine: Machine
@@ -73,12 +74,14 @@ final class MachineController: Sendable {
     let notices: HardwareNotices
     /// The fleet outbox; nil without an `mqtt:` section.
     let outbox: Outbox?
-    private let inbox = MachineInbox()
+    private let inbox = MachineInbox<InputOutcome>()
     /// The machine's state: on the machine's thread only.
     private let owned: LaneBound<State>
     private let published: Watched<View>
-    /// Where devices and services hand the machine their inputs.
+    /// Where devices and background services hand the machine their inputs.
     let inputs: MachineInputs
+    /// What services on threads of their own (the DEX port, the fleet link) read and ask.
+    let requests: MachineRequests
     /// Device events turned into inputs.
     let deviceEvents: DeviceEvents
     /// The DEX port's sessions, for `vendctl status`.
@@ -103,12 +106,13 @@ final class MachineController: Sendable {
         published = Watched(View(state))
         owned = inbox.bind(state)
         inputs = MachineInputs(inbox: inbox)
+        requests = MachineRequests(inbox: inbox, published: published, timekeeper: timekeeper)
         deviceEvents = DeviceEvents(logger: logger, notices: notices, machine: inputs)
         inbox.start { [unowned self] input in process(input) }
     }
 
     /// The state as it stood after the last input.
-    var view: View { published.withValue { $0 } }
+    var view: View { requests.view }
 
     /// Waits (woken as each input's view is published) until `satisfied` holds for the view;
     /// false if it still does not after `limit`. For the control socket's simulated devices,
@@ -140,7 +144,7 @@ final class MachineController: Sendable {
 
     /// Queues `input` and returns its effects once it is journaled, applied and carried out.
     @discardableResult
-    func sendAndWait(_ input: Input) -> [Effect] { inbox.sendAndWait(.core(input)) }
+    func sendAndWait(_ input: Input) -> [Effect] { requests.request(input)?.effects ?? [] }
 
     /// The service-mode switches as the machine's lane last set them.
     var switches: ServiceModeSwitches { view.switches }
@@ -170,22 +174,26 @@ final class MachineController: Sendable {
 
     /// On the machine's thread: the view the other threads read, replaced; then the fleet link
     /// woken if events were added, so that the `status()` it reads has the input that woke it
-    /// (readers never wait for the lane, as they waited for the lock).
-    private func publish() {
+    /// (readers never wait for the lane, as they waited for the lock). Returns the view.
+    @discardableResult
+    private func publish() -> View {
         let view = owned.withValue { View($0) }
         published.withValue { $0 = view }
         outbox?.wakeIfAdded()
+        return view
     }
 
     /// On the machine's thread: one input, then any input its effects lead to at once (a relay
-    /// that cannot move ends its vend). Returns the effects of `input` itself.
-    private func process(_ input: LaneInput) -> [Effect] {
+    /// that cannot move ends its vend). Returns the outcome of `input` itself; the view as it
+    /// found it is the one published last (every change on the lane publishes one).
+    private func process(_ input: LaneInput) -> InputOutcome {
+        let before = view
         switch input {
         case .core(.setDraining(true)): logger.notice("draining: no vend, coin or payout starts until vendd has reloaded or stopped")
         case .core(.setDraining(false)): logger.notice("draining ended")
         default: break
         }
-        var effectsOfInput: [Effect]?
+        var outcome: InputOutcome?
         var queue = [input]
         while !queue.isEmpty {
             let next = queue.removeFirst()
@@ -196,9 +204,9 @@ final class MachineController: Sendable {
                 return (effects, Devices(state, faultBefore: faultBefore))
             }
             tellZones(next, effects)
-            publish()
+            let after = publish()
             carryOutFaultChange(on: devices)
-            effectsOfInput = effectsOfInput ?? effects
+            outcome = outcome ?? InputOutcome(effects: effects, before: before, after: after)
             queue += effects.compactMap { perform($0, on: devices) }.map(LaneInput.core)
         }
         let woken = owned.withValue { state -> [QuietWaiter] in
@@ -208,7 +216,7 @@ final class MachineController: Sendable {
         }
         for waiter in woken { waiter.wake() }
         if case .core(.tick) = input { lastTick.withLock { $0 = timekeeper.now } }
-        return effectsOfInput ?? []
+        return outcome ?? InputOutcome(effects: [], before: before, after: before)
     }
 
     /// On the machine's thread, with its state: what the lane composes, then the core.
@@ -222,6 +230,9 @@ final class MachineController: Sendable {
             return journalAndApply(.setServiceMode(state.switches.isOn), &state)
         case .hardwareFailed(let reason):
             enterFault(.hardware(reason), &state)
+            return []
+        case .fleetEvents(let events):
+            journalTelemetry(events, &state)
             return []
         }
     }
@@ -274,8 +285,8 @@ final class MachineController: Sendable {
         return effects
     }
 
-    /// Fleet events no input caused (a fault, a DEX session's end): numbered and journaled in a
-    /// record of their own, so that no later sequence number is on disk without them. While the
+    /// Fleet events no input caused (a fault, a DEX session's end, `LaneInput.fleetEvents`):
+    /// numbered and journaled in a record of their own, so that no later sequence number is on disk without them. While the
     /// state cannot be written they wait, unpublished, for the save that ends the fault.
     func journalTelemetry(_ events: [TelemetryEvent], _ state: inout State) {
         guard let outbox else { return }
@@ -287,11 +298,6 @@ final class MachineController: Sendable {
             durable = (try? state.store.append(JournalEntry(at: now, input: nil, outbox: numbered))) != nil
         }
         outbox.add(numbered, durable: durable)
-    }
-
-    /// `journalTelemetry` from another thread (the DEX port's), on the machine's lane; waits.
-    func journalTelemetry(_ events: [TelemetryEvent]) {
-        onLane { self.journalTelemetry(events, &$0) }
     }
 
     /// What carrying out effects needs of the state, read on the lane before the state is let go.
@@ -450,14 +456,6 @@ final class MachineController: Sendable {
 
     /// The payout bank of the hardware attached now.
     var attachedPayouts: PayoutBank? { view.hardware?.payouts }
-
-    /// `vendctl service on|off`. Nil when done; otherwise why service mode stays on.
-    func setServiceModeByTechnician(_ on: Bool) -> String? {
-        _ = inbox.sendAndWait(.serviceSwitch(.technician, on: on))
-        let view = view
-        guard !on, view.machine.isInServiceMode else { return nil }
-        return "service mode stays on while \(view.switches.reasons.joined(separator: " and ")); sales resume when that ends"
-    }
 
     /// Stops the hardware: coins inhibited, every relay off, lines released.
     func detachHardware() async {

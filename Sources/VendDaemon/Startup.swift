@@ -114,7 +114,9 @@ struct Startup {
             return .success(
                 Startup(
                     controller: controller, server: server, fleet: startFleetLink(config, outbox: outbox, controller: controller, logger: logger),
-                    dex: DEXService.start(config, simulate: options.simulate, controller: controller, logger: logger)))
+                    dex: DEXService.start(
+                        config, simulate: options.simulate, machine: controller.requests, sessions: controller.dexSessions,
+                        outbox: controller.outbox, logger: logger)))
         } catch {
             climate?.stop()
             await controller.detachHardware()

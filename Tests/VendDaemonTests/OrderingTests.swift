@@ -35,7 +35,7 @@ import VendingCore
         rig.controller.sendAndWait(.restock(rig.config.slots[0].id, count: nil, loadedAt: nil))
         let controller = rig.controller
         DispatchQueue.concurrentPerform(iterations: 4) { thread in
-            for change in 0..<250 { _ = controller.setServiceModeByTechnician((change + thread) % 2 == 0) }
+            for change in 0..<250 { _ = controller.requests.setServiceModeByTechnician((change + thread) % 2 == 0) }
         }
         #expect(rig.world.coinAcceptor.isAccepting == controller.acceptsCoins)
         await rig.tearDown()

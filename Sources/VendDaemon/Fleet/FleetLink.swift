@@ -308,10 +308,10 @@ final class FleetLink: Sendable {
             guard let slot = request.slot, let price = request.price else {
                 return (.failure(ControlError(.badRequest, "price needs {\"slot\": \"A1\", \"price\": \"1.50\"} (or \"default\")")), nil)
             }
-            return (CommandHandler.setPrice(slot, price, controller: controller), nil)
+            return (CommandHandler.setPrice(slot, price, machine: controller.requests), nil)
         case .service:
             guard let on = request.on else { return (.failure(ControlError(.badRequest, "service needs {\"on\": true} or {\"on\": false}")), nil) }
-            if let stays = controller.setServiceModeByTechnician(on) { return (.failure(ControlError(.rejected, stays)), nil) }
+            if let stays = controller.requests.setServiceModeByTechnician(on) { return (.failure(ControlError(.rejected, stays)), nil) }
             return (.success(on ? "service mode on: sales stopped" : "service mode off: back in service"), nil)
         case .dex:
             let communicationID = request.commId ?? controller.config.dex?.communicationID ?? "VDD0000001"
@@ -322,7 +322,7 @@ final class FleetLink: Sendable {
             }
             do {
                 let audit = try DEXAudit(
-                    controller.reports.sales(since: nil, at: controller.now), communicationID: communicationID,
+                    controller.reports.sales(since: nil, at: controller.requests.now), communicationID: communicationID,
                     asset: request.asset ?? (request.commId == nil ? controller.config.dex?.assetNumber : nil) ?? communicationID)
                 return (.success("DEX audit of \(audit.selections.count) selections sent"), Array(DEXWriter.file(audit).utf8))
             } catch {
