@@ -45,7 +45,7 @@ final class MachineController: Sendable {
         var quietWaiters: [QuietWaiter] = []
     }
 
-    /// What the other threads read (`status`, reports, a bill's escrow): the state as it stood
+    /// What the other threads read (`status`, reports): the state as it stood
     /// after the last input, replaced whole after each.
     struct View: Sendable {
         let machine: Machine
@@ -126,16 +126,13 @@ final class MachineController: Sendable {
     /// A copy of the machine as it stands.
     var currentMachine: Machine { view.machine }
     var acceptsCoins: Bool { view.acceptsCoins }
-    /// A bill validator's escrow decision: stack it, or return it to the customer.
-    func acceptsBill(_ value: Money) -> Bool {
-        let view = view
-        return view.fault == nil && view.machine.acceptsBill(value)
-    }
     var simulatedWorld: SimulatedWorld? { view.hardware?.world }
     /// The MDB devices `--simulate` runs in-process; nil on real hardware or a `unix:` MDB port.
     var simulatedMDB: InProcessMDB? { view.hardware?.simulatedMDB }
 
     static func acceptsCoins(_ state: State) -> Bool { state.fault == nil && state.machine.acceptsCoins }
+    /// The largest bill a validator stacks: none while out of order.
+    static func billLimit(_ state: State) -> Money? { state.fault == nil ? state.machine.billLimit : nil }
 
     // MARK: - Inputs
 
@@ -310,8 +307,8 @@ final class MachineController: Sendable {
         /// The fault this input put the machine in (or a hardware fault that replaced one of storage).
         let faultBegan: MachineFault?
         /// When this input ended the machine's fault (a storage fault's first successful save):
-        /// whether it takes coins and cards now.
-        let faultEnded: (acceptsCoins: Bool, acceptsCards: Bool)?
+        /// whether it takes coins and cards now, and its bill limit.
+        let faultEnded: (acceptsCoins: Bool, acceptsCards: Bool, billLimit: Money?)?
 
         /// The slot's MDB item number; FFFFh ("undefined") for a slot no longer configured.
         func item(_ slot: SlotID) -> UInt16 { setup.itemNumber(of: slot) ?? 0xFFFF }
@@ -329,7 +326,8 @@ final class MachineController: Sendable {
             default: faultBegan = nil
             }
             faultEnded =
-                faultBefore != nil && state.fault == nil ? (MachineController.acceptsCoins(state), state.machine.acceptsCards) : nil
+                faultBefore != nil && state.fault == nil
+                ? (MachineController.acceptsCoins(state), state.machine.acceptsCards, MachineController.billLimit(state)) : nil
         }
     }
 
@@ -344,15 +342,17 @@ final class MachineController: Sendable {
         for case .event(.healthLockCleared(let lock, _)) in effects { climate.serviced(lock.trip.zone) }
     }
 
-    /// Out of order: coins and cards refused, and for a hardware fault every relay given back;
+    /// Out of order: coins, bills and cards refused, and for a hardware fault every relay given back;
     /// back in service: as the machine says. Before the input's own effects, the state let go.
     private func carryOutFaultChange(on devices: Devices) {
         if let fault = devices.faultBegan {
             devices.hardware?.coinAcceptor.setAcceptance(false)
+            devices.hardware?.coinAcceptor.setBillLimit(nil)
             devices.hardware?.cardReaders?.setCardAcceptance(false)
             if fault.isHardware { devices.hardware?.dispenser.releaseAll() }
         } else if let accepting = devices.faultEnded {
             devices.hardware?.coinAcceptor.setAcceptance(accepting.acceptsCoins)
+            devices.hardware?.coinAcceptor.setBillLimit(accepting.billLimit)
             devices.hardware?.cardReaders?.setCardAcceptance(accepting.acceptsCards)
         }
     }
@@ -388,6 +388,8 @@ final class MachineController: Sendable {
             }
         case .setCoinAcceptance(let enabled):
             devices.hardware?.coinAcceptor.setAcceptance(enabled && !devices.isFaulty)
+        case .setBillLimit(let limit):
+            devices.hardware?.coinAcceptor.setBillLimit(devices.isFaulty ? nil : limit)
         case .requestCardVend(let reader, let vend, let price, let slot):
             guard let item = devices.setup.itemNumber(of: slot),
                 devices.hardware?.cardReaders?.post(.requestVend(vend, price: price, item: item), to: reader) == true
@@ -425,9 +427,13 @@ final class MachineController: Sendable {
         if let bank = hardware.payouts { InterruptedPayoutTakeover(controller: self, bank: bank).run() }
         handOverCardReaders(to: hardware)
         // Starting announces switch positions, which are inputs themselves.
-        hardware.start(routingTo: inputs, events: deviceEvents, escrow: { [self] in acceptsBill($0) }, lastSequence: { cursors[$0] })
-        // On the lane, in its order with the inputs that change acceptance.
-        inbox.runAndWait { [self] in hardware.coinAcceptor.setAcceptance(owned.withValue { Self.acceptsCoins($0) }) }
+        hardware.start(routingTo: inputs, events: deviceEvents, lastSequence: { cursors[$0] })
+        // On the lane, in its order with the inputs that change acceptance and the bill limit.
+        inbox.runAndWait { [self] in
+            let (accepts, billLimit) = owned.withValue { (Self.acceptsCoins($0), Self.billLimit($0)) }
+            hardware.coinAcceptor.setAcceptance(accepts)
+            hardware.coinAcceptor.setBillLimit(billLimit)
+        }
         // A motor away from home (a power cut mid-turn; the vend it served was resolved from the
         // journal) is locked for the technician, never turned to find out where it is.
         for slot in hardware.dispenser.motorsAwayFromHome(turning: interruptedVendSlot) {
