@@ -148,32 +148,6 @@ public enum ControlCommand: Sendable, Equatable {
     }
 }
 
-/// What happens at a simulated card reader.
-public enum SimulatedCardAction: Sendable, Equatable {
-    /// A card presented, with the funds the reader tells (exact decimal text), or none told.
-    case tap(funds: String?)
-    /// The customer takes the card away (SESSION CANCEL REQUEST).
-    case remove
-    /// The bank denies the next vend.
-    case deny
-    /// The next approval comes after this many POLLs (an online authorisation).
-    case slow(polls: Int)
-    /// The next failed vend's refund fails (MALFUNCTION C0h).
-    case refundFail
-
-    public static let names = ["tap", "remove", "deny", "slow", "refund-fail"]
-
-    public var name: String {
-        switch self {
-        case .tap: "tap"
-        case .remove: "remove"
-        case .deny: "deny"
-        case .slow: "slow"
-        case .refundFail: "refund-fail"
-        }
-    }
-}
-
 public struct ControlRequest: Sendable, Equatable {
     public let version: Int
     public let command: ControlCommand
@@ -185,7 +159,7 @@ public struct ControlRequest: Sendable, Equatable {
 }
 
 extension ControlRequest: Codable {
-    private enum Key: String, CodingKey {
+    enum Key: String, CodingKey {
         case v, op, slot, amount, yes, succeeds, count, loadedAt, at, on, since, limit, reader, action, zone, value, fault, minutes
     }
 
@@ -196,34 +170,7 @@ extension ControlRequest: Codable {
         switch op {
         case "status": command = .status
         case "watch": command = .watch
-        case "sim-press": command = .simPress(slot: try container.decode(String.self, forKey: .slot))
-        case "sim-coin": command = .simCoin(amount: try container.decode(String.self, forKey: .amount))
-        case "sim-note": command = .simNote(amount: try container.decode(String.self, forKey: .amount))
-        case "sim-card":
-            let action = try container.decode(String.self, forKey: .action)
-            let decoded: SimulatedCardAction
-            switch action {
-            case "tap": decoded = .tap(funds: try container.decodeIfPresent(String.self, forKey: .amount))
-            case "remove": decoded = .remove
-            case "deny": decoded = .deny
-            case "slow": decoded = .slow(polls: try container.decode(Int.self, forKey: .count))
-            case "refund-fail": decoded = .refundFail
-            default:
-                throw DecodingError.dataCorruptedError(
-                    forKey: .action, in: container,
-                    debugDescription: "unknown card action '\(action)' (known: \(SimulatedCardAction.names.joined(separator: ", ")))")
-            }
-            command = .simCard(reader: try container.decode(Int.self, forKey: .reader), action: decoded)
-        case "sim-drop":
-            command = .simDrop(
-                slot: try container.decode(String.self, forKey: .slot),
-                succeeds: try container.decode(Bool.self, forKey: .succeeds))
-        case "sim-motor":
-            command = .simMotor(
-                slot: try container.decode(String.self, forKey: .slot), action: try container.decode(String.self, forKey: .action))
         case "slot-clear": command = .slotClear(slot: try container.decode(String.self, forKey: .slot))
-        case "sim-coin-return": command = .simCoinReturn
-        case "sim-key": command = .simKey(on: try container.decode(Bool.self, forKey: .on))
         case "select": command = .select(slot: try container.decode(String.self, forKey: .slot))
         case "coin-return": command = .coinReturn
         case "restock":
@@ -256,20 +203,17 @@ extension ControlRequest: Codable {
                 amount: try container.decode(String.self, forKey: .amount),
                 confirmed: try container.decodeIfPresent(Bool.self, forKey: .yes) ?? false)
         case "zone-service": command = .zoneService(zone: try container.decode(String.self, forKey: .zone))
-        case "sim-door": command = .simDoor(open: try container.decode(Bool.self, forKey: .on))
-        case "sim-temp":
-            command = .simTemp(zone: try container.decode(String.self, forKey: .zone), value: try container.decode(String.self, forKey: .value))
-        case "sim-sensor-fault":
-            command = .simSensorFault(
-                zone: try container.decode(String.self, forKey: .zone), fault: try container.decode(String.self, forKey: .fault))
         case "dex-clear-pass-code": command = .dexClearPassCode
         case "temps":
             command = .temps(
                 zone: try container.decodeIfPresent(String.self, forKey: .zone), minutes: try container.decodeIfPresent(Int.self, forKey: .minutes))
         default:
-            throw DecodingError.dataCorruptedError(
-                forKey: .op, in: container,
-                debugDescription: "unknown op '\(op)' (known: \(ControlCommand.knownOps.joined(separator: ", ")))")
+            guard let simulated = try Self.simulatedCommand(op, container) else {
+                throw DecodingError.dataCorruptedError(
+                    forKey: .op, in: container,
+                    debugDescription: "unknown op '\(op)' (known: \(ControlCommand.knownOps.joined(separator: ", ")))")
+            }
+            command = simulated
         }
     }
 
@@ -278,27 +222,14 @@ extension ControlRequest: Codable {
         try container.encode(version, forKey: .v)
         try container.encode(command.op, forKey: .op)
         switch command {
-        case .status, .watch, .simCoinReturn, .coinReturn, .stock, .purchasable, .hot, .products, .coins, .dexClearPassCode: break
-        case .simPress(let slot), .select(let slot): try container.encode(slot, forKey: .slot)
-        case .simKey(let on), .fill(let on): try container.encode(on, forKey: .on)
-        case .simCoin(let amount), .simNote(let amount): try container.encode(amount, forKey: .amount)
+        case .status, .watch, .coinReturn, .stock, .purchasable, .hot, .products, .coins, .dexClearPassCode: break
+        case .simPress, .simCoin, .simNote, .simCard, .simDrop, .simMotor, .simCoinReturn, .simKey, .simDoor, .simTemp, .simSensorFault:
+            try encodeSimulated(into: &container)
+        case .select(let slot): try container.encode(slot, forKey: .slot)
+        case .fill(let on): try container.encode(on, forKey: .on)
         case .payoutTest(let amount, let confirmed):
             try container.encode(amount, forKey: .amount)
             if confirmed { try container.encode(true, forKey: .yes) }
-        case .simCard(let reader, let action):
-            try container.encode(reader, forKey: .reader)
-            try container.encode(action.name, forKey: .action)
-            switch action {
-            case .tap(let funds): try container.encodeIfPresent(funds, forKey: .amount)
-            case .slow(let polls): try container.encode(polls, forKey: .count)
-            case .remove, .deny, .refundFail: break
-            }
-        case .simDrop(let slot, let succeeds):
-            try container.encode(slot, forKey: .slot)
-            try container.encode(succeeds, forKey: .succeeds)
-        case .simMotor(let slot, let action):
-            try container.encode(slot, forKey: .slot)
-            try container.encode(action, forKey: .action)
         case .slotClear(let slot): try container.encode(slot, forKey: .slot)
         case .restock(let slot, let count, let loadedAt):
             try container.encode(slot, forKey: .slot)
@@ -317,13 +248,6 @@ extension ControlRequest: Codable {
             try container.encodeIfPresent(limit, forKey: .limit)
         case .sales(let since): try container.encodeIfPresent(since, forKey: .since)
         case .zoneService(let zone): try container.encode(zone, forKey: .zone)
-        case .simDoor(let open): try container.encode(open, forKey: .on)
-        case .simTemp(let zone, let value):
-            try container.encode(zone, forKey: .zone)
-            try container.encode(value, forKey: .value)
-        case .simSensorFault(let zone, let fault):
-            try container.encode(zone, forKey: .zone)
-            try container.encode(fault, forKey: .fault)
         case .temps(let zone, let minutes):
             try container.encodeIfPresent(zone, forKey: .zone)
             try container.encodeIfPresent(minutes, forKey: .minutes)

@@ -55,7 +55,7 @@ extension CommandHandler {
         }
         if let minutes, minutes < 1 { return .failure(ControlError(.badRequest, "minutes must be at least 1, not \(minutes)")) }
         do {
-            let zones = try climate.history.report(zone: zone.map { ZoneID($0) }, minutes: minutes, now: controller.now)
+            let zones = try climate.history.report(zone: zone.map { ZoneID($0) }, minutes: minutes, now: controller.requests.now)
             return .answer(.temps(TempsReport(temperatureUnit: controller.config.machine.temperatureUnit.rawValue, zones: zones)))
         } catch {
             switch error {

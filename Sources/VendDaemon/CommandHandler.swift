@@ -42,15 +42,15 @@ enum CommandHandler {
         case .temps(let zone, let minutes): return temps(zone: zone, minutes: minutes, controller: controller)
         case .dexClearPassCode: return clearDEXPassCode(by: technician(peer), controller: controller)
         case .sales(let since):
-            return .answer(.sales(controller.reports.sales(since: since.map(Instant.init(millisecondsSinceEpoch:)), at: controller.now)))
+            return .answer(.sales(controller.reports.sales(since: since.map(Instant.init(millisecondsSinceEpoch:)), at: controller.requests.now)))
         case .price(let slot, let amount):
-            return setPrice(slot, amount, controller: controller)
+            return setPrice(slot, amount, machine: controller.requests)
         case .fill(let on):
             return fill(on, controller: controller)
         case .payoutTest(let amount, let confirmed):
             return payoutTest(amount, confirmed: confirmed, controller: controller)
         case .service(let on):
-            if let stays = controller.setServiceModeByTechnician(on) { return .failure(ControlError(.rejected, stays)) }
+            if let stays = controller.requests.setServiceModeByTechnician(on) { return .failure(ControlError(.rejected, stays)) }
             return .success(on ? "service mode on: sales stopped" : "service mode off: back in service")
         case .watch:
             return .failure(ControlError(.badRequest, "watch is answered by the connection, not here"))
@@ -161,8 +161,7 @@ enum CommandHandler {
                 ControlError(.rejected, "clearing the DEX pass code needs service mode: turn the service key (or vendctl service on) first"))
         }
         guard controller.currentMachine.dex.passCode != nil else { return .success("no DEX pass code is kept: any handheld reads") }
-        _ = controller.sendAndWait(.setDEXPassCode(nil, by: technician))
-        guard controller.currentMachine.dex.passCode == nil else {
+        guard let cleared = controller.requests.request(.setDEXPassCode(nil, by: technician)), cleared.after.machine.dex.passCode == nil else {
             return .failure(
                 ControlError(.internal, "the DEX pass code could not be cleared (the journal refused the change); see journalctl -u vendd"))
         }
@@ -208,8 +207,9 @@ enum CommandHandler {
             .badRequest, "no slot \(slot) (slots: \(config.slots.map(\.id.rawValue).joined(separator: ", "))\(orAll ? ", or all" : ""))")
     }
 
-    static func setPrice(_ slot: String, _ amount: String, controller: MachineController) -> ControlResponse {
-        let config = controller.config
+    /// `vendctl price`, and each price a DEX handheld or the fleet sends.
+    static func setPrice(_ slot: String, _ amount: String, machine: MachineRequests) -> ControlResponse {
+        let config = machine.view.config
         if let unknown = unknownSlot(slot, config) { return .failure(unknown) }
         var price: Money?
         if amount != "default" {
@@ -219,8 +219,10 @@ enum CommandHandler {
                 return .failure(ControlError(.badRequest, "\(error) (or say default for the configured price)"))
             }
         }
-        let events = controller.sendAndWait(.setPrice(SlotID(slot), price)).events
-        for event in events {
+        guard let outcome = machine.request(.setPrice(SlotID(slot), price)) else {
+            return .failure(ControlError(.internal, "vendd is stopping: the price is not changed"))
+        }
+        for event in outcome.effects.events {
             switch event {
             case .priceChanged(_, let from, let to):
                 return .success("slot \(slot) price \(config.machine.moneyFormat.string(for: from)) → \(config.machine.moneyFormat.string(for: to))")
@@ -229,7 +231,7 @@ enum CommandHandler {
             default: continue
             }
         }
-        let current = controller.reports.slots.first { $0.id == slot }?.priceText ?? amount
+        let current = outcome.after.reports.slots.first { $0.id == slot }?.priceText ?? amount
         return .success("slot \(slot) already costs \(current)")
     }
 

@@ -12,7 +12,9 @@ import VendingCore
 /// The machine's end of the DEX port: makes the audit a handheld reads, resets the interim
 /// figures once it acknowledged all of it (a journaled input, like any state change), applies
 /// the prices it sends through the same path as `vendctl price`, and says what each session did
-/// in the log, in `vendctl status` and to the fleet.
+/// in the log, in `vendctl status` and to the fleet. It holds the machine only as
+/// `MachineRequests`: on the port's own thread it reads the published view and waits for each
+/// input's outcome.
 final class DEXService: Sendable {
     private let port: DEXPort
 
@@ -31,9 +33,8 @@ final class DEXService: Sendable {
         return parts.count >= 3 && !parts[1].isEmpty ? String(parts[1]) : "DDCMP"
     }
 
-    init(settings: DEXSettings, controller: MachineController, logger: Logger) {
+    init(settings: DEXSettings, machine: MachineRequests, sessions: DEXSessionLog, outbox: Outbox?, logger: Logger) {
         let pending = Mutex<PendingRead?>(nil)
-        let sessions = controller.dexSessions
         sessions.configure(
             port: "\(settings.port) as \(settings.communicationID)\(settings.linkProtocol == .ddcmp ? " (DDCMP)" : "")")
         @Sendable func record(_ handheld: DEXFirstHandshake?, _ result: String, _ detail: String, level: Logger.Level) {
@@ -42,21 +43,21 @@ final class DEXService: Sendable {
             logger.log(
                 level: level, "DEX \(who) \(operation): \(result): \(detail)",
                 metadata: ["DEX_HANDHELD": "\(who)", "DEX_OPERATION": "\(operation)", "DEX_RESULT": "\(result)"])
-            let now = controller.timekeeper.wallClockMilliseconds
+            let now = machine.timekeeper.wallClockMilliseconds
             sessions.record(
                 StatusReport.DEXSession(at: now, handheld: handheld?.communicationID, operation: operation, result: result, detail: detail))
-            if let outbox = controller.outbox {
-                controller.journalTelemetry([outbox.event(.dexSession, reason: "\(who) \(operation): \(result): \(detail)", at: now)])
+            if let outbox {
+                machine.journal([outbox.event(.dexSession, reason: "\(who) \(operation): \(result): \(detail)", at: now)])
             }
         }
         port = DEXPort(
-            settings: settings, timekeeper: controller.timekeeper,
+            settings: settings, timekeeper: machine.timekeeper,
             handlers: DEXPortHandlers(
                 prepareAudit: { handheld in
-                    let reports = controller.reports
+                    let reports = machine.view.reports
                     do {
                         var audit = try DEXAudit(
-                            reports.sales(since: nil, at: controller.now), communicationID: settings.communicationID, asset: settings.assetNumber)
+                            reports.sales(since: nil, at: machine.now), communicationID: settings.communicationID, asset: settings.assetNumber)
                         audit.reads.terminal = Self.terminal(handheld)
                         let text = Array(DEXWriter.file(audit).utf8)
                         pending.withLock {
@@ -77,13 +78,12 @@ final class DEXService: Sendable {
                     else {
                         return record(handheld, "failed", "an audit was acknowledged that vendd did not prepare; nothing reset", level: .error)
                     }
-                    let before = controller.currentMachine.dex
-                    _ = controller.sendAndWait(.dexRead(DEXRead(totals: read.totals, terminal: Self.terminal(handheld), mayReset: true)))
-                    let after = controller.currentMachine.dex
+                    let outcome = machine.request(.dexRead(DEXRead(totals: read.totals, terminal: Self.terminal(handheld), mayReset: true)))
                     let summary = "\(text.count) bytes acknowledged to the last block; paid vends in all: \(read.totals.sales.count)"
-                    if after.reads == before.reads {
-                        record(handheld, "delivered", "\(summary); the read could not be journaled: nothing reset", level: .error)
-                    } else if before.intervalMode == .save {
+                    guard let before = outcome?.before.machine.dex, let after = outcome?.after.machine.dex, after.reads != before.reads else {
+                        return record(handheld, "delivered", "\(summary); the read could not be journaled: nothing reset", level: .error)
+                    }
+                    if before.intervalMode == .save {
                         record(
                             handheld, "delivered", "\(summary); SD105 is SAVE: interim figures NOT reset (a handheld's SD105 RESET resets them)",
                             level: .notice)
@@ -94,7 +94,7 @@ final class DEXService: Sendable {
                     }
                 },
                 configurationReceived: { handheld, text in
-                    let (applied, refused) = Self.apply(DEXConfiguration(text: text), from: handheld, controller: controller)
+                    let (applied, refused) = Self.apply(DEXConfiguration(text: text), from: handheld, machine: machine)
                     let detail =
                         "\(applied.count) setting(s) applied\(applied.isEmpty ? "" : " (\(applied.joined(separator: "; ")))")"
                         + (refused.isEmpty ? "" : ", \(refused.count) refused (\(refused.joined(separator: "; ")))")
@@ -115,15 +115,14 @@ final class DEXService: Sendable {
                         return read
                     }
                     if let read, read.text == text {
-                        _ = controller.sendAndWait(.dexRead(DEXRead(totals: read.totals, terminal: Self.terminal(handheld), mayReset: false)))
+                        _ = machine.request(.dexRead(DEXRead(totals: read.totals, terminal: Self.terminal(handheld), mayReset: false)))
                     }
                     record(
                         handheld, "delivered", "\(text.count) bytes acknowledged (security read): interim figures left as they are", level: .notice)
                 },
-                passCode: { controller.currentMachine.dex.passCode },
+                passCode: { machine.view.machine.dex.passCode },
                 passCodeLearned: { code, handheld in
-                    _ = controller.sendAndWait(.setDEXPassCode(code, by: handheld.communicationID))
-                    let kept = controller.currentMachine.dex.passCode == code
+                    let kept = machine.request(.setDEXPassCode(code, by: handheld.communicationID))?.after.machine.dex.passCode == code
                     logger.log(
                         level: kept ? .notice : .error,
                         "DEX \(handheld.communicationID): security and pass code \(kept ? "learnt and kept" : "learnt but NOT journaled"); only it reads from now on (vendctl dex clear-pass-code forgets it)",
@@ -134,13 +133,15 @@ final class DEXService: Sendable {
     var description: String { port.description }
 
     /// The port for `config`, started; in simulation only on a `unix:` port (the simulator).
-    static func start(_ config: VenddConfig, simulate: Bool, controller: MachineController, logger: Logger) -> DEXService? {
+    static func start(
+        _ config: VenddConfig, simulate: Bool, machine: MachineRequests, sessions: DEXSessionLog, outbox: Outbox?, logger: Logger
+    ) -> DEXService? {
         guard let settings = config.dex else { return nil }
         guard !simulate || settings.port.hasPrefix("unix:") else {
             logger.notice("DEX port \(settings.port) not opened in simulation (only a unix: port is)")
             return nil
         }
-        let service = DEXService(settings: settings, controller: controller, logger: logger)
+        let service = DEXService(settings: settings, machine: machine, sessions: sessions, outbox: outbox, logger: logger)
         service.start()
         logger.notice("\(service.description)")
         return service
@@ -171,10 +172,11 @@ final class DEXService: Sendable {
     /// RESET, carried out: the transfer has completed ("All interval data will be reset after the
     /// current successful SD105 transfer", p.42).
     static func apply(
-        _ configuration: DEXConfiguration, from handheld: DEXFirstHandshake, controller: MachineController
+        _ configuration: DEXConfiguration, from handheld: DEXFirstHandshake, machine: MachineRequests
     ) -> (applied: [String], refused: [String]) {
         var applied: [String] = [], refused = configuration.refused.map { "\($0.segment): \($0.reason)" }
-        let kept = controller.currentMachine.dex.passCode
+        let view = machine.view
+        let kept = view.machine.dex.passCode
         if let kept, let current = configuration.currentPassword, current != kept {
             return ([], refused + ["SD101 is not the pass code the machine keeps: nothing applied"])
         }
@@ -182,9 +184,9 @@ final class DEXService: Sendable {
             if kept != nil, configuration.currentPassword == nil {
                 refused.append("SD102 without SD101: the pass code is changed only with the one in use")
             } else {
-                _ = controller.sendAndWait(.setDEXPassCode(new, by: handheld.communicationID))
+                let outcome = machine.request(.setDEXPassCode(new, by: handheld.communicationID))
                 let expected: [UInt8]? = new.allSatisfy { $0 == 0 } ? nil : new
-                if controller.currentMachine.dex.passCode == expected {
+                if let outcome, outcome.after.machine.dex.passCode == expected {
                     applied.append(expected == nil ? "pass code cleared (SD102 zero)" : "pass code changed (SD102)")
                 } else {
                     refused.append("SD102: the new pass code could not be journaled")
@@ -192,12 +194,11 @@ final class DEXService: Sendable {
             }
         }
         if configuration.intervalReset != nil || configuration.eventReset != nil {
-            let before = controller.currentMachine.dex
-            _ = controller.sendAndWait(
+            let outcome = machine.request(
                 .dexResetControl(
                     interval: configuration.intervalReset.flatMap { DEXResetCommand(rawValue: $0.rawValue) },
                     events: configuration.eventReset.flatMap { DEXResetCommand(rawValue: $0.rawValue) }))
-            let after = controller.currentMachine.dex
+            let before = (outcome?.before ?? view).machine.dex, after = (outcome?.after ?? view).machine.dex
             if let control = configuration.intervalReset {
                 applied.append(
                     control == .reset
@@ -209,7 +210,7 @@ final class DEXService: Sendable {
             }
         }
         if configuration.selectiveIgnored { applied.append("SD103/SD104 not supported: every figure is read and reset") }
-        let currency = controller.config.machine.currency
+        let currency = view.config.machine.currency
         if let decimals = configuration.decimalPlaces, decimals != currency.minorDigits {
             return (
                 [], refused + ["ID4 says \(decimals) decimal places, the machine's \(currency.code) has \(currency.minorDigits): no price applied"]
@@ -217,7 +218,7 @@ final class DEXService: Sendable {
         }
         for price in configuration.prices {
             let amount = Money(minorUnits: price.minorUnits, currency: currency).decimalString
-            let response = CommandHandler.setPrice(price.selection, amount, controller: controller)
+            let response = CommandHandler.setPrice(price.selection, amount, machine: machine)
             if response.ok {
                 applied.append(response.message ?? "slot \(price.selection) \(amount)")
             } else {

@@ -296,13 +296,10 @@ final class Hardware: Sendable {
     /// changed coin inventory (an MDB changer's tubes after its initialisation or a manual payout,
     /// a hopper's level sensor after a refill) so that the exact-change judgement follows. A drop
     /// goes straight to the dispenser's open window; only the vend's outcome reaches the machine.
-    /// `escrow` decides a bill held in escrow (stack it or return it).
     func start(
-        routingTo machine: MachineInputs, events: DeviceEvents, escrow: @escaping @Sendable (Money) -> Bool,
-        lastSequence: @escaping @Sendable (String) -> UInt64?
+        routingTo machine: MachineInputs, events: DeviceEvents, lastSequence: @escaping @Sendable (String) -> UInt64?
     ) {
         let dispenser = dispenser
-        mdb?.decideEscrow(escrow)
         mdb?.routeCardReports { machine.send($0) }
         if let payouts { payouts.watchInventory { machine.send(.changeInventory(payouts.inventory())) } }
         coinAcceptor.start(lastSequence: lastSequence, deliver: { events.handle($0) })

@@ -2,17 +2,15 @@ import VendConfig
 import VendControl
 import VendingCore
 
-/// What `vendctl status` and the reports read: the view the machine's lane published last.
-extension MachineController {
-    /// The machine's queries as they stand now.
+extension MachineController.View {
+    /// The machine's queries as this view holds them.
     var reports: Reports {
-        let view = view
-        return Reports(
-            machine: view.machine, format: view.config.machine.moneyFormat, machineName: view.config.machine.name,
-            levelSensedCoins: view.hardware?.payouts?.hasLevelSensedCoins ?? false, zoneOrder: view.config.zones.map(\.settings.id),
-            coldZones: Set(view.config.zones.filter { $0.settings.kind == .cold }.map(\.settings.id)),
-            paymentDevices: Self.paymentDevices(view.config),
-            dexIdentity: view.config.dex.map { ($0.communicationID, $0.assetNumber) })
+        Reports(
+            machine: machine, format: config.machine.moneyFormat, machineName: config.machine.name,
+            levelSensedCoins: hardware?.payouts?.hasLevelSensedCoins ?? false, zoneOrder: config.zones.map(\.settings.id),
+            coldZones: Set(config.zones.filter { $0.settings.kind == .cold }.map(\.settings.id)),
+            paymentDevices: Self.paymentDevices(config),
+            dexIdentity: config.dex.map { ($0.communicationID, $0.assetNumber) })
     }
 
     /// The devices in `config` whose DEX records are sent even before they took money.
@@ -20,9 +18,12 @@ extension MachineController {
         let readers = (config.mdb?.cashless ?? []).map { Payment.card($0.reader).description }
         return readers + (config.mdb?.billValidator == nil ? [] : ["bill-validator"])
     }
+}
 
-    /// The wall clock as an instant.
-    var now: Instant { Instant(millisecondsSinceEpoch: timekeeper.wallClockMilliseconds) }
+/// What `vendctl status` and the reports read: the view the machine's lane published last.
+extension MachineController {
+    /// The machine's queries as they stand now.
+    var reports: Reports { view.reports }
 
     func status() -> StatusReport {
         let view = view

@@ -27,9 +27,10 @@ public typealias MachineStore = StateStore<MachineSnapshot, JournalEntry>
 /// thread (a GPIO edge, a coin, the dispenser's outcome, a control request, the tick); on the
 /// machine's thread each is written to the journal (fsync) and applied to the state, which only
 /// that thread can reach (`LaneBound`), then its effects are handed to the devices, in the order
-/// the core returned them, with the state let go. A caller of `sendAndWait` gets its answer after
-/// that. Every other thread reads the `View` published after each input, and changes what the
-/// lane owns (the hardware, the configuration) only by handing it work (`onLane`).
+/// the core returned them, with the state let go. A caller of `sendAndWait` (or a service's
+/// `MachineRequests.request`) gets its answer after that. Every other thread reads the `View`
+/// published after each input, and changes what the lane owns (the hardware, the configuration)
+/// only by handing it work (`onLane`).
 final class MachineController: Sendable {
     struct State {
         var machine: Machine
@@ -44,7 +45,7 @@ final class MachineController: Sendable {
         var quietWaiters: [QuietWaiter] = []
     }
 
-    /// What the other threads read (`status`, reports, a bill's escrow): the state as it stood
+    /// What the other threads read (`status`, reports): the state as it stood
     /// after the last input, replaced whole after each.
     struct View: Sendable {
         let machine: Machine
@@ -73,12 +74,14 @@ final class MachineController: Sendable {
     let notices: HardwareNotices
     /// The fleet outbox; nil without an `mqtt:` section.
     let outbox: Outbox?
-    private let inbox = MachineInbox()
+    private let inbox = MachineInbox<InputOutcome>()
     /// The machine's state: on the machine's thread only.
     private let owned: LaneBound<State>
     private let published: Watched<View>
-    /// Where devices and services hand the machine their inputs.
+    /// Where devices and background services hand the machine their inputs.
     let inputs: MachineInputs
+    /// What services on threads of their own (the DEX port, the fleet link) read and ask.
+    let requests: MachineRequests
     /// Device events turned into inputs.
     let deviceEvents: DeviceEvents
     /// The DEX port's sessions, for `vendctl status`.
@@ -103,12 +106,13 @@ final class MachineController: Sendable {
         published = Watched(View(state))
         owned = inbox.bind(state)
         inputs = MachineInputs(inbox: inbox)
+        requests = MachineRequests(inbox: inbox, published: published, timekeeper: timekeeper)
         deviceEvents = DeviceEvents(logger: logger, notices: notices, machine: inputs)
         inbox.start { [unowned self] input in process(input) }
     }
 
     /// The state as it stood after the last input.
-    var view: View { published.withValue { $0 } }
+    var view: View { requests.view }
 
     /// Waits (woken as each input's view is published) until `satisfied` holds for the view;
     /// false if it still does not after `limit`. For the control socket's simulated devices,
@@ -122,16 +126,13 @@ final class MachineController: Sendable {
     /// A copy of the machine as it stands.
     var currentMachine: Machine { view.machine }
     var acceptsCoins: Bool { view.acceptsCoins }
-    /// A bill validator's escrow decision: stack it, or return it to the customer.
-    func acceptsBill(_ value: Money) -> Bool {
-        let view = view
-        return view.fault == nil && view.machine.acceptsBill(value)
-    }
     var simulatedWorld: SimulatedWorld? { view.hardware?.world }
     /// The MDB devices `--simulate` runs in-process; nil on real hardware or a `unix:` MDB port.
     var simulatedMDB: InProcessMDB? { view.hardware?.simulatedMDB }
 
     static func acceptsCoins(_ state: State) -> Bool { state.fault == nil && state.machine.acceptsCoins }
+    /// The largest bill a validator stacks: none while out of order.
+    static func billLimit(_ state: State) -> Money? { state.fault == nil ? state.machine.billLimit : nil }
 
     // MARK: - Inputs
 
@@ -140,7 +141,7 @@ final class MachineController: Sendable {
 
     /// Queues `input` and returns its effects once it is journaled, applied and carried out.
     @discardableResult
-    func sendAndWait(_ input: Input) -> [Effect] { inbox.sendAndWait(.core(input)) }
+    func sendAndWait(_ input: Input) -> [Effect] { requests.request(input)?.effects ?? [] }
 
     /// The service-mode switches as the machine's lane last set them.
     var switches: ServiceModeSwitches { view.switches }
@@ -170,22 +171,26 @@ final class MachineController: Sendable {
 
     /// On the machine's thread: the view the other threads read, replaced; then the fleet link
     /// woken if events were added, so that the `status()` it reads has the input that woke it
-    /// (readers never wait for the lane, as they waited for the lock).
-    private func publish() {
+    /// (readers never wait for the lane, as they waited for the lock). Returns the view.
+    @discardableResult
+    private func publish() -> View {
         let view = owned.withValue { View($0) }
         published.withValue { $0 = view }
         outbox?.wakeIfAdded()
+        return view
     }
 
     /// On the machine's thread: one input, then any input its effects lead to at once (a relay
-    /// that cannot move ends its vend). Returns the effects of `input` itself.
-    private func process(_ input: LaneInput) -> [Effect] {
+    /// that cannot move ends its vend). Returns the outcome of `input` itself; the view as it
+    /// found it is the one published last (every change on the lane publishes one).
+    private func process(_ input: LaneInput) -> InputOutcome {
+        let before = view
         switch input {
         case .core(.setDraining(true)): logger.notice("draining: no vend, coin or payout starts until vendd has reloaded or stopped")
         case .core(.setDraining(false)): logger.notice("draining ended")
         default: break
         }
-        var effectsOfInput: [Effect]?
+        var outcome: InputOutcome?
         var queue = [input]
         while !queue.isEmpty {
             let next = queue.removeFirst()
@@ -196,9 +201,9 @@ final class MachineController: Sendable {
                 return (effects, Devices(state, faultBefore: faultBefore))
             }
             tellZones(next, effects)
-            publish()
+            let after = publish()
             carryOutFaultChange(on: devices)
-            effectsOfInput = effectsOfInput ?? effects
+            outcome = outcome ?? InputOutcome(effects: effects, before: before, after: after)
             queue += effects.compactMap { perform($0, on: devices) }.map(LaneInput.core)
         }
         let woken = owned.withValue { state -> [QuietWaiter] in
@@ -208,7 +213,7 @@ final class MachineController: Sendable {
         }
         for waiter in woken { waiter.wake() }
         if case .core(.tick) = input { lastTick.withLock { $0 = timekeeper.now } }
-        return effectsOfInput ?? []
+        return outcome ?? InputOutcome(effects: [], before: before, after: before)
     }
 
     /// On the machine's thread, with its state: what the lane composes, then the core.
@@ -222,6 +227,9 @@ final class MachineController: Sendable {
             return journalAndApply(.setServiceMode(state.switches.isOn), &state)
         case .hardwareFailed(let reason):
             enterFault(.hardware(reason), &state)
+            return []
+        case .fleetEvents(let events):
+            journalTelemetry(events, &state)
             return []
         }
     }
@@ -274,8 +282,8 @@ final class MachineController: Sendable {
         return effects
     }
 
-    /// Fleet events no input caused (a fault, a DEX session's end): numbered and journaled in a
-    /// record of their own, so that no later sequence number is on disk without them. While the
+    /// Fleet events no input caused (a fault, a DEX session's end, `LaneInput.fleetEvents`):
+    /// numbered and journaled in a record of their own, so that no later sequence number is on disk without them. While the
     /// state cannot be written they wait, unpublished, for the save that ends the fault.
     func journalTelemetry(_ events: [TelemetryEvent], _ state: inout State) {
         guard let outbox else { return }
@@ -289,11 +297,6 @@ final class MachineController: Sendable {
         outbox.add(numbered, durable: durable)
     }
 
-    /// `journalTelemetry` from another thread (the DEX port's), on the machine's lane; waits.
-    func journalTelemetry(_ events: [TelemetryEvent]) {
-        onLane { self.journalTelemetry(events, &$0) }
-    }
-
     /// What carrying out effects needs of the state, read on the lane before the state is let go.
     private struct Devices {
         let hardware: Hardware?
@@ -304,8 +307,8 @@ final class MachineController: Sendable {
         /// The fault this input put the machine in (or a hardware fault that replaced one of storage).
         let faultBegan: MachineFault?
         /// When this input ended the machine's fault (a storage fault's first successful save):
-        /// whether it takes coins and cards now.
-        let faultEnded: (acceptsCoins: Bool, acceptsCards: Bool)?
+        /// whether it takes coins and cards now, and its bill limit.
+        let faultEnded: (acceptsCoins: Bool, acceptsCards: Bool, billLimit: Money?)?
 
         /// The slot's MDB item number; FFFFh ("undefined") for a slot no longer configured.
         func item(_ slot: SlotID) -> UInt16 { setup.itemNumber(of: slot) ?? 0xFFFF }
@@ -323,7 +326,8 @@ final class MachineController: Sendable {
             default: faultBegan = nil
             }
             faultEnded =
-                faultBefore != nil && state.fault == nil ? (MachineController.acceptsCoins(state), state.machine.acceptsCards) : nil
+                faultBefore != nil && state.fault == nil
+                ? (MachineController.acceptsCoins(state), state.machine.acceptsCards, MachineController.billLimit(state)) : nil
         }
     }
 
@@ -338,15 +342,17 @@ final class MachineController: Sendable {
         for case .event(.healthLockCleared(let lock, _)) in effects { climate.serviced(lock.trip.zone) }
     }
 
-    /// Out of order: coins and cards refused, and for a hardware fault every relay given back;
+    /// Out of order: coins, bills and cards refused, and for a hardware fault every relay given back;
     /// back in service: as the machine says. Before the input's own effects, the state let go.
     private func carryOutFaultChange(on devices: Devices) {
         if let fault = devices.faultBegan {
             devices.hardware?.coinAcceptor.setAcceptance(false)
+            devices.hardware?.coinAcceptor.setBillLimit(nil)
             devices.hardware?.cardReaders?.setCardAcceptance(false)
             if fault.isHardware { devices.hardware?.dispenser.releaseAll() }
         } else if let accepting = devices.faultEnded {
             devices.hardware?.coinAcceptor.setAcceptance(accepting.acceptsCoins)
+            devices.hardware?.coinAcceptor.setBillLimit(accepting.billLimit)
             devices.hardware?.cardReaders?.setCardAcceptance(accepting.acceptsCards)
         }
     }
@@ -382,6 +388,8 @@ final class MachineController: Sendable {
             }
         case .setCoinAcceptance(let enabled):
             devices.hardware?.coinAcceptor.setAcceptance(enabled && !devices.isFaulty)
+        case .setBillLimit(let limit):
+            devices.hardware?.coinAcceptor.setBillLimit(devices.isFaulty ? nil : limit)
         case .requestCardVend(let reader, let vend, let price, let slot):
             guard let item = devices.setup.itemNumber(of: slot),
                 devices.hardware?.cardReaders?.post(.requestVend(vend, price: price, item: item), to: reader) == true
@@ -419,9 +427,13 @@ final class MachineController: Sendable {
         if let bank = hardware.payouts { InterruptedPayoutTakeover(controller: self, bank: bank).run() }
         handOverCardReaders(to: hardware)
         // Starting announces switch positions, which are inputs themselves.
-        hardware.start(routingTo: inputs, events: deviceEvents, escrow: { [self] in acceptsBill($0) }, lastSequence: { cursors[$0] })
-        // On the lane, in its order with the inputs that change acceptance.
-        inbox.runAndWait { [self] in hardware.coinAcceptor.setAcceptance(owned.withValue { Self.acceptsCoins($0) }) }
+        hardware.start(routingTo: inputs, events: deviceEvents, lastSequence: { cursors[$0] })
+        // On the lane, in its order with the inputs that change acceptance and the bill limit.
+        inbox.runAndWait { [self] in
+            let (accepts, billLimit) = owned.withValue { (Self.acceptsCoins($0), Self.billLimit($0)) }
+            hardware.coinAcceptor.setAcceptance(accepts)
+            hardware.coinAcceptor.setBillLimit(billLimit)
+        }
         // A motor away from home (a power cut mid-turn; the vend it served was resolved from the
         // journal) is locked for the technician, never turned to find out where it is.
         for slot in hardware.dispenser.motorsAwayFromHome(turning: interruptedVendSlot) {
@@ -450,14 +462,6 @@ final class MachineController: Sendable {
 
     /// The payout bank of the hardware attached now.
     var attachedPayouts: PayoutBank? { view.hardware?.payouts }
-
-    /// `vendctl service on|off`. Nil when done; otherwise why service mode stays on.
-    func setServiceModeByTechnician(_ on: Bool) -> String? {
-        _ = inbox.sendAndWait(.serviceSwitch(.technician, on: on))
-        let view = view
-        guard !on, view.machine.isInServiceMode else { return nil }
-        return "service mode stays on while \(view.switches.reasons.joined(separator: " and ")); sales resume when that ends"
-    }
 
     /// Stops the hardware: coins inhibited, every relay off, lines released.
     func detachHardware() async {

@@ -1,6 +1,7 @@
 import Dispatch
 import Synchronization
 import VendPOSIX
+import VendTelemetry
 import VendingCore
 
 /// What the machine's lane carries out: an input of the core, or a change the lane composes into
@@ -13,6 +14,8 @@ enum LaneInput: Sendable {
     /// The hardware can no longer work (the GPIO thread lost its inputs): out of order until a
     /// restart, from this point in the input order on.
     case hardwareFailed(String)
+    /// Fleet events no input caused (a DEX session's end): journaled in a record of their own.
+    case fleetEvents([TelemetryEvent])
 }
 
 /// The only way into the machine. Every input — a press, a coin, a vend's outcome, a payout
@@ -23,12 +26,13 @@ enum LaneInput: Sendable {
 /// relay timer runs on ever waits for storage.
 ///
 /// `send` is for devices and timers: it never waits. `sendAndWait` is for a caller that needs
-/// the effects (a control request) or must know an input is durable before it acts (a payout
-/// device recording what it holds before it pays). It is refused, as `settle` is, on the
+/// the input's `Outcome` as the lane carried it out (a control request, the DEX port) or must
+/// know an input is durable before it acts (a payout device recording what it holds before it
+/// pays). It is refused, as `settle` is, on the
 /// machine's own thread (it would wait for itself) and on every lane that must never wait
 /// (`PosixThread.markNeverWaits`: the relays', the log's, the GPIO reader's), where waiting
 /// for the machine — an fsync — would stretch a pulse or stall the inputs.
-final class MachineInbox: Sendable {
+final class MachineInbox<Outcome: Sendable>: Sendable {
     private enum Item: Sendable {
         case input(LaneInput, Reply?)
         /// Answers once everything put before it has been carried out.
@@ -37,36 +41,36 @@ final class MachineInbox: Sendable {
         case run(@Sendable () -> Void, Reply)
     }
 
-    /// Where a waiting caller gets the effects.
+    /// Where a waiting caller gets the outcome (none for a barrier or work).
     private final class Reply: Sendable {
-        private let effects = Mutex<[Effect]>([])
+        private let outcome = Mutex<Outcome?>(nil)
         private let done = DispatchSemaphore(value: 0)
 
-        func give(_ effects: [Effect]) {
-            self.effects.withLock { $0 = effects }
+        func give(_ outcome: Outcome?) {
+            self.outcome.withLock { $0 = outcome }
             done.signal()
         }
 
-        func wait() -> [Effect] {
+        func wait() -> Outcome? {
             done.wait()
-            return effects.withLock { $0 }
+            return outcome.withLock { $0 }
         }
     }
 
     private let lane = Lane<Item>(name: "vendd-machine", neverWaits: true)
 
-    /// Starts the machine's thread; `process` carries out one input and returns its effects.
-    func start(_ process: @escaping @Sendable (LaneInput) -> [Effect]) {
+    /// Starts the machine's thread; `process` carries out one input and returns its outcome.
+    func start(_ process: @escaping @Sendable (LaneInput) -> Outcome) {
         lane.start { item in
             switch item {
             case .input(let input, let reply):
-                let effects = process(input)
-                reply?.give(effects)
+                let outcome = process(input)
+                reply?.give(outcome)
             case .barrier(let reply):
-                reply.give([])
+                reply.give(nil)
             case .run(let work, let reply):
                 work()
-                reply.give([])
+                reply.give(nil)
             }
         }
     }
@@ -75,10 +79,11 @@ final class MachineInbox: Sendable {
         lane.put(.input(input, nil))
     }
 
-    func sendAndWait(_ input: LaneInput) -> [Effect] {
+    /// The input's outcome once carried out; nil once the inbox is closed (it is dropped).
+    func sendAndWait(_ input: LaneInput) -> Outcome? {
         refuseToWait("sendAndWait(\(input))")
         let reply = Reply()
-        guard lane.put(.input(input, reply)) else { return [] }
+        guard lane.put(.input(input, reply)) else { return nil }
         return reply.wait()
     }
 

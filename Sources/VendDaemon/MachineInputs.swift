@@ -5,7 +5,7 @@ import VendingCore
 /// thread blocks on the machine or acts on a copy of its state that a later input has changed;
 /// what each input means is decided on the machine's lane, in the order the inputs arrived.
 struct MachineInputs: Sendable {
-    let inbox: MachineInbox
+    let inbox: MachineInbox<InputOutcome>
 
     /// An input of the core (a press, a coin, a card report, a zone's trip).
     func send(_ input: Input) { inbox.send(.core(input)) }

@@ -114,7 +114,9 @@ struct Startup {
             return .success(
                 Startup(
                     controller: controller, server: server, fleet: startFleetLink(config, outbox: outbox, controller: controller, logger: logger),
-                    dex: DEXService.start(config, simulate: options.simulate, controller: controller, logger: logger)))
+                    dex: DEXService.start(
+                        config, simulate: options.simulate, machine: controller.requests, sessions: controller.dexSessions,
+                        outbox: controller.outbox, logger: logger)))
         } catch {
             climate?.stop()
             await controller.detachHardware()
@@ -193,7 +195,7 @@ struct Startup {
     /// credentials file) is logged and the machine sells on: events keep in the outbox.
     static func startFleetLink(_ config: VenddConfig, outbox: Outbox?, controller: MachineController, logger: Logger) -> FleetLink? {
         guard let settings = config.mqtt, let outbox else { return nil }
-        let link = FleetLink(settings: settings, outbox: outbox, controller: controller, logger: logger)
+        let link = FleetLink(settings: settings, outbox: outbox, machine: controller.requests, status: controller.status, logger: logger)
         do {
             try link.start()
             return link

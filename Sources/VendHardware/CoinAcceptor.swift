@@ -45,6 +45,15 @@ public protocol CoinAcceptor: Sendable {
     /// Enable (true) or inhibit (false) acceptance of every configured channel. Takes effect in
     /// call order: the device ends in the state of the last call.
     func setAcceptance(_ enabled: Bool)
+    /// The largest bill to stack from escrow from now on (nil: return every bill), as the machine
+    /// last said (`Effect.setBillLimit`); the device decides each bill from it without asking.
+    /// In call order, like `setAcceptance`.
+    func setBillLimit(_ limit: Money?)
     /// Inhibits the device and stops talking to it.
     func stop() async
+}
+
+extension CoinAcceptor {
+    /// A device that takes no bills has no escrow to decide.
+    public func setBillLimit(_ limit: Money?) {}
 }

@@ -172,6 +172,8 @@ public enum Effect: Hashable, Sendable {
     case payOut(PayoutID, Money)
     /// Enable (true) or inhibit (false) the coin acceptor.
     case setCoinAcceptance(Bool)
+    /// Stack a bill held in escrow only up to this value; nil: return every bill.
+    case setBillLimit(Money?)
     /// Send VEND REQUEST for the vend to the reader; it answers with `.cardVendApproved` or
     /// `.cardVendDenied`. The relay waits for the approval.
     case requestCardVend(CardReader, VendID, price: Money, slot: SlotID)

@@ -151,6 +151,7 @@ public struct Machine: Hashable, Sendable, Codable {
         var effects = Effects()
         let acceptedCoinsBefore = acceptsCoins
         let acceptedCardsBefore = acceptsCards
+        let billLimitBefore = billLimit
         let neededExactChangeBefore = needsExactChange
         // Expiries are noticed once per input, after it (the stock or the setup may have changed),
         // and before a selection too: it must meet the slot as it is now, not as the last second's
@@ -214,6 +215,7 @@ public struct Machine: Hashable, Sendable, Codable {
             effects.command(.setCoinAcceptance(acceptsCoins))
             effects.emit(.coinAcceptanceChanged(acceptsCoins))
         }
+        if billLimit != billLimitBefore { effects.command(.setBillLimit(billLimit)) }
         if acceptsCards != acceptedCardsBefore {
             effects.command(.setCardAcceptance(acceptsCards))
             effects.emit(.cardAcceptanceChanged(acceptsCards))
@@ -251,12 +253,16 @@ public struct Machine: Hashable, Sendable, Codable {
         pendingPayout.flatMap { $0.reason.isCustomers ? $0.amount : nil } ?? .zero(setup.currency)
     }
 
-    /// The escrow decision: stack a bill of `value` only if the machine can sell now and the
-    /// credit stays within the maximum; otherwise the validator returns it. Fill mode is for coins.
-    public func acceptsBill(_ value: Money) -> Bool {
-        !isFilling && acceptsCoins && value.currency == setup.currency && value.minorUnits > 0
-            && credit + value <= setup.maximumCredit
+    /// The largest bill the machine stacks now: while it can sell, what keeps the credit within
+    /// the maximum; nil while it takes none (fill mode is for coins). Emitted as `setBillLimit`
+    /// whenever it changes, so that a bill validator decides its escrow without asking.
+    public var billLimit: Money? {
+        !isFilling && acceptsCoins ? setup.maximumCredit - credit : nil
     }
+
+    /// The escrow decision: stack a bill of `value` only within the `billLimit`; otherwise the
+    /// validator returns it.
+    public func acceptsBill(_ value: Money) -> Bool { value.isStackable(within: billLimit) }
 
     /// The price a customer pays at `slot` now.
     public func price(of slot: SlotID) -> Money? {

@@ -38,6 +38,13 @@ public struct Money: Hashable, Sendable, Comparable, CustomStringConvertible {
         Money(minorUnits: 0, currency: currency)
     }
 
+    /// Whether a bill of this value may be stacked under a bill limit (`Machine.billLimit`, as
+    /// `Effect.setBillLimit` hands it the validator); nil stacks none.
+    public func isStackable(within limit: Money?) -> Bool {
+        guard let limit else { return false }
+        return currency == limit.currency && minorUnits > 0 && self <= limit
+    }
+
     public var isZero: Bool { minorUnits == 0 }
     public var isNegative: Bool { minorUnits < 0 }
 

@@ -1,4 +1,5 @@
 import Dispatch
+import Synchronization
 import Testing
 import VendConfig
 import VendHardware
@@ -35,7 +36,7 @@ import VendingCore
         rig.controller.sendAndWait(.restock(rig.config.slots[0].id, count: nil, loadedAt: nil))
         let controller = rig.controller
         DispatchQueue.concurrentPerform(iterations: 4) { thread in
-            for change in 0..<250 { _ = controller.setServiceModeByTechnician((change + thread) % 2 == 0) }
+            for change in 0..<250 { _ = controller.requests.setServiceModeByTechnician((change + thread) % 2 == 0) }
         }
         #expect(rig.world.coinAcceptor.isAccepting == controller.acceptsCoins)
         await rig.tearDown()
@@ -55,6 +56,35 @@ import VendingCore
             rig.controller.sendAndWait(.unload(slot, count: 1))
         }
         #expect(rig.controller.status().credit == "10000")
+        await rig.tearDown()
+    }
+}
+
+/// What a request learns is the lane's answer for its own input: the view as that input left it,
+/// never one a later input has changed (as a view read after the answer may be).
+@Suite(.timeLimit(.minutes(1))) struct InputOutcomeTests {
+    @Test func theOutcomeIsTheInputsOwnWhateverComesAfter() async throws {
+        let rig = try ControllerRig()
+        let slot = rig.config.slots[0].id
+        let controller = rig.controller
+        let currency = rig.config.machine.currency
+        let mine = Money(minorUnits: 500, currency: currency), other = Money(minorUnits: 700, currency: currency)
+        for round in 0..<50 {
+            controller.sendAndWait(.setPrice(slot, nil))
+            let outcome = Mutex<InputOutcome?>(nil)
+            DispatchQueue.concurrentPerform(iterations: 2) { thread in
+                if thread == 0 {
+                    let answer = controller.requests.request(.setPrice(slot, mine))
+                    outcome.withLock { $0 = answer }
+                } else {
+                    controller.send(.setPrice(slot, other))
+                }
+            }
+            let answer = try #require(outcome.withLock { $0 })
+            #expect(answer.after.machine.price(of: slot) == mine, "round \(round)")
+            #expect(answer.before.machine.price(of: slot) != mine, "round \(round)")
+            #expect(answer.effects.events.contains { if case .priceChanged(_, _, mine) = $0 { true } else { false } })
+        }
         await rig.tearDown()
     }
 }

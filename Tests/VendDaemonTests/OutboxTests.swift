@@ -145,7 +145,7 @@ import VendingCore
         let rig = try Rig()
         defer { rig.directory.remove() }
         rig.coin(100)
-        rig.controller.journalTelemetry([rig.outbox.event(.dexSession, reason: "DEX test: delivered", at: rig.time.wallClockMilliseconds)])
+        rig.controller.requests.journal([rig.outbox.event(.dexSession, reason: "DEX test: delivered", at: rig.time.wallClockMilliseconds)])
         rig.coin(100)
         #expect(rig.outbox.takeUnsent().map(\.seq) == [1, 2, 3, 4, 5])
         let (entries, restored) = try rig.restart()

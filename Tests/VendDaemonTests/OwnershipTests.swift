@@ -160,7 +160,7 @@ final class Flag: Sendable {
             let technician = Thread {
                 technicianReady.set(true)
                 while !doorClosing.isSet {}
-                _ = controller.setServiceModeByTechnician(technicianOn)
+                _ = controller.requests.setServiceModeByTechnician(technicianOn)
                 technicianDone.signal()
             }
             technician.start()
@@ -217,7 +217,7 @@ final class Flag: Sendable {
             controller.sendAndWait(.restock(rig.config.slots[0].id, count: nil, loadedAt: nil))
             DispatchQueue.concurrentPerform(iterations: 2) { thread in
                 if thread == 0 {
-                    for change in 0..<40 { _ = controller.setServiceModeByTechnician(change % 2 == 0) }
+                    for change in 0..<40 { _ = controller.requests.setServiceModeByTechnician(change % 2 == 0) }
                 } else {
                     usleep(UInt32(round * 500))
                     controller.inputs.hardwareFailed(Self.reason)
@@ -237,8 +237,8 @@ final class Flag: Sendable {
 @Suite(.timeLimit(.minutes(2))) struct WaitRefusalTests {
     @Test func onTheRelayLane() async {
         await #expect(processExitsWith: .failure) {
-            let inbox = MachineInbox()
-            inbox.start { _ in [] }
+            let inbox = MachineInbox<Void>()
+            inbox.start { _ in }
             let relays = SystemTimekeeper(threadName: "vendd-relays", neverWaits: true)
             relays.schedule(after: .zero) { _ = inbox.sendAndWait(.core(.tick)) }
             sleep(5)
@@ -247,8 +247,8 @@ final class Flag: Sendable {
 
     @Test func onTheLogLane() async {
         await #expect(processExitsWith: .failure) {
-            let inbox = MachineInbox()
-            inbox.start { _ in [] }
+            let inbox = MachineInbox<Void>()
+            inbox.start { _ in }
             let log = Lane<Int>(name: "vendd-log", neverWaits: true)
             log.start { _ in inbox.settle() }
             log.put(1)
@@ -258,8 +258,8 @@ final class Flag: Sendable {
 
     @Test func onTheGPIOThread() async {
         await #expect(processExitsWith: .failure) {
-            let inbox = MachineInbox()
-            inbox.start { _ in [] }
+            let inbox = MachineInbox<Void>()
+            inbox.start { _ in }
             PosixThread.start(name: "vendd-gpio", neverWaits: true) { _ = inbox.sendAndWait(.core(.tick)) }
             sleep(5)
         }
@@ -267,11 +267,8 @@ final class Flag: Sendable {
 
     @Test func onTheMachinesOwnLane() async {
         await #expect(processExitsWith: .failure) {
-            let inbox = MachineInbox()
-            inbox.start { [inbox] _ in
-                inbox.settle()
-                return []
-            }
+            let inbox = MachineInbox<Void>()
+            inbox.start { [inbox] _ in inbox.settle() }
             inbox.send(.core(.tick))
             sleep(5)
         }
@@ -280,8 +277,8 @@ final class Flag: Sendable {
     /// The threads that may wait still can: the timers' (a payout device's "asked" record), and
     /// a control request's.
     @Test func elsewhereItWaits() async {
-        let inbox = MachineInbox()
-        inbox.start { _ in [] }
+        let inbox = MachineInbox<Void>()
+        inbox.start { _ in }
         let timers = SystemTimekeeper()
         let answered = DispatchSemaphore(value: 0)
         timers.schedule(after: .zero) {

@@ -155,7 +155,7 @@ final class CardRig: @unchecked Sendable {
             pulses.append(slot)
             outcomes.append((vend, dispense(slot)))
         case .event(.rejected(let reason)): rejections.append(reason)
-        case .payOut, .setCoinAcceptance, .event: break
+        case .payOut, .setCoinAcceptance, .setBillLimit, .event: break
         }
     }
 

@@ -40,7 +40,8 @@ import VendingCore
         let results = PayoutResults()
         let bus = MDBBus(settings: Self.settings(path), timekeeper: SystemTimekeeper())
         bus.setAcceptance(true)
-        bus.start(lastSequence: { _ in nil }, deliver: log.record, shouldStack: { $0 <= MDBRig.won(10000) })
+        bus.setBillLimit(MDBRig.won(10000))
+        bus.start(lastSequence: { _ in nil }, deliver: log.record)
 
         #expect(simulator.wait { $0.changer.acceptMask == [0, 1, 2, 3] && $0.bills.acceptMask == [0, 1, 2, 3] })
         #expect(simulator.with { $0.masterMode })
@@ -91,7 +92,7 @@ import VendingCore
             timekeeper: SystemTimekeeper())
         let log = MDBEventLog()
         let results = PayoutResults()
-        bus.start(lastSequence: { _ in nil }, deliver: log.record, shouldStack: { _ in false })
+        bus.start(lastSequence: { _ in nil }, deliver: log.record)
         #expect(waitFor { log.notices.contains { $0 == "coin changer (08h) ready" } })
         bus.pay(MDBRig.won(4_000)) { results.record($0) }
         #expect(simulator.wait { $0.changer.isPaying })
@@ -112,7 +113,7 @@ import VendingCore
         let path = Self.socketPath()
         let log = MDBEventLog()
         let bus = MDBBus(settings: Self.settings(path), timekeeper: SystemTimekeeper())
-        bus.start(lastSequence: { _ in nil }, deliver: log.record, shouldStack: { _ in true })
+        bus.start(lastSequence: { _ in nil }, deliver: log.record)
         #expect(waitFor { !log.faults.isEmpty })
         let simulator = try MDBSimulator(socketPath: path)
         defer { simulator.unplug() }

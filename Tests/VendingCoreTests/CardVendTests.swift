@@ -20,7 +20,10 @@ import VendingCore
         var rig = Self.rig()
         let requested = rig.select("A1")
         let vend = try! #require(rig.pendingVend)
-        #expect(Self.commands(requested) == [.requestCardVend(Self.reader, vend, price: Fixtures.won(1_200), slot: "A1"), .setCoinAcceptance(false)])
+        #expect(
+            Self.commands(requested) == [
+                .requestCardVend(Self.reader, vend, price: Fixtures.won(1_200), slot: "A1"), .setCoinAcceptance(false), .setBillLimit(nil),
+            ])
         #expect(rig.machine.available(in: "A1") == 7, "the item is reserved while the approval is awaited")
         #expect(rig.machine.credit.isZero)
 

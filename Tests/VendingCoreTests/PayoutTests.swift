@@ -264,4 +264,15 @@ import VendingCore
         let empty = Rig(stocked: false)
         #expect(!empty.machine.acceptsBill(Fixtures.won(1_000)))
     }
+
+    /// The validator decides its escrow from the limit the machine emits as it changes (as coin
+    /// acceptance is emitted), never by asking the machine.
+    @Test func theBillLimitIsEmittedAsItChanges() {
+        var rig = Rig(setup: Fixtures.setup(maximumCredit: 6_000))
+        #expect(rig.machine.billLimit == Fixtures.won(6_000))
+        #expect(rig.insert(1_000).contains(.setBillLimit(Fixtures.won(5_000))))
+        #expect(rig.apply(.setServiceMode(true)).contains(.setBillLimit(nil)))
+        #expect(rig.apply(.setServiceMode(false)).contains(.setBillLimit(Fixtures.won(5_000))))
+        #expect(!rig.apply(.setServiceMode(false)).contains { if case .setBillLimit = $0 { true } else { false } })
+    }
 }

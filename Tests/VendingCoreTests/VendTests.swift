@@ -13,6 +13,7 @@ import VendingCore
                 .energiseRelay("A1", vend),
                 .event(.creditChanged(from: Fixtures.won(1_500), to: Fixtures.won(300))),
                 .event(.vendStarted(vend, slot: "A1", product: "milk", price: Fixtures.won(1_200))),
+                .setBillLimit(Fixtures.won(9_700)),
             ])
         #expect(rig.machine.available(in: "A1") == 7)
         #expect(rig.machine.stock["A1"]?.count == 8)  // reserved, not yet removed

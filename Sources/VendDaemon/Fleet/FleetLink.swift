@@ -12,12 +12,15 @@ import VendTelemetry
 /// queue (`vendd-mqtt`); on that queue the link publishes what the outbox holds, the retained
 /// state, stock and cash (from the view the machine's lane published), and answers commands.
 /// Nothing here runs on the machine's lane, and the machine never waits for it: a broker that is
-/// down or slow delays no vend and no coin.
+/// down or slow delays no vend and no coin. The link holds the machine only as `MachineRequests`
+/// (a remote command waits for its input's outcome on the queue) and `status`.
 final class FleetLink: Sendable {
     private let settings: MQTTSettings
     private let topics: FleetTopics
     private let outbox: Outbox
-    private let controller: MachineController
+    private let machine: MachineRequests
+    /// `vendctl status` as it stands: what the retained topics and `report` say.
+    private let status: @Sendable () -> StatusReport
     private let logger: Logger
     private let queue = DispatchQueue(label: "vendd-mqtt")
     private let client: Mutex<MQTTClient?> = Mutex(nil)
@@ -32,11 +35,14 @@ final class FleetLink: Sendable {
         var lastProblem: String?
     }
 
-    init(settings: MQTTSettings, outbox: Outbox, controller: MachineController, logger: Logger) {
+    init(
+        settings: MQTTSettings, outbox: Outbox, machine: MachineRequests, status: @escaping @Sendable () -> StatusReport, logger: Logger
+    ) {
         self.settings = settings
         topics = FleetTopics(prefix: settings.topicPrefix)
         self.outbox = outbox
-        self.controller = controller
+        self.machine = machine
+        self.status = status
         self.logger = logger
     }
 
@@ -58,16 +64,16 @@ final class FleetLink: Sendable {
         try client.setWill(topic: topics.state(settings.machineID), payload: Self.json(offline), retain: true)
         outbox.onAdd { [weak self] in self?.schedulePublish() }
         if outbox.keepUntilStored {
-            controller.timekeeper.repeatEvery(Self.resendCheck) { [weak self] in
+            machine.timekeeper.repeatEvery(Self.resendCheck) { [weak self] in
                 guard let self else { return false }
-                if outbox.resendIfDue(now: controller.timekeeper.now) { schedulePublish() }
+                if outbox.resendIfDue(now: machine.timekeeper.now) { schedulePublish() }
                 return true
             }
         }
         // A lock or a service sends the zones at once (its event wakes the link); their
         // temperatures go out at most once a minute, when they changed.
-        if settings.publish.contains(.zones), !controller.config.zones.isEmpty {
-            controller.timekeeper.repeatEvery(Self.zoneInterval) { [weak self] in
+        if settings.publish.contains(.zones), !machine.view.config.zones.isEmpty {
+            machine.timekeeper.repeatEvery(Self.zoneInterval) { [weak self] in
                 self?.schedulePublish()
                 return self != nil
             }
@@ -84,7 +90,7 @@ final class FleetLink: Sendable {
             if link.withLock({ $0.connected }) {
                 let offline = MachineStateMessage(
                     machine: settings.machineID, online: false, state: "offline", reason: "vendd stopped",
-                    credit: nil, currency: nil, at: controller.timekeeper.wallClockMilliseconds)
+                    credit: nil, currency: nil, at: machine.timekeeper.wallClockMilliseconds)
                 _ = try? client.publish(topics.state(settings.machineID), Self.json(offline), retain: true)
             }
         }
@@ -134,7 +140,7 @@ final class FleetLink: Sendable {
             }
         case .acknowledged(let messageID, let accepted):
             if accepted {
-                outbox.acknowledged(messageID: messageID, now: controller.timekeeper.now)
+                outbox.acknowledged(messageID: messageID, now: machine.timekeeper.now)
             } else {
                 problem(
                     "the broker refused an event (message \(messageID)): is this machine allowed to publish on \(topics.machine(settings.machineID))/events/#? It stays in the outbox"
@@ -194,7 +200,7 @@ final class FleetLink: Sendable {
     }
 
     private func publishRetained(_ client: MQTTClient) {
-        let status = controller.status()
+        let status = self.status()
         let machine = settings.machineID
         // Each retained topic is sent again only when its content changes; `at` is not content.
         var messages: [(topic: String, content: [UInt8], payload: [UInt8])] = []
@@ -203,7 +209,7 @@ final class FleetLink: Sendable {
                 machine: machine, online: true, state: status.state, reason: status.stateReason,
                 credit: status.credit, currency: status.currency)
             let content = Self.json(state)
-            state.at = controller.timekeeper.wallClockMilliseconds
+            state.at = self.machine.timekeeper.wallClockMilliseconds
             messages.append((topics.state(machine), content, Self.json(state)))
         }
         if settings.publish.contains(.stock) {
@@ -244,7 +250,7 @@ final class FleetLink: Sendable {
             for zone in status.zones ?? [] {
                 var message = Self.zoneMessage(zone, machine: machine)
                 let content = Self.json(message)
-                message.at = controller.timekeeper.wallClockMilliseconds
+                message.at = self.machine.timekeeper.wallClockMilliseconds
                 messages.append((topics.zone(machine, zone.id), content, Self.json(message)))
             }
         }
@@ -262,7 +268,7 @@ final class FleetLink: Sendable {
     /// outbox; a payload that makes no sense is logged and changes nothing.
     private func storeAcknowledged(_ payload: [UInt8]) {
         guard outbox.keepUntilStored else { return }
-        switch outbox.storeAcknowledged(payload, now: controller.timekeeper.now) {
+        switch outbox.storeAcknowledged(payload, now: machine.timekeeper.now) {
         case .accepted(let seq, let removed):
             logger.debug("MQTT: the store acknowledges events up to \(seq); \(removed) left the outbox")
         case .ignored(let reason):
@@ -286,7 +292,7 @@ final class FleetLink: Sendable {
             (response, body) = perform(command, request)
         } else {
             response = .failure(
-                ControlError(.forbidden, "command '\(name)' is not allowed on this machine (mqtt.commands in \(controller.config.file))"))
+                ControlError(.forbidden, "command '\(name)' is not allowed on this machine (mqtt.commands in \(machine.view.config.file))"))
         }
         fields["MQTT_RESULT"] = "\(response.ok ? "ok" : "refused")"
         let outcome = response.ok ? (response.message ?? "done") : (response.error?.message ?? "failed")
@@ -303,18 +309,19 @@ final class FleetLink: Sendable {
     private func perform(_ command: MQTTSettings.Command, _ request: RemoteCommand) -> (ControlResponse, [UInt8]?) {
         switch command {
         case .report:
-            return (.success(status: controller.status()), nil)
+            return (.success(status: status()), nil)
         case .price:
             guard let slot = request.slot, let price = request.price else {
                 return (.failure(ControlError(.badRequest, "price needs {\"slot\": \"A1\", \"price\": \"1.50\"} (or \"default\")")), nil)
             }
-            return (CommandHandler.setPrice(slot, price, controller: controller), nil)
+            return (CommandHandler.setPrice(slot, price, machine: machine), nil)
         case .service:
             guard let on = request.on else { return (.failure(ControlError(.badRequest, "service needs {\"on\": true} or {\"on\": false}")), nil) }
-            if let stays = controller.setServiceModeByTechnician(on) { return (.failure(ControlError(.rejected, stays)), nil) }
+            if let stays = machine.setServiceModeByTechnician(on) { return (.failure(ControlError(.rejected, stays)), nil) }
             return (.success(on ? "service mode on: sales stopped" : "service mode off: back in service"), nil)
         case .dex:
-            let communicationID = request.commId ?? controller.config.dex?.communicationID ?? "VDD0000001"
+            let view = machine.view
+            let communicationID = request.commId ?? view.config.dex?.communicationID ?? "VDD0000001"
             guard DEXAudit.isValidCommunicationID(communicationID) else {
                 return (
                     .failure(ControlError(.badRequest, "commId '\(communicationID)' must be 3 capital letters and 7 digits, e.g. VDD0000001")), nil
@@ -322,8 +329,8 @@ final class FleetLink: Sendable {
             }
             do {
                 let audit = try DEXAudit(
-                    controller.reports.sales(since: nil, at: controller.now), communicationID: communicationID,
-                    asset: request.asset ?? (request.commId == nil ? controller.config.dex?.assetNumber : nil) ?? communicationID)
+                    view.reports.sales(since: nil, at: machine.now), communicationID: communicationID,
+                    asset: request.asset ?? (request.commId == nil ? view.config.dex?.assetNumber : nil) ?? communicationID)
                 return (.success("DEX audit of \(audit.selections.count) selections sent"), Array(DEXWriter.file(audit).utf8))
             } catch {
                 return (.failure(ControlError(.rejected, "\(error)")), nil)

@@ -8,7 +8,8 @@ import VendingCore
 
 /// The MDB bus as the daemon sees it: a thread that opens the master interface (reconnecting
 /// after an unplug), resets the bus and runs the configured peripherals. Acceptance follows the
-/// machine; payouts are queued to the changer; the escrow decision is asked of `shouldStack`.
+/// machine; payouts are queued to the changer; escrowed bills are stacked within the bill limit
+/// the machine last set (`setBillLimit`), never by asking it.
 public final class MDBBus: CardReaders {
     private let settings: MDBSettings
     private let control: DriverControl
@@ -17,6 +18,8 @@ public final class MDBBus: CardReaders {
     /// The changer's tubes as last reported, for `inventory()` without asking the bus thread.
     private let inventory = Mutex<[Money: Int]>([:])
     private let stackerLevel = Mutex<StackerLevel?>(nil)
+    /// The largest bill to stack from escrow; nil (until the machine sets one): none.
+    private let billLimit = Mutex<Money?>(nil)
     /// Called on the bus thread after each tube report (see `watchInventory`).
     private let inventoryWatchers = Mutex<[@Sendable () -> Void]>([])
     /// The changer's tubes as evidence (see `whenTubesRead`), and who waits for the first count.
@@ -75,8 +78,7 @@ public final class MDBBus: CardReaders {
     public func source(_ device: String) -> String { "mdb:\(port.path):\(device)" }
 
     public func start(
-        lastSequence: @escaping @Sendable (String) -> UInt64?, deliver outside: @escaping MDBEventHandler,
-        shouldStack: @escaping @Sendable (Money) -> Bool
+        lastSequence: @escaping @Sendable (String) -> UInt64?, deliver outside: @escaping MDBEventHandler
     ) {
         let deliver: MDBEventHandler = { [self] event in
             switch event {
@@ -94,7 +96,7 @@ public final class MDBBus: CardReaders {
         }
         guard !alreadyStarted else { return }
         PosixThread.start(name: "vendd-mdb") { [self] in
-            run(lastSequence: lastSequence, deliver: deliver, shouldStack: shouldStack)
+            run(lastSequence: lastSequence, deliver: deliver)
             // Never told to the changer: nothing of these was paid.
             for request in payouts.takeAll() {
                 request.completion(.neverStarted(request.amount))
@@ -104,6 +106,7 @@ public final class MDBBus: CardReaders {
     }
 
     public func setAcceptance(_ enabled: Bool) { control.setAcceptance(enabled) }
+    public func setBillLimit(_ limit: Money?) { billLimit.withLock { $0 = limit } }
 
     /// Queues a payout for the changer; `completion` runs once, with what was really paid. On the
     /// bus thread, `holding` gets the tubes by value just before the first coin is asked for (and
@@ -171,8 +174,7 @@ public final class MDBBus: CardReaders {
 
     /// The drivers, made once: they keep payout state and event numbers across reconnects.
     private func makeDrivers(
-        lastSequence: @Sendable (String) -> UInt64?, deliver: @escaping MDBEventHandler,
-        shouldStack: @escaping @Sendable (Money) -> Bool
+        lastSequence: @Sendable (String) -> UInt64?, deliver: @escaping MDBEventHandler
     ) -> [MDBPeripheralDriver] {
         var drivers: [MDBPeripheralDriver] = []
         let control = control, payouts = payouts
@@ -192,7 +194,8 @@ public final class MDBBus: CardReaders {
                 MDBBillValidator(
                     settings: bills, currency: settings.currency, format: settings.moneyFormat, currencyNumeric: settings.currencyNumeric,
                     source: source, lastSequence: lastSequence(source), emit: deliver,
-                    wantsAcceptance: { control.wantsAcceptance && !control.isStopping }, shouldStack: shouldStack))
+                    wantsAcceptance: { control.wantsAcceptance && !control.isStopping },
+                    shouldStack: { [self] value in value.isStackable(within: billLimit.withLock { $0 }) }))
         }
         for (reader, mailbox) in zip(settings.cashless, cardReaders) {
             drivers.append(
@@ -205,9 +208,9 @@ public final class MDBBus: CardReaders {
     }
 
     private func run(
-        lastSequence: @Sendable (String) -> UInt64?, deliver: @escaping MDBEventHandler, shouldStack: @escaping @Sendable (Money) -> Bool
+        lastSequence: @Sendable (String) -> UInt64?, deliver: @escaping MDBEventHandler
     ) {
-        let drivers = makeDrivers(lastSequence: lastSequence, deliver: deliver, shouldStack: shouldStack)
+        let drivers = makeDrivers(lastSequence: lastSequence, deliver: deliver)
         var health = LinkHealth()
         var backoff = Backoff()
         let say: (CoinAcceptorEvent) -> Void = { if case .notice(let text, let fault) = $0 { deliver(.notice(text, isFault: fault)) } }

@@ -7,12 +7,11 @@ import VendingCore
 
 /// The MDB bus seen as the daemon's coin acceptor: coins and bills come in through the same
 /// event path as the ccTalk acceptor's coins, and acceptance follows the machine the same way.
-/// The escrow decision is asked of the closure given to `decideEscrow` (the machine, under its
-/// lock); until one is given, escrowed bills are returned.
+/// The escrow is decided from the bill limit the machine last set; until it sets one, escrowed
+/// bills are returned.
 public final class MDBCashDevices: CoinAcceptor {
     public let bus: MDBBus
     private let settings: MDBSettings
-    private let escrowDecision = Mutex<(@Sendable (Money) -> Bool)?>(nil)
     private let cardReports = Mutex<(@Sendable (Input) -> Void)?>(nil)
 
     public init(settings: MDBSettings, timekeeper: any Timekeeper, interface: MDBInterfaceLink? = nil) {
@@ -35,10 +34,6 @@ public final class MDBCashDevices: CoinAcceptor {
         cardReports.withLock { $0 = handler }
     }
 
-    public func decideEscrow(_ decide: @escaping @Sendable (Money) -> Bool) {
-        escrowDecision.withLock { $0 = decide }
-    }
-
     public func start(lastSequence: @escaping @Sendable (String) -> UInt64?, deliver: @escaping CoinAcceptorEventHandler) {
         bus.start(
             lastSequence: lastSequence,
@@ -51,10 +46,11 @@ public final class MDBCashDevices: CoinAcceptor {
                 case .card(let input): self.cardReports.withLock { $0 }?(input)
                 case .changeInventory, .stacker: break  // kept by the bus (`MDBChangerPayout`, `vendctl status`)
                 }
-            }, shouldStack: { [self] value in escrowDecision.withLock { $0 }?(value) ?? false })
+            })
     }
 
     public func setAcceptance(_ enabled: Bool) { bus.setAcceptance(enabled) }
+    public func setBillLimit(_ limit: Money?) { bus.setBillLimit(limit) }
 
     public func stop() async { await bus.stop() }
 }
@@ -71,6 +67,10 @@ public final class CoinAcceptorGroup: CoinAcceptor {
 
     public func setAcceptance(_ enabled: Bool) {
         for member in members { member.setAcceptance(enabled) }
+    }
+
+    public func setBillLimit(_ limit: Money?) {
+        for member in members { member.setBillLimit(limit) }
     }
 
     public func stop() async {
