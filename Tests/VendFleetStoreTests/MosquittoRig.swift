@@ -16,7 +16,7 @@ final class MosquittoRig: @unchecked Sendable {
     init(in parent: String) throws {
         directory = parent + "/broker"
         try FileManager.default.createDirectory(atPath: directory + "/data", withIntermediateDirectories: true)
-        port = Int.random(in: 20_000...60_000)
+        port = try LocalPort.reserve()
         try """
         listener \(port) 127.0.0.1
         allow_anonymous true

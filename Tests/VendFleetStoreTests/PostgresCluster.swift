@@ -35,7 +35,7 @@ final class PostgresCluster: Sendable {
             throw ChildProcessError(description: "PostgreSQL's server is not installed (apt-get install postgresql; scripts/test installs it)")
         }
         directory = NSTemporaryDirectory() + "vendstore-pg-\(UUID().uuidString.prefix(8))"
-        port = Int.random(in: 20_000...60_000)
+        do { port = try LocalPort.reserve() } catch { throw ChildProcessError(description: error.description) }
         try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         try Self.giveToServerUser(directory)
         let initdb = Self.asServerUser(

@@ -23,7 +23,7 @@ final class MosquittoBroker: @unchecked Sendable {
     init(in parent: String) throws {
         directory = parent + "/broker"
         try FileManager.default.createDirectory(atPath: directory + "/data", withIntermediateDirectories: true)
-        port = try Self.freePort()
+        port = try LocalPort.reserve()
         try makeCertificates()
         try makeUsers()
         try Self.acl.write(toFile: directory + "/acl", atomically: true, encoding: .utf8)
@@ -171,14 +171,6 @@ final class MosquittoBroker: @unchecked Sendable {
         let run = try ProcessRun.run(try tool(name), arguments)
         guard run.status == 0 else { throw HarnessError("\(name) \(arguments.joined(separator: " ")) failed (\(run.status)): \(run.errors)") }
         return run
-    }
-
-    private static func freePort() throws -> Int {
-        for _ in 0..<50 {
-            let port = Int.random(in: 20_000...60_000)
-            if !LocalPort.accepts(port) { return port }
-        }
-        throw HarnessError("no free port found for the broker")
     }
 }
 
