@@ -1,22 +1,25 @@
 #!/usr/bin/env python3
 """Ingest rate of vendstore into SQLite and into PostgreSQL, with 1,000 simulated machines.
 
-Per engine, starts a Mosquitto of its own on 127.0.0.1 (in the clear, anonymous), vendstore with its
-database in a temporary directory (SQLite: WAL, synchronous=FULL; PostgreSQL: a cluster made
+Per engine, starts a Mosquitto of its own on 127.0.0.1 (in the clear, anonymous), vendstore with
+its database in a temporary directory (SQLite: WAL, synchronous=FULL; PostgreSQL: a cluster made
 with initdb, its defaults: fsync and synchronous_commit on), then `vendstore-load`: the machines
 publish vendd's event payloads with sequences as fast as a window of unacknowledged events
 allows, and resend what stays unacknowledged; then as many other machines at a steady 1,000
 events/s. Prints, per engine: events acknowledged per second (sustained, first publish to last
 acknowledgement), latency p50/p99 from an event's first publish to the `stored` acknowledgement
 that covers it (so it includes the ack coalescing, ingest.ack_milliseconds) in both runs,
-vendstore's peak RSS, and `vendstore status`'s gap-list line after. The first run is the catch-up figure: every machine's outbox is full at the start (machines back
-after an outage), so "all stored s" is the time to an empty gap list. Never fails on a timing.
+vendstore's peak RSS, `vendstore status`'s gap-list line after, and where the first run's CPU
+went (vendstore, the broker, the load generator, PostgreSQL: the four share the box's cores, so
+vendstore's own figure is events per CPU second of its own). The first run is the catch-up
+figure: every machine's outbox is full at the start (machines back after an outage), so "all
+stored s" is the time to an empty gap list. Never fails on a timing.
 
 Usage: scripts/bench/store-ingest.py [bin-dir] [events-per-machine] [machines]
        (default .build/release, 100, 1000)
 Build first: swift build -c release --product vendstore && swift build -c release --product vendstore-load
 """
-import glob, json, os, random, shutil, signal, socket, subprocess, sys, tempfile, time
+import glob, json, os, random, resource, shutil, signal, socket, subprocess, sys, tempfile, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BIN = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, ".build/release")
@@ -51,6 +54,30 @@ def peak_rss_kib(pid):
     return 0
 
 
+def cpu_seconds(pid):
+    """utime + stime of a process so far (0 once it is gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (FileNotFoundError, ProcessLookupError):
+        return 0.0
+
+
+def postgres_seconds():
+    """CPU of every PostgreSQL server process now running (the bench's cluster is the only one)."""
+    total = 0.0
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/comm") as f:
+                    if f.read().strip().startswith("postgres"):
+                        total += cpu_seconds(entry)
+            except OSError:
+                pass
+    return total
+
+
 def postgres_bin():
     versions = sorted(glob.glob("/usr/lib/postgresql/*/bin"), key=lambda p: int(p.split("/")[-2]))
     if not versions:
@@ -73,13 +100,13 @@ def start_broker(work, name):
 def run_engine(name, database_yaml, work):
     broker, broker_port = start_broker(work, name)
     try:
-        return run_store_and_load(name, database_yaml, broker_port, work)
+        return run_store_and_load(name, database_yaml, broker, broker_port, work)
     finally:
         broker.terminate()
         broker.wait()
 
 
-def run_store_and_load(name, database_yaml, broker_port, work):
+def run_store_and_load(name, database_yaml, broker, broker_port, work):
     config = os.path.join(work, f"{name}.yaml")
     with open(config, "w") as f:
         f.write(f"mqtt:\n  broker: mqtt://127.0.0.1:{broker_port}\n  allow_plaintext: true\n  client_id: bench-{name}\n"
@@ -100,7 +127,16 @@ def run_store_and_load(name, database_yaml, broker_port, work):
 
     # Every outbox full at once (catch-up, the sustained rate), then other machines at a steady
     # STEADY_RATE (the latency of an ordinary day, far above a 5,000-machine fleet's 30/s).
+    # Where the catch-up's CPU goes: vendstore, the broker, the load generator, the database.
+    before = (cpu_seconds(store.pid), cpu_seconds(broker.pid), resource.getrusage(resource.RUSAGE_CHILDREN), postgres_seconds())
     result = load(1, EVENTS, 0)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    result["cpu"] = {
+        "vendstore": cpu_seconds(store.pid) - before[0],
+        "broker": cpu_seconds(broker.pid) - before[1],
+        "load": children.ru_utime + children.ru_stime - before[2].ru_utime - before[2].ru_stime,
+        "database": postgres_seconds() - before[3],
+    }
     steady = load(MACHINES + 1, STEADY_EVENTS, STEADY_RATE)
     result["steady_p50_ms"], result["steady_p99_ms"] = steady["latency_p50_ms"], steady["latency_p99_ms"]
     rss = peak_rss_kib(store.pid)
@@ -154,6 +190,12 @@ def main():
     for name, r in results.items():
         print(f"{name:<12}{r['rate']:>10.0f}{r['seconds']:>14.1f}{r['latency_p50_ms']:>9.0f}{r['latency_p99_ms']:>8.0f}"
               f"{r['steady_p50_ms']:>9.1f}{r['steady_p99_ms']:>9.1f}{r['resent']:>8}{r['rss_mib']:>9.1f}  {r['gaps']}")
+    # The box's two cores are shared by all four: vendstore's own figure is events per CPU second.
+    print(f"catch-up CPU, seconds per 100,000 events (events per vendstore CPU second)")
+    for name, r in results.items():
+        events = MACHINES * EVENTS
+        parts = "  ".join(f"{part} {seconds * 100_000 / events:5.1f}" for part, seconds in r["cpu"].items())
+        print(f"{name:<12}{parts}   ({events / max(r['cpu']['vendstore'], 0.01):,.0f} events/s)")
 
 
 if __name__ == "__main__":
