@@ -70,6 +70,12 @@ import VenddTestSupport
     /// The same on real time, over a socket against the handheld written from the specification:
     /// every answer at least 10 ms after what the handheld sent, every session the machine starts
     /// at least 100 ms after the EOT before it; a pause in the dozens of reads that follow.
+    ///
+    /// A session's pause runs from the machine's EOT to its ENQ, both timed by the handheld as it
+    /// reads them (a Unix stream socket has no kernel receive stamps): a handheld thread that reads
+    /// the EOT late sees the pause short (97.6 ms once, CI under load). So each pause may fall
+    /// short of 100 ms by the handheld's own reading latency, `readingSlack`, and their median may
+    /// not: the exact instants are the manual-time test's above.
     @Test func DEXUCSWaitsAreNeverShortOnRealTime() async throws {
         let (handheld, port, machine, directory) = try DEXPortSocketTests.rig()
         defer { directory.remove() }
@@ -80,7 +86,10 @@ import VenddTestSupport
         let sessions = gaps.filter { $0.heard == "ENQ" && $0.after.hasSuffix("EOT") }
         #expect(answers.count >= 8 * 8 && sessions.count == 8 * 2, "\(gaps)")
         #expect(answers.filter { $0.gap < .milliseconds(10) }.isEmpty)
-        #expect(sessions.filter { $0.gap < .milliseconds(100) }.isEmpty)
+        let readingSlack = Duration.milliseconds(5)
+        #expect(sessions.filter { $0.gap < .milliseconds(100) - readingSlack }.isEmpty, "\(sessions)")
+        let pauses = sessions.map(\.gap).sorted()
+        #expect(pauses.isEmpty || pauses[pauses.count / 2] >= .milliseconds(100), "\(pauses)")
         await port.stop()
     }
 
