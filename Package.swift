@@ -164,7 +164,7 @@ let package = Package(
         // store has not acknowledged, as vendd does: for the benchmark and the chaos test.
         .executableTarget(
             name: "vendstore-load",
-            dependencies: ["VendMQTT", "VendPOSIX", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
+            dependencies: ["VendMQTT", "VendPOSIX", "VendTelemetry", .product(name: "ArgumentParser", package: "swift-argument-parser")]),
         .testTarget(
             name: "VendFleetStoreTests",
             dependencies: [

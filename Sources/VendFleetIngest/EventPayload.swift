@@ -18,7 +18,9 @@ enum EventPayload {
     }
 
     /// The event, and a warning for something odd but harmless; or why it cannot be stored.
-    static func decode(_ bytes: [UInt8], machine: String, type topicType: String) -> Result<(IncomingEvent, warning: String?), Refusal> {
+    /// `topicType` is the type its topic names; nil for a backlog's event, whose type must then be
+    /// one a topic could name.
+    static func decode(_ bytes: ArraySlice<UInt8>, machine: String, type topicType: String?) -> Result<(IncomingEvent, warning: String?), Refusal> {
         guard let text = String(validating: bytes, as: UTF8.self) else { return .failure(Refusal(reason: "the payload is not UTF-8")) }
         let envelope: Envelope
         do {
@@ -27,8 +29,14 @@ enum EventPayload {
             return .failure(Refusal(reason: "not an event (a JSON object with id, type, at and an integer seq): \(Self.describe(error))"))
         }
         guard envelope.seq >= 1 else { return .failure(Refusal(reason: "seq \(envelope.seq): sequences start at 1")) }
-        guard envelope.type == topicType else {
-            return .failure(Refusal(reason: "the payload's type '\(envelope.type)' is not the topic's '\(topicType)'"))
+        if let topicType {
+            guard envelope.type == topicType else {
+                return .failure(Refusal(reason: "the payload's type '\(envelope.type)' is not the topic's '\(topicType)'"))
+            }
+        } else {
+            guard !envelope.type.isEmpty, envelope.type.utf8.count <= 64, !envelope.type.contains(where: { "/+#".contains($0) }) else {
+                return .failure(Refusal(reason: "the type '\(envelope.type.prefix(80))' is not one a topic level could name"))
+            }
         }
         guard !envelope.id.isEmpty, envelope.id.utf8.count <= 64 else { return .failure(Refusal(reason: "the id is empty or too long")) }
         let warning = envelope.machine.flatMap { named in

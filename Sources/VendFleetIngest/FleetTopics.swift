@@ -5,6 +5,8 @@ import VendTelemetry
 public enum StoreTopic: Equatable, Sendable {
     /// `<prefix>/<machine>/events/<type>`
     case event(machine: String, type: String)
+    /// `<prefix>/<machine>/backlog`: several events, one per line (`EventBatch`)
+    case backlog(machine: String)
     /// `<prefix>/<machine>/state|stock|cash` or `<prefix>/<machine>/zones/<zone>`: the subject
     /// is the topic after the machine.
     case retained(machine: String, subject: String)
@@ -15,7 +17,7 @@ extension FleetTopics {
     /// What the store subscribes to; with `sharedGroup`, as an MQTT 5 shared subscription so
     /// that several ingesters split the messages between them.
     public func subscriptions(sharedGroup: String?) -> [String] {
-        ["+/events/#", "+/state", "+/stock", "+/cash", "+/zones/+"].map { pattern in
+        ["+/events/#", "+/backlog", "+/state", "+/stock", "+/cash", "+/zones/+"].map { pattern in
             let topic = "\(prefix)/\(pattern)"
             return sharedGroup.map { "$share/\($0)/\(topic)" } ?? topic
         }
@@ -28,6 +30,7 @@ extension FleetTopics {
         guard levels.count >= 2, !levels[0].isEmpty else { return nil }
         switch (levels[1], levels.count) {
         case ("events", 3) where !levels[2].isEmpty: return .event(machine: levels[0], type: levels[2])
+        case ("backlog", 2): return .backlog(machine: levels[0])
         case ("state", 2), ("stock", 2), ("cash", 2): return .retained(machine: levels[0], subject: levels[1])
         case ("zones", 3) where !levels[2].isEmpty: return .retained(machine: levels[0], subject: "zones/" + levels[2])
         default: return nil

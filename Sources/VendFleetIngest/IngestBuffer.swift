@@ -30,16 +30,18 @@ final class IngestBuffer: Sendable {
         self.capacity = capacity
     }
 
-    func add(_ event: IncomingEvent) {
+    /// One message's events (one, or a backlog's).
+    func add(_ events: [IncomingEvent]) {
+        guard !events.isEmpty else { return }
         let wake = pending.withLock { state -> Bool in
-            guard state.batch.events.count < capacity else {
-                state.dropped += 1
-                return false
-            }
+            let room = max(0, capacity - state.batch.events.count)
+            state.dropped += max(0, events.count - room)
+            guard room > 0 else { return false }
             let wasEmpty = state.batch.isEmpty
             if wasEmpty { state.since = MonotonicClock.nanoseconds }
-            state.batch.events.append(event)
-            return wasEmpty || state.batch.events.count == batchSize
+            let before = state.batch.events.count
+            state.batch.events += events.prefix(room)
+            return wasEmpty || (before < batchSize && state.batch.events.count >= batchSize)
         }
         if wake { waiter.wake() }
     }

@@ -105,14 +105,13 @@ public final class Ingester: @unchecked Sendable {
     static func take(topic: String, payload: [UInt8], topics: FleetTopics, buffer: IngestBuffer, logger: Logger) {
         switch topics.classify(topic) {
         case .event(let machine, let type):
-            switch EventPayload.decode(payload, machine: machine, type: type) {
-            case .success(let (event, warning)):
-                if let warning { logger.warning("\(warning)", metadata: ["machine": "\(machine)", "seq": "\(event.seq)"]) }
-                buffer.add(event)
-            case .failure(let refusal):
-                logger.error(
-                    "refused an event on \(topic): \(refusal.reason)", metadata: ["machine": "\(machine)", "topic": "\(topic)"])
-            }
+            if let event = checked(payload[...], machine: machine, type: type, what: "an event on \(topic)", topic: topic, logger: logger) { buffer.add([event]) }
+        case .backlog(let machine):
+            let lines = EventBatch.events(in: payload)
+            buffer.add(
+                lines.enumerated().compactMap { line, payload in
+                    checked(payload, machine: machine, type: nil, what: "event \(line + 1) of \(lines.count) on \(topic)", topic: topic, logger: logger)
+                })
         case .retained(let machine, let subject):
             // An empty retained message clears the topic at the broker; the store keeps the last.
             guard !payload.isEmpty else { return }
@@ -126,6 +125,20 @@ public final class Ingester: @unchecked Sendable {
             }
         case nil:
             break
+        }
+    }
+
+    /// The event, or nil with the machine and the reason logged.
+    private static func checked(
+        _ payload: ArraySlice<UInt8>, machine: String, type: String?, what: String, topic: String, logger: Logger
+    ) -> IncomingEvent? {
+        switch EventPayload.decode(payload, machine: machine, type: type) {
+        case .success(let (event, warning)):
+            if let warning { logger.warning("\(warning)", metadata: ["machine": "\(machine)", "seq": "\(event.seq)"]) }
+            return event
+        case .failure(let refusal):
+            logger.error("refused \(what): \(refusal.reason)", metadata: ["machine": "\(machine)", "topic": "\(topic)"])
+            return nil
         }
     }
 

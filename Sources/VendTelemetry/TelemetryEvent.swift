@@ -228,6 +228,8 @@ public struct FleetTopics: Sendable {
 
     public func machine(_ id: String) -> String { "\(prefix)/\(id)" }
     public func event(_ machine: String, _ kind: TelemetryEvent.Kind) -> String { "\(prefix)/\(machine)/events/\(kind.rawValue)" }
+    /// Several events sent late in one message, for the fleet store (`EventBatch`).
+    public func backlog(_ machine: String) -> String { "\(prefix)/\(machine)/backlog" }
     public func state(_ machine: String) -> String { "\(prefix)/\(machine)/state" }
     public func stock(_ machine: String) -> String { "\(prefix)/\(machine)/stock" }
     public func cash(_ machine: String) -> String { "\(prefix)/\(machine)/cash" }

@@ -2,6 +2,7 @@ import ArgumentParser
 import Synchronization
 import VendMQTT
 import VendPOSIX
+import VendTelemetry
 
 #if canImport(Glibc)
     import Glibc
@@ -9,8 +10,10 @@ import VendPOSIX
 
 /// `vendstore-load`: N simulated machines publishing vendd's `event` payloads (docs/mqtt.md) with
 /// their sequences, keeping each event until the store's `stored` acknowledgement covers it and
-/// sending again what stays unacknowledged, as vendd with `keep_until_stored` does. Prints one
-/// JSON line: events, acknowledged, seconds, rate, resent, latency from first publish to the ack.
+/// sending again what stays unacknowledged, as vendd with `keep_until_stored` does: several
+/// events a machine sends at once (its outbox full after an outage, a resend) go in backlog
+/// batches, one alone on its own topic. Prints one JSON line: events, acknowledged, seconds,
+/// rate, resent, latency from first publish to the ack.
 @main
 struct VendStoreLoad: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -25,6 +28,8 @@ struct VendStoreLoad: ParsableCommand {
     @Option(help: "Events per second in all (0: as fast as the window allows).") var rate = 0
     @Option(help: "Send an unacknowledged event again after this long.") var resendMilliseconds = 2000
     @Option(help: "Give up after this long.") var timeoutSeconds = 300
+    @Option(help: "At most this many events in one backlog message (1: each event on its own topic, as vendd without keep_until_stored).")
+    var batch = EventBatch.maxEvents
 
     /// One machine's outbox: events from `acked + 1` up to `next - 1` wait for the store.
     struct Machine {
@@ -37,6 +42,7 @@ struct VendStoreLoad: ParsableCommand {
 
     func run() throws {
         guard let endpoint = Self.endpoint(broker) else { throw ValidationError("'\(broker)' is not mqtt://host:port") }
+        // Acknowledgements received since the main loop last took them.
         let acks = Mutex<[String: Int64]>([:])
         let connected = Atomic<Bool>(false)
         let prefix = topicPrefix
@@ -66,6 +72,8 @@ struct VendStoreLoad: ParsableCommand {
         }
 
         var fleet = (0..<machines).map { Machine(name: Self.name(firstMachine + $0)) }
+        let indexOf = Dictionary(uniqueKeysWithValues: fleet.indices.map { (fleet[$0].name, $0) })
+        let topics = FleetTopics(prefix: prefix)
         let total = machines * eventsPerMachine
         var sent = 0, acknowledged = 0, resent = 0, inFlight = 0
         var latencies: [UInt64] = []
@@ -79,9 +87,12 @@ struct VendStoreLoad: ParsableCommand {
             guard now - begin < UInt64(timeoutSeconds) * 1_000_000_000 else { break }
             // Acknowledgements: forget what the store holds. As vendd does, one beyond the last
             // sequence given is not believed (a retained one left by another store's run).
-            let snapshot = acks.withLock { $0 }
-            for index in fleet.indices {
-                guard let ack = snapshot[fleet[index].name], ack > fleet[index].acked, ack < fleet[index].next else { continue }
+            let fresh = acks.withLock { received in
+                defer { received = [:] }
+                return received
+            }
+            for (name, ack) in fresh {
+                guard let index = indexOf[name], ack > fleet[index].acked, ack < fleet[index].next else { continue }
                 fleet[index].acked = ack
                 while let first = fleet[index].waiting.first, first.seq <= ack {
                     latencies.append(now - first.firstSent)
@@ -97,16 +108,18 @@ struct VendStoreLoad: ParsableCommand {
             while budget > 0, sent < total, published < 2_000 {
                 let index = cursor % machines
                 cursor += 1
-                guard fleet[index].next <= Int64(eventsPerMachine) else { continue }
-                let seq = fleet[index].next
-                fleet[index].next += 1
-                let payload = Self.event(machine: fleet[index].name, seq: seq)
+                let count = min(batch, budget, eventsPerMachine - Int(fleet[index].next) + 1)
+                guard count > 0 else { continue }
+                let payloads = (0..<count).map { Self.event(machine: fleet[index].name, seq: fleet[index].next + Int64($0)) }
                 let at = MonotonicClock.nanoseconds
-                let ok = (try? client.publish("\(prefix)/\(fleet[index].name)/events/vend-ended", payload, qos: 1)) != nil
-                fleet[index].waiting.append((seq, payload, at, ok ? at : 0))
-                sent += 1
-                inFlight += 1
-                budget -= 1
+                let ok = Self.publish(payloads, machine: fleet[index].name, topics: topics, client: client)
+                for payload in payloads {
+                    fleet[index].waiting.append((fleet[index].next, payload, at, ok ? at : 0))
+                    fleet[index].next += 1
+                }
+                sent += count
+                inFlight += count
+                budget -= count
                 published += 1
             }
             // Resends: what stayed unacknowledged too long goes again, same id, same seq.
@@ -114,12 +127,12 @@ struct VendStoreLoad: ParsableCommand {
             if scan - lastResendScan > 100_000_000 {
                 lastResendScan = scan
                 for index in fleet.indices {
-                    for position in fleet[index].waiting.indices where scan - fleet[index].waiting[position].lastSent > resendAfter {
-                        let event = fleet[index].waiting[position]
-                        if (try? client.publish("\(prefix)/\(fleet[index].name)/events/vend-ended", event.payload, qos: 1)) != nil {
-                            fleet[index].waiting[position].lastSent = scan
-                            resent += 1
-                        }
+                    let due = fleet[index].waiting.indices.filter { scan - fleet[index].waiting[$0].lastSent > resendAfter }
+                    for run in stride(from: 0, to: due.count, by: batch).map({ due[$0..<min($0 + batch, due.count)] }) {
+                        guard Self.publish(run.map { fleet[index].waiting[$0].payload }, machine: fleet[index].name, topics: topics, client: client)
+                        else { break }
+                        for position in run { fleet[index].waiting[position].lastSent = scan }
+                        resent += run.count
                     }
                 }
             }
@@ -135,6 +148,13 @@ struct VendStoreLoad: ParsableCommand {
         )
         client.stop()
         if acknowledged < total { throw ExitCode(1) }
+    }
+
+    /// One event on its own topic, several as a backlog message (as vendd sends them). False if
+    /// the client could not take it (not connected): it goes again with the resends.
+    static func publish(_ payloads: [[UInt8]], machine: String, topics: FleetTopics, client: MQTTClient) -> Bool {
+        let topic = payloads.count == 1 ? topics.event(machine, .vendEnded) : topics.backlog(machine)
+        return (try? client.publish(topic, EventBatch.payload(payloads), qos: 1)) != nil
     }
 
     static func name(_ number: Int) -> String {
@@ -166,12 +186,17 @@ struct VendStoreLoad: ParsableCommand {
                 .utf8)
     }
 
+    /// A random version-4-shaped id (the generator's own work is not what the benchmark measures).
     static func uuid() -> String {
         var generator = SystemRandomNumberGenerator()
-        let hex = (0..<16).map { _ in
+        let digits = Array("0123456789abcdef".utf8)
+        var text: [UInt8] = []
+        text.reserveCapacity(36)
+        for position in 0..<16 {
+            if [4, 6, 8, 10].contains(position) { text.append(UInt8(ascii: "-")) }
             let byte = UInt8.random(in: 0...255, using: &generator)
-            return String(byte >> 4, radix: 16) + String(byte & 15, radix: 16)
+            text += [digits[Int(byte >> 4)], digits[Int(byte & 15)]]
         }
-        return [hex[0..<4], hex[4..<6], hex[6..<8], hex[8..<10], hex[10..<16]].map { $0.joined() }.joined(separator: "-")
+        return String(decoding: text, as: UTF8.self)
     }
 }

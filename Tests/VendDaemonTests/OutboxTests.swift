@@ -79,9 +79,9 @@ import VendingCore
         let sent = rig.outbox.takeUnsent()
         #expect(sent.count == 6)
         // The broker acknowledged the first two; the rest are in flight or lost with the connection.
-        rig.outbox.published(sent[0].id, messageID: 1)
-        rig.outbox.published(sent[1].id, messageID: 2)
-        rig.outbox.published(sent[2].id, messageID: 3)
+        rig.outbox.published([sent[0].id], messageID: 1)
+        rig.outbox.published([sent[1].id], messageID: 2)
+        rig.outbox.published([sent[2].id], messageID: 3)
         rig.outbox.acknowledged(messageID: 1, now: rig.time.now)
         rig.outbox.acknowledged(messageID: 2, now: rig.time.now)
         rig.controller.saveSnapshot()
@@ -96,7 +96,7 @@ import VendingCore
         rig.coin(100)
         let first = rig.outbox.takeUnsent()
         #expect(rig.outbox.takeUnsent().isEmpty, "sent once per connection")
-        rig.outbox.published(first[0].id, messageID: 7)
+        rig.outbox.published([first[0].id], messageID: 7)
         rig.outbox.connectionRestarted()
         #expect(rig.outbox.takeUnsent() == first)
         rig.outbox.acknowledged(messageID: 7, now: rig.time.now)
@@ -127,7 +127,7 @@ import VendingCore
         let first = rig.outbox.takeUnsent()
         #expect(first.map(\.seq) == [1, 2, 3])
         // Every event acknowledged, then compacted: outbox.json keeps the last number, not the events.
-        for (index, event) in first.enumerated() { rig.outbox.published(event.id, messageID: Int32(index + 1)) }
+        for (index, event) in first.enumerated() { rig.outbox.published([event.id], messageID: Int32(index + 1)) }
         for index in first.indices { rig.outbox.acknowledged(messageID: Int32(index + 1), now: rig.time.now) }
         rig.controller.saveSnapshot()
         rig.coin(100)
@@ -208,7 +208,7 @@ import VendingCore
         for _ in 0..<3 { rig.coin(100) }
         let events = rig.outbox.takeUnsent()
         for (index, event) in events.enumerated() {
-            rig.outbox.published(event.id, messageID: Int32(index + 1))
+            rig.outbox.published([event.id], messageID: Int32(index + 1))
             rig.outbox.acknowledged(messageID: Int32(index + 1), now: rig.time.now)
         }
         return events
@@ -253,7 +253,7 @@ import VendingCore
         #expect(again == events, "the same events: same ids, same numbers")
         // The broker takes them again; the store still says nothing: the next wait is 60 s.
         for (index, event) in again.enumerated() {
-            rig.outbox.published(event.id, messageID: Int32(100 + index))
+            rig.outbox.published([event.id], messageID: Int32(100 + index))
             rig.outbox.acknowledged(messageID: Int32(100 + index), now: rig.time.now)
         }
         rig.time.advance(by: .seconds(59))
@@ -262,7 +262,7 @@ import VendingCore
         #expect(rig.outbox.resendIfDue(now: rig.time.now))
         #expect(rig.outbox.takeUnsent().count == 6)
         for (index, event) in events.enumerated() {
-            rig.outbox.published(event.id, messageID: Int32(200 + index))
+            rig.outbox.published([event.id], messageID: Int32(200 + index))
             rig.outbox.acknowledged(messageID: Int32(200 + index), now: rig.time.now)
         }
         // Progress from the store: the wait for the rest starts over at 30 s.

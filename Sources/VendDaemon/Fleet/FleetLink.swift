@@ -185,14 +185,23 @@ final class FleetLink: Sendable {
         }
     }
 
+    /// Each event on its own topic; with `keep_until_stored`, several waiting at once (after an
+    /// outage, a resend) go to the store in backlog batches instead (`EventBatch`, docs/mqtt.md).
     private func publishPending(_ client: MQTTClient) {
         guard link.withLock({ $0.connected }) else { return }
-        for event in outbox.takeUnsent() {
+        let unsent = outbox.takeUnsent()
+        let payloads = unsent.map { Self.json($0) }
+        let messages: [(topic: String, events: Range<Int>)] =
+            outbox.keepUntilStored && unsent.count > 1
+            ? EventBatch.runs(of: payloads).map { (topics.backlog(settings.machineID), $0) }
+            : unsent.indices.map { (topics.event(settings.machineID, unsent[$0].type), $0..<($0 + 1)) }
+        for (position, message) in messages.enumerated() {
+            let ids = unsent[message.events].map(\.id)
             do {
-                let messageID = try client.publish(topics.event(settings.machineID, event.type), Self.json(event))
-                outbox.published(event.id, messageID: messageID)
+                outbox.published(ids, messageID: try client.publish(message.topic, EventBatch.payload(payloads[message.events])))
             } catch {
-                outbox.unsent(event.id)
+                // The connection just dropped: this message and the ones after it go again.
+                outbox.unsent(messages[position...].flatMap { unsent[$0.events].map(\.id) })
                 break
             }
         }

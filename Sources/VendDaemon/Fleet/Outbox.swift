@@ -29,8 +29,8 @@ final class Outbox: Sendable {
         var pending: [TelemetryEvent] = []
         /// Ids handed to the client since the last (re)connection or resend.
         var sent: Set<String> = []
-        /// Message id → event id, until PUBACK.
-        var inFlight: [Int32: String] = [:]
+        /// Message id → the ids of the event or events it carries, until PUBACK.
+        var inFlight: [Int32: [String]] = [:]
         var wake: (@Sendable () -> Void)?
         /// Events added on the machine's lane since it last woke the publisher.
         var addedUnwoken = false
@@ -187,13 +187,14 @@ final class Outbox: Sendable {
         }
     }
 
-    func published(_ id: String, messageID: Int32) {
-        state.withLock { $0.inFlight[messageID] = id }
+    /// `ids` went in one message (one event, or a backlog batch).
+    func published(_ ids: [String], messageID: Int32) {
+        state.withLock { $0.inFlight[messageID] = ids }
     }
 
-    /// The client could not take `id` (the connection just dropped): send it again later.
-    func unsent(_ id: String) {
-        _ = state.withLock { $0.sent.remove(id) }
+    /// The client could not take `ids` (the connection just dropped): send them again later.
+    func unsent(_ ids: [String]) {
+        state.withLock { $0.sent.subtract(ids) }
     }
 
     /// PUBACK: the broker has it. Without `keepUntilStored` it leaves the outbox (and the next
@@ -201,12 +202,13 @@ final class Outbox: Sendable {
     /// acknowledge it in time (`resendIfDue`).
     func acknowledged(messageID: Int32, now: ContinuousClock.Instant) {
         state.withLock { state in
-            guard let id = state.inFlight.removeValue(forKey: messageID) else { return }
+            guard let ids = state.inFlight.removeValue(forKey: messageID) else { return }
             if keepUntilStored {
-                if state.pending.contains(where: { $0.id == id }) { state.resend.start(now: now) }
+                if state.pending.contains(where: { ids.contains($0.id) }) { state.resend.start(now: now) }
             } else {
-                state.pending.removeAll { $0.id == id }
-                state.sent.remove(id)
+                let carried = Set(ids)
+                state.pending.removeAll { carried.contains($0.id) }
+                state.sent.subtract(carried)
             }
         }
     }
@@ -267,7 +269,7 @@ final class Outbox: Sendable {
         guard keepUntilStored else { return false }
         return state.withLock { state in
             guard state.resend.isDue(now: now) else { return false }
-            let waiting = Set(state.pending.map(\.id)).intersection(state.sent).subtracting(state.inFlight.values)
+            let waiting = Set(state.pending.map(\.id)).intersection(state.sent).subtracting(state.inFlight.values.joined())
             state.sent.subtract(waiting)
             state.resend.fired()
             return !waiting.isEmpty
@@ -281,7 +283,7 @@ final class Outbox: Sendable {
 
     var summary: Summary {
         state.withLock { state in
-            let inFlight = Set(state.inFlight.values)
+            let inFlight = Set(state.inFlight.values.joined())
             let delivered = state.pending.filter { state.sent.contains($0.id) && !inFlight.contains($0.id) }.count
             return Summary(
                 count: state.pending.count, oldest: state.pending.first?.at, lastSequence: state.lastSequence, stored: state.stored,
