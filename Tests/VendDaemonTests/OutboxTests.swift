@@ -272,6 +272,30 @@ import VendingCore
         #expect(rig.outbox.takeUnsent().map(\.seq) == [3, 4, 5, 6])
     }
 
+    /// A backlog message carries several events under one message id: its PUBACK counts for all
+    /// of them, and while it is in flight none of them is sent again.
+    @Test func aBacklogMessagesPUBACKCountsForEveryEventInIt() throws {
+        for keepUntilStored in [false, true] {
+            let rig = try Rig(keepUntilStored: keepUntilStored)
+            defer { rig.directory.remove() }
+            for _ in 0..<3 { rig.coin(100) }
+            let events = rig.outbox.takeUnsent()
+            rig.outbox.published(events.prefix(4).map(\.id), messageID: 1)
+            rig.outbox.published(events.suffix(2).map(\.id), messageID: 2)
+            rig.outbox.acknowledged(messageID: 1, now: rig.time.now)
+            if keepUntilStored {
+                #expect(rig.outbox.summary.count == 6 && rig.outbox.summary.deliveredNotStored == 4)
+                rig.time.advance(by: .seconds(30))
+                #expect(rig.outbox.resendIfDue(now: rig.time.now))
+                #expect(rig.outbox.takeUnsent().map(\.seq) == [1, 2, 3, 4], "the message still in flight is not sent again")
+            } else {
+                #expect(rig.outbox.summary.count == 2, "the four events of the acknowledged message left")
+                rig.outbox.unsent(events.suffix(2).map(\.id))
+                #expect(rig.outbox.takeUnsent().map(\.seq) == [5, 6])
+            }
+        }
+    }
+
     @Test func aReconnectionSendsAgainWhatTheStoreLacks() throws {
         let rig = try Rig(keepUntilStored: true)
         defer { rig.directory.remove() }

@@ -93,13 +93,23 @@ struct HostileRetained: CustomTestStringConvertible, Sendable {
     ]
 }
 
+/// Takes `messages` (topic, payload) as libmosquitto's thread would: the batch and the log.
+func take(_ messages: [(String, String)], prefix: String = "vendd") throws -> (IngestBuffer.Batch, [String]) {
+    let capture = LogCapture()
+    let buffer = try IngestBuffer(batchSize: 1000, capacity: 1000)
+    for (topic, payload) in messages {
+        Ingester.take(topic: topic, payload: Array(payload.utf8), topics: FleetTopics(prefix: prefix), buffer: buffer, logger: capture.logger)
+    }
+    let (batch, dropped) = buffer.next(window: .zero, idle: .zero)
+    #expect(dropped == 0)
+    return (batch, capture.lines.withLock { $0 })
+}
+
 /// The retained `stock`, `cash` and `zones/<zone>` messages as the ingester takes them off the
 /// broker: a hostile or malformed one is refused and logged with the topic's machine and the
 /// reason, and nothing of it reaches the batch; the good ones around it are all there.
 @Suite("Retained payloads")
 struct RetainedPayloadTests {
-    private let topics = FleetTopics(prefix: "vendd")
-
     private func good(_ subject: String, machine: String = "m1") -> String {
         switch subject {
         case "stock": HostileRetained.stock(#"{\#(HostileRetained.slot),"available":2,"stock":3}"#).replacingOccurrences(of: "m1", with: machine)
@@ -108,17 +118,6 @@ struct RetainedPayloadTests {
         }
     }
 
-    /// Takes `messages` (topic, payload) as libmosquitto's thread would: the batch and the log.
-    private func take(_ messages: [(String, String)]) throws -> (IngestBuffer.Batch, [String]) {
-        let capture = LogCapture()
-        let buffer = try IngestBuffer(batchSize: 100, capacity: 100)
-        for (topic, payload) in messages {
-            Ingester.take(topic: topic, payload: Array(payload.utf8), topics: topics, buffer: buffer, logger: capture.logger)
-        }
-        let (batch, dropped) = buffer.next(window: .zero, idle: .zero)
-        #expect(dropped == 0)
-        return (batch, capture.lines.withLock { $0 })
-    }
 
     @Test(arguments: HostileRetained.all)
     func aHostilePayloadIsRefusedWithItsMachineAndReasonAndNothingElseIsLost(_ hostile: HostileRetained) throws {

@@ -29,6 +29,10 @@ final class FleetLink: Sendable {
     private struct LinkState {
         var connected = false
         var publishScheduled = false
+        /// A resend is due: what goes then is sent as backlog.
+        var resendScheduled = false
+        /// The broker refused a backlog message on this connection (an ACL without the topic).
+        var backlogRefused = false
         /// The last retained payload per topic, so that an unchanged one is not sent again.
         var retained: [String: [UInt8]] = [:]
         /// The last problem logged, so that a broker down for hours logs it once, not every retry.
@@ -66,7 +70,7 @@ final class FleetLink: Sendable {
         if outbox.keepUntilStored {
             machine.timekeeper.repeatEvery(Self.resendCheck) { [weak self] in
                 guard let self else { return false }
-                if outbox.resendIfDue(now: machine.timekeeper.now) { schedulePublish() }
+                if outbox.resendIfDue(now: machine.timekeeper.now) { schedulePublish(resend: true) }
                 return true
             }
         }
@@ -106,6 +110,7 @@ final class FleetLink: Sendable {
             link.withLock {
                 $0.connected = true
                 $0.lastProblem = nil
+                $0.backlogRefused = false
                 $0.retained.removeAll()
             }
             logger.notice("MQTT: connected to \(settings.broker.url); \(outbox.summary.count) event(s) to send")
@@ -122,7 +127,7 @@ final class FleetLink: Sendable {
                 }
             }
             outbox.connectionRestarted()
-            publishPending(client)
+            publishPending(client, backlog: true)
         case .connected(let refusal?):
             problem(
                 "the broker \(settings.broker.url) refused the connection: \(refusal) (check \(settings.credentialsFile ?? "the credentials") and the broker's password file and ACL)"
@@ -141,6 +146,12 @@ final class FleetLink: Sendable {
         case .acknowledged(let messageID, let accepted):
             if accepted {
                 outbox.acknowledged(messageID: messageID, now: machine.timekeeper.now)
+            } else if outbox.refused(messageID: messageID) {
+                link.withLock { $0.backlogRefused = true }
+                problem(
+                    "the broker refused a backlog message on \(topics.backlog(settings.machineID)): is this machine allowed to publish there (docs/mqtt.md, Broker ACL)? Its events are sent one by one instead"
+                )
+                schedulePublish()
             } else {
                 problem(
                     "the broker refused an event (message \(messageID)): is this machine allowed to publish on \(topics.machine(settings.machineID))/events/#? It stays in the outbox"
@@ -172,33 +183,40 @@ final class FleetLink: Sendable {
         return "\(settings.broker.url): \(text)"
     }
 
-    private func schedulePublish() {
+    private func schedulePublish(resend: Bool = false) {
         let first = link.withLock { state in
             defer { state.publishScheduled = true }
+            state.resendScheduled = state.resendScheduled || resend
             return !state.publishScheduled
         }
         guard first else { return }
         queue.async { [self] in
-            link.withLock { $0.publishScheduled = false }
+            let resend = link.withLock { state in
+                defer { (state.publishScheduled, state.resendScheduled) = (false, false) }
+                return state.resendScheduled
+            }
             guard let client = client.withLock({ $0 }) else { return }
-            publishPending(client)
+            publishPending(client, backlog: resend)
         }
     }
 
-    /// Each event on its own topic; with `keep_until_stored`, several waiting at once (after an
-    /// outage, a resend) go to the store in backlog batches instead (`EventBatch`, docs/mqtt.md).
-    private func publishPending(_ client: MQTTClient) {
+    /// Each event on its own topic as it happens. With `keep_until_stored`, the `backlog` — what
+    /// waits when the link comes up (after an outage, a restart) or is sent again — goes to the
+    /// store in batches instead, several events a message (`EventBatch`, docs/mqtt.md).
+    private func publishPending(_ client: MQTTClient, backlog: Bool = false) {
         guard link.withLock({ $0.connected }) else { return }
         let unsent = outbox.takeUnsent()
         let payloads = unsent.map { Self.json($0) }
+        let asBacklog = outbox.keepUntilStored && backlog && unsent.count > 1 && !link.withLock { $0.backlogRefused }
         let messages: [(topic: String, events: Range<Int>)] =
-            outbox.keepUntilStored && unsent.count > 1
+            asBacklog
             ? EventBatch.runs(of: payloads).map { (topics.backlog(settings.machineID), $0) }
             : unsent.indices.map { (topics.event(settings.machineID, unsent[$0].type), $0..<($0 + 1)) }
         for (position, message) in messages.enumerated() {
             let ids = unsent[message.events].map(\.id)
             do {
-                outbox.published(ids, messageID: try client.publish(message.topic, EventBatch.payload(payloads[message.events])))
+                let messageID = try client.publish(message.topic, EventBatch.payload(payloads[message.events]))
+                outbox.published(ids, messageID: messageID, backlog: asBacklog)
             } catch {
                 // The connection just dropped: this message and the ones after it go again.
                 outbox.unsent(messages[position...].flatMap { unsent[$0.events].map(\.id) })

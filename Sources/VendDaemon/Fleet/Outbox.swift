@@ -31,6 +31,8 @@ final class Outbox: Sendable {
         var sent: Set<String> = []
         /// Message id → the ids of the event or events it carries, until PUBACK.
         var inFlight: [Int32: [String]] = [:]
+        /// The messages of `inFlight` that are backlog batches.
+        var backlogInFlight: Set<Int32> = []
         var wake: (@Sendable () -> Void)?
         /// Events added on the machine's lane since it last woke the publisher.
         var addedUnwoken = false
@@ -187,9 +189,23 @@ final class Outbox: Sendable {
         }
     }
 
-    /// `ids` went in one message (one event, or a backlog batch).
-    func published(_ ids: [String], messageID: Int32) {
-        state.withLock { $0.inFlight[messageID] = ids }
+    /// `ids` went in one message: one event, or a backlog batch.
+    func published(_ ids: [String], messageID: Int32, backlog: Bool = false) {
+        state.withLock { state in
+            state.inFlight[messageID] = ids
+            if backlog { state.backlogInFlight.insert(messageID) }
+        }
+    }
+
+    /// The broker refused a message (its ACL). A backlog's events are to be sent again, on their
+    /// own topics (true); an event refused on its own topic stays in flight until the next
+    /// connection, since sending it again at once would be refused again.
+    func refused(messageID: Int32) -> Bool {
+        state.withLock { state in
+            guard state.backlogInFlight.remove(messageID) != nil, let ids = state.inFlight.removeValue(forKey: messageID) else { return false }
+            state.sent.subtract(ids)
+            return true
+        }
     }
 
     /// The client could not take `ids` (the connection just dropped): send them again later.
@@ -203,6 +219,7 @@ final class Outbox: Sendable {
     func acknowledged(messageID: Int32, now: ContinuousClock.Instant) {
         state.withLock { state in
             guard let ids = state.inFlight.removeValue(forKey: messageID) else { return }
+            state.backlogInFlight.remove(messageID)
             if keepUntilStored {
                 if state.pending.contains(where: { ids.contains($0.id) }) { state.resend.start(now: now) }
             } else {
@@ -218,6 +235,7 @@ final class Outbox: Sendable {
         state.withLock { state in
             state.sent.removeAll()
             state.inFlight.removeAll()
+            state.backlogInFlight.removeAll()
             state.resend.stop()
             state.connected = true
         }

@@ -194,9 +194,9 @@ final class FleetRig: @unchecked Sendable {
     private var subscribers: [FleetSubscriber] = []
     private var daemons: [DaemonHarness] = []
 
-    init() throws {
+    init(acl: String = MosquittoBroker.acl) throws {
         directory = try TemporaryDirectory()
-        broker = try MosquittoBroker(in: directory.path)
+        broker = try MosquittoBroker(in: directory.path, acl: acl)
     }
 
     /// A simulated vendd whose configuration has an `mqtt:` section for this broker.
@@ -243,9 +243,9 @@ final class FleetRig: @unchecked Sendable {
         while true {
             var byID: [String: TelemetryEvent] = [:]
             var order: [String] = []
-            for line in subscriber.lines {
+            for line in subscriber.events {
                 let event = try JSONDecoder().decode(TelemetryEvent.self, from: Data(line.payload.utf8))
-                #expect(line.topic == "vendd/\(event.machine)/events/\(event.type.rawValue)")
+                #expect(line.topic == "vendd/\(event.machine)/events/\(event.type.rawValue)" || line.topic == "vendd/\(event.machine)/backlog")
                 if let earlier = byID[event.id] {
                     #expect(earlier == event, "id \(event.id) delivered twice with different contents")
                 } else {

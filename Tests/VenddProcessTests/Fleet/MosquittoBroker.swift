@@ -20,13 +20,13 @@ final class MosquittoBroker: @unchecked Sendable {
     var url: String { "mqtts://127.0.0.1:\(port)" }
     static func password(_ user: String) -> String { "secret-\(user)" }
 
-    init(in parent: String) throws {
+    init(in parent: String, acl: String = MosquittoBroker.acl) throws {
         directory = parent + "/broker"
         try FileManager.default.createDirectory(atPath: directory + "/data", withIntermediateDirectories: true)
         port = try LocalPort.reserve()
         try makeCertificates()
         try makeUsers()
-        try Self.acl.write(toFile: directory + "/acl", atomically: true, encoding: .utf8)
+        try acl.write(toFile: directory + "/acl", atomically: true, encoding: .utf8)
         // Run as root (in a container), mosquitto would switch to the `mosquitto` user, which
         // cannot read these files: stay the user we are.
         let config = """
@@ -56,6 +56,7 @@ final class MosquittoBroker: @unchecked Sendable {
     /// operator sends commands; only the store acknowledges.
     static let acl = """
         pattern write vendd/%u/events/#
+        pattern write vendd/%u/backlog
         pattern write vendd/%u/state
         pattern write vendd/%u/stock
         pattern write vendd/%u/cash
@@ -176,23 +177,29 @@ final class MosquittoBroker: @unchecked Sendable {
 
 /// `mosquitto_sub` as the fleet console's user, with a persistent session (so that what is
 /// published while it is away — a broker restart — still reaches it), writing `topic payload`
-/// lines to a file.
+/// lines to a file (the payload in hex, as a backlog's holds line feeds).
 final class FleetSubscriber: @unchecked Sendable {
     private let process: ChildProcess
     let outputPath: String
 
-    init(broker: MosquittoBroker, topic: String, clientID: String, user: String = MosquittoBroker.fleetUser) throws {
+    convenience init(broker: MosquittoBroker, topic: String, clientID: String, user: String = MosquittoBroker.fleetUser) throws {
+        try self.init(broker: broker, topics: [topic], clientID: clientID, user: user)
+    }
+
+    init(broker: MosquittoBroker, topics: [String], clientID: String, user: String = MosquittoBroker.fleetUser) throws {
         outputPath = broker.directory + "/\(clientID).out"
         process = try ChildProcess(
             try MosquittoBroker.tool("mosquitto_sub"),
-            broker.clientArguments(user) + ["-c", "-i", clientID, "-q", "1", "-t", topic, "-F", "%t %p"],
+            broker.clientArguments(user) + ["-c", "-i", clientID, "-q", "1"] + topics.flatMap { ["-t", $0] } + ["-F", "%t %x"],
             output: outputPath, errors: "/dev/null")
         // Subscribed once the broker says so (`log_type subscribe`: "<client> <qos> <topic>"):
         // nothing published after this is missed.
         let deadline = Date().addingTimeInterval(10)
-        while !broker.log.contains("\(clientID) 1 \(topic)") {
-            guard Date() < deadline else { throw HarnessError("\(clientID) did not subscribe to \(topic) within 10 s; broker log:\n\(broker.log)") }
-            usleep(10_000)
+        for topic in topics {
+            while !broker.log.contains("\(clientID) 1 \(topic)") {
+                guard Date() < deadline else { throw HarnessError("\(clientID) did not subscribe to \(topic) within 10 s; broker log:\n\(broker.log)") }
+                usleep(10_000)
+            }
         }
     }
 
@@ -205,15 +212,29 @@ final class FleetSubscriber: @unchecked Sendable {
         }
     }
 
-    /// Every `topic payload` line received so far.
-    /// Everything received, as printed.
-    var text: String { (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? "" }
+    /// Everything received, a `topic payload` line per message.
+    var text: String { lines.map { "\($0.topic) \($0.payload)" }.joined(separator: "\n") }
 
+    /// Every message received so far.
     var lines: [(topic: String, payload: String)] {
-        text.split(separator: "\n").compactMap { line in
+        let output = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
+        return output.split(separator: "\n").compactMap { line in
             guard let space = line.firstIndex(of: " ") else { return nil }
-            return (String(line[..<space]), String(line[space...].dropFirst()))
+            return (String(line[..<space]), String(decoding: Self.bytes(hex: line[space...].dropFirst()), as: UTF8.self))
         }
+    }
+
+    /// Every event received so far, a backlog's one by one (each with the backlog's topic).
+    var events: [(topic: String, payload: String)] {
+        lines.flatMap { message in
+            message.topic.hasSuffix("/backlog")
+                ? message.payload.split(separator: "\n").map { (message.topic, String($0)) } : [message]
+        }
+    }
+
+    private static func bytes(hex: Substring) -> [UInt8] {
+        let digits = Array(hex.utf8)
+        return stride(from: 0, to: digits.count - 1, by: 2).compactMap { UInt8(String(decoding: digits[$0...$0 + 1], as: UTF8.self), radix: 16) }
     }
 
     func stop() {

@@ -14,7 +14,8 @@ import VenddTestSupport
     /// restocked (an empty machine takes no coins) and given `coins`: its events, numbered 1…total.
     private func machineWithStore(_ rig: FleetRig, coins: [String]) throws -> (DaemonHarness, FleetSubscriber, total: UInt64) {
         try rig.broker.start()
-        let store = try FleetSubscriber(broker: rig.broker, topic: "vendd/m1/events/#", clientID: "test-store", user: MosquittoBroker.storeUser)
+        let store = try FleetSubscriber(
+            broker: rig.broker, topics: ["vendd/m1/events/#", "vendd/m1/backlog"], clientID: "test-store", user: MosquittoBroker.storeUser)
         let daemon = try rig.machine("m1", keepUntilStored: true)
         try daemon.start()
         try daemon.send(.restock(slot: "all", count: nil))
@@ -69,10 +70,13 @@ import VenddTestSupport
         _ = try rig.waitForEvents(store, "the first deliveries") { $0.count == Int(total) }
         _ = try daemon.waitUntil("the broker has them") { $0.fleetOutbox?.awaitingStore == Int(total) }
 
-        // The store says nothing. A broker restart: vendd reconnects and sends them all again.
+        // The store says nothing. A broker restart: vendd reconnects and sends them all again, in
+        // a backlog message (they are far fewer than EventBatch.maxEvents).
         rig.broker.stop()
         try rig.broker.start()
         try waitForDeliveries(store, each: 2, of: total)
+        let backlog = store.lines.filter { $0.topic == "vendd/m1/backlog" }
+        #expect(backlog.last?.payload.split(separator: "\n").count == Int(total), "\(store.text)")
         // vendd restarted: the outbox is what the store has not acknowledged, sent once more.
         #expect(try daemon.stop() == 0)
         try daemon.start()
@@ -85,6 +89,26 @@ import VenddTestSupport
         try daemon.send(.price(slot: "A1", amount: "1300"))
         let status = try daemon.waitUntil("the new event delivered") { $0.fleetOutbox?.awaitingStore == 1 }
         #expect(status.fleetOutbox?.lastSeq == total + 1 && status.fleetOutbox?.pending == 1)
+        // As it happened, on its own topic: the backlog is only for what waited.
+        try store.waitUntil("the price change") { $0.last?.topic == "vendd/m1/events/price-changed" }
+        #expect(try daemon.stop() == 0)
+    }
+
+    /// A broker whose ACL predates the backlog topic refuses the batch (MQTT 5 PUBACK "not
+    /// authorized"): vendd says what to allow and sends the events one by one, losing none.
+    @Test func aBrokerThatRefusesTheBacklogGetsTheEventsOneByOne() throws {
+        let rig = try FleetRig(acl: MosquittoBroker.acl.replacingOccurrences(of: "pattern write vendd/%u/backlog\n", with: ""))
+        defer { rig.tearDown() }
+        let (daemon, store, total) = try machineWithStore(rig, coins: ["500", "500"])
+        defer { store.stop() }
+        _ = try rig.waitForEvents(store, "the first deliveries") { $0.count == Int(total) }
+        rig.broker.stop()
+        try rig.broker.start()
+        try daemon.waitForLog("the broker refused a backlog message on vendd/m1/backlog: is this machine allowed to publish there")
+        try waitForDeliveries(store, each: 2, of: total)
+        #expect(!store.lines.contains { $0.topic == "vendd/m1/backlog" }, "the broker let a backlog through")
+        try rig.publish(as: MosquittoBroker.storeUser, Self.stored, #"{"seq": \#(total)}"#, retain: true)
+        _ = try daemon.waitUntil("the outbox empty") { $0.fleetOutbox?.pending == 0 }
         #expect(try daemon.stop() == 0)
     }
 
@@ -93,7 +117,7 @@ import VenddTestSupport
     private func waitForDeliveries(_ store: FleetSubscriber, each: Int, of count: UInt64, timeout: TimeInterval = 30) throws {
         let deadline = Date().addingTimeInterval(timeout)
         while true {
-            let events = try store.lines.map { try JSONDecoder().decode(TelemetryEvent.self, from: Data($0.payload.utf8)) }
+            let events = try store.events.map { try JSONDecoder().decode(TelemetryEvent.self, from: Data($0.payload.utf8)) }
             let bySeq = Dictionary(grouping: events, by: { $0.seq ?? 0 })
             if (1...count).allSatisfy({ (bySeq[$0]?.count ?? 0) >= each }) {
                 for (seq, deliveries) in bySeq {
