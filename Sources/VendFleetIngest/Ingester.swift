@@ -105,12 +105,15 @@ public final class Ingester: @unchecked Sendable {
     static func take(topic: String, payload: [UInt8], topics: FleetTopics, buffer: IngestBuffer, logger: Logger) {
         switch topics.classify(topic) {
         case .event(let machine, let type):
-            if let event = checked(payload[...], machine: machine, type: type, what: "an event on \(topic)", topic: topic, logger: logger) { buffer.add([event]) }
+            if let event = checked(payload[...], machine: machine, type: type, what: "an event on \(topic)", topic: topic, logger: logger) {
+                buffer.add([event])
+            }
         case .backlog(let machine):
             let lines = EventBatch.events(in: payload)
             buffer.add(
                 lines.enumerated().compactMap { line, payload in
-                    checked(payload, machine: machine, type: nil, what: "event \(line + 1) of \(lines.count) on \(topic)", topic: topic, logger: logger)
+                    checked(
+                        payload, machine: machine, type: nil, what: "event \(line + 1) of \(lines.count) on \(topic)", topic: topic, logger: logger)
                 })
         case .retained(let machine, let subject):
             // An empty retained message clears the topic at the broker; the store keeps the last.

@@ -118,7 +118,6 @@ struct RetainedPayloadTests {
         }
     }
 
-
     @Test(arguments: HostileRetained.all)
     func aHostilePayloadIsRefusedWithItsMachineAndReasonAndNothingElseIsLost(_ hostile: HostileRetained) throws {
         let topic = "vendd/m2/\(hostile.subject)"

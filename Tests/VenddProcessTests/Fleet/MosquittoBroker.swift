@@ -197,7 +197,9 @@ final class FleetSubscriber: @unchecked Sendable {
         let deadline = Date().addingTimeInterval(10)
         for topic in topics {
             while !broker.log.contains("\(clientID) 1 \(topic)") {
-                guard Date() < deadline else { throw HarnessError("\(clientID) did not subscribe to \(topic) within 10 s; broker log:\n\(broker.log)") }
+                guard Date() < deadline else {
+                    throw HarnessError("\(clientID) did not subscribe to \(topic) within 10 s; broker log:\n\(broker.log)")
+                }
                 usleep(10_000)
             }
         }
