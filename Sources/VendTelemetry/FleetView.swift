@@ -47,10 +47,14 @@ public struct FleetView: Sendable {
             machine.lastSeen = max(machine.lastSeen, machine.state?.at ?? 0)
         case "stock": machine.stock = try? decoder.decode(StockMessage.self, from: data)
         case "cash": machine.cash = try? decoder.decode(CashMessage.self, from: data)
-        case "events":
-            guard let event = try? decoder.decode(TelemetryEvent.self, from: data) else { return false }
-            if event.type == .fault { machine.lastFault = event.reason }
-            machine.lastSeen = max(machine.lastSeen, event.at)
+        case "events", "backlog":
+            // A backlog holds several events, one per line (EventBatch).
+            let events = EventBatch.events(in: payload).compactMap { try? decoder.decode(TelemetryEvent.self, from: Data($0)) }
+            guard !events.isEmpty else { return false }
+            for event in events {
+                if event.type == .fault { machine.lastFault = event.reason }
+                machine.lastSeen = max(machine.lastSeen, event.at)
+            }
         default: return false
         }
         machines[id] = machine

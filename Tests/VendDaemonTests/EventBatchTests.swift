@@ -32,4 +32,17 @@ import VendTelemetry
         #expect(try JSONDecoder().decode(TelemetryEvent.self, from: Data(lines[0])) == event)
         #expect(EventBatch.events(in: EventBatch.payload(encoded) + [UInt8(ascii: "\n")]).count == 2, "a trailing line feed adds nothing")
     }
+
+    @Test func theFleetConsoleReadsABacklogsEvents() throws {
+        var fault = TelemetryEvent(id: "e1", machine: "m1", at: 1_000, type: .fault, currency: "EUR")
+        fault.reason = "coin acceptor gone"
+        let refund = TelemetryEvent(id: "e2", machine: "m1", at: 2_000, type: .refund, currency: "EUR")
+        var view = FleetView(topics: FleetTopics(prefix: "vendd"))
+        let backlog = EventBatch.payload(try [fault, refund].map { Array(try JSONEncoder().encode($0)) })
+        let taken = view.take(topic: "vendd/m1/backlog", payload: backlog)
+        #expect(taken)
+        #expect(view.machines["m1"]?.lastFault == "coin acceptor gone" && view.machines["m1"]?.lastSeen == 2_000)
+        let garbage = view.take(topic: "vendd/m1/backlog", payload: Array("garbage\n".utf8))
+        #expect(!garbage)
+    }
 }
