@@ -113,7 +113,8 @@ extension Input {
     /// Over many random sequences: the books always balance (coins + bills in = sales + change +
     /// refunds + unknown payouts + credit + held vend + held payout), stock is never negative,
     /// every started vend and payout ends exactly once, a replayed coin event never adds credit,
-    /// fill mode's float never becomes credit, and a payout test never takes credit.
+    /// fill mode's float never becomes credit, a payout test never takes credit, and the coin
+    /// acceptance and bill limit the devices were last told are the machine's.
     @Test func moneyIsConservedAndStockNeverGoesNegative() {
         var failures: [String] = []
         for seed in 0..<UInt64(Self.sequences) where failures.count < 5 {
@@ -130,6 +131,10 @@ extension Input {
         var now = Fixtures.start
         var started = 0, ended = 0, relayPulses = 0, payoutsStarted = 0, payoutsEnded = 0
         var floatAdded = Fixtures.won(0)
+        // What a coin acceptor and a bill validator hold if they only ever hear the effects
+        // (after the start-up's own setting): always the machine's own answer.
+        var deviceAcceptsCoins = machine.acceptsCoins
+        var deviceBillLimit = machine.billLimit
         for step in 0..<stepsPerSequence {
             let input = generator.next(for: machine)
             let before = machine
@@ -176,6 +181,14 @@ extension Input {
             let payoutInFlight = machine.pendingPayout == nil ? 0 : 1
             if payoutsStarted != payoutsEnded + payoutInFlight {
                 return "\(context): \(payoutsStarted) payouts started, \(payoutsEnded) ended, \(payoutInFlight) in flight"
+            }
+            for effect in effects {
+                if case .setCoinAcceptance(let accepts) = effect { deviceAcceptsCoins = accepts }
+                if case .setBillLimit(let limit) = effect { deviceBillLimit = limit }
+            }
+            if deviceAcceptsCoins != machine.acceptsCoins || deviceBillLimit != machine.billLimit {
+                return
+                    "\(context): the devices were told coins \(deviceAcceptsCoins), bills up to \(String(describing: deviceBillLimit)); the machine takes coins \(machine.acceptsCoins), bills up to \(String(describing: machine.billLimit))"
             }
             relayPulses += effects.filter { if case .energiseRelay = $0 { true } else { false } }.count
             let inFlight = machine.pendingVend == nil ? 0 : 1
