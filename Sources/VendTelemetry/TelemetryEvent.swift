@@ -37,6 +37,21 @@ public struct TelemetryEvent: Codable, Sendable, Hashable {
         /// A technician unloaded expired items: `count` discarded, `amount` their value at the
         /// slot's price.
         case stockDiscarded = "stock-discarded"
+        /// A technician emptied the cash box: `collection` its number, `coins` and `bills` what
+        /// the machine counted into it per denomination since the previous one (`since`; absent
+        /// for the first), `amount` their total, `reason` who collected it.
+        case cashCollected = "cash-collected"
+    }
+
+    /// cash-collected: how many of one coin or bill value the cash box took.
+    public struct Denomination: Codable, Sendable, Hashable {
+        public let value: String
+        public let count: Int
+
+        public init(value: String, count: Int) {
+            self.value = value
+            self.count = count
+        }
     }
 
     public let id: String
@@ -72,8 +87,15 @@ public struct TelemetryEvent: Codable, Sendable, Hashable {
     public var zone: String? = nil
     /// stock-expired: the slot's expired items; stock-discarded: the items discarded.
     public var count: Int? = nil
-    /// stock-expired: when the slot's next item expired, in milliseconds since the Unix epoch.
+    /// stock-expired: when the slot's next item expired; cash-collected: when the previous
+    /// collection was made. In milliseconds since the Unix epoch.
     public var since: Int64? = nil
+    /// cash-collected: the machine's collection number (1, 2, 3…).
+    public var collection: UInt64? = nil
+    /// cash-collected: the coins the cash box took, per value, smallest first.
+    public var coins: [Denomination]? = nil
+    /// cash-collected: the bills the stacker took, per value, smallest first.
+    public var bills: [Denomination]? = nil
 
     public init(id: String, machine: String, at: Int64, type: Kind, currency: String) {
         self.id = id
