@@ -164,7 +164,10 @@ public final class SQLiteFleetStore: FleetStore {
     public func recordCount(machine: String, seq: Int64, counted: CountedCollection) throws {
         try database.execute("BEGIN IMMEDIATE")
         do {
-            guard try !database.prepare("SELECT 1 FROM collections WHERE machine = ? AND seq = ?").rows([.text(machine), .integer(seq)], { $0.integer(0) }).isEmpty
+            guard
+                try !database.prepare("SELECT 1 FROM collections WHERE machine = ? AND seq = ?").rows(
+                    [.text(machine), .integer(seq)], { $0.integer(0) }
+                ).isEmpty
             else { throw CollectionRows.unknown(machine: machine, seq: seq) }
             try database.prepare("DELETE FROM collection_counts WHERE machine = ? AND seq = ?").run([.text(machine), .integer(seq)])
             let insert = try database.prepare(

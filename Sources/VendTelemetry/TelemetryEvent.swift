@@ -140,6 +140,11 @@ public struct StockMessage: Codable, Sendable, Equatable {
         public let capacity: Int
         /// Milliseconds since the Unix epoch; absent when the slot holds nothing that expires.
         public let earliestExpiry: Int64?
+        /// The motor fault that keeps the slot out of service until a technician clears it
+        /// (`jammed`, `motor-missing`, `away-from-home`); absent while it has none.
+        public var fault: String? = nil
+        /// The temperature zone whose food-safety lock stops the slot's sales; absent otherwise.
+        public var healthLock: String? = nil
 
         public init(slot: String, product: String, price: String, available: Int, stock: Int, capacity: Int, earliestExpiry: Int64?) {
             self.slot = slot
@@ -155,6 +160,8 @@ public struct StockMessage: Codable, Sendable, Equatable {
     public let machine: String
     public let currency: String
     public let slots: [Slot]
+    /// When this was sent; not part of what makes the message change.
+    public var at: Int64? = nil
 
     public init(machine: String, currency: String, slots: [Slot]) {
         self.machine = machine
@@ -177,6 +184,11 @@ public struct CashMessage: Codable, Sendable, Equatable {
     /// What the payout devices hold, one entry per coin value.
     public var changeStock: [ChangeLevel]? = nil
     public var exactChangeOnly: Bool? = nil
+    /// What the card readers charged for sales, by reader (`cashless1`, `cashless2`); absent
+    /// without card sales. `sales` is cash only.
+    public var cardSales: [String: String]? = nil
+    /// When this was sent; not part of what makes the message change.
+    public var at: Int64? = nil
 
     public struct ChangeLevel: Codable, Sendable, Equatable {
         public let value: String
@@ -243,7 +255,7 @@ public struct StoredAcknowledgement: Codable, Sendable, Equatable {
 }
 
 /// The topic tree, in one place for vendd, vendfleet and the tests.
-public struct FleetTopics: Sendable {
+public struct FleetTopics: Sendable, Equatable {
     public let prefix: String
 
     public init(prefix: String) { self.prefix = prefix }

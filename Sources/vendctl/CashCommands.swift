@@ -36,7 +36,9 @@ struct Cash: ParsableCommand {
                                 rows: bills.map { [$0.valueText, "\($0.count)", $0.amountText] })
                     }
                     if let details = report.details { text += "\n\n" + lines(details) }
-                    if let box = report.cashBox { text += "\n\ncash box \(cashBoxLine(box))" + (box.coins.isEmpty && box.bills.isEmpty ? "" : "\n" + cashBoxTable(box)) }
+                    if let box = report.cashBox {
+                        text += "\n\ncash box \(cashBoxLine(box))" + (box.coins.isEmpty && box.bills.isEmpty ? "" : "\n" + cashBoxTable(box))
+                    }
                     // The devices come from `status`; without it the position above still stands.
                     if let devices = try? connection.client().send(.status).status?.payoutDevices, !devices.isEmpty {
                         text +=

@@ -209,9 +209,10 @@ struct StoreContractTests {
         #expect(record.countedTotal == "13.20")
         #expect(record.difference == "-0.30")
         #expect(
-            record.comparison.map { "\($0.kind.rawValue) \($0.value): \($0.machine) \($0.counted.map(String.init) ?? "-") \($0.difference ?? 0)" } == [
-                "coin 0.20: 0 1 1", "coin 0.50: 3 2 -1", "coin 2.00: 1 1 0", "bill 10.00: 1 1 0",
-            ])
+            record.comparison.map { "\($0.kind.rawValue) \($0.value): \($0.machine) \($0.counted.map(String.init) ?? "-") \($0.difference ?? 0)" }
+                == [
+                    "coin 0.20: 0 1 1", "coin 0.50: 3 2 -1", "coin 2.00: 1 1 0", "bill 10.00: 1 1 0",
+                ])
         // A correction replaces the entry; an unknown collection is refused.
         try store.recordCount(
             machine: "m1", seq: 2,

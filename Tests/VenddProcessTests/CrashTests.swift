@@ -59,7 +59,8 @@ import VenddTestSupport
             } else {
                 #expect(books.coinsIn >= confirmed.collected + inBox, "round \(round): a collection took more than came in")
             }
-            traffic.settleUnconfirmed(coinsIn: books.coinsIn, items: items - initialItems, collected: books.coinsIn - inBox, lastCollection: lastCollection)
+            traffic.settleUnconfirmed(
+                coinsIn: books.coinsIn, items: items - initialItems, collected: books.coinsIn - inBox, lastCollection: lastCollection)
         }
         #expect(try daemon.stop() == 0)
 

@@ -178,14 +178,17 @@ extension Input {
                 default: break
                 }
             }
-            let counted = events.contains { if case .coinCredited = $0 { true } else if case .billCredited = $0 { true } else if case .floatAdded = $0 { true } else { false } }
+            let counted = events.contains {
+                if case .coinCredited = $0 { true } else if case .billCredited = $0 { true } else if case .floatAdded = $0 { true } else { false }
+            }
             switch input {
             case .coinInserted(let value, _, let route) where counted && route != .tubes: intoBox += value
             case .billStacked(let value, _) where counted: intoBox += value
             default: break
             }
             if collected + machine.ledger.cashBox.total(in: Fixtures.won) != intoBox {
-                return "\(context): the cash box took \(intoBox), collections \(collected) and the box holds \(machine.ledger.cashBox.total(in: Fixtures.won))"
+                return
+                    "\(context): the cash box took \(intoBox), collections \(collected) and the box holds \(machine.ledger.cashBox.total(in: Fixtures.won))"
             }
             if floatAdded != machine.ledger.floatFilled {
                 return "\(context): float added \(floatAdded), books say \(machine.ledger.floatFilled)"
