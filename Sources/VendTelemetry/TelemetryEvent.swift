@@ -187,6 +187,8 @@ public struct CashMessage: Codable, Sendable, Equatable {
     /// What the card readers charged for sales, by reader (`cashless1`, `cashless2`); absent
     /// without card sales. `sales` is cash only.
     public var cardSales: [String: String]? = nil
+    /// What the cash box took since the last collection (coins not routed to the tubes, bills).
+    public var cashBox: String? = nil
     /// When this was sent; not part of what makes the message change.
     public var at: Int64? = nil
 

@@ -235,6 +235,7 @@ final class FleetLink: Sendable {
             message.changePaid = status.books.changePaid
             message.unknownPayouts = status.books.unknownPayouts
             message.cardSales = status.books.cardSales
+            message.cashBox = status.cashBox?.total
             if let devices = status.payoutDevices, !devices.isEmpty {
                 // A value may be in several devices (two hoppers of one coin): their counts add up.
                 var levels: [CashMessage.ChangeLevel] = []
