@@ -75,7 +75,7 @@ struct Cash: ParsableCommand {
                 guard let collection = response.collection else {
                     throw Failure("vendd's answer lacks the collection; is vendd older than this vendctl?", code: ExitStatus.unavailable)
                 }
-                print(response.message ?? "collection #\(collection.collection ?? 0)")
+                if let message = response.message { print(message) }
                 print(cashBoxTable(collection))
             }
         }

@@ -116,7 +116,8 @@ struct VendFleet: ParsableCommand {
         }
         if let listenSeconds {
             if let signal = interrupts.wait(seconds: listenSeconds) { Glibc.exit(128 + signal) }
-            print(table.render(link.withLock { $0.view }, now: Self.now, connection: nil))
+            let (view, status) = link.withLock { ($0.view, $0.statusLine) }
+            print(table.render(view, now: Self.now, connection: status))
             return
         }
         // Live: redraw in place on a terminal, at most every refresh, only when something changed.
