@@ -137,7 +137,7 @@ let package = Package(
         .executableTarget(
             name: "vendfleet",
             dependencies: [
-                "VendMQTT", "VendTelemetry", "VendConfig", "VendText",
+                "VendMQTT", "VendTelemetry", "VendConfig", "VendText", "VendReports", "VendingCore", "VendPOSIX",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
         // The fleet store's engines as installed: SQLite (libsqlite3-dev) and PostgreSQL's client

@@ -66,6 +66,9 @@ public enum ControlCommand: Sendable, Equatable {
     /// The payout devices pay `amount` from their stock (service mode); not from any credit.
     /// `confirmed` (`--yes`): the technician accepts a test of more than the devices hold.
     case payoutTest(amount: String, confirmed: Bool = false)
+    /// The technician emptied the cash box (service mode): the machine's count since the last
+    /// collection is journaled as the collection and sent to the fleet; the box counts from zero.
+    case cashCollect
     /// A technician serviced a temperature zone (service mode): its health lock clears.
     case zoneService(zone: String)
     /// The simulated door switch: service mode while open, and every zone sees it.
@@ -108,6 +111,7 @@ public enum ControlCommand: Sendable, Equatable {
         case .sales: "sales"
         case .fill: "fill"
         case .payoutTest: "payout-test"
+        case .cashCollect: "cash-collect"
         case .zoneService: "zone-service"
         case .simDoor: "sim-door"
         case .simTemp: "sim-temp"
@@ -120,7 +124,7 @@ public enum ControlCommand: Sendable, Equatable {
     public static let knownOps = [
         "status", "watch", "restock", "unload", "sim-press", "sim-coin", "sim-note", "sim-card", "sim-drop", "sim-coin-return",
         "sim-key", "select", "coin-return", "stock", "purchasable", "expired", "hot", "products", "price", "service", "history",
-        "coins", "sales", "fill", "payout-test", "zone-service", "sim-door", "sim-temp", "sim-sensor-fault",
+        "coins", "sales", "fill", "payout-test", "cash-collect", "zone-service", "sim-door", "sim-temp", "sim-sensor-fault",
         "sim-motor", "slot-clear", "temps", "dex-clear-pass-code",
     ]
 
@@ -141,7 +145,8 @@ public enum ControlCommand: Sendable, Equatable {
         case .status, .watch, .stock, .purchasable, .expired, .hot, .products, .history, .coins, .sales, .temps: .anyone
         case .select, .coinReturn: .customer
         case .restock, .unload: .serviceKey
-        case .simPress, .simCoin, .simNote, .simCard, .simDrop, .simCoinReturn, .simKey, .price, .service, .fill, .payoutTest, .zoneService, .simDoor,
+        case .simPress, .simCoin, .simNote, .simCard, .simDrop, .simCoinReturn, .simKey, .price, .service, .fill, .payoutTest, .cashCollect,
+            .zoneService, .simDoor,
             .simTemp, .simSensorFault, .simMotor, .slotClear, .dexClearPassCode:
             .technician
         }
@@ -202,6 +207,7 @@ extension ControlRequest: Codable {
             command = .payoutTest(
                 amount: try container.decode(String.self, forKey: .amount),
                 confirmed: try container.decodeIfPresent(Bool.self, forKey: .yes) ?? false)
+        case "cash-collect": command = .cashCollect
         case "zone-service": command = .zoneService(zone: try container.decode(String.self, forKey: .zone))
         case "dex-clear-pass-code": command = .dexClearPassCode
         case "temps":
@@ -222,7 +228,7 @@ extension ControlRequest: Codable {
         try container.encode(version, forKey: .v)
         try container.encode(command.op, forKey: .op)
         switch command {
-        case .status, .watch, .coinReturn, .stock, .purchasable, .hot, .products, .coins, .dexClearPassCode: break
+        case .status, .watch, .coinReturn, .stock, .purchasable, .hot, .products, .coins, .cashCollect, .dexClearPassCode: break
         case .simPress, .simCoin, .simNote, .simCard, .simDrop, .simMotor, .simCoinReturn, .simKey, .simDoor, .simTemp, .simSensorFault:
             try encodeSimulated(into: &container)
         case .select(let slot): try container.encode(slot, forKey: .slot)
@@ -294,6 +300,8 @@ public struct ControlResponse: Codable, Sendable, Equatable {
     public private(set) var coins: CoinsReport?
     public private(set) var sales: SalesReport?
     public private(set) var temps: TempsReport?
+    /// A `cash-collect`'s answer: what the collection took.
+    public private(set) var collection: CashBoxReport?
     public let error: ControlError?
 
     /// A query's answer.
@@ -320,6 +328,13 @@ public struct ControlResponse: Codable, Sendable, Equatable {
     public static func success(_ message: String? = nil, status: StatusReport? = nil) -> ControlResponse {
         var response = ControlResponse(ok: true, message: message, error: nil)
         response.status = status
+        return response
+    }
+
+    /// A collection made: its sentence, and what it took.
+    public static func collected(_ message: String, _ collection: CashBoxReport) -> ControlResponse {
+        var response = ControlResponse(ok: true, message: message, error: nil)
+        response.collection = collection
         return response
     }
 
@@ -507,6 +522,8 @@ public struct StatusReport: Codable, Sendable, Equatable {
     /// How many vends the machine has started, cash or card (the last was vend#N); absent from
     /// older daemons.
     public var vendsStarted: UInt64? = nil
+    /// What the cash box took since the last collection; absent from older daemons.
+    public var cashBox: CashBoxReport? = nil
 
     public struct CardReaderState: Codable, Sendable, Equatable {
         /// 1 (10h) or 2 (60h).

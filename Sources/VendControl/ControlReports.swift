@@ -173,6 +173,8 @@ public struct CoinsReport: Codable, Sendable, Equatable {
     /// `dispensed` (of change and refunds, what the devices paid), `float-filled`,
     /// `test-payouts`, `unknown-test-payouts`, `manually-dispensed`. Absent from older daemons.
     public let details: [PositionLine]?
+    /// What the cash box took since the last collection; absent from older daemons.
+    public var cashBox: CashBoxReport? = nil
 
     public struct PositionLine: Codable, Sendable, Equatable {
         /// `coins-in`, `bills-in`, `sales`, `change-paid`, `refunds`, `unknown-payouts`, `credit`,
@@ -199,6 +201,33 @@ public struct CoinsReport: Codable, Sendable, Equatable {
         self.bills = bills
         self.position = position
         self.details = details
+    }
+}
+
+/// The cash box's coins and bills per denomination, smallest first: in `status` and `coins`,
+/// what it took since the last collection; in a `cash-collect` answer, what that collection took.
+public struct CashBoxReport: Codable, Sendable, Equatable {
+    public let coins: [CoinsReport.Denomination]
+    public let bills: [CoinsReport.Denomination]
+    public let total: String
+    public let totalText: String
+    /// The last collection's number (the box now) or this collection's (an answer); absent
+    /// before the first.
+    public let collection: UInt64?
+    /// When the counting began: the previous collection (milliseconds since the Unix epoch);
+    /// absent when nothing was collected before.
+    public let since: Int64?
+
+    public init(
+        coins: [CoinsReport.Denomination], bills: [CoinsReport.Denomination], total: String, totalText: String, collection: UInt64?,
+        since: Int64?
+    ) {
+        self.coins = coins
+        self.bills = bills
+        self.total = total
+        self.totalText = totalText
+        self.collection = collection
+        self.since = since
     }
 }
 

@@ -49,6 +49,8 @@ enum CommandHandler {
             return fill(on, controller: controller)
         case .payoutTest(let amount, let confirmed):
             return payoutTest(amount, confirmed: confirmed, controller: controller)
+        case .cashCollect:
+            return collectCash(by: technician(peer), controller: controller)
         case .service(let on):
             if let stays = controller.requests.setServiceModeByTechnician(on) { return .failure(ControlError(.rejected, stays)) }
             return .success(on ? "service mode on: sales stopped" : "service mode off: back in service")
@@ -246,6 +248,34 @@ enum CommandHandler {
             }
         }
         return .success(on ? "fill mode was already on" : "fill mode was already off")
+    }
+
+    /// The collection is journaled (and its fleet event with it) before the answer.
+    private static func collectCash(by technician: String, controller: MachineController) -> ControlResponse {
+        guard let outcome = controller.requests.request(.collectCash(by: technician)) else {
+            return .failure(ControlError(.internal, "vendd is stopping: nothing was collected; try again once it runs"))
+        }
+        for event in outcome.effects.events {
+            switch event {
+            case .cashCollected(let collected):
+                let report = outcome.after.reports.collection(collected)
+                let since = report.since == nil ? "since vendd began counting" : "since collection #\(collected.number - 1)"
+                let counted = (report.coins.map { "coin \($0.valueText) × \($0.count)" } + report.bills.map { "bill \($0.valueText) × \($0.count)" })
+                return .collected(
+                    "collection #\(collected.number): the cash box took \(report.totalText) \(since)"
+                        + (counted.isEmpty ? "" : " (\(counted.joined(separator: ", ")))") + "; its count starts again from zero, the tubes stay",
+                    report)
+            case .rejected(.notInServiceMode):
+                return .failure(
+                    ControlError(
+                        .rejected,
+                        "a collection is made in service mode only: open the door or turn the service key (or vendctl service on), then vendctl cash collect"
+                    ))
+            case .rejected(let reason): return .failure(ControlError(.rejected, reason.description))
+            default: continue
+            }
+        }
+        return .failure(ControlError(.internal, "vendd did not record the collection: see journalctl -u vendd"))
     }
 
     /// Starts the test; the devices report when it ends (`vendctl cash payout-test` waits for that).

@@ -121,6 +121,14 @@ struct EventDescription {
             self.init(
                 "manual-dispense", "\(money(amount)) paid out by the changer's own buttons", .notice,
                 ["AMOUNT": "\(amount.decimalString)"])
+        case .cashCollected(let collected):
+            let counted = (collected.coins + collected.bills).map { "\($0.count) × \(money($0.value))" }
+            self.init(
+                "cash-collected",
+                "cash box collected (collection #\(collected.number)) by \(collected.by): \(money(collected.total))"
+                    + (counted.isEmpty ? ", it took nothing since the last collection" : " (\(counted.joined(separator: ", ")))"),
+                .notice,
+                ["COLLECTION": "\(collected.number)", "AMOUNT": "\(collected.total.decimalString)"])
         case .exactChangeOnlyChanged(let exact):
             self.init(
                 "exact-change",

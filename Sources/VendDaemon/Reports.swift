@@ -111,11 +111,30 @@ struct Reports {
             ("test-payouts", ledger.testPayouts), ("unknown-test-payouts", ledger.unknownTestPayouts),
             ("manually-dispensed", ledger.manuallyDispensed),
         ]
-        return CoinsReport(
+        var report = CoinsReport(
             count: counters.reduce(0) { $0 + $1.count }, total: ledger.coinsIn.decimalString,
             totalText: format.string(for: ledger.coinsIn),
             denominations: counters.map(denomination), bills: ledger.stacker.map(denomination),
             position: position.map(positionLine), details: details.map(positionLine))
+        report.cashBox = cashBox
+        return report
+    }
+
+    /// What the cash box took since the last collection.
+    var cashBox: CashBoxReport {
+        let box = machine.ledger.cashBox
+        let total = box.total(in: machine.setup.currency)
+        return CashBoxReport(
+            coins: box.coins.map(denomination), bills: box.bills.map(denomination), total: total.decimalString,
+            totalText: format.string(for: total), collection: box.nextCollection > 1 ? box.nextCollection - 1 : nil,
+            since: box.lastCollectedAt?.millisecondsSinceEpoch)
+    }
+
+    /// What a collection took, as its answer says it.
+    func collection(_ collected: CashCollection) -> CashBoxReport {
+        CashBoxReport(
+            coins: collected.coins.map(denomination), bills: collected.bills.map(denomination), total: collected.total.decimalString,
+            totalText: format.string(for: collected.total), collection: collected.number, since: collected.since?.millisecondsSinceEpoch)
     }
 
     private func positionLine(_ line: (item: String, amount: Money)) -> CoinsReport.PositionLine {

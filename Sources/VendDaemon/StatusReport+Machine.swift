@@ -85,6 +85,7 @@ extension StatusReport {
         cardMoneyToCheck = toCheck.isEmpty ? nil : toCheck
         cardVendAwaitingApproval = machine.pendingVend?.awaitsApproval == true ? true : nil
         vendsStarted = machine.vendsStarted
+        cashBox = reports.cashBox
         cardSession = machine.cardSession.map { session in
             "\(Payment.card(session.reader)), funds \(session.funds.map(format.string(for:)) ?? "not told")"
         }

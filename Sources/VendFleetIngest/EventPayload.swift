@@ -1,5 +1,6 @@
 import FoundationEssentials
 import VendFleetStore
+import VendTelemetry
 
 /// vendd's `event` payload (docs/mqtt.md) read as far as the store needs it; the whole JSON
 /// object is kept as received.
@@ -44,8 +45,49 @@ enum EventPayload {
                 ? nil
                 : "the payload names machine '\(named)' but arrived on machine '\(machine)''s topic: stored as '\(machine)''s (the topic is the identity)"
         }
+        var collection: CollectionColumns?
+        if envelope.type == TelemetryEvent.Kind.cashCollected.rawValue {
+            do {
+                collection = try Self.collection(Data(bytes))
+            } catch let refusal as Refusal {
+                return .failure(refusal)
+            } catch {
+                return .failure(Refusal(reason: "not a cash-collected event: \(Self.describe(error))"))
+            }
+        }
         return .success(
-            (IncomingEvent(machine: machine, seq: envelope.seq, id: envelope.id, type: envelope.type, at: envelope.at, payload: text), warning))
+            (
+                IncomingEvent(
+                    machine: machine, seq: envelope.seq, id: envelope.id, type: envelope.type, at: envelope.at, payload: text,
+                    collection: collection), warning
+            ))
+    }
+
+    /// A `cash-collected` event's collection (docs/mqtt.md): its number, total and counts per
+    /// coin and bill, amounts exact decimals and counts not negative.
+    static func collection(_ data: Data) throws -> CollectionColumns {
+        let event = try JSONDecoder().decode(TelemetryEvent.self, from: data)
+        guard let number = event.collection, let total = event.amount else {
+            throw Refusal(reason: "a cash-collected event needs its collection number and amount")
+        }
+        try RetainedPayload.amount(total, "amount")
+        var counts: [DenominationCount] = []
+        for (kind, denominations) in [(DenominationCount.Kind.coin, event.coins), (.bill, event.bills)] {
+            for denomination in denominations ?? [] {
+                try RetainedPayload.amount(denomination.value, "a \(kind.rawValue)'s value")
+                guard denomination.count >= 0 else {
+                    throw Refusal(reason: "\(kind.rawValue) \(denomination.value)'s count \(denomination.count) is negative")
+                }
+                guard !counts.contains(where: { $0.kind == kind && $0.value == denomination.value }) else {
+                    throw Refusal(reason: "\(kind.rawValue) \(denomination.value) is listed twice")
+                }
+                counts.append(DenominationCount(kind: kind, value: denomination.value, count: Int64(denomination.count)))
+            }
+        }
+        let prefix = "collected by "
+        let by = event.reason.map { $0.hasPrefix(prefix) ? String($0.dropFirst(prefix.count)) : $0 }
+        return CollectionColumns(
+            number: Int64(clamping: number), currency: event.currency, total: total, since: event.since, collectedBy: by, denominations: counts)
     }
 
     /// A retained message is kept if it is a JSON object; its text as received.

@@ -78,7 +78,7 @@ enum RetainedPayload {
     }
 
     /// docs/mqtt.md's `amount`: an exact decimal string.
-    private static func amount(_ text: String, _ name: String) throws {
+    static func amount(_ text: String, _ name: String) throws {
         let digits = text.hasPrefix("-") ? text.dropFirst() : Substring(text)
         let parts = digits.split(separator: ".", omittingEmptySubsequences: false)
         let valid = (1...2).contains(parts.count) && parts.allSatisfy { !$0.isEmpty && $0.allSatisfy { $0.isASCII && $0.isNumber } }

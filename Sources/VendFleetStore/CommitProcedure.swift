@@ -18,6 +18,8 @@ protocol CommitSteps {
     func saveLatest(_ updates: [RetainedUpdate], receivedAt: Int64) throws
     /// The updates' columns (schema 2): a `stock` replaces all of its machine's slots.
     func savePositions(_ updates: [RetainedUpdate], receivedAt: Int64) throws
+    /// The collections of `cash-collected` events just inserted (schema 3).
+    func saveCollections(_ events: [IncomingEvent], receivedAt: Int64) throws
 }
 
 /// One batch, one transaction, the same on both engines.
@@ -47,6 +49,10 @@ enum CommitProcedure {
 
         let inserted = try steps.insert(admission.admitted, receivedAt: receivedAt)
         outcome.inserted = inserted.count
+        // Only what this commit inserted: a resend's collection is stored already.
+        var collected: Set<EventKey> = []
+        let collections = admission.admitted.filter { $0.collection != nil && inserted.contains($0.key) && collected.insert($0.key).inserted }
+        if !collections.isEmpty { try steps.saveCollections(collections, receivedAt: receivedAt) }
         let notInserted = admission.admitted.filter { !inserted.contains($0.key) }
         if !notInserted.isEmpty {
             let stored = try steps.storedIDs(notInserted.map(\.key))

@@ -104,6 +104,43 @@ enum FleetSchema {
                         PRIMARY KEY (machine, zone))
                     """,
                 ]),
+            Migration(
+                version: 3,
+                statements: [
+                    """
+                    CREATE TABLE collections (
+                        machine TEXT NOT NULL,
+                        seq \(bigint) NOT NULL,
+                        collection \(bigint) NOT NULL,
+                        at \(bigint) NOT NULL,
+                        since \(bigint),
+                        currency TEXT NOT NULL,
+                        total TEXT NOT NULL,
+                        collected_by TEXT,
+                        received_at \(bigint) NOT NULL,
+                        PRIMARY KEY (machine, seq))
+                    """,
+                    """
+                    CREATE TABLE collection_denominations (
+                        machine TEXT NOT NULL,
+                        seq \(bigint) NOT NULL,
+                        kind TEXT NOT NULL,
+                        value TEXT NOT NULL,
+                        count \(bigint) NOT NULL,
+                        PRIMARY KEY (machine, seq, kind, value))
+                    """,
+                    """
+                    CREATE TABLE collection_counts (
+                        machine TEXT NOT NULL,
+                        seq \(bigint) NOT NULL,
+                        kind TEXT NOT NULL,
+                        value TEXT NOT NULL,
+                        count \(bigint) NOT NULL,
+                        entered_by TEXT NOT NULL,
+                        entered_at \(bigint) NOT NULL,
+                        PRIMARY KEY (machine, seq, kind, value))
+                    """,
+                ]),
         ]
     }
 

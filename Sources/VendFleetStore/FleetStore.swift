@@ -11,14 +11,17 @@ public struct IncomingEvent: Sendable, Equatable {
     public let at: Int64
     /// The JSON object as received.
     public let payload: String
+    /// A `cash-collected` event's collection, read into columns; nil for every other type.
+    public let collection: CollectionColumns?
 
-    public init(machine: String, seq: Int64, id: String, type: String, at: Int64, payload: String) {
+    public init(machine: String, seq: Int64, id: String, type: String, at: Int64, payload: String, collection: CollectionColumns? = nil) {
         self.machine = machine
         self.seq = seq
         self.id = id
         self.type = type
         self.at = at
         self.payload = payload
+        self.collection = collection
     }
 
     var key: EventKey { EventKey(machine: machine, seq: seq) }
@@ -143,4 +146,9 @@ public protocol FleetStore: AnyObject {
     func cash(of machine: String) throws -> CashPosition?
     /// A machine's zones from their latest messages, by zone.
     func zones(of machine: String) throws -> [ZonePosition]
+    /// A machine's cash box collections, oldest first, each with the driver's count if entered.
+    func collections(of machine: String) throws -> [CollectionRecord]
+    /// Records what the route driver counted for the collection stored as `seq` of `machine`,
+    /// replacing an earlier entry (a correction); throws if no such collection is stored.
+    func recordCount(machine: String, seq: Int64, counted: CountedCollection) throws
 }

@@ -98,6 +98,36 @@ public final class PostgresFleetStore: FleetStore {
             """
         ),
         (
+            "insert_collections",
+            """
+            INSERT INTO collections (machine, seq, collection, at, since, currency, total, collected_by, received_at)
+            SELECT *, $9::bigint FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::bigint[], $5::bigint[], $6::text[], $7::text[], $8::text[])
+            ON CONFLICT (machine, seq) DO NOTHING
+            """
+        ),
+        (
+            "insert_collection_denominations",
+            """
+            INSERT INTO collection_denominations (machine, seq, kind, value, count)
+            SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::bigint[]) ON CONFLICT DO NOTHING
+            """
+        ),
+        (
+            "collections_of",
+            "SELECT seq, collection, at, since, currency, total, collected_by FROM collections WHERE machine = $1 ORDER BY seq"
+        ),
+        ("collection_denominations_of", "SELECT seq, kind, value, count FROM collection_denominations WHERE machine = $1"),
+        ("collection_counts_of", "SELECT seq, kind, value, count, entered_by, entered_at FROM collection_counts WHERE machine = $1"),
+        ("collection_exists", "SELECT 1 FROM collections WHERE machine = $1 AND seq = $2 FOR SHARE"),
+        ("delete_collection_counts", "DELETE FROM collection_counts WHERE machine = $1 AND seq = $2"),
+        (
+            "insert_collection_counts",
+            """
+            INSERT INTO collection_counts (machine, seq, kind, value, count, entered_by, entered_at)
+            SELECT $1, $2::bigint, k, v, c, $6, $7::bigint FROM unnest($3::text[], $4::text[], $5::bigint[]) AS u(k, v, c)
+            """
+        ),
+        (
             "slots_of",
             "SELECT slot, product, price, available, stock, capacity, earliest_expiry FROM machine_slots WHERE machine = $1 ORDER BY slot"
         ),
@@ -171,6 +201,47 @@ public final class PostgresFleetStore: FleetStore {
                 currency: $0[0] ?? "", coinsIn: $0[1] ?? "", sales: $0[2] ?? "", refunds: $0[3] ?? "", billsIn: $0[4], changePaid: $0[5],
                 unknownPayouts: $0[6], exactChangeOnly: $0[7].map { $0 != "0" })
         }.first
+    }
+
+    public func collections(of machine: String) throws -> [CollectionRecord] {
+        let connection = try connection()
+        let denominations = try connection.run("collection_denominations_of", [machine]).map {
+            (Int64($0[0] ?? "") ?? 0, CollectionRows.denomination($0[1] ?? "", $0[2] ?? "", Int64($0[3] ?? "") ?? 0))
+        }
+        let counts = try connection.run("collection_counts_of", [machine]).map {
+            (
+                Int64($0[0] ?? "") ?? 0, CollectionRows.denomination($0[1] ?? "", $0[2] ?? "", Int64($0[3] ?? "") ?? 0), enteredBy: $0[4] ?? "",
+                enteredAt: Int64($0[5] ?? "") ?? 0
+            )
+        }
+        let heads = try connection.run("collections_of", [machine]).map {
+            CollectionRows.Head(
+                seq: Int64($0[0] ?? "") ?? 0, number: Int64($0[1] ?? "") ?? 0, at: Int64($0[2] ?? "") ?? 0, since: $0[3].flatMap { Int64($0) },
+                currency: $0[4] ?? "", total: $0[5] ?? "", collectedBy: $0[6])
+        }
+        return CollectionRows.records(machine: machine, heads: heads, denominations: denominations, counts: counts)
+    }
+
+    public func recordCount(machine: String, seq: Int64, counted: CountedCollection) throws {
+        let connection = try connection()
+        try connection.execute("BEGIN")
+        do {
+            guard try !connection.run("collection_exists", [machine, String(seq)]).isEmpty else {
+                throw CollectionRows.unknown(machine: machine, seq: seq)
+            }
+            try connection.run("delete_collection_counts", [machine, String(seq)])
+            let counts = counted.denominations
+            try connection.run(
+                "insert_collection_counts",
+                [
+                    machine, String(seq), PostgresArray.text(counts.map(\.kind.rawValue)), PostgresArray.text(counts.map(\.value)),
+                    PostgresArray.integers(counts.map(\.count)), counted.enteredBy, String(counted.enteredAt),
+                ])
+            try connection.execute("COMMIT")
+        } catch {
+            _ = try? connection.execute("ROLLBACK")
+            throw error
+        }
     }
 
     public func zones(of machine: String) throws -> [ZonePosition] {
@@ -324,5 +395,24 @@ private struct PostgresCommitSteps: CommitSteps {
                     PostgresArray.integers(zones.map(\.zone.at)), at,
                 ])
         }
+    }
+
+    func saveCollections(_ events: [IncomingEvent], receivedAt: Int64) throws {
+        let heads = events.compactMap { event in event.collection.map { (event, $0) } }
+        try connection.run(
+            "insert_collections",
+            [
+                PostgresArray.text(heads.map(\.0.machine)), PostgresArray.integers(heads.map(\.0.seq)), PostgresArray.integers(heads.map(\.1.number)),
+                PostgresArray.integers(heads.map(\.0.at)), PostgresArray.integers(heads.map(\.1.since)), PostgresArray.text(heads.map(\.1.currency)),
+                PostgresArray.text(heads.map(\.1.total)), PostgresArray.text(heads.map(\.1.collectedBy)), String(receivedAt),
+            ])
+        let rows = heads.flatMap { event, collection in collection.denominations.map { (event, $0) } }
+        guard !rows.isEmpty else { return }
+        try connection.run(
+            "insert_collection_denominations",
+            [
+                PostgresArray.text(rows.map(\.0.machine)), PostgresArray.integers(rows.map(\.0.seq)), PostgresArray.text(rows.map(\.1.kind.rawValue)),
+                PostgresArray.text(rows.map(\.1.value)), PostgresArray.integers(rows.map(\.1.count)),
+            ])
     }
 }

@@ -25,6 +25,8 @@ public final class SQLiteFleetStore: FleetStore {
         let insertSlot: SQLiteStatement
         let upsertCash: SQLiteStatement
         let upsertZone: SQLiteStatement
+        let insertCollection: SQLiteStatement
+        let insertDenomination: SQLiteStatement
 
         init(_ database: SQLiteDatabase) throws {
             selectState = try database.prepare("SELECT contiguous, highest FROM machine_progress WHERE machine = ?")
@@ -63,6 +65,13 @@ public final class SQLiteFleetStore: FleetStore {
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT (machine, zone) DO UPDATE SET \(PositionColumns.overwrite(PositionColumns.zone))
                 """)
+            insertCollection = try database.prepare(
+                """
+                INSERT INTO collections (machine, seq, collection, at, since, currency, total, collected_by, received_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (machine, seq) DO NOTHING
+                """)
+            insertDenomination = try database.prepare(
+                "INSERT INTO collection_denominations (machine, seq, kind, value, count) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING")
         }
     }
 
@@ -133,6 +142,47 @@ public final class SQLiteFleetStore: FleetStore {
                 currency: $0.text(0), coinsIn: $0.text(1), sales: $0.text(2), refunds: $0.text(3), billsIn: $0.optionalText(4),
                 changePaid: $0.optionalText(5), unknownPayouts: $0.optionalText(6), exactChangeOnly: $0.optionalInteger(7).map { $0 != 0 })
         }.first
+    }
+
+    public func collections(of machine: String) throws -> [CollectionRecord] {
+        let denominations = try database.prepare(
+            "SELECT seq, kind, value, count FROM collection_denominations WHERE machine = ?"
+        ).rows([.text(machine)]) { ($0.integer(0), CollectionRows.denomination($0.text(1), $0.text(2), $0.integer(3))) }
+        let counts = try database.prepare(
+            "SELECT seq, kind, value, count, entered_by, entered_at FROM collection_counts WHERE machine = ?"
+        ).rows([.text(machine)]) { ($0.integer(0), CollectionRows.denomination($0.text(1), $0.text(2), $0.integer(3)), $0.text(4), $0.integer(5)) }
+        let heads = try database.prepare(
+            "SELECT seq, collection, at, since, currency, total, collected_by FROM collections WHERE machine = ? ORDER BY seq"
+        ).rows([.text(machine)]) {
+            CollectionRows.Head(
+                seq: $0.integer(0), number: $0.integer(1), at: $0.integer(2), since: $0.optionalInteger(3), currency: $0.text(4), total: $0.text(5),
+                collectedBy: $0.optionalText(6))
+        }
+        return CollectionRows.records(machine: machine, heads: heads, denominations: denominations, counts: counts)
+    }
+
+    public func recordCount(machine: String, seq: Int64, counted: CountedCollection) throws {
+        try database.execute("BEGIN IMMEDIATE")
+        do {
+            guard
+                try !database.prepare("SELECT 1 FROM collections WHERE machine = ? AND seq = ?").rows(
+                    [.text(machine), .integer(seq)], { $0.integer(0) }
+                ).isEmpty
+            else { throw CollectionRows.unknown(machine: machine, seq: seq) }
+            try database.prepare("DELETE FROM collection_counts WHERE machine = ? AND seq = ?").run([.text(machine), .integer(seq)])
+            let insert = try database.prepare(
+                "INSERT INTO collection_counts (machine, seq, kind, value, count, entered_by, entered_at) VALUES (?, ?, ?, ?, ?, ?, ?)")
+            for count in counted.denominations {
+                try insert.run([
+                    .text(machine), .integer(seq), .text(count.kind.rawValue), .text(count.value), .integer(count.count), .text(counted.enteredBy),
+                    .integer(counted.enteredAt),
+                ])
+            }
+            try database.execute("COMMIT")
+        } catch {
+            try? database.execute("ROLLBACK")
+            throw error
+        }
     }
 
     public func zones(of machine: String) throws -> [ZonePosition] {
@@ -240,6 +290,21 @@ extension SQLiteFleetStore: CommitSteps {
                 ])
             case nil:
                 break
+            }
+        }
+    }
+
+    func saveCollections(_ events: [IncomingEvent], receivedAt: Int64) throws {
+        for event in events {
+            guard let collection = event.collection else { continue }
+            try statements.insertCollection.run([
+                .text(event.machine), .integer(event.seq), .integer(collection.number), .integer(event.at), .integer(collection.since),
+                .text(collection.currency), .text(collection.total), .text(collection.collectedBy), .integer(receivedAt),
+            ])
+            for count in collection.denominations {
+                try statements.insertDenomination.run([
+                    .text(event.machine), .integer(event.seq), .text(count.kind.rawValue), .text(count.value), .integer(count.count),
+                ])
             }
         }
     }

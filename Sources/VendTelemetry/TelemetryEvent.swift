@@ -37,6 +37,21 @@ public struct TelemetryEvent: Codable, Sendable, Hashable {
         /// A technician unloaded expired items: `count` discarded, `amount` their value at the
         /// slot's price.
         case stockDiscarded = "stock-discarded"
+        /// A technician emptied the cash box: `collection` its number, `coins` and `bills` what
+        /// the machine counted into it per denomination since the previous one (`since`; absent
+        /// for the first), `amount` their total, `reason` who collected it.
+        case cashCollected = "cash-collected"
+    }
+
+    /// cash-collected: how many of one coin or bill value the cash box took.
+    public struct Denomination: Codable, Sendable, Hashable {
+        public let value: String
+        public let count: Int
+
+        public init(value: String, count: Int) {
+            self.value = value
+            self.count = count
+        }
     }
 
     public let id: String
@@ -72,8 +87,15 @@ public struct TelemetryEvent: Codable, Sendable, Hashable {
     public var zone: String? = nil
     /// stock-expired: the slot's expired items; stock-discarded: the items discarded.
     public var count: Int? = nil
-    /// stock-expired: when the slot's next item expired, in milliseconds since the Unix epoch.
+    /// stock-expired: when the slot's next item expired; cash-collected: when the previous
+    /// collection was made. In milliseconds since the Unix epoch.
     public var since: Int64? = nil
+    /// cash-collected: the machine's collection number (1, 2, 3…).
+    public var collection: UInt64? = nil
+    /// cash-collected: the coins the cash box took, per value, smallest first.
+    public var coins: [Denomination]? = nil
+    /// cash-collected: the bills the stacker took, per value, smallest first.
+    public var bills: [Denomination]? = nil
 
     public init(id: String, machine: String, at: Int64, type: Kind, currency: String) {
         self.id = id
@@ -118,6 +140,11 @@ public struct StockMessage: Codable, Sendable, Equatable {
         public let capacity: Int
         /// Milliseconds since the Unix epoch; absent when the slot holds nothing that expires.
         public let earliestExpiry: Int64?
+        /// The motor fault that keeps the slot out of service until a technician clears it
+        /// (`jammed`, `motor-missing`, `away-from-home`); absent while it has none.
+        public var fault: String? = nil
+        /// The temperature zone whose food-safety lock stops the slot's sales; absent otherwise.
+        public var healthLock: String? = nil
 
         public init(slot: String, product: String, price: String, available: Int, stock: Int, capacity: Int, earliestExpiry: Int64?) {
             self.slot = slot
@@ -133,6 +160,8 @@ public struct StockMessage: Codable, Sendable, Equatable {
     public let machine: String
     public let currency: String
     public let slots: [Slot]
+    /// When this was sent; not part of what makes the message change.
+    public var at: Int64? = nil
 
     public init(machine: String, currency: String, slots: [Slot]) {
         self.machine = machine
@@ -155,6 +184,13 @@ public struct CashMessage: Codable, Sendable, Equatable {
     /// What the payout devices hold, one entry per coin value.
     public var changeStock: [ChangeLevel]? = nil
     public var exactChangeOnly: Bool? = nil
+    /// What the card readers charged for sales, by reader (`cashless1`, `cashless2`); absent
+    /// without card sales. `sales` is cash only.
+    public var cardSales: [String: String]? = nil
+    /// What the cash box took since the last collection (coins not routed to the tubes, bills).
+    public var cashBox: String? = nil
+    /// When this was sent; not part of what makes the message change.
+    public var at: Int64? = nil
 
     public struct ChangeLevel: Codable, Sendable, Equatable {
         public let value: String
@@ -221,7 +257,7 @@ public struct StoredAcknowledgement: Codable, Sendable, Equatable {
 }
 
 /// The topic tree, in one place for vendd, vendfleet and the tests.
-public struct FleetTopics: Sendable {
+public struct FleetTopics: Sendable, Equatable {
     public let prefix: String
 
     public init(prefix: String) { self.prefix = prefix }

@@ -32,6 +32,10 @@ public enum Input: Hashable, Sendable, Codable {
     case coinsDispensedManually(Money)
     /// Fill mode (only in service mode): coins put in are float for the change stock, not credit.
     case setFillMode(Bool)
+    /// The technician emptied the cash box (only in service mode): what the machine counted into
+    /// it since the last collection becomes a `CashCollection`, journaled, and the box's counts
+    /// start again from zero. The tubes and hoppers stay as they are. `by` names the technician.
+    case collectCash(by: String)
     /// The technician's payout test (only in service mode): the devices pay `amount` from their
     /// stock, two-phase like any payout; it comes out of no credit.
     case testPayout(Money)

@@ -74,7 +74,12 @@ public struct SalesFigure: Hashable, Sendable, Codable {
 /// Coins (or bills) of one denomination that went into the cash box (or the stacker).
 public struct CoinCount: Hashable, Sendable, Codable {
     public let value: Money
-    public fileprivate(set) var count: Int
+    public internal(set) var count: Int
+
+    public init(value: Money, count: Int) {
+        self.value = value
+        self.count = count
+    }
 }
 
 /// The machine's books. Every accepted coin and stacked bill stays accounted for:
@@ -100,8 +105,11 @@ public struct Ledger: Hashable, Sendable, Codable {
     public private(set) var freeCardVends = 0
     /// Money handed back other than change: coin return and failed vends, by hand or by device.
     public private(set) var refunds: Money
-    /// Per denomination, smallest first.
+    /// Every coin put in per denomination, smallest first, wherever it went (the cash box or
+    /// the tubes): `coinsIn` counted out. What the cash box holds is `cashBox`.
     public private(set) var cashbox: [CoinCount] = []
+    /// The cash box's coins and the stacker's bills since the last collection.
+    public private(set) var cashBox = CashBox()
     public private(set) var billsIn: Money
     /// Bills in the stacker per denomination, smallest first.
     public private(set) var stacker: [CoinCount] = []
@@ -180,12 +188,14 @@ public struct Ledger: Hashable, Sendable, Codable {
         cardPossiblyCharged = try container.decodeIfPresent([CardReader: SalesFigure].self, forKey: .cardPossiblyCharged) ?? [:]
         freeCardVends = try container.decodeIfPresent(Int.self, forKey: .freeCardVends) ?? 0
         discarded = try container.decodeIfPresent([ProductID: SalesFigure].self, forKey: .discarded) ?? [:]
+        // Books from before collections: the box's contents are unknown, counted from now.
+        cashBox = try container.decodeIfPresent(CashBox.self, forKey: .cashBox) ?? CashBox()
     }
 
     var isEmpty: Bool {
         coinsIn.isZero && billsIn.isZero && cashbox.isEmpty && stacker.isEmpty && history.isEmpty && salesByProduct.isEmpty
             && floatFilled.isZero && testPayouts.isZero && manuallyDispensed.isZero && cardSales.isEmpty && freeCardVends == 0
-            && discarded.isEmpty
+            && discarded.isEmpty && cashBox.coins.isEmpty && cashBox.bills.isEmpty
     }
 
     /// Everything customers put in.
@@ -194,7 +204,21 @@ public struct Ledger: Hashable, Sendable, Codable {
     mutating func recordCoin(_ value: Money, route: CoinRoute) {
         coinsIn += value
         if route == .tubes { coinsToTubes += value }
-        Self.count(value, in: &cashbox)
+        cashbox.count(value)
+    }
+
+    /// A coin (`route` given) or a bill (nil) that physically went into the cash box or the
+    /// stacker, float put in during fill mode included: what the next collection finds.
+    mutating func recordInCashBox(_ value: Money, route: CoinRoute?) {
+        switch route {
+        case .cashBox: cashBox.addCoin(value)
+        case nil: cashBox.addBill(value)
+        case .tubes: break
+        }
+    }
+
+    mutating func collectCashBox(at now: Instant, by technician: String) -> CashCollection {
+        cashBox.collect(at: now, by: technician, currency: coinsIn.currency)
     }
 
     mutating func recordFloat(_ value: Money) { floatFilled += value }
@@ -202,16 +226,7 @@ public struct Ledger: Hashable, Sendable, Codable {
 
     mutating func recordBill(_ value: Money) {
         billsIn += value
-        Self.count(value, in: &stacker)
-    }
-
-    private static func count(_ value: Money, in counts: inout [CoinCount]) {
-        if let index = counts.firstIndex(where: { $0.value == value }) {
-            counts[index].count += 1
-        } else {
-            counts.append(CoinCount(value: value, count: 1))
-            counts.sort { $0.value < $1.value }
-        }
+        stacker.count(value)
     }
 
     /// Money a payout device (or, not `byDevice`, an attendant) handed back for `reason`.

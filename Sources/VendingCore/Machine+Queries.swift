@@ -75,7 +75,8 @@ extension Machine {
     /// Totals per product over the machine's whole life: the technician's sales chart.
     public var salesByProduct: [ProductID: SalesFigure] { ledger.salesByProduct }
 
-    /// Coins in the cash box per denomination.
+    /// Every coin put in per denomination, wherever it went (the cash box or the tubes); what the
+    /// cash box took since the last collection is `ledger.cashBox`.
     public var cashCounters: [CoinCount] { ledger.cashbox }
 }
 

@@ -178,6 +178,7 @@ public struct Machine: Hashable, Sendable, Codable {
         case .coinsDispensedManually(let amount): recordManualDispense(amount, into: &effects)
         case .setFillMode(let on): setFillMode(on, into: &effects)
         case .testPayout(let amount): startTestPayout(amount, at: now, into: &effects)
+        case .collectCash(let technician): collectCash(by: technician, at: now, into: &effects)
         case .slotSelected(let slot): select(slot, at: now, into: &effects)
         case .vendEnded(let vend, let outcome): endVend(vend, outcome: outcome, at: now, into: &effects)
         case .coinReturnPressed: returnCredit(at: now, into: &effects)
@@ -316,6 +317,7 @@ public struct Machine: Hashable, Sendable, Codable {
             return effects.emit(.duplicateCoinIgnored(event))
         }
         coinCursors[event.source] = event.sequence
+        ledger.recordInCashBox(value, route: route)
         if isFilling {
             ledger.recordFloat(value)
             return effects.emit(.floatAdded(value: value, event: event))
@@ -773,6 +775,13 @@ public struct Machine: Hashable, Sendable, Codable {
         if let pendingPayout { return effects.reject(.payoutInProgress(pendingPayout.id)) }
         if let pendingVend { return effects.reject(.vendInProgress(pendingVend.id)) }
         payOut(amount, for: .test, at: now, into: &effects)
+    }
+
+    /// The box's counts go into the collection's record and start again; nothing else changes
+    /// (the tubes keep their coins, the books their whole-life totals).
+    private mutating func collectCash(by technician: String, at now: Instant, into effects: inout Effects) {
+        guard isInServiceMode else { return effects.reject(.notInServiceMode) }
+        effects.emit(.cashCollected(ledger.collectCashBox(at: now, by: technician)))
     }
 
     private mutating func recordManualDispense(_ amount: Money, into effects: inout Effects) {

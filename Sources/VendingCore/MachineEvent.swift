@@ -27,6 +27,8 @@ public enum MachineEvent: Hashable, Sendable, Codable {
     case floatAdded(value: Money, event: CoinEventID)
     /// A payout device paid this out by its own buttons, outside any payout.
     case coinsDispensedManually(Money)
+    /// A technician emptied the cash box: what the machine counted into it since the last one.
+    case cashCollected(CashCollection)
     case priceChanged(slot: SlotID, from: Money, to: Money)
     case serviceModeChanged(Bool)
     case coinAcceptanceChanged(Bool)

@@ -3,8 +3,8 @@ import VendControl
 
 struct Cash: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "The cash position, the change stock's fill mode, and the payout test.",
-        subcommands: [Position.self, Fill.self, PayoutTest.self], defaultSubcommand: Position.self)
+        abstract: "The cash position, the cash box's collection, the change stock's fill mode, and the payout test.",
+        subcommands: [Position.self, Collect.self, Fill.self, PayoutTest.self], defaultSubcommand: Position.self)
 
     struct Position: ParsableCommand {
         static let configuration = CommandConfiguration(
@@ -36,6 +36,9 @@ struct Cash: ParsableCommand {
                                 rows: bills.map { [$0.valueText, "\($0.count)", $0.amountText] })
                     }
                     if let details = report.details { text += "\n\n" + lines(details) }
+                    if let box = report.cashBox {
+                        text += "\n\ncash box \(cashBoxLine(box))" + (box.coins.isEmpty && box.bills.isEmpty ? "" : "\n" + cashBoxTable(box))
+                    }
                     // The devices come from `status`; without it the position above still stands.
                     if let devices = try? connection.client().send(.status).status?.payoutDevices, !devices.isEmpty {
                         text +=
@@ -53,6 +56,28 @@ struct Cash: ParsableCommand {
 
         private func lines(_ lines: [CoinsReport.PositionLine]) -> String {
             table([.left, .right], header: ["", "amount"], rows: lines.map { [Self.labels[$0.item] ?? $0.item, $0.amountText] })
+        }
+    }
+
+    struct Collect: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Record the cash box emptied (service mode): what the machine counted into it since the last collection.",
+            discussion:
+                "Open the door or turn the service key (or vendctl service on), take the cash box (coins and the bill stacker) out, then run this. The machine's count per coin and bill since the previous collection is saved as the collection, sent to the fleet as a cash-collected event, and printed to compare with what you count; the box counts from zero again. The change tubes and hoppers are not part of it."
+        )
+
+        @OptionGroup var connection: Connection
+
+        func run() throws {
+            try reporting {
+                let response = try connection.send(.cashCollect)
+                guard !connection.json else { return }
+                guard let collection = response.collection else {
+                    throw Failure("vendd's answer lacks the collection; is vendd older than this vendctl?", code: ExitStatus.unavailable)
+                }
+                if let message = response.message { print(message) }
+                print(cashBoxTable(collection))
+            }
         }
     }
 
@@ -114,4 +139,18 @@ struct Cash: ParsableCommand {
             }
         }
     }
+}
+
+/// "12,400원 since collection #3 (2026-11-28 10:02)": what the cash box took since the last collection.
+func cashBoxLine(_ box: CashBoxReport) -> String {
+    let since = box.collection.map { "since collection #\($0) (\(dateText(box.since)))" } ?? "since vendd began counting (no collection yet)"
+    return "\(box.totalText) \(since)"
+}
+
+/// The coins and bills per denomination, with their total.
+func cashBoxTable(_ box: CashBoxReport) -> String {
+    table(
+        [.left, .right, .right], header: ["cash box", "count", "amount"],
+        rows: box.coins.map { ["coin \($0.valueText)", "\($0.count)", $0.amountText] }
+            + box.bills.map { ["bill \($0.valueText)", "\($0.count)", $0.amountText] } + [["total", "", box.totalText]])
 }

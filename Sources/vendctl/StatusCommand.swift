@@ -37,6 +37,7 @@ struct Status: ParsableCommand {
             let levels = device.coins.map(\.text).joined(separator: ", ")
             lines.append("payout   \(device.description): \(levels.isEmpty ? "empty" : levels)")
         }
+        if let box = status.cashBox { lines.append("cash box \(cashBoxLine(box))") }
         if let stacker = status.billStacker {
             lines.append("bills    stacker \(stacker.bills)/\(stacker.capacity)\(stacker.full ? " FULL: empty it, bills are refused meanwhile" : "")")
         }

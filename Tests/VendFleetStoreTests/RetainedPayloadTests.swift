@@ -166,3 +166,56 @@ struct RetainedPayloadTests {
         }
     }
 }
+
+/// vendd's `cash-collected` event read into the collection's columns as it arrives; one that
+/// does not decode as its schema is refused with its machine and why, and nothing else is lost.
+@Suite struct CollectionPayloadTests {
+    static func payload(_ fields: String) -> String {
+        #"{"id":"c-1","seq":4,"machine":"m1","at":1790000000000,"type":"cash-collected","currency":"KRW",\#(fields)}"#
+    }
+
+    static let good = payload(
+        #""collection":3,"amount":"7100","since":1789000000000,"reason":"collected by ana (uid 1001)","coins":[{"value":"100","count":1},{"value":"500","count":2}],"bills":[{"value":"1000","count":6}]"#
+    )
+
+    private func take(_ payload: String, type: String = "cash-collected") throws -> (IngestBuffer.Batch, [String]) {
+        let capture = LogCapture()
+        let buffer = try IngestBuffer(batchSize: 100, capacity: 100)
+        Ingester.take(
+            topic: "vendd/m1/events/\(type)", payload: Array(payload.utf8), topics: FleetTopics(prefix: "vendd"), buffer: buffer,
+            logger: capture.logger)
+        return (buffer.next(window: .zero, idle: .zero).0, capture.lines.withLock { $0 })
+    }
+
+    @Test func aCollectionIsReadIntoColumns() throws {
+        let (batch, log) = try take(Self.good)
+        #expect(log.isEmpty, "\(log)")
+        let event = try #require(batch.events.first)
+        #expect(event.payload == Self.good)
+        #expect(
+            event.collection
+                == CollectionColumns(
+                    number: 3, currency: "KRW", total: "7100", since: 1_789_000_000_000, collectedBy: "ana (uid 1001)",
+                    denominations: [
+                        DenominationCount(kind: .coin, value: "100", count: 1), DenominationCount(kind: .coin, value: "500", count: 2),
+                        DenominationCount(kind: .bill, value: "1000", count: 6),
+                    ]))
+        // Every other type has none.
+        let (other, _) = try take(eventPayload("m1", 1), type: "vend-ended")
+        #expect(other.events.count == 1 && other.events.first?.collection == nil)
+    }
+
+    @Test(arguments: [
+        (#""amount":"7100""#, "a cash-collected event needs its collection number and amount"),
+        (#""collection":3,"amount":"7,100""#, "amount '7,100' is not an exact decimal amount"),
+        (#""collection":3,"amount":"500","coins":[{"value":"500","count":-1}]"#, "coin 500's count -1 is negative"),
+        (#""collection":3,"amount":"500","bills":[{"value":"1000","count":1},{"value":"1000","count":1}]"#, "bill 1000 is listed twice"),
+        (#""collection":"3","amount":"500""#, "not a cash-collected event: 'collection' has the wrong type"),
+    ])
+    func aBadCollectionIsRefused(_ fields: String, _ reason: String) throws {
+        let (batch, log) = try take(Self.payload(fields))
+        #expect(batch.events.isEmpty)
+        #expect(log.count == 1 && log[0].contains("refused an event on vendd/m1/events/cash-collected: \(reason)"), "\(log)")
+        #expect(log.first?.contains("machine=m1") == true)
+    }
+}

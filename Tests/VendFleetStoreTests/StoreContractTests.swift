@@ -165,13 +165,72 @@ struct StoreContractTests {
         #expect(try store.slots(of: "m1") == [a1])
     }
 
+    /// A `cash-collected` event fills the collection tables in its commit, once however often it
+    /// is sent; the driver's count is recorded against it (a second entry corrects the first).
+    @Test(arguments: Engine.allCases)
+    func collectionsAreStoredOnceFromTheirEventsAndComparedWithTheDriversCount(_ engine: Engine) throws {
+        let subject = try StoreUnderTest(engine)
+        defer { subject.directory.remove() }
+        let store = try subject.open()
+        let first = CollectionColumns(
+            number: 1, currency: "EUR", total: "13.50", since: nil, collectedBy: "ana (uid 1001)",
+            denominations: [
+                DenominationCount(kind: .coin, value: "0.50", count: 3), DenominationCount(kind: .coin, value: "2.00", count: 1),
+                DenominationCount(kind: .bill, value: "10.00", count: 1),
+            ])
+        let collected = IncomingEvent(
+            machine: "m1", seq: 2, id: "c-1", type: "cash-collected", at: 1_790_000_000_000, payload: "{}", collection: first)
+        let batch = [event("m1", 1), collected, collected]
+        #expect(try store.commit(events: batch, retained: [], receivedAt: 10).inserted == 2)
+        #expect(try store.commit(events: batch, retained: [], receivedAt: 11).duplicates == 3)
+        // The same sequence under another id is a conflict: its collection is not stored.
+        let impostor = IncomingEvent(
+            machine: "m1", seq: 2, id: "other", type: "cash-collected", at: 1, payload: "{}",
+            collection: CollectionColumns(number: 9, currency: "EUR", total: "1.00", since: nil, collectedBy: nil, denominations: []))
+        #expect(try store.commit(events: [impostor], retained: [], receivedAt: 12).conflicts.count == 1)
+
+        var records = try store.collections(of: "m1")
+        #expect(records.count == 1)
+        #expect(records.first?.seq == 2 && records.first?.at == 1_790_000_000_000)
+        #expect(records.first?.columns == first)
+        #expect(records.first?.counted == nil && records.first?.difference == nil)
+        #expect(try store.collections(of: "m2").isEmpty)
+
+        // The driver counted one 0.50 less and a 0.20 the machine did not see.
+        let entry = CountedCollection(
+            denominations: [
+                DenominationCount(kind: .bill, value: "10.00", count: 1), DenominationCount(kind: .coin, value: "0.50", count: 2),
+                DenominationCount(kind: .coin, value: "2.00", count: 1), DenominationCount(kind: .coin, value: "0.20", count: 1),
+            ], enteredBy: "driver-7", enteredAt: 1_790_000_100_000)
+        try store.recordCount(machine: "m1", seq: 2, counted: entry)
+        records = try store.collections(of: "m1")
+        let record = try #require(records.first)
+        #expect(record.counted?.enteredBy == "driver-7" && record.counted?.enteredAt == 1_790_000_100_000)
+        #expect(record.countedTotal == "13.20")
+        #expect(record.difference == "-0.30")
+        #expect(
+            record.comparison.map { "\($0.kind.rawValue) \($0.value): \($0.machine) \($0.counted.map(String.init) ?? "-") \($0.difference ?? 0)" }
+                == [
+                    "coin 0.20: 0 1 1", "coin 0.50: 3 2 -1", "coin 2.00: 1 1 0", "bill 10.00: 1 1 0",
+                ])
+        // A correction replaces the entry; an unknown collection is refused.
+        try store.recordCount(
+            machine: "m1", seq: 2,
+            counted: CountedCollection(denominations: first.denominations, enteredBy: "driver-7", enteredAt: 1_790_000_200_000))
+        #expect(try store.collections(of: "m1").first?.difference == "0.00")
+        #expect(throws: FleetStoreError.self) {
+            try store.recordCount(machine: "m1", seq: 1, counted: entry)
+        }
+        #expect(try store.collections(of: "m1").first?.counted?.enteredAt == 1_790_000_200_000)
+    }
+
     @Test(arguments: Engine.allCases)
     func migrationsApplyToAnEmptyDatabaseOnceAndReopeningKeepsEverything(_ engine: Engine) throws {
         let subject = try StoreUnderTest(engine)
         defer { subject.directory.remove() }
         do {
             let store = try subject.open()
-            #expect(store.migrationsApplied == [1, 2])
+            #expect(store.migrationsApplied == [1, 2, 3])
             _ = try store.commit(events: [event("m1", 1), event("m1", 3)], retained: [], receivedAt: 10)
         }
         let reopened = try subject.open()

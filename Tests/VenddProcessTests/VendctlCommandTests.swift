@@ -23,6 +23,7 @@ import VenddTestSupport
                 vend     none in progress
                 coins    ok: simulated cctalk acceptor (4 channels)
                 gpio     ok: simulated (24 lines)
+                cash box 2,000원 since vendd began counting (no collection yet)
 
                 slot  product             price  stock  free  earliest expiry
                 A1    Banana Milk       1,200원    8/8     8  2025-03-11 09:00

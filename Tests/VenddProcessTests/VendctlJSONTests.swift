@@ -52,6 +52,12 @@ import VenddTestSupport
                 _ = try daemon.waitUntil("the service key \(arguments[2])") { $0.serviceKey == on && ($0.state == "service-mode") == on }
             }
         }
+        try daemon.requireSuccess(daemon.vendctl("service", "on"))
+        let collected = try daemon.vendctl("--json", "cash", "collect")
+        #expect(collected.status == 0, "\(collected.errors)")
+        #expect(try schemas.violations(of: "collected", in: collected.output) == [])
+        #expect(try schemas.violations(of: "coins", in: daemon.vendctl("--json", "cash").output) == [])
+        try daemon.requireSuccess(daemon.vendctl("service", "off"))
         let refused = try daemon.vendctl("--json", "restock", "Z9")
         #expect(refused.status == 64)
         #expect(try schemas.violations(of: "failure", in: refused.output) == [])

@@ -63,6 +63,8 @@ struct InputGenerator {
         case 96..<98:
             let coins = [100, 500].map { ChangeStock(value: Fixtures.won($0), count: Int.random(in: 0...5, using: &random)) }
             return .changeInventory(coins)
+        case 98:
+            return .collectCash(by: "tester")
         default:
             return .reconfigure(setups.randomElement(using: &random)!)
         }
@@ -113,8 +115,9 @@ extension Input {
     /// Over many random sequences: the books always balance (coins + bills in = sales + change +
     /// refunds + unknown payouts + credit + held vend + held payout), stock is never negative,
     /// every started vend and payout ends exactly once, a replayed coin event never adds credit,
-    /// fill mode's float never becomes credit, a payout test never takes credit, and the coin
-    /// acceptance and bill limit the devices were last told are the machine's.
+    /// fill mode's float never becomes credit, a payout test never takes credit, what went into
+    /// the cash box is in it or in exactly one collection, and the coin acceptance and bill limit
+    /// the devices were last told are the machine's.
     @Test func moneyIsConservedAndStockNeverGoesNegative() {
         var failures: [String] = []
         for seed in 0..<UInt64(Self.sequences) where failures.count < 5 {
@@ -135,6 +138,8 @@ extension Input {
         // (after the start-up's own setting): always the machine's own answer.
         var deviceAcceptsCoins = machine.acceptsCoins
         var deviceBillLimit = machine.billLimit
+        // What went into the cash box (coins not routed to the tubes, bills), and what collections took.
+        var intoBox = Fixtures.won(0), collected = Fixtures.won(0)
         for step in 0..<stepsPerSequence {
             let input = generator.next(for: machine)
             let before = machine
@@ -172,8 +177,23 @@ extension Input {
                 case .payoutStarted: payoutsStarted += 1
                 case .payoutEnded, .testPayoutEnded: payoutsEnded += 1
                 case .floatAdded(let value, _): floatAdded += value
+                case .cashCollected(let collection):
+                    if !before.isInServiceMode { return "\(context): a collection outside service mode" }
+                    collected += collection.total
                 default: break
                 }
+            }
+            let counted = events.contains {
+                if case .coinCredited = $0 { true } else if case .billCredited = $0 { true } else if case .floatAdded = $0 { true } else { false }
+            }
+            switch input {
+            case .coinInserted(let value, _, let route) where counted && route != .tubes: intoBox += value
+            case .billStacked(let value, _) where counted: intoBox += value
+            default: break
+            }
+            if collected + machine.ledger.cashBox.total(in: Fixtures.won) != intoBox {
+                return
+                    "\(context): the cash box took \(intoBox), collections \(collected) and the box holds \(machine.ledger.cashBox.total(in: Fixtures.won))"
             }
             if floatAdded != machine.ledger.floatFilled {
                 return "\(context): float added \(floatAdded), books say \(machine.ledger.floatFilled)"

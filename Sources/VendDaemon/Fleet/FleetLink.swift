@@ -240,15 +240,19 @@ final class FleetLink: Sendable {
             messages.append((topics.state(machine), content, Self.json(state)))
         }
         if settings.publish.contains(.stock) {
-            let stock = Self.json(
-                StockMessage(
-                    machine: machine, currency: status.currency,
-                    slots: status.slots.map {
-                        StockMessage.Slot(
-                            slot: $0.id, product: $0.product, price: $0.price, available: $0.available, stock: $0.stock,
-                            capacity: $0.capacity, earliestExpiry: $0.earliestExpiry)
-                    }))
-            messages.append((topics.stock(machine), stock, stock))
+            var stock = StockMessage(
+                machine: machine, currency: status.currency,
+                slots: status.slots.map {
+                    var slot = StockMessage.Slot(
+                        slot: $0.id, product: $0.product, price: $0.price, available: $0.available, stock: $0.stock,
+                        capacity: $0.capacity, earliestExpiry: $0.earliestExpiry)
+                    slot.fault = $0.fault
+                    slot.healthLock = $0.healthLock
+                    return slot
+                })
+            let content = Self.json(stock)
+            stock.at = self.machine.timekeeper.wallClockMilliseconds
+            messages.append((topics.stock(machine), content, Self.json(stock)))
         }
         if settings.publish.contains(.cash) {
             var message = CashMessage(
@@ -257,6 +261,8 @@ final class FleetLink: Sendable {
             message.billsIn = status.books.billsIn
             message.changePaid = status.books.changePaid
             message.unknownPayouts = status.books.unknownPayouts
+            message.cardSales = status.books.cardSales
+            message.cashBox = status.cashBox?.total
             if let devices = status.payoutDevices, !devices.isEmpty {
                 // A value may be in several devices (two hoppers of one coin): their counts add up.
                 var levels: [CashMessage.ChangeLevel] = []
@@ -270,8 +276,9 @@ final class FleetLink: Sendable {
                 message.changeStock = levels
                 message.exactChangeOnly = status.exactChangeOnly
             }
-            let cash = Self.json(message)
-            messages.append((topics.cash(machine), cash, cash))
+            let content = Self.json(message)
+            message.at = self.machine.timekeeper.wallClockMilliseconds
+            messages.append((topics.cash(machine), content, Self.json(message)))
         }
         if settings.publish.contains(.zones) {
             for zone in status.zones ?? [] {

@@ -78,6 +78,14 @@ extension TelemetryEvent {
         case .coinsDispensedManually(let value):
             self = make(.manualDispense)
             amount = value.decimalString
+        case .cashCollected(let collected):
+            self = make(.cashCollected)
+            collection = collected.number
+            amount = collected.total.decimalString
+            since = collected.since?.millisecondsSinceEpoch
+            coins = collected.coins.map { Denomination(value: $0.value.decimalString, count: $0.count) }
+            bills = collected.bills.map { Denomination(value: $0.value.decimalString, count: $0.count) }
+            reason = "collected by \(collected.by)"
         case .exactChangeOnlyChanged(let isOn):
             self = make(.exactChangeOnly)
             on = isOn

@@ -33,6 +33,7 @@ import VenddTestSupport
         try daemon.send(.fill(on: false))
         try daemon.send(.payoutTest(amount: "600"))
         _ = try daemon.waitUntil("the payout test") { $0.payoutInProgress == nil }
+        #expect(try daemon.send(.cashCollect).collection?.collection == 1)
         try daemon.send(.service(on: false))
         try rig.publish(as: "operator", "vendd/m1/cmd/report", #"{"sender":"schema test"}"#)
         _ = try daemon.waitUntil("the outbox empty") { $0.fleetOutbox?.pending == 0 }
@@ -65,7 +66,7 @@ import VenddTestSupport
         for expected in [
             "coin-credited", "credit-changed", "vend-started", "vend-ended", "stock-changed", "price-changed",
             "payout-started", "payout-ended", "fill-mode", "float-added", "service-mode", "state", "stock",
-            "cash", "command", "reply",
+            "cash", "command", "reply", "cash-collected",
         ] {
             #expect(seen.contains(expected), "nothing was published for \(expected): \(seen.sorted())")
         }

@@ -179,7 +179,7 @@ import VenddTestSupport
         let lines = run.output.split(separator: "\n").map(String.init)
         for (index, machine) in MosquittoBroker.machines.enumerated() {
             let line = try #require(lines.first { $0.hasPrefix(machine + " ") }, "no line for \(machine) in:\n\(run.output)")
-            #expect(line.contains("\((index + 1) * 500)"), "\(machine)'s credit: \(line)")
+            #expect(line.contains(["500 KRW", "1,000 KRW", "1,500 KRW"][index]), "\(machine)'s credit: \(line)")
         }
         #expect(lines.first { $0.hasPrefix("m3 ") }?.contains("service-mode") == true, "\(run.output)")
         #expect(lines.first { $0.hasPrefix("m1 ") }?.contains("in-service") == true, "\(run.output)")

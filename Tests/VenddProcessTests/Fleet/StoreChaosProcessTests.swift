@@ -68,6 +68,12 @@ import VenddTestSupport
             _ = try daemon.waitUntil("sale \(sale + 1)") { $0.books.itemsSold == before.books.itemsSold + 1 && $0.vendInProgress == nil }
         }
 
+        // The route driver empties the cash box: the collection reaches the store's tables too.
+        try daemon.requireSuccess(daemon.vendctl("service", "on"))
+        let collecting = try daemon.vendctl("cash", "collect", "--json")
+        let collected = try #require(try JSONDecoder().decode(ControlResponse.self, from: Data(collecting.output.utf8)).collection)
+        try daemon.requireSuccess(daemon.vendctl("service", "off"))
+
         let acknowledged = try daemon.waitUntil("the store acknowledges every event", timeout: 30) {
             $0.fleetOutbox?.pending == 0 && $0.fleetOutbox?.storedSeq != nil && $0.fleetOutbox?.storedSeq == $0.fleetOutbox?.lastSeq
         }
@@ -105,6 +111,14 @@ import VenddTestSupport
         #expect(events.map(\.seq) == Array(1...Int64(last)))
         #expect(lost == 0 && duplicated == 0)
         #expect(try fleet.gaps().isEmpty)
+        let collections = try fleet.collections(of: "m1")
+        #expect(collections.count == 1, "\(store.log)")
+        #expect(collections.first?.columns.number == 1 && collections.first?.columns.total == collected.total)
+        #expect(collections.first?.columns.total == status.books.coinsIn, "every coin went to the cash box")
+        #expect(
+            collections.first?.columns.denominations
+                == collected.coins.map { DenominationCount(kind: .coin, value: $0.value, count: Int64($0.count)) })
+        #expect(events.first { $0.seq == collections.first?.seq }?.type == "cash-collected")
         #expect(daemon.runs == kills + 1)
         #expect(try daemon.stop() == 0)
         #expect(store.stop())
