@@ -70,10 +70,10 @@ import VenddTestSupport
             let choice = Int.random(in: 0..<10, using: &random)
             let command: ControlCommand
             switch choice {
-            case 0..<5: command = .simCoin(amount: ["50", "100", "500"].randomElement(using: &random)!)
-            case 5..<8: command = .simPress(slot: slots.randomElement(using: &random)!)
+            case 0..<5: command = .sim(.coin(amount: ["50", "100", "500"].randomElement(using: &random)!))
+            case 5..<8: command = .sim(.press(slot: slots.randomElement(using: &random)!))
             case 8: command = .restock(slot: slots.randomElement(using: &random)!, count: 1)
-            default: command = .simDrop(slot: slots.randomElement(using: &random)!, succeeds: Bool.random(using: &random))
+            default: command = .sim(.drop(slot: slots.randomElement(using: &random)!, succeeds: Bool.random(using: &random)))
             }
             log.sending(command)
             guard let response = try? client.send(command) else { return }
@@ -102,7 +102,7 @@ final class TrafficLog: Sendable {
         state.withLock { state in
             state.inFlight = command
             switch command {
-            case .simCoin(let amount): state.totals.unconfirmedCoins += Int64(amount)!
+            case .sim(.coin(let amount)): state.totals.unconfirmedCoins += Int64(amount)!
             case .restock: state.totals.unconfirmedRestocked += 1
             default: break
             }
@@ -113,7 +113,7 @@ final class TrafficLog: Sendable {
         state.withLock { state in
             state.inFlight = nil
             switch command {
-            case .simCoin(let amount):
+            case .sim(.coin(let amount)):
                 state.totals.unconfirmedCoins -= Int64(amount)!
                 if ok { state.totals.coins += Int64(amount)! }
             case .restock:

@@ -10,7 +10,7 @@ import VenddTestSupport
         let daemon = try DaemonHarness()
         try daemon.start()
         try daemon.send(.restock(slot: "A1", count: 4))
-        try daemon.send(.simCoin(amount: "500"))
+        try daemon.send(.sim(.coin(amount: "500")))
         #expect(try daemon.stop() == 0)
         return daemon
     }
@@ -81,7 +81,7 @@ import VenddTestSupport
         defer { daemon.tearDown() }
         try daemon.start()
         try daemon.send(.restock(slot: "A1", count: 4))
-        try daemon.send(.simCoin(amount: "500"))
+        try daemon.send(.sim(.coin(amount: "500")))
         daemon.signal(SIGKILL)  // no snapshot: the journal holds the inputs
         _ = try daemon.waitForExit()
         let journal = daemon.stateDirectory + "/journal.log"
