@@ -56,7 +56,7 @@ final class Hardware: Sendable {
     /// `lineLogPath`: the file `LineChangeLog` appends every line change to.
     static func simulated(
         _ config: VenddConfig, stateDirectory: String, lineLogPath: String? = nil, timekeeper: any Timekeeper,
-        relayLane: any Timekeeper, notify: @escaping HardwareNoticeHandler
+        relayTimers: any Timekeeper, notify: @escaping HardwareNoticeHandler
     ) throws(HardwareError) -> Hardware {
         var lineLog: LineChangeLog?
         if let lineLogPath {
@@ -68,7 +68,7 @@ final class Hardware: Sendable {
         }
         do {
             return try assembleSimulated(
-                config, stateDirectory: stateDirectory, lineLog: lineLog, timekeeper: timekeeper, relayLane: relayLane, notify: notify)
+                config, stateDirectory: stateDirectory, lineLog: lineLog, timekeeper: timekeeper, relayTimers: relayTimers, notify: notify)
         } catch {
             lineLog?.close()
             throw error
@@ -76,7 +76,7 @@ final class Hardware: Sendable {
     }
 
     private static func assembleSimulated(
-        _ config: VenddConfig, stateDirectory: String, lineLog: LineChangeLog?, timekeeper: any Timekeeper, relayLane: any Timekeeper,
+        _ config: VenddConfig, stateDirectory: String, lineLog: LineChangeLog?, timekeeper: any Timekeeper, relayTimers: any Timekeeper,
         notify: @escaping HardwareNoticeHandler
     ) throws(HardwareError) -> Hardware {
         let world = SimulatedWorld(
@@ -85,7 +85,7 @@ final class Hardware: Sendable {
             defaultChip: config.gpio.chip, camsFile: "\(stateDirectory)/simulated-cams.txt", lineLog: lineLog)
         let dispenser: Dispenser, panel: InputPanel
         do {
-            (dispenser, panel) = try requestLines(on: world.chips, config: config, timekeeper: timekeeper, relayLane: relayLane, notify: notify)
+            (dispenser, panel) = try requestLines(on: world.chips, config: config, timekeeper: timekeeper, relayTimers: relayTimers, notify: notify)
         } catch {
             throw .gpio(error)
         }
@@ -122,7 +122,7 @@ final class Hardware: Sendable {
 
     /// The machine's own GPIO chip through libgpiod, and the configured coin acceptor's driver.
     static func real(
-        _ config: VenddConfig, timekeeper: any Timekeeper, relayLane: any Timekeeper,
+        _ config: VenddConfig, timekeeper: any Timekeeper, relayTimers: any Timekeeper,
         notify: @escaping HardwareNoticeHandler
     ) throws(HardwareError) -> Hardware {
         let acceptorLink = ccTalkLink(config, real: true)
@@ -133,7 +133,7 @@ final class Hardware: Sendable {
         let dispenser: Dispenser, panel: InputPanel
         do {
             try checkDistinct(config.lines, on: chips)
-            (dispenser, panel) = try requestLines(on: chips, config: config, timekeeper: timekeeper, relayLane: relayLane, notify: notify)
+            (dispenser, panel) = try requestLines(on: chips, config: config, timekeeper: timekeeper, relayTimers: relayTimers, notify: notify)
         } catch {
             hoppers.closeLinks(acceptorLink)
             throw .gpio(error)
@@ -277,12 +277,12 @@ final class Hardware: Sendable {
     }
 
     /// Relays first, so that every output is requested inactive before any input can act. The
-    /// dispenser's timers run on the relay lane, the panel's debounce on the general one.
+    /// dispenser's timers run on the relay timers, the panel's debounce on the general ones.
     private static func requestLines(
-        on chip: any GPIOChipBackend, config: VenddConfig, timekeeper: any Timekeeper, relayLane: any Timekeeper,
+        on chip: any GPIOChipBackend, config: VenddConfig, timekeeper: any Timekeeper, relayTimers: any Timekeeper,
         notify: @escaping HardwareNoticeHandler
     ) throws(GPIOError) -> (Dispenser, InputPanel) {
-        let dispenser = try Dispenser(chip: chip, slots: config.slots, matrix: config.motorMatrix, timekeeper: relayLane, notify: notify)
+        let dispenser = try Dispenser(chip: chip, slots: config.slots, matrix: config.motorMatrix, timekeeper: relayTimers, notify: notify)
         do {
             return (dispenser, try InputPanel(chip: chip, slots: config.slots, buttons: config.buttons, timekeeper: timekeeper))
         } catch {
@@ -291,29 +291,13 @@ final class Hardware: Sendable {
         }
     }
 
-    /// Routes the devices' reports to the machine as inputs, each from the thread that read it:
-    /// a debounced press or a coin through `events`, a card reader's reports as they come, a
-    /// changed coin inventory (an MDB changer's tubes after its initialisation or a manual payout,
-    /// a hopper's level sensor after a refill) so that the exact-change judgement follows. A drop
-    /// goes straight to the dispenser's open window; only the vend's outcome reaches the machine.
-    func start(
-        routingTo machine: MachineInputs, events: DeviceEvents, lastSequence: @escaping @Sendable (String) -> UInt64?
-    ) {
-        let dispenser = dispenser
-        mdb?.routeCardReports { machine.send($0) }
-        if let payouts { payouts.watchInventory { machine.send(.changeInventory(payouts.inventory())) } }
-        coinAcceptor.start(lastSequence: lastSequence, deliver: { events.handle($0) })
-        panel.start(
-            { event in
-                if case .dropSensed(let line, let instant) = event {
-                    dispenser.dropSensed(on: line, at: instant)
-                } else {
-                    events.handle(event)
-                }
-            },
-            lost: {
-                machine.hardwareFailed("the GPIO inputs stopped delivering events (chip removed or driver error)")
-            })
+    /// Starts the devices, each reporting to `route` from the thread that read it: the payout
+    /// devices' inventory, the coin acceptor's (and the MDB bus's: coins, bills, card readers)
+    /// events, then the panel's presses, switches and drops.
+    func start(reportingTo route: DeviceReportRoute, lastSequence: @escaping @Sendable (String) -> UInt64?) {
+        payouts?.reportInventory(to: route.report)
+        coinAcceptor.start(lastSequence: lastSequence, report: route.report)
+        panel.start(route.report)
     }
 
     /// Hoppers stopped, coins inhibited, every relay off, lines and ports released.

@@ -3,10 +3,11 @@ import MDB
 import SimulatedMDB
 import SocketPlug
 
-/// A Qibixx MDB master interface with a changer, a bill validator and card readers behind it, on a Unix
-/// socket (`SimulatedQibixxInterface`). One host at a time; `unplug()` removes the socket as a
-/// pulled USB cable removes /dev/ttyACM0.
-public final class MDBSimulator: Sendable {
+/// The simulated MDB devices of SimulatedMDB (`SimulatedQibixxInterface`: a Qibixx MDB master
+/// interface with a changer, a bill validator and card readers behind it) on a Unix socket file,
+/// for the tests and `mdb-sim`. One host at a time; `unplug()` removes the socket as a pulled USB
+/// cable removes /dev/ttyACM0.
+public final class MDBSocketSimulator: Sendable {
     public let socketPath: String
     public let interface: SimulatedQibixxInterface
     private let plug: SocketPlug
