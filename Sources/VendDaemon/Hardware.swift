@@ -79,10 +79,23 @@ final class Hardware: Sendable {
         _ config: VenddConfig, stateDirectory: String, lineLog: LineChangeLog?, timekeeper: any Timekeeper, relayTimers: any Timekeeper,
         notify: @escaping HardwareNoticeHandler
     ) throws(HardwareError) -> Hardware {
-        let world = SimulatedWorld(
-            slots: config.slots, buttons: config.buttons,
-            coinChannels: config.coinAcceptor?.channels ?? [], timekeeper: timekeeper, matrix: config.motorMatrix,
-            defaultChip: config.gpio.chip, camsFile: "\(stateDirectory)/simulated-cams.txt", lineLog: lineLog)
+        // The devices' memories first: one that does not read back stops start-up before any line
+        // is requested. The MDB devices run in-process behind a simulated interface, unless a
+        // `unix:` port names a simulator or bridge to drive instead.
+        let world: SimulatedWorld, simulatedMDB: InProcessMDB?
+        do {
+            world = try SimulatedWorld(
+                slots: config.slots, buttons: config.buttons,
+                coinChannels: config.coinAcceptor?.channels ?? [], timekeeper: timekeeper, matrix: config.motorMatrix, defaultChip: config.gpio.chip,
+                camsFile: SimulatedDeviceMemory(path: "\(stateDirectory)/simulated-cams.txt", device: "simulated spiral motors"), lineLog: lineLog)
+            if let settings = config.mdb, !settings.port.hasPrefix("unix:") {
+                simulatedMDB = try InProcessMDB(settings: settings, stateDirectory: stateDirectory)
+            } else {
+                simulatedMDB = nil
+            }
+        } catch {
+            throw .simulatedMemory(error)
+        }
         let dispenser: Dispenser, panel: InputPanel
         do {
             (dispenser, panel) = try requestLines(on: world.chips, config: config, timekeeper: timekeeper, relayTimers: relayTimers, notify: notify)
@@ -97,20 +110,23 @@ final class Hardware: Sendable {
             )
         // A hopper on a `unix:` port, its own or the real coin acceptor's, gets its real driver.
         let hoppers: PayoutHoppers
-        do {
-            hoppers = try payoutHoppers(config, acceptorLink: acceptorLink, timekeeper: timekeeper) { device in
-                SimulatedHopper(
-                    coin: device.coin, identity: "simulated-hopper@\(device.address)", coins: SimulatedHopper.initialCoins,
-                    memoryFile: "\(stateDirectory)/simulated-hopper-\(device.address).txt", timekeeper: timekeeper)
+        do throws(HardwareError) {
+            hoppers = try payoutHoppers(config, acceptorLink: acceptorLink, timekeeper: timekeeper) { device throws(HardwareError) in
+                do throws(SimulatedDeviceMemory.Unreadable) {
+                    return try SimulatedHopper(
+                        coin: device.coin, identity: "simulated-hopper@\(device.address)", coins: SimulatedHopper.initialCoins,
+                        memoryFile: SimulatedDeviceMemory(
+                            path: "\(stateDirectory)/simulated-hopper-\(device.address).txt", device: "simulated hopper at address \(device.address)"),
+                        timekeeper: timekeeper)
+                } catch {
+                    throw .simulatedMemory(error)
+                }
             }
         } catch {
             dispenser.releaseAll()
             panel.release()
             throw error
         }
-        // The MDB devices run in-process behind a simulated interface, unless a `unix:` port names
-        // a simulator or bridge to drive instead.
-        let simulatedMDB = config.mdb.flatMap { $0.port.hasPrefix("unix:") ? nil : InProcessMDB(settings: $0, stateDirectory: stateDirectory) }
         let mdb = config.mdb.map { MDBCashDevices(settings: $0, timekeeper: timekeeper, interface: simulatedMDB?.link) }
         return Hardware(
             panel: panel, dispenser: dispenser, coinAcceptor: joined(acceptor, mdb),
@@ -183,7 +199,7 @@ final class Hardware: Sendable {
     /// is no `unix:` port (nor a real acceptor's) is the simulated one it returns.
     private static func payoutHoppers(
         _ config: VenddConfig, acceptorLink: CcTalkLink?, timekeeper: any Timekeeper,
-        simulated: ((PayoutDeviceConfig) -> any PayoutDevice)?
+        simulated: ((PayoutDeviceConfig) throws(HardwareError) -> any PayoutDevice)?
     ) throws(HardwareError) -> PayoutHoppers {
         var hoppers = PayoutHoppers()
         let acceptor = config.coinAcceptor
@@ -198,7 +214,7 @@ final class Hardware: Sendable {
                 if let acceptorLink, port == acceptor?.port {
                     link = acceptorLink
                 } else if let simulated, !port.hasPrefix("unix:") {
-                    hoppers.devices.append((device, simulated(device)))
+                    hoppers.devices.append((device, try simulated(device)))
                     continue
                 } else {
                     link = hoppers.ownLinks[port] ?? CcTalkLink(port: port, baudRate: 9_600, echo: false)
@@ -318,12 +334,15 @@ enum HardwareError: Error, CustomStringConvertible {
     case unsupported(String)
     /// `--line-log`'s file cannot be opened.
     case lineLog(SystemError)
+    /// A simulated device's memory in the state directory does not read back.
+    case simulatedMemory(SimulatedDeviceMemory.Unreadable)
 
     var description: String {
         switch self {
         case .gpio(let error): "\(error)"
         case .unsupported(let reason): reason
         case .lineLog(let error): "--line-log: \(error)"
+        case .simulatedMemory(let error): "\(error)"
         }
     }
 }

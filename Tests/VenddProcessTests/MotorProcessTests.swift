@@ -84,8 +84,8 @@ import VenddTestSupport
         // The simulated cam keeps its position where a real one would: in the machine.
         let cams = daemon.stateDirectory + "/simulated-cams.txt"
         let deadline = Date().addingTimeInterval(5)
-        while (try? String(contentsOfFile: cams, encoding: .utf8)) != "D7", Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
-        #expect(try String(contentsOfFile: cams, encoding: .utf8) == "D7", "the cam left home")
+        while (try? String(contentsOfFile: cams, encoding: .utf8)) != "D7\n", Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
+        #expect(try String(contentsOfFile: cams, encoding: .utf8) == "D7\n", "the cam left home")
         daemon.signal(SIGKILL)
         _ = try daemon.waitForExit()
 
