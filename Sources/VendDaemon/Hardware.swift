@@ -345,4 +345,9 @@ enum HardwareError: Error, CustomStringConvertible {
         case .simulatedMemory(let error): "\(error)"
         }
     }
+
+    /// A memory that does not read back is persisted state to mend, not hardware to wait for.
+    var exitStatus: Int32 {
+        if case .simulatedMemory = self { ExitStatus.dataError } else { ExitStatus.unavailable }
+    }
 }

@@ -92,7 +92,7 @@ struct Startup {
             let hardware = try bringUpHardware(config, options: options, controller: controller, logger: logger)
             controller.attach(hardware, interruptedVendSlot: interruptedVendSlot)
         } catch {
-            return .failure(StartupFailure(status: ExitStatus.unavailable, message: "\(error)"))
+            return .failure(StartupFailure(status: (error as? HardwareError)?.exitStatus ?? ExitStatus.unavailable, message: "\(error)"))
         }
 
         // The zones read before the socket answers, so the first status already shows them.
