@@ -36,14 +36,10 @@ public final class MDBSocketSimulator: Sendable {
     public var connections: Int { plug.connections }
     public var isHostConnected: Bool { plug.isHostConnected }
 
-    /// Waits until `condition` holds; false on timeout.
-    public func wait(timeout: Duration = .seconds(10), until condition: (inout Devices) -> Bool) -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if with(condition) { return true }
-            usleep(10_000)
-        }
-        return with(condition)
+    /// Waits (woken by every line answered and every change made, never polling) until
+    /// `condition` holds; false on timeout.
+    public func wait(timeout: Duration = .seconds(10), until condition: (Devices) -> Bool) -> Bool {
+        interface.wait(until: condition, deadline: .now + timeout)
     }
 
     public func unplug() {
