@@ -79,9 +79,10 @@ final class Hardware: Sendable {
         _ config: VenddConfig, stateDirectory: String, lineLog: LineChangeLog?, timekeeper: any Timekeeper, relayTimers: any Timekeeper,
         notify: @escaping HardwareNoticeHandler
     ) throws(HardwareError) -> Hardware {
-        // The devices' memories first: one that does not read back stops start-up before any line
-        // is requested. The MDB devices run in-process behind a simulated interface, unless a
-        // `unix:` port names a simulator or bridge to drive instead.
+        // The cams' and the changer's memories are read before any line is requested (the hoppers'
+        // with the hoppers, below): one that does not read back stops start-up. The MDB devices
+        // run in-process behind a simulated interface, unless a `unix:` port names a simulator
+        // or bridge to drive instead.
         let world: SimulatedWorld, simulatedMDB: InProcessMDB?
         do {
             world = try SimulatedWorld(

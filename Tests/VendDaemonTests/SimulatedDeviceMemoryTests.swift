@@ -21,6 +21,8 @@ import VenddTestSupport
         #expect(try memory.recall { $0.map(String.init) } == ["7", "58", "2", "0"])
         memory.keep([])
         #expect(try memory.recall { $0 } == [])
+        try "".write(toFile: memory.path, atomically: false, encoding: .utf8)
+        #expect(try memory.recall { $0 } == [], "an empty file holds no fields")
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["memory.txt"], "no temporary file left")
     }
 

@@ -41,8 +41,10 @@ public struct SimulatedDeviceMemory: Sendable {
             guard error.errno != ENOENT else { return nil }
             throw Unreadable(path: path, device: device, reason: error.reason)
         }
-        // Every memory ends its line: a file without the newline was cut short.
-        guard text.utf8.count < Self.limit, text.hasSuffix("\n"), let memory = parse(text.split(whereSeparator: \.isWhitespace)) else {
+        // Every memory ends its line: a file without the newline was cut short. An empty file
+        // holds no fields (vendd before this one wrote "no cam away" so).
+        guard text.utf8.count < Self.limit, text.isEmpty || text.hasSuffix("\n"), let memory = parse(text.split(whereSeparator: \.isWhitespace))
+        else {
             throw Unreadable(path: path, device: device, reason: "\(String(text.prefix(40)).debugDescription) is not one")
         }
         return memory

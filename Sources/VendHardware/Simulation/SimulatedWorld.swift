@@ -1,5 +1,4 @@
 import Synchronization
-import VendPOSIX
 import VendSettings
 import VendTime
 import VendingCore
