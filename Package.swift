@@ -185,17 +185,18 @@ let package = Package(
         .testTarget(
             name: "VendHardwareTests",
             dependencies: [
-                "VendHardware", "VendDrivers", "VendConfig", "VendTime", "VendingCore", "CcTalk", "CcTalkSimulator", "MDB", "MDBSimulator",
+                "VendHardware", "VendDrivers", "VendConfig", "VendTime", "VendingCore", "CcTalk", "CcTalkSimulator", "MDB", "MDBSocketSimulator",
                 "SimulatedMDB", "VendSettings", "VendSerial",
             ]),
         .testTarget(name: "VendGPIOTests", dependencies: ["VendGPIO", "VendHardware", "VenddTestSupport"]),
         .testTarget(name: "CcTalkTests", dependencies: ["CcTalk"]),
-        .testTarget(name: "MDBTests", dependencies: ["MDB", "MDBSimulator", "SimulatedMDB"]),
-        // A Qibixx MDB interface with a coin changer and a bill validator written from the spec,
-        // on a Unix socket, with faults on demand.
-        .target(name: "MDBSimulator", dependencies: ["MDB", "SimulatedMDB", "VendPOSIX", "SocketPlug"], path: "Tests/MDBSimulator"),
+        .testTarget(name: "MDBTests", dependencies: ["MDB", "MDBSocketSimulator", "SimulatedMDB"]),
+        // The simulated MDB devices (SimulatedMDB: a Qibixx interface, changer, bill validator and
+        // card readers written from the spec, with faults on demand) on a Unix socket file.
+        .target(name: "MDBSocketSimulator", dependencies: ["MDB", "SimulatedMDB", "VendPOSIX", "SocketPlug"], path: "Tests/MDBSocketSimulator"),
         // `mdb-sim --socket PATH`: the simulator driven from stdin, for process tests and by hand.
-        .executableTarget(name: "mdb-sim", dependencies: ["MDB", "MDBSimulator", "SimulatedMDB", "VendPOSIX", "SocketPlug"], path: "Tests/mdb-sim"),
+        .executableTarget(
+            name: "mdb-sim", dependencies: ["MDB", "MDBSocketSimulator", "SimulatedMDB", "VendPOSIX", "SocketPlug"], path: "Tests/mdb-sim"),
         // A ccTalk coin acceptor written from the spec, listening on a Unix socket, with faults on demand.
         .target(name: "CcTalkSimulator", dependencies: ["CcTalk", "VendPOSIX", "SocketPlug"], path: "Tests/CcTalkSimulator"),
         // The device end of a simulated serial link on a Unix socket, shared by the simulators,
@@ -233,8 +234,8 @@ let package = Package(
         .testTarget(
             name: "VenddProcessTests",
             dependencies: [
-                "VendControl", "VendPOSIX", "VendingCore", "VenddTestSupport", "CcTalkSimulator", "MDBSimulator", "SimulatedMDB", "VendTelemetry",
-                "DEXHandheld", "VendDEX", "VendFleetStore",
+                "VendControl", "VendPOSIX", "VendingCore", "VenddTestSupport", "CcTalkSimulator", "MDBSocketSimulator", "SimulatedMDB",
+                "VendTelemetry", "DEXHandheld", "VendDEX", "VendFleetStore",
             ]),
     ],
     swiftLanguageModes: [.v6]

@@ -120,6 +120,11 @@ public struct MDBCurrencyCode: Sendable, Equatable, CustomStringConvertible {
 
     public init(raw: UInt16) { self.raw = raw }
 
+    /// An ISO 4217 numeric code (0…999) in MDB's form: BCD `1` then its three digits.
+    public init(iso4217Numeric numeric: Int) {
+        raw = UInt16([numeric / 100, numeric / 10 % 10, numeric % 10].reduce(1) { $0 << 4 | $1 })
+    }
+
     /// The ISO 4217 numeric code, when the code is in that form and valid BCD.
     public var iso4217Numeric: Int? {
         let digits = [raw >> 12, raw >> 8 & 0xF, raw >> 4 & 0xF, raw & 0xF].map(Int.init)

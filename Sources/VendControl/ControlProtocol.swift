@@ -20,20 +20,10 @@ public enum ControlProtocol {
 public enum ControlCommand: Sendable, Equatable {
     case status
     case watch
-    case simPress(slot: String)
-    case simCoin(amount: String)
-    /// A note into the simulated MDB bill validator.
-    case simNote(amount: String)
-    /// A customer (or the bank) at a simulated MDB card reader, 1 or 2.
-    case simCard(reader: Int, action: SimulatedCardAction)
-    case simDrop(slot: String, succeeds: Bool)
-    /// The next turn of a simulated spiral motor jams or finds no motor; `free` puts its cam home.
-    case simMotor(slot: String, action: String)
+    /// What `vendctl sim` does to the simulated devices of `vendd --simulate` (`SimCommand`).
+    case sim(SimCommand)
     /// A technician puts a slot locked by a motor fault back in service.
     case slotClear(slot: String)
-    case simCoinReturn
-    /// Turns the simulated service key switch on or off (it stays where it is put).
-    case simKey(on: Bool)
     /// A customer selects a slot: the same input as its button. Refused with the reason.
     case select(slot: String)
     /// A customer presses coin return: the same input as the button.
@@ -71,12 +61,6 @@ public enum ControlCommand: Sendable, Equatable {
     case cashCollect
     /// A technician serviced a temperature zone (service mode): its health lock clears.
     case zoneService(zone: String)
-    /// The simulated door switch: service mode while open, and every zone sees it.
-    case simDoor(open: Bool)
-    /// The simulated cabinet of a zone is at this temperature (degrees Celsius, e.g. "7.5").
-    case simTemp(zone: String, value: String)
-    /// A zone's simulated sensors fail ("missing", "crc", "85") or read again ("clear").
-    case simSensorFault(zone: String, fault: String)
     /// The zones' temperatures over the last `minutes` (default: all kept), or one zone's.
     case temps(zone: String?, minutes: Int?)
     /// A technician (service mode) forgets the DDCMP security and pass code the machine learnt.
@@ -86,15 +70,8 @@ public enum ControlCommand: Sendable, Equatable {
         switch self {
         case .status: "status"
         case .watch: "watch"
-        case .simPress: "sim-press"
-        case .simCoin: "sim-coin"
-        case .simNote: "sim-note"
-        case .simCard: "sim-card"
-        case .simDrop: "sim-drop"
-        case .simMotor: "sim-motor"
+        case .sim(let command): command.op
         case .slotClear: "slot-clear"
-        case .simCoinReturn: "sim-coin-return"
-        case .simKey: "sim-key"
         case .select: "select"
         case .coinReturn: "coin-return"
         case .restock: "restock"
@@ -113,20 +90,16 @@ public enum ControlCommand: Sendable, Equatable {
         case .payoutTest: "payout-test"
         case .cashCollect: "cash-collect"
         case .zoneService: "zone-service"
-        case .simDoor: "sim-door"
-        case .simTemp: "sim-temp"
-        case .simSensorFault: "sim-sensor-fault"
         case .temps: "temps"
         case .dexClearPassCode: "dex-clear-pass-code"
         }
     }
 
-    public static let knownOps = [
-        "status", "watch", "restock", "unload", "sim-press", "sim-coin", "sim-note", "sim-card", "sim-drop", "sim-coin-return",
-        "sim-key", "select", "coin-return", "stock", "purchasable", "expired", "hot", "products", "price", "service", "history",
-        "coins", "sales", "fill", "payout-test", "cash-collect", "zone-service", "sim-door", "sim-temp", "sim-sensor-fault",
-        "sim-motor", "slot-clear", "temps", "dex-clear-pass-code",
-    ]
+    public static let knownOps =
+        [
+            "status", "watch", "restock", "unload", "select", "coin-return", "stock", "purchasable", "expired", "hot", "products", "price",
+            "service", "history", "coins", "sales", "fill", "payout-test", "cash-collect", "zone-service", "slot-clear", "temps", "dex-clear-pass-code",
+        ] + SimCommand.knownOps
 
     /// Who may send the command.
     public enum Permission: Sendable {
@@ -145,10 +118,7 @@ public enum ControlCommand: Sendable, Equatable {
         case .status, .watch, .stock, .purchasable, .expired, .hot, .products, .history, .coins, .sales, .temps: .anyone
         case .select, .coinReturn: .customer
         case .restock, .unload: .serviceKey
-        case .simPress, .simCoin, .simNote, .simCard, .simDrop, .simCoinReturn, .simKey, .price, .service, .fill, .payoutTest, .cashCollect,
-            .zoneService, .simDoor,
-            .simTemp, .simSensorFault, .simMotor, .slotClear, .dexClearPassCode:
-            .technician
+        case .sim, .price, .service, .fill, .payoutTest, .cashCollect, .zoneService, .slotClear, .dexClearPassCode: .technician
         }
     }
 }
@@ -214,12 +184,12 @@ extension ControlRequest: Codable {
             command = .temps(
                 zone: try container.decodeIfPresent(String.self, forKey: .zone), minutes: try container.decodeIfPresent(Int.self, forKey: .minutes))
         default:
-            guard let simulated = try Self.simulatedCommand(op, container) else {
+            guard let simulated = try SimCommand(op: op, container) else {
                 throw DecodingError.dataCorruptedError(
                     forKey: .op, in: container,
                     debugDescription: "unknown op '\(op)' (known: \(ControlCommand.knownOps.joined(separator: ", ")))")
             }
-            command = simulated
+            command = .sim(simulated)
         }
     }
 
@@ -229,8 +199,7 @@ extension ControlRequest: Codable {
         try container.encode(command.op, forKey: .op)
         switch command {
         case .status, .watch, .coinReturn, .stock, .purchasable, .hot, .products, .coins, .cashCollect, .dexClearPassCode: break
-        case .simPress, .simCoin, .simNote, .simCard, .simDrop, .simMotor, .simCoinReturn, .simKey, .simDoor, .simTemp, .simSensorFault:
-            try encodeSimulated(into: &container)
+        case .sim(let command): try command.encodeFields(into: &container)
         case .select(let slot): try container.encode(slot, forKey: .slot)
         case .fill(let on): try container.encode(on, forKey: .on)
         case .payoutTest(let amount, let confirmed):

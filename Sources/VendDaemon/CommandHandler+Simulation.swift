@@ -1,14 +1,97 @@
 import VendConfig
 import VendControl
+import VendHardware
 import VendSettings
 import VendingCore
 
-/// `vendctl sim coin|note|card`: money and cards into the simulated devices. A coin goes to the
-/// simulated coin acceptor when it has an enabled channel for it, else to the simulated MDB
-/// changer; notes go to the MDB bill validator, cards to a reader. Each answers once the machine
-/// has dealt with what the device reported, so an answer means the money is journaled.
+/// `vendctl sim …`: what a customer, the bank or the cabinet does to the simulated devices of
+/// `vendd --simulate` (a production vendd answers `not-simulated`). A coin goes to the simulated
+/// coin acceptor when it has an enabled channel for it, else to the simulated MDB changer; notes
+/// go to the MDB bill validator, cards to a reader. Each answers once the machine has dealt with
+/// what the device reported, so an answer means the money is journaled.
 extension CommandHandler {
-    static func simulateCoin(_ amount: String, controller: MachineController) -> ControlResponse {
+    static func simulate(_ command: SimCommand, controller: MachineController) -> ControlResponse {
+        let config = controller.config
+        switch command {
+        case .press(let slot):
+            if let unknown = unknownSlot(slot, config) { return .failure(unknown) }
+            return simulate(controller) { world throws(SimulatedWorld.CommandError) in
+                try world.press(SlotID(slot))
+                return "pressed the button of slot \(slot)"
+            }
+        case .coinReturn:
+            return simulate(controller) { world throws(SimulatedWorld.CommandError) in
+                try world.press(ButtonAction.coinReturn)
+                return "pressed coin return"
+            }
+        case .key(let on):
+            let turned = simulate(controller) { world throws(SimulatedWorld.CommandError) in
+                try world.set(ButtonAction.serviceMode, active: on)
+                return on ? "turned the service key on" : "turned the service key off"
+            }
+            // Answered once the machine has applied it: a `status` right after says so.
+            guard turned.ok, !waitForServiceKey(on, controller: controller, limit: .seconds(3)) else { return turned }
+            return .failure(
+                ControlError(
+                    .internal,
+                    "the simulated service key was turned \(on ? "on" : "off") but vendd did not see it within 3 s: see journalctl -u vendd"))
+        case .drop(let slot, let succeeds):
+            if let unknown = unknownSlot(slot, config) { return .failure(unknown) }
+            return simulate(controller) { world throws(SimulatedWorld.CommandError) in
+                try world.setDrop(SlotID(slot), succeeds: succeeds)
+                return succeeds ? "the next vend from slot \(slot) drops its item" : "the next vend from slot \(slot) drops nothing"
+            }
+        case .motor(let slot, let action):
+            if let unknown = unknownSlot(slot, config) { return .failure(unknown) }
+            guard let fault = SimulatedMotorFault(rawValue: action) else {
+                let known = SimulatedMotorFault.allCases.map(\.rawValue).joined(separator: ", ")
+                return .failure(ControlError(.badRequest, "unknown motor action '\(action)' (known: \(known))"))
+            }
+            return simulate(controller) { world throws(SimulatedWorld.CommandError) in
+                try world.setMotor(SlotID(slot), fault)
+                return switch fault {
+                case .jam: "the next turn of slot \(slot)'s motor jams away from home"
+                case .missing: "slot \(slot)'s motor is missing for its next turn"
+                case .free: "slot \(slot)'s spiral is free and its cam at home"
+                }
+            }
+        case .coin(let amount): return simulateCoin(amount, controller: controller)
+        case .note(let amount): return simulateNote(amount, controller: controller)
+        case .card(let reader, let action): return simulateCard(reader, action, controller: controller)
+        case .door(let open): return simulateDoor(open: open, controller: controller)
+        case .temp(let zone, let value): return simulateTemperature(zone: zone, value: value, controller: controller)
+        case .sensorFault(let zone, let fault): return simulateSensorFault(zone: zone, fault: fault, controller: controller)
+        }
+    }
+
+    static let notSimulated = ControlResponse.failure(
+        ControlError(
+            .notSimulated, "vendd runs on real hardware; sim commands need `vendd run --simulate`"))
+
+    private static func simulate(
+        _ controller: MachineController,
+        _ action: (SimulatedWorld) throws(SimulatedWorld.CommandError) -> String
+    ) -> ControlResponse {
+        guard let world = controller.simulatedWorld else { return notSimulated }
+        do {
+            return .success(try action(world))
+        } catch {
+            return .failure(ControlError(.rejected, error.description))
+        }
+    }
+
+    /// Waits until the service key's switch reads `on` (it is debounced like a real one) and the
+    /// machine's service mode follows the switches, and the input's effects are carried out.
+    /// False after `limit`.
+    private static func waitForServiceKey(_ on: Bool, controller: MachineController, limit: Duration) -> Bool {
+        let seen = controller.waitForView(within: limit) { view in
+            view.switches.serviceKeyOn == on && view.machine.isInServiceMode == view.switches.isOn
+        }
+        if seen { controller.settle() }
+        return seen
+    }
+
+    private static func simulateCoin(_ amount: String, controller: MachineController) -> ControlResponse {
         let config = controller.config, format = config.machine.moneyFormat
         let value: Money
         do throws(Answered) {
@@ -53,7 +136,7 @@ extension CommandHandler {
         }
     }
 
-    static func simulateNote(_ amount: String, controller: MachineController) -> ControlResponse {
+    private static func simulateNote(_ amount: String, controller: MachineController) -> ControlResponse {
         let format = controller.config.machine.moneyFormat
         do throws(Answered) {
             let value = try money(amount, controller.config)
@@ -68,7 +151,7 @@ extension CommandHandler {
         }
     }
 
-    static func simulateCard(_ number: Int, _ action: SimulatedCardAction, controller: MachineController) -> ControlResponse {
+    private static func simulateCard(_ number: Int, _ action: SimulatedCardAction, controller: MachineController) -> ControlResponse {
         do throws(Answered) {
             guard let reader = CardReader(rawValue: number) else {
                 throw Answered(.failure(ControlError(.badRequest, "card reader \(number): readers are 1 (10h) and 2 (60h)")))

@@ -54,55 +54,15 @@ enum CommandHandler {
         case .service(let on):
             if let stays = controller.requests.setServiceModeByTechnician(on) { return .failure(ControlError(.rejected, stays)) }
             return .success(on ? "service mode on: sales stopped" : "service mode off: back in service")
+        case .sim(let command):
+            return simulate(command, controller: controller)
         case .watch:
             return .failure(ControlError(.badRequest, "watch is answered by the connection, not here"))
-        case .simPress(let slot):
-            if let unknown = unknownSlot(slot, config) { return .failure(unknown) }
-            return simulate(controller) { world throws(SimulatedWorld.CommandError) in
-                try world.press(SlotID(slot))
-                return "pressed the button of slot \(slot)"
-            }
-        case .simCoinReturn:
-            return simulate(controller) { world throws(SimulatedWorld.CommandError) in
-                try world.press(ButtonAction.coinReturn)
-                return "pressed coin return"
-            }
-        case .simKey(let on):
-            let turned = simulate(controller) { world throws(SimulatedWorld.CommandError) in
-                try world.set(ButtonAction.serviceMode, active: on)
-                return on ? "turned the service key on" : "turned the service key off"
-            }
-            // Answered once the machine has applied it: a `status` right after says so.
-            guard turned.ok, !waitForServiceKey(on, controller: controller, limit: .seconds(3)) else { return turned }
-            return .failure(
-                ControlError(
-                    .internal,
-                    "the simulated service key was turned \(on ? "on" : "off") but vendd did not see it within 3 s: see journalctl -u vendd"))
         case .select(let slot):
             if let unknown = unknownSlot(slot, config) { return .failure(unknown) }
             return customerInput(.slotSelected(SlotID(slot)), controller: controller)
         case .coinReturn:
             return customerInput(.coinReturnPressed, controller: controller)
-        case .simDrop(let slot, let succeeds):
-            if let unknown = unknownSlot(slot, config) { return .failure(unknown) }
-            return simulate(controller) { world throws(SimulatedWorld.CommandError) in
-                try world.setDrop(SlotID(slot), succeeds: succeeds)
-                return succeeds ? "the next vend from slot \(slot) drops its item" : "the next vend from slot \(slot) drops nothing"
-            }
-        case .simMotor(let slot, let action):
-            if let unknown = unknownSlot(slot, config) { return .failure(unknown) }
-            guard let fault = SimulatedMotorFault(rawValue: action) else {
-                let known = SimulatedMotorFault.allCases.map(\.rawValue).joined(separator: ", ")
-                return .failure(ControlError(.badRequest, "unknown motor action '\(action)' (known: \(known))"))
-            }
-            return simulate(controller) { world throws(SimulatedWorld.CommandError) in
-                try world.setMotor(SlotID(slot), fault)
-                return switch fault {
-                case .jam: "the next turn of slot \(slot)'s motor jams away from home"
-                case .missing: "slot \(slot)'s motor is missing for its next turn"
-                case .free: "slot \(slot)'s spiral is free and its cam at home"
-                }
-            }
         case .slotClear(let slot):
             if let unknown = unknownSlot(slot, config) { return .failure(unknown) }
             return clearSlot(SlotID(slot), by: technician(peer), controller: controller)
@@ -114,20 +74,8 @@ enum CommandHandler {
                 return .failure(ControlError(.badRequest, "unload at least 1 item (or leave the count out to empty the slot)"))
             }
             return unload(SlotID(slot), count: count, controller: controller)
-        case .simCoin(let amount):
-            return simulateCoin(amount, controller: controller)
-        case .simNote(let amount):
-            return simulateNote(amount, controller: controller)
-        case .simCard(let reader, let action):
-            return simulateCard(reader, action, controller: controller)
         case .zoneService(let zone):
             return serviceZone(zone, peer: peer, controller: controller)
-        case .simDoor(let open):
-            return simulateDoor(open: open, controller: controller)
-        case .simTemp(let zone, let value):
-            return simulateTemperature(zone: zone, value: value, controller: controller)
-        case .simSensorFault(let zone, let fault):
-            return simulateSensorFault(zone: zone, fault: fault, controller: controller)
         }
     }
 
@@ -141,17 +89,6 @@ enum CommandHandler {
             }
         }
         return .failure(ControlError(.rejected, "slot \(slot) was not cleared"))
-    }
-
-    /// Waits until the service key's switch reads `on` (it is debounced like a real one) and the
-    /// machine's service mode follows the switches, and the input's effects are carried out.
-    /// False after `limit`.
-    private static func waitForServiceKey(_ on: Bool, controller: MachineController, limit: Duration) -> Bool {
-        let seen = controller.waitForView(within: limit) { view in
-            view.switches.serviceKeyOn == on && view.machine.isInServiceMode == view.switches.isOn
-        }
-        if seen { controller.settle() }
-        return seen
     }
 
     /// Forgets the DDCMP security and pass code (EVA-DTS 6.1.6): the next handheld's non-zero
@@ -203,7 +140,7 @@ enum CommandHandler {
     }
 
     /// An unknown slot is a wrong argument: the answer lists the slots there are.
-    private static func unknownSlot(_ slot: String, _ config: VenddConfig, orAll: Bool = false) -> ControlError? {
+    static func unknownSlot(_ slot: String, _ config: VenddConfig, orAll: Bool = false) -> ControlError? {
         guard !config.slots.contains(where: { $0.id.rawValue == slot }), !(orAll && slot == "all") else { return nil }
         return ControlError(
             .badRequest, "no slot \(slot) (slots: \(config.slots.map(\.id.rawValue).joined(separator: ", "))\(orAll ? ", or all" : ""))")
@@ -367,22 +304,6 @@ enum CommandHandler {
             parts.append("slot \(slot) still holds expired items next: unload more")
         }
         return .success(parts.joined(separator: "; "))
-    }
-
-    static let notSimulated = ControlResponse.failure(
-        ControlError(
-            .notSimulated, "vendd runs on real hardware; sim commands need `vendd run --simulate`"))
-
-    private static func simulate(
-        _ controller: MachineController,
-        _ action: (SimulatedWorld) throws(SimulatedWorld.CommandError) -> String
-    ) -> ControlResponse {
-        guard let world = controller.simulatedWorld else { return notSimulated }
-        do {
-            return .success(try action(world))
-        } catch {
-            return .failure(ControlError(.rejected, error.description))
-        }
     }
 
     /// Nil when the peer may send `command`. `serviceKeyOn` is asked only when it matters.

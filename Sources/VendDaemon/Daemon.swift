@@ -57,7 +57,7 @@ public enum Daemon {
         let timekeeper = SystemTimekeeper()
         let startup: Startup
         switch await Startup.begin(
-            options, timekeeper: timekeeper, relayLane: SystemTimekeeper(threadName: "vendd-relays", neverWaits: true), logger: logger)
+            options, timekeeper: timekeeper, relayTimers: SystemTimekeeper(threadName: "vendd-relays", neverWaits: true), logger: logger)
         {
         case .success(let ready): startup = ready
         case .failure(let failure):

@@ -3,9 +3,11 @@ import Synchronization
 import VendControl
 import VendingCore
 
-/// Where the machine's events go once they have happened: the journal (with their fields) and
-/// every `vendctl watch`. Each subscriber gets them in order; what it does with a backlog is its
-/// own business (the control server drops a watcher that falls too far behind).
+/// Where the machine's events go once they have happened, published by the machine's lane as it
+/// carries out each input's effects: the log (journald, with their fields; written on the log
+/// lane) and every `vendctl watch`. Each subscriber gets them in order, handed over under this
+/// fan-out's own short lock (never the machine's state); what it does with a backlog is its own
+/// business (the control server drops a watcher that falls too far behind).
 final class EventFanOut: Sendable {
     typealias SubscriptionID = UInt64
 

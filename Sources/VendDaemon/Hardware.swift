@@ -56,7 +56,7 @@ final class Hardware: Sendable {
     /// `lineLogPath`: the file `LineChangeLog` appends every line change to.
     static func simulated(
         _ config: VenddConfig, stateDirectory: String, lineLogPath: String? = nil, timekeeper: any Timekeeper,
-        relayLane: any Timekeeper, notify: @escaping HardwareNoticeHandler
+        relayTimers: any Timekeeper, notify: @escaping HardwareNoticeHandler
     ) throws(HardwareError) -> Hardware {
         var lineLog: LineChangeLog?
         if let lineLogPath {
@@ -68,7 +68,7 @@ final class Hardware: Sendable {
         }
         do {
             return try assembleSimulated(
-                config, stateDirectory: stateDirectory, lineLog: lineLog, timekeeper: timekeeper, relayLane: relayLane, notify: notify)
+                config, stateDirectory: stateDirectory, lineLog: lineLog, timekeeper: timekeeper, relayTimers: relayTimers, notify: notify)
         } catch {
             lineLog?.close()
             throw error
@@ -76,16 +76,30 @@ final class Hardware: Sendable {
     }
 
     private static func assembleSimulated(
-        _ config: VenddConfig, stateDirectory: String, lineLog: LineChangeLog?, timekeeper: any Timekeeper, relayLane: any Timekeeper,
+        _ config: VenddConfig, stateDirectory: String, lineLog: LineChangeLog?, timekeeper: any Timekeeper, relayTimers: any Timekeeper,
         notify: @escaping HardwareNoticeHandler
     ) throws(HardwareError) -> Hardware {
-        let world = SimulatedWorld(
-            slots: config.slots, buttons: config.buttons,
-            coinChannels: config.coinAcceptor?.channels ?? [], timekeeper: timekeeper, matrix: config.motorMatrix,
-            defaultChip: config.gpio.chip, camsFile: "\(stateDirectory)/simulated-cams.txt", lineLog: lineLog)
+        // The cams' and the changer's memories are read before any line is requested (the hoppers'
+        // with the hoppers, below): one that does not read back stops start-up. The MDB devices
+        // run in-process behind a simulated interface, unless a `unix:` port names a simulator
+        // or bridge to drive instead.
+        let world: SimulatedWorld, simulatedMDB: InProcessMDB?
+        do {
+            world = try SimulatedWorld(
+                slots: config.slots, buttons: config.buttons,
+                coinChannels: config.coinAcceptor?.channels ?? [], timekeeper: timekeeper, matrix: config.motorMatrix, defaultChip: config.gpio.chip,
+                camsFile: SimulatedDeviceMemory(path: "\(stateDirectory)/simulated-cams.txt", device: "simulated spiral motors"), lineLog: lineLog)
+            if let settings = config.mdb, !settings.port.hasPrefix("unix:") {
+                simulatedMDB = try InProcessMDB(settings: settings, stateDirectory: stateDirectory)
+            } else {
+                simulatedMDB = nil
+            }
+        } catch {
+            throw .simulatedMemory(error)
+        }
         let dispenser: Dispenser, panel: InputPanel
         do {
-            (dispenser, panel) = try requestLines(on: world.chips, config: config, timekeeper: timekeeper, relayLane: relayLane, notify: notify)
+            (dispenser, panel) = try requestLines(on: world.chips, config: config, timekeeper: timekeeper, relayTimers: relayTimers, notify: notify)
         } catch {
             throw .gpio(error)
         }
@@ -97,20 +111,23 @@ final class Hardware: Sendable {
             )
         // A hopper on a `unix:` port, its own or the real coin acceptor's, gets its real driver.
         let hoppers: PayoutHoppers
-        do {
-            hoppers = try payoutHoppers(config, acceptorLink: acceptorLink, timekeeper: timekeeper) { device in
-                SimulatedHopper(
-                    coin: device.coin, identity: "simulated-hopper@\(device.address)", coins: SimulatedHopper.initialCoins,
-                    memoryFile: "\(stateDirectory)/simulated-hopper-\(device.address).txt", timekeeper: timekeeper)
+        do throws(HardwareError) {
+            hoppers = try payoutHoppers(config, acceptorLink: acceptorLink, timekeeper: timekeeper) { device throws(HardwareError) in
+                do throws(SimulatedDeviceMemory.Unreadable) {
+                    return try SimulatedHopper(
+                        coin: device.coin, identity: "simulated-hopper@\(device.address)", coins: SimulatedHopper.initialCoins,
+                        memoryFile: SimulatedDeviceMemory(
+                            path: "\(stateDirectory)/simulated-hopper-\(device.address).txt", device: "simulated hopper at address \(device.address)"),
+                        timekeeper: timekeeper)
+                } catch {
+                    throw .simulatedMemory(error)
+                }
             }
         } catch {
             dispenser.releaseAll()
             panel.release()
             throw error
         }
-        // The MDB devices run in-process behind a simulated interface, unless a `unix:` port names
-        // a simulator or bridge to drive instead.
-        let simulatedMDB = config.mdb.flatMap { $0.port.hasPrefix("unix:") ? nil : InProcessMDB(settings: $0, stateDirectory: stateDirectory) }
         let mdb = config.mdb.map { MDBCashDevices(settings: $0, timekeeper: timekeeper, interface: simulatedMDB?.link) }
         return Hardware(
             panel: panel, dispenser: dispenser, coinAcceptor: joined(acceptor, mdb),
@@ -122,7 +139,7 @@ final class Hardware: Sendable {
 
     /// The machine's own GPIO chip through libgpiod, and the configured coin acceptor's driver.
     static func real(
-        _ config: VenddConfig, timekeeper: any Timekeeper, relayLane: any Timekeeper,
+        _ config: VenddConfig, timekeeper: any Timekeeper, relayTimers: any Timekeeper,
         notify: @escaping HardwareNoticeHandler
     ) throws(HardwareError) -> Hardware {
         let acceptorLink = ccTalkLink(config, real: true)
@@ -133,7 +150,7 @@ final class Hardware: Sendable {
         let dispenser: Dispenser, panel: InputPanel
         do {
             try checkDistinct(config.lines, on: chips)
-            (dispenser, panel) = try requestLines(on: chips, config: config, timekeeper: timekeeper, relayLane: relayLane, notify: notify)
+            (dispenser, panel) = try requestLines(on: chips, config: config, timekeeper: timekeeper, relayTimers: relayTimers, notify: notify)
         } catch {
             hoppers.closeLinks(acceptorLink)
             throw .gpio(error)
@@ -183,7 +200,7 @@ final class Hardware: Sendable {
     /// is no `unix:` port (nor a real acceptor's) is the simulated one it returns.
     private static func payoutHoppers(
         _ config: VenddConfig, acceptorLink: CcTalkLink?, timekeeper: any Timekeeper,
-        simulated: ((PayoutDeviceConfig) -> any PayoutDevice)?
+        simulated: ((PayoutDeviceConfig) throws(HardwareError) -> any PayoutDevice)?
     ) throws(HardwareError) -> PayoutHoppers {
         var hoppers = PayoutHoppers()
         let acceptor = config.coinAcceptor
@@ -198,7 +215,7 @@ final class Hardware: Sendable {
                 if let acceptorLink, port == acceptor?.port {
                     link = acceptorLink
                 } else if let simulated, !port.hasPrefix("unix:") {
-                    hoppers.devices.append((device, simulated(device)))
+                    hoppers.devices.append((device, try simulated(device)))
                     continue
                 } else {
                     link = hoppers.ownLinks[port] ?? CcTalkLink(port: port, baudRate: 9_600, echo: false)
@@ -277,12 +294,12 @@ final class Hardware: Sendable {
     }
 
     /// Relays first, so that every output is requested inactive before any input can act. The
-    /// dispenser's timers run on the relay lane, the panel's debounce on the general one.
+    /// dispenser's timers run on the relay timers, the panel's debounce on the general ones.
     private static func requestLines(
-        on chip: any GPIOChipBackend, config: VenddConfig, timekeeper: any Timekeeper, relayLane: any Timekeeper,
+        on chip: any GPIOChipBackend, config: VenddConfig, timekeeper: any Timekeeper, relayTimers: any Timekeeper,
         notify: @escaping HardwareNoticeHandler
     ) throws(GPIOError) -> (Dispenser, InputPanel) {
-        let dispenser = try Dispenser(chip: chip, slots: config.slots, matrix: config.motorMatrix, timekeeper: relayLane, notify: notify)
+        let dispenser = try Dispenser(chip: chip, slots: config.slots, matrix: config.motorMatrix, timekeeper: relayTimers, notify: notify)
         do {
             return (dispenser, try InputPanel(chip: chip, slots: config.slots, buttons: config.buttons, timekeeper: timekeeper))
         } catch {
@@ -291,29 +308,13 @@ final class Hardware: Sendable {
         }
     }
 
-    /// Routes the devices' reports to the machine as inputs, each from the thread that read it:
-    /// a debounced press or a coin through `events`, a card reader's reports as they come, a
-    /// changed coin inventory (an MDB changer's tubes after its initialisation or a manual payout,
-    /// a hopper's level sensor after a refill) so that the exact-change judgement follows. A drop
-    /// goes straight to the dispenser's open window; only the vend's outcome reaches the machine.
-    func start(
-        routingTo machine: MachineInputs, events: DeviceEvents, lastSequence: @escaping @Sendable (String) -> UInt64?
-    ) {
-        let dispenser = dispenser
-        mdb?.routeCardReports { machine.send($0) }
-        if let payouts { payouts.watchInventory { machine.send(.changeInventory(payouts.inventory())) } }
-        coinAcceptor.start(lastSequence: lastSequence, deliver: { events.handle($0) })
-        panel.start(
-            { event in
-                if case .dropSensed(let line, let instant) = event {
-                    dispenser.dropSensed(on: line, at: instant)
-                } else {
-                    events.handle(event)
-                }
-            },
-            lost: {
-                machine.hardwareFailed("the GPIO inputs stopped delivering events (chip removed or driver error)")
-            })
+    /// Starts the devices, each reporting to `route` from the thread that read it: the payout
+    /// devices' inventory, the coin acceptor's (and the MDB bus's: coins, bills, card readers)
+    /// events, then the panel's presses, switches and drops.
+    func start(reportingTo route: DeviceReportRoute, lastSequence: @escaping @Sendable (String) -> UInt64?) {
+        payouts?.reportInventory(to: route.report)
+        coinAcceptor.start(lastSequence: lastSequence, report: route.report)
+        panel.start(route.report)
     }
 
     /// Hoppers stopped, coins inhibited, every relay off, lines and ports released.
@@ -334,12 +335,20 @@ enum HardwareError: Error, CustomStringConvertible {
     case unsupported(String)
     /// `--line-log`'s file cannot be opened.
     case lineLog(SystemError)
+    /// A simulated device's memory in the state directory does not read back.
+    case simulatedMemory(SimulatedDeviceMemory.Unreadable)
 
     var description: String {
         switch self {
         case .gpio(let error): "\(error)"
         case .unsupported(let reason): reason
         case .lineLog(let error): "--line-log: \(error)"
+        case .simulatedMemory(let error): "\(error)"
         }
+    }
+
+    /// A memory that does not read back is persisted state to mend, not hardware to wait for.
+    var exitStatus: Int32 {
+        if case .simulatedMemory = self { ExitStatus.dataError } else { ExitStatus.unavailable }
     }
 }

@@ -3,6 +3,7 @@ import SimulatedMDB
 import Synchronization
 import VendControl
 import VendDrivers
+import VendHardware
 import VendPOSIX
 import VendSerial
 import VendSettings
@@ -20,7 +21,7 @@ import VendingCore
 final class InProcessMDB: Sendable {
     let interface: SimulatedQibixxInterface
     private let settings: MDBSettings
-    private let tubesFile: String
+    private let tubesFile: SimulatedDeviceMemory
     /// The counts last written to `tubesFile`.
     private let keptTubes: Mutex<[Int]?>
 
@@ -30,11 +31,11 @@ final class InProcessMDB: Sendable {
     /// Each coin of a payout leaves its tube this long after the last, as a changer's motor pays.
     static let coinInterval: Duration = .milliseconds(60)
 
-    init(settings: MDBSettings, stateDirectory: String) {
+    init(settings: MDBSettings, stateDirectory: String) throws(SimulatedDeviceMemory.Unreadable) {
         self.settings = settings
-        tubesFile = "\(stateDirectory)/simulated-changer-tubes.txt"
+        tubesFile = SimulatedDeviceMemory(path: "\(stateDirectory)/simulated-changer-tubes.txt", device: "simulated MDB changer")
         let changer = SimulatedChanger()
-        keptTubes = Mutex(Self.readTubes(tubesFile))
+        keptTubes = Mutex(try tubesFile.recall { fields in Self.tubeCounts(fields) })
         if let coins = settings.changer?.coins {
             changer.setup = Self.changerSetup(coins, settings)
             changer.clock = { ContinuousClock.now }
@@ -221,40 +222,29 @@ final class InProcessMDB: Sendable {
 
     // MARK: Devices that match the configuration
 
-    /// The ISO 4217 numeric code as MDB's BCD (`1` then three digits); 0 when none is configured.
+    /// The configured currency's ISO 4217 code in MDB's form; 0 when none is configured.
     private static func currencyCode(_ settings: MDBSettings) -> MDBCurrencyCode {
-        guard let numeric = settings.currencyNumeric else { return MDBCurrencyCode(raw: 0) }
-        let digits = [numeric / 100, numeric / 10 % 10, numeric % 10]
-        return MDBCurrencyCode(raw: UInt16(digits.reduce(1) { $0 << 4 | $1 }))
+        settings.currencyNumeric.map(MDBCurrencyCode.init(iso4217Numeric:)) ?? MDBCurrencyCode(raw: 0)
     }
 
-    /// The largest scaling factor up to `limit` that divides every value, and each value in it
-    /// (a changer's factor is one byte, a validator's two).
-    private static func scaled(_ denominations: [MDBDenomination], limit: Int) -> (factor: Int, credits: [UInt8]) {
-        let whole = max(denominations.map { Int($0.value.minorUnits) }.reduce(0, gcd), 1)
-        let factor = (1...min(whole, limit)).last { whole % $0 == 0 } ?? 1
-        var credits = [UInt8](repeating: 0, count: 16)
-        for denomination in denominations where denomination.type < 16 {
-            credits[denomination.type] = UInt8(clamping: Int(denomination.value.minorUnits) / factor)
-        }
-        return (factor, credits)
+    /// Each type's value in the device's terms.
+    private static func scaled(_ denominations: [MDBDenomination], limit: Int) -> ScaledValues {
+        ScaledValues(Dictionary(denominations.map { ($0.type, $0.value.minorUnits) }, uniquingKeysWith: { _, last in last }), limit: limit)
     }
 
     private static func changerSetup(_ coins: [MDBDenomination], _ settings: MDBSettings) -> ChangerSetup {
-        let (factor, credits) = scaled(coins, limit: Int(UInt8.max))
+        let scaled = scaled(coins, limit: Int(UInt8.max))
         return ChangerSetup(
-            level: 3, currency: currencyCode(settings), scalingFactor: UInt8(factor), decimalPlaces: UInt8(settings.currency.minorDigits),
-            routableToTubes: coins.map(\.type), coinCredits: credits)
+            level: 3, currency: currencyCode(settings), scalingFactor: UInt8(scaled.factor), decimalPlaces: UInt8(settings.currency.minorDigits),
+            routableToTubes: coins.map(\.type), coinCredits: scaled.credits)
     }
 
     private static func billSetup(_ bills: [MDBDenomination], _ settings: MDBSettings) -> BillSetup {
-        let (factor, credits) = scaled(bills, limit: Int(UInt16.max))
+        let scaled = scaled(bills, limit: Int(UInt16.max))
         return BillSetup(
-            level: 1, currency: currencyCode(settings), scalingFactor: UInt16(factor), decimalPlaces: UInt8(settings.currency.minorDigits),
-            stackerCapacity: 400, highSecurityTypes: Array(0..<16), escrowCapable: true, billCredits: credits)
+            level: 1, currency: currencyCode(settings), scalingFactor: UInt16(scaled.factor), decimalPlaces: UInt8(settings.currency.minorDigits),
+            stackerCapacity: 400, highSecurityTypes: Array(0..<16), escrowCapable: true, billCredits: scaled.credits)
     }
-
-    private static func gcd(_ a: Int, _ b: Int) -> Int { b == 0 ? a : gcd(b, a % b) }
 
     // MARK: The tubes across restarts
 
@@ -268,12 +258,12 @@ final class InProcessMDB: Sendable {
                 return kept != tubes
             })
         else { return }
-        try? TextFile.write(tubes.map(String.init).joined(separator: " ") + "\n", to: tubesFile)
+        tubesFile.keep(tubes.map(String.init))
     }
 
-    private static func readTubes(_ file: String) -> [Int]? {
-        guard let text = try? TextFile.read(file, limit: 512) else { return nil }
-        let counts = text.split(whereSeparator: \.isWhitespace).compactMap { Int($0) }
-        return counts.isEmpty ? nil : counts
+    /// A count per tube, none negative.
+    private static func tubeCounts(_ fields: [Substring]) -> [Int]? {
+        let counts = fields.compactMap { Int($0) }
+        return !counts.isEmpty && counts.count == fields.count && counts.allSatisfy({ $0 >= 0 }) ? counts : nil
     }
 }

@@ -67,9 +67,10 @@ final class MachineController: Sendable {
 
     let logger: Logger
     let timekeeper: any Timekeeper
-    /// The dispenser's timers (pulse end, maximum on-time, drop window): a lane that never
-    /// touches the machine's state and never waits on storage, logging or the machine.
-    let relayLane: any Timekeeper
+    /// The dispenser's timers (pulse end, maximum on-time, drop window): a timekeeper with a thread
+    /// of its own (`vendd-relays`, the relay lane) that never touches the machine's state and
+    /// never waits on storage, logging or the machine.
+    let relayTimers: any Timekeeper
     let events: EventFanOut
     let notices: HardwareNotices
     /// The fleet outbox; nil without an `mqtt:` section.
@@ -82,8 +83,6 @@ final class MachineController: Sendable {
     let inputs: MachineInputs
     /// What services on threads of their own (the DEX port, the fleet link) read and ask.
     let requests: MachineRequests
-    /// Device events turned into inputs.
-    let deviceEvents: DeviceEvents
     /// The DEX port's sessions, for `vendctl status`.
     let dexSessions = DEXSessionLog()
     /// The temperature zones; nil without a `zones:` section (set once at start).
@@ -94,12 +93,12 @@ final class MachineController: Sendable {
 
     init(
         machine: Machine, store: sending MachineStore, config: VenddConfig, logger: Logger, timekeeper: any Timekeeper,
-        relayLane: (any Timekeeper)? = nil, outbox: Outbox? = nil
+        relayTimers: (any Timekeeper)? = nil, outbox: Outbox? = nil
     ) {
         self.logger = logger
         self.outbox = outbox
         self.timekeeper = timekeeper
-        self.relayLane = relayLane ?? timekeeper
+        self.relayTimers = relayTimers ?? timekeeper
         events = EventFanOut(logger: logger)
         notices = HardwareNotices(logger: logger, timekeeper: timekeeper)
         let state = State(machine: machine, store: store, config: config, switches: ServiceModeSwitches(technician: machine.isInServiceMode))
@@ -107,7 +106,6 @@ final class MachineController: Sendable {
         owned = inbox.bind(state)
         inputs = MachineInputs(inbox: inbox)
         requests = MachineRequests(inbox: inbox, published: published, timekeeper: timekeeper)
-        deviceEvents = DeviceEvents(logger: logger, notices: notices, machine: inputs)
         inbox.start { [unowned self] input in process(input) }
     }
 
@@ -156,12 +154,12 @@ final class MachineController: Sendable {
     func onLane<Result: Sendable>(_ body: @escaping @Sendable (inout State) -> Result) -> Result {
         let result = Mutex<Result?>(nil)
         let ran = inbox.runAndWait { [self] in
-            let (value, devices) = owned.withValue { state in
+            let (value, context) = owned.withValue { state in
                 let faultBefore = state.fault
                 let value = body(&state)
-                return (value, Devices(state, faultBefore: faultBefore))
+                return (value, EffectContext(state, faultBefore: faultBefore))
             }
-            carryOutFaultChange(on: devices)
+            carryOutFaultChange(on: context)
             publish()
             result.withLock { $0 = value }
         }
@@ -171,7 +169,7 @@ final class MachineController: Sendable {
 
     /// On the machine's thread: the view the other threads read, replaced; then the fleet link
     /// woken if events were added, so that the `status()` it reads has the input that woke it
-    /// (readers never wait for the lane, as they waited for the lock). Returns the view.
+    /// (readers never wait for the lane). Returns the view.
     @discardableResult
     private func publish() -> View {
         let view = owned.withValue { View($0) }
@@ -194,17 +192,17 @@ final class MachineController: Sendable {
         var queue = [input]
         while !queue.isEmpty {
             let next = queue.removeFirst()
-            let (effects, devices) = owned.withValue { state in
+            let (effects, context) = owned.withValue { state in
                 let faultBefore = state.fault
                 let effects = carryOut(next, &state)
                 compactIfDue(&state)
-                return (effects, Devices(state, faultBefore: faultBefore))
+                return (effects, EffectContext(state, faultBefore: faultBefore))
             }
             tellZones(next, effects)
             let after = publish()
-            carryOutFaultChange(on: devices)
+            carryOutFaultChange(on: context)
             outcome = outcome ?? InputOutcome(effects: effects, before: before, after: after)
-            queue += effects.compactMap { perform($0, on: devices) }.map(LaneInput.core)
+            queue += effects.compactMap { perform($0, on: context) }.map(LaneInput.core)
         }
         let woken = owned.withValue { state -> [QuietWaiter] in
             let machine = state.machine
@@ -297,8 +295,10 @@ final class MachineController: Sendable {
         outbox.add(numbered, durable: durable)
     }
 
-    /// What carrying out effects needs of the state, read on the lane before the state is let go.
-    private struct Devices {
+    /// What carrying out an input's effects needs of the state (the attached hardware, whether
+    /// the machine is out of order, the fault it began or ended): read on the lane before the
+    /// state is let go, so no device is called with the state held.
+    private struct EffectContext {
         let hardware: Hardware?
         let isFaulty: Bool
         let payoutPolicy: PayoutPolicy
@@ -344,36 +344,36 @@ final class MachineController: Sendable {
 
     /// Out of order: coins, bills and cards refused, and for a hardware fault every relay given back;
     /// back in service: as the machine says. Before the input's own effects, the state let go.
-    private func carryOutFaultChange(on devices: Devices) {
-        if let fault = devices.faultBegan {
-            devices.hardware?.coinAcceptor.setAcceptance(false)
-            devices.hardware?.coinAcceptor.setBillLimit(nil)
-            devices.hardware?.cardReaders?.setCardAcceptance(false)
-            if fault.isHardware { devices.hardware?.dispenser.releaseAll() }
-        } else if let accepting = devices.faultEnded {
-            devices.hardware?.coinAcceptor.setAcceptance(accepting.acceptsCoins)
-            devices.hardware?.coinAcceptor.setBillLimit(accepting.billLimit)
-            devices.hardware?.cardReaders?.setCardAcceptance(accepting.acceptsCards)
+    private func carryOutFaultChange(on context: EffectContext) {
+        if let fault = context.faultBegan {
+            context.hardware?.coinAcceptor.setAcceptance(false)
+            context.hardware?.coinAcceptor.setBillLimit(nil)
+            context.hardware?.cardReaders?.setCardAcceptance(false)
+            if fault.isHardware { context.hardware?.dispenser.releaseAll() }
+        } else if let accepting = context.faultEnded {
+            context.hardware?.coinAcceptor.setAcceptance(accepting.acceptsCoins)
+            context.hardware?.coinAcceptor.setBillLimit(accepting.billLimit)
+            context.hardware?.cardReaders?.setCardAcceptance(accepting.acceptsCards)
         }
     }
 
     /// Hands one effect to its device. Devices answer through `send` (queued after this input);
     /// a payout device records what it holds through `sendAndWait` from its own lane.
     /// Returns an input to carry out next, if any.
-    private func perform(_ effect: Effect, on devices: Devices) -> Input? {
+    private func perform(_ effect: Effect, on context: EffectContext) -> Input? {
         switch effect {
         case .energiseRelay(let slot, let vend):
-            guard let dispenser = devices.hardware?.dispenser else { return .vendEnded(vend, .unknown) }
+            guard let dispenser = context.hardware?.dispenser else { return .vendEnded(vend, .unknown) }
             let immediate = dispenser.start(slot) { [self] outcome in send(.vendEnded(vend, outcome)) }
             return immediate.map { .vendEnded(vend, $0) }
         case .payOut(let payout, let amount):
-            guard devices.payoutPolicy == .change else {
+            guard context.payoutPolicy == .change else {
                 logger.notice(
-                    "pay \(devices.format.string(for: amount)) to the customer by hand (payout: manual)",
+                    "pay \(context.format.string(for: amount)) to the customer by hand (payout: manual)",
                     metadata: ["AMOUNT": "\(amount.decimalString)"])
                 return nil
             }
-            guard let bank = devices.hardware?.payouts else {
+            guard let bank = context.hardware?.payouts else {
                 logger.error("\(payout): no payout device is attached; nothing paid, the amount goes back to credit")
                 let zero = Money.zero(amount.currency)
                 return .payoutEnded(payout, paid: zero, unknown: zero, counters: [:])
@@ -387,29 +387,29 @@ final class MachineController: Sendable {
                 send(.payoutEnded(payout, paid: result.paid, unknown: result.unknown, counters: result.counters, inventory: bank.inventory()))
             }
         case .setCoinAcceptance(let enabled):
-            devices.hardware?.coinAcceptor.setAcceptance(enabled && !devices.isFaulty)
+            context.hardware?.coinAcceptor.setAcceptance(enabled && !context.isFaulty)
         case .setBillLimit(let limit):
-            devices.hardware?.coinAcceptor.setBillLimit(devices.isFaulty ? nil : limit)
+            context.hardware?.coinAcceptor.setBillLimit(context.isFaulty ? nil : limit)
         case .requestCardVend(let reader, let vend, let price, let slot):
-            guard let item = devices.setup.itemNumber(of: slot),
-                devices.hardware?.cardReaders?.post(.requestVend(vend, price: price, item: item), to: reader) == true
+            guard let item = context.setup.itemNumber(of: slot),
+                context.hardware?.cardReaders?.post(.requestVend(vend, price: price, item: item), to: reader) == true
             else {
                 logger.error("\(vend): \(reader) is not attached; the VEND REQUEST is not sent")
                 return .cardVendNotSent(vend)
             }
         case .cancelCardVend(let reader, let vend):
-            devices.hardware?.cardReaders?.post(.cancelVend(vend), to: reader)
+            context.hardware?.cardReaders?.post(.cancelVend(vend), to: reader)
         case .settleCardVend(let settlement):
             // Kept by the machine until the reader acknowledges: told again when it is attached.
-            devices.hardware?.cardReaders?.post(.settle(settlement, item: devices.item(settlement.slot)), to: settlement.reader)
+            context.hardware?.cardReaders?.post(.settle(settlement, item: context.item(settlement.slot)), to: settlement.reader)
         case .endCardSession(let reader):
-            devices.hardware?.cardReaders?.post(.endSession, to: reader)
+            context.hardware?.cardReaders?.post(.endSession, to: reader)
         case .setCardAcceptance(let accepting):
-            devices.hardware?.cardReaders?.setCardAcceptance(accepting && !devices.isFaulty)
+            context.hardware?.cardReaders?.setCardAcceptance(accepting && !context.isFaulty)
         case .reportCashSale(let price, let slot):
-            devices.hardware?.cardReaders?.postToEveryReader(.cashSale(price: price, item: devices.item(slot)))
+            context.hardware?.cardReaders?.postToEveryReader(.cashSale(price: price, item: context.item(slot)))
         case .event(let event):
-            events.publish(event, format: devices.format, at: timekeeper.wallClockMilliseconds)
+            events.publish(event, format: context.format, at: timekeeper.wallClockMilliseconds)
         }
         return nil
     }
@@ -427,7 +427,9 @@ final class MachineController: Sendable {
         if let bank = hardware.payouts { InterruptedPayoutTakeover(controller: self, bank: bank).run() }
         handOverCardReaders(to: hardware)
         // Starting announces switch positions, which are inputs themselves.
-        hardware.start(routingTo: inputs, events: deviceEvents, lastSequence: { cursors[$0] })
+        hardware.start(
+            reportingTo: DeviceReportRoute(logger: logger, notices: notices, machine: inputs, dispenser: hardware.dispenser),
+            lastSequence: { cursors[$0] })
         // On the lane, in its order with the inputs that change acceptance and the bill limit.
         inbox.runAndWait { [self] in
             let (accepts, billLimit) = owned.withValue { (Self.acceptsCoins($0), Self.billLimit($0)) }

@@ -29,8 +29,9 @@ struct Startup {
     /// The DEX port; nil without a `dex:` section.
     var dex: DEXService? = nil
 
-    /// `relayLane` runs the dispenser's timers, apart from everything that may wait on storage.
-    static func begin(_ options: DaemonOptions, timekeeper: any Timekeeper, relayLane: any Timekeeper, logger: Logger) async -> Result<
+    /// `relayTimers` runs the dispenser's timers on a thread of their own, apart from everything
+    /// that may wait on storage.
+    static func begin(_ options: DaemonOptions, timekeeper: any Timekeeper, relayTimers: any Timekeeper, logger: Logger) async -> Result<
         Startup, StartupFailure
     > {
         let config: VenddConfig
@@ -77,7 +78,7 @@ struct Startup {
         }
         let controller = MachineController(
             machine: machine, store: store, config: config, logger: logger, timekeeper: timekeeper,
-            relayLane: relayLane, outbox: outbox)
+            relayTimers: relayTimers, outbox: outbox)
         let interruptedVendSlot = controller.resolveInterruptedVend()
         if let rejection = controller.reconfigure(to: config) {
             return .failure(
@@ -91,7 +92,7 @@ struct Startup {
             let hardware = try bringUpHardware(config, options: options, controller: controller, logger: logger)
             controller.attach(hardware, interruptedVendSlot: interruptedVendSlot)
         } catch {
-            return .failure(StartupFailure(status: ExitStatus.unavailable, message: "\(error)"))
+            return .failure(StartupFailure(status: (error as? HardwareError)?.exitStatus ?? ExitStatus.unavailable, message: "\(error)"))
         }
 
         // The zones read before the socket answers, so the first status already shows them.
@@ -220,9 +221,9 @@ struct Startup {
             logger.notice("simulated hardware: drive it with `vendctl sim …`")
             return try Hardware.simulated(
                 config, stateDirectory: options.stateDirectory ?? config.stateDirectory, lineLogPath: options.lineLog,
-                timekeeper: controller.timekeeper, relayLane: controller.relayLane, notify: notify)
+                timekeeper: controller.timekeeper, relayTimers: controller.relayTimers, notify: notify)
         }
-        let hardware = try Hardware.real(config, timekeeper: controller.timekeeper, relayLane: controller.relayLane, notify: notify)
+        let hardware = try Hardware.real(config, timekeeper: controller.timekeeper, relayTimers: controller.relayTimers, notify: notify)
         logger.notice("GPIO: \(hardware.gpioDescription); every relay requested inactive; coins: \(hardware.coinAcceptorDescription)")
         return hardware
     }

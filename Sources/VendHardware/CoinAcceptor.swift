@@ -33,15 +33,13 @@ public enum CoinAcceptorEvent: Sendable, Equatable {
     case deviceNotice(String, isFault: Bool)
 }
 
-/// Where a coin acceptor's events go: called on the driver's own thread (or the caller's, in
-/// simulation), one event at a time, in the order they happened.
-public typealias CoinAcceptorEventHandler = @Sendable (CoinAcceptorEvent) -> Void
-
 /// A coin acceptor behind any protocol (ccTalk, one byte per coin, simulation).
 public protocol CoinAcceptor: Sendable {
     /// Starts talking to the device. `lastSequence` gives, per event source, the last coin event
-    /// already credited, so nothing buffered in the device is credited twice or lost.
-    func start(lastSequence: @escaping @Sendable (String) -> UInt64?, deliver: @escaping CoinAcceptorEventHandler)
+    /// already credited, so nothing buffered in the device is credited twice or lost. Its events
+    /// go to `report` (`.cash`, and a card reader's on the same bus `.card`) on the driver's own
+    /// thread (or the caller's, in simulation), one at a time, in the order they happened.
+    func start(lastSequence: @escaping @Sendable (String) -> UInt64?, report: @escaping DeviceReportHandler)
     /// Enable (true) or inhibit (false) acceptance of every configured channel. Takes effect in
     /// call order: the device ends in the state of the last call.
     func setAcceptance(_ enabled: Bool)

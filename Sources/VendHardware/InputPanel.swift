@@ -15,19 +15,17 @@ public enum PanelEvent: Sendable, Equatable {
 }
 
 /// Every input line of the configuration — slot buttons, action buttons, drop sensors —
-/// requested once, debounced ("stable for N ms"), and turned into `PanelEvent`s. An edge that
+/// requested once, debounced ("stable for N ms"), and reported as `PanelEvent`s. An edge that
 /// needs no debounce period (none configured, or the kernel debounces) becomes an event on the
 /// backend's thread at once; the others when their timer finds them stable.
 public final class InputPanel: Sendable {
-    public typealias Handler = @Sendable (PanelEvent) -> Void
-
     private enum Role: Sendable {
         case slotButton(SlotID), action(ButtonAction), dropSensor(LineReference)
     }
 
     private struct Running {
         var debouncer: Debouncer
-        let handler: Handler
+        let report: DeviceReportHandler
     }
 
     private let group: any GPIOInputGroup
@@ -63,15 +61,17 @@ public final class InputPanel: Sendable {
     }
 
     /// Starts reading the lines: switches already on (service key, open door) are announced
-    /// first, then every debounced change goes to `handler`. `lost` is called if the lines stop
-    /// delivering.
-    public func start(_ handler: @escaping Handler, lost: @escaping @Sendable () -> Void) {
+    /// first, then every debounced change goes to `report` (`.panel`), and `.failed` if the lines
+    /// stop delivering.
+    public func start(_ report: @escaping DeviceReportHandler) {
         let initial = (try? group.currentValues()) ?? Array(repeating: false, count: roles.count)
         running.withLock { running in
-            running = Running(debouncer: Debouncer(initialLevels: initial, periods: periods), handler: handler)
-            announceSwitchPositions(initial, handler)
+            running = Running(debouncer: Debouncer(initialLevels: initial, periods: periods), report: report)
+            announceSwitchPositions(initial, report)
         }
-        group.start(deliver: { [self] edges in receive(edges) }, lost: lost)
+        group.start(
+            deliver: { [self] edges in receive(edges) },
+            lost: { report(.failed("the GPIO inputs stopped delivering events (chip removed or driver error)")) })
     }
 
     /// Whether the GPIO backend (libgpiod v2, in the kernel) filters bounces, not this panel.
@@ -109,16 +109,16 @@ public final class InputPanel: Sendable {
     private func emitSettled(at instant: ContinuousClock.Instant, _ running: inout Running) {
         for change in running.debouncer.settle(at: instant) {
             if let event = meaning(of: roles[change.line], isActive: change.isActive, at: change.at) {
-                running.handler(event)
+                running.report(.panel(event))
             }
         }
     }
 
-    private func announceSwitchPositions(_ levels: [Bool], _ handler: Handler) {
+    private func announceSwitchPositions(_ levels: [Bool], _ report: DeviceReportHandler) {
         for (role, level) in zip(roles, levels) {
             switch role {
-            case .action(.serviceMode) where level: handler(.serviceKey(on: true))
-            case .action(.door) where level: handler(.door(open: true))
+            case .action(.serviceMode) where level: report(.panel(.serviceKey(on: true)))
+            case .action(.door) where level: report(.panel(.door(open: true)))
             default: break
             }
         }

@@ -2,7 +2,7 @@
 public struct NoCoinAcceptor: CoinAcceptor {
     public init() {}
 
-    public func start(lastSequence: @escaping @Sendable (String) -> UInt64?, deliver: @escaping CoinAcceptorEventHandler) {}
+    public func start(lastSequence: @escaping @Sendable (String) -> UInt64?, report: @escaping DeviceReportHandler) {}
     public func setAcceptance(_ enabled: Bool) {}
     public func stop() async {}
 }

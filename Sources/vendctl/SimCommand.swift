@@ -13,14 +13,14 @@ struct Sim: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Press and release a slot's selection button.")
         @OptionGroup var connection: Connection
         @Argument(help: "The slot, e.g. A1.") var slot: String
-        func run() throws { try send(.simPress(slot: slot), connection) }
+        func run() throws { try send(.sim(.press(slot: slot)), connection) }
     }
 
     struct Jam: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "The next turn of a slot's spiral motor jams away from home.")
         @OptionGroup var connection: Connection
         @Argument(help: "The slot, e.g. B3.") var slot: String
-        func run() throws { try send(.simMotor(slot: slot, action: "jam"), connection) }
+        func run() throws { try send(.sim(.motor(slot: slot, action: "jam")), connection) }
     }
 
     struct MotorMissing: ParsableCommand {
@@ -28,7 +28,7 @@ struct Sim: ParsableCommand {
             commandName: "motor-missing", abstract: "A slot's spiral motor is missing for its next turn (its cam never leaves home).")
         @OptionGroup var connection: Connection
         @Argument(help: "The slot, e.g. B3.") var slot: String
-        func run() throws { try send(.simMotor(slot: slot, action: "missing"), connection) }
+        func run() throws { try send(.sim(.motor(slot: slot, action: "missing")), connection) }
     }
 
     struct FreeMotor: ParsableCommand {
@@ -36,21 +36,21 @@ struct Sim: ParsableCommand {
             commandName: "free-motor", abstract: "Free a jammed spiral and turn its cam home by hand, as the technician does.")
         @OptionGroup var connection: Connection
         @Argument(help: "The slot, e.g. B3.") var slot: String
-        func run() throws { try send(.simMotor(slot: slot, action: "free"), connection) }
+        func run() throws { try send(.sim(.motor(slot: slot, action: "free")), connection) }
     }
 
     struct Coin: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Insert a coin of the given value (e.g. 500, or 0.50).")
         @OptionGroup var connection: Connection
         @Argument(help: "The coin's value in the machine's currency.") var value: String
-        func run() throws { try send(.simCoin(amount: value), connection) }
+        func run() throws { try send(.sim(.coin(amount: value)), connection) }
     }
 
     struct Note: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Insert a note into the MDB bill validator (e.g. 1000).")
         @OptionGroup var connection: Connection
         @Argument(help: "The note's value in the machine's currency.") var value: String
-        func run() throws { try send(.simNote(amount: value), connection) }
+        func run() throws { try send(.sim(.note(amount: value)), connection) }
     }
 
     struct Card: ParsableCommand {
@@ -85,7 +85,7 @@ struct Sim: ParsableCommand {
                 case "slow": .slow(polls: value.flatMap(Int.init) ?? 0)
                 default: .refundFail
                 }
-            try send(.simCard(reader: reader, action: card), connection)
+            try send(.sim(.card(reader: reader, action: card)), connection)
         }
     }
 
@@ -94,20 +94,20 @@ struct Sim: ParsableCommand {
         @OptionGroup var connection: Connection
         @Argument(help: "The slot, e.g. A1.") var slot: String
         @Argument(help: "ok (the item drops) or fail (it jams).") var outcome: DropOutcome
-        func run() throws { try send(.simDrop(slot: slot, succeeds: outcome == .ok), connection) }
+        func run() throws { try send(.sim(.drop(slot: slot, succeeds: outcome == .ok)), connection) }
     }
 
     struct CoinReturn: ParsableCommand {
         static let configuration = CommandConfiguration(commandName: "coin-return", abstract: "Press the coin-return button.")
         @OptionGroup var connection: Connection
-        func run() throws { try send(.simCoinReturn, connection) }
+        func run() throws { try send(.sim(.coinReturn), connection) }
     }
 
     struct Key: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Turn the service key switch on or off (it stays there).")
         @OptionGroup var connection: Connection
         @Argument(help: "on or off.") var position: KeyPosition
-        func run() throws { try send(.simKey(on: position == .on), connection) }
+        func run() throws { try send(.sim(.key(on: position == .on)), connection) }
     }
 
     struct Door: ParsableCommand {
@@ -115,7 +115,7 @@ struct Sim: ParsableCommand {
             abstract: "Open or close the door switch: an open door puts the machine in service mode, and every temperature zone sees it.")
         @OptionGroup var connection: Connection
         @Argument(help: "open or close.") var position: DoorPosition
-        func run() throws { try send(.simDoor(open: position == .open), connection) }
+        func run() throws { try send(.sim(.door(open: position == .open)), connection) }
     }
 
     struct Temp: ParsableCommand {
@@ -124,7 +124,7 @@ struct Sim: ParsableCommand {
         @OptionGroup var connection: Connection
         @Argument(help: "The zone, e.g. chilled.") var zone: String
         @Argument(help: "Degrees Celsius, e.g. 9 or 7.5.") var value: String
-        func run() throws { try send(.simTemp(zone: zone, value: value), connection) }
+        func run() throws { try send(.sim(.temp(zone: zone, value: value)), connection) }
     }
 
     struct SensorFault: ParsableCommand {
@@ -133,7 +133,7 @@ struct Sim: ParsableCommand {
         @OptionGroup var connection: Connection
         @Argument(help: "The zone, e.g. chilled.") var zone: String
         @Argument(help: "missing, crc, 85 or clear.") var fault: String
-        func run() throws { try send(.simSensorFault(zone: zone, fault: fault), connection) }
+        func run() throws { try send(.sim(.sensorFault(zone: zone, fault: fault)), connection) }
     }
 
     enum DoorPosition: String, ExpressibleByArgument, CaseIterable {

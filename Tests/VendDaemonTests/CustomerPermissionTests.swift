@@ -42,8 +42,8 @@ import Testing
 
     @Test func everythingElseStaysWithTheTechnicians() {
         for command in [
-            ControlCommand.price(slot: "A1", amount: "100"), .service(on: true), .simCoin(amount: "500"),
-            .simPress(slot: "A1"), .simKey(on: true),
+            ControlCommand.price(slot: "A1", amount: "100"), .service(on: true), .sim(.coin(amount: "500")),
+            .sim(.press(slot: "A1")), .sim(.key(on: true)),
         ] {
             #expect(Self.refusal(Self.display, command, key: true) == .forbidden, "\(command.op)")
         }

@@ -10,23 +10,23 @@ import VendingCore
 /// A coin acceptor that answers on its caller's stack: enabling it hands over the coin held in
 /// its throat at once. Before the inbox, this called back into the machine's lock and deadlocked.
 final class EagerAcceptor: CoinAcceptor {
-    private let deliver = Mutex<CoinAcceptorEventHandler?>(nil)
+    private let report = Mutex<DeviceReportHandler?>(nil)
     private let coins = Mutex<UInt64>(0)
     private let coin: Money
 
     init(coin: Money) { self.coin = coin }
 
-    func start(lastSequence: @escaping @Sendable (String) -> UInt64?, deliver: @escaping CoinAcceptorEventHandler) {
-        self.deliver.withLock { $0 = deliver }
+    func start(lastSequence: @escaping @Sendable (String) -> UInt64?, report: @escaping DeviceReportHandler) {
+        self.report.withLock { $0 = report }
     }
 
     func setAcceptance(_ enabled: Bool) {
-        guard enabled, let deliver = deliver.withLock({ $0 }) else { return }
+        guard enabled, let report = report.withLock({ $0 }) else { return }
         let sequence = coins.withLock { count in
             count += 1
             return count
         }
-        deliver(.accepted(AcceptedCoin(channel: 1, value: coin, event: CoinEventID(source: "eager", sequence: sequence))))
+        report(.cash(.accepted(AcceptedCoin(channel: 1, value: coin, event: CoinEventID(source: "eager", sequence: sequence)))))
     }
 
     func stop() async {}

@@ -51,7 +51,7 @@ import VendingCore
         for round in 0..<20 {
             #expect(!rig.world.coinAcceptor.isAccepting)
             _ = CommandHandler.handle(ControlRequest(.restock(slot: slot.rawValue, count: 1)), peer: Self.root, controller: rig.controller)
-            let coin = CommandHandler.handle(ControlRequest(.simCoin(amount: "500")), peer: Self.root, controller: rig.controller)
+            let coin = CommandHandler.handle(ControlRequest(.sim(.coin(amount: "500"))), peer: Self.root, controller: rig.controller)
             #expect(coin.ok, "round \(round): \(coin.message ?? "")")
             rig.controller.sendAndWait(.unload(slot, count: 1))
         }

@@ -14,21 +14,21 @@ struct ControllerRig {
     let directory: TemporaryDirectory
     let config: VenddConfig
     let time = ManualTimekeeper()
-    /// The dispenser's timers: `time` itself unless the rig was made with a relay lane of its own.
+    /// The dispenser's timers: `time` itself unless the rig was made with relay timers of their own.
     let relayTime: ManualTimekeeper
     let controller: MachineController
     let hardware: Hardware
 
     /// `edit` may change the sample configuration's text; with `directory`, the machine is
     /// restored from the state left there (a restart), otherwise it starts new.
-    /// `devices` may swap parts of the simulated hardware. `separateRelayLane` gives the
+    /// `devices` may swap parts of the simulated hardware. `separateRelayTimers` gives the
     /// dispenser's timers a clock of their own (`relayTime`), as vendd's `vendd-relays` thread.
     init(
-        edit: (String) -> String = { $0 }, directory existing: TemporaryDirectory? = nil, separateRelayLane: Bool = false,
+        edit: (String) -> String = { $0 }, directory existing: TemporaryDirectory? = nil, separateRelayTimers: Bool = false,
         logger: Logger = Logger(label: "test"),
         devices: (Hardware, ManualTimekeeper) -> Hardware = { hardware, _ in hardware }
     ) throws {
-        relayTime = separateRelayLane ? ManualTimekeeper() : time
+        relayTime = separateRelayTimers ? ManualTimekeeper() : time
         directory = try existing ?? TemporaryDirectory()
         let sample = try String(contentsOf: repositoryRoot.appendingPathComponent("config/examples/cctalk-coins.yaml"), encoding: .utf8)
         let configPath = directory.path + "/vendd.yaml"
@@ -37,12 +37,12 @@ struct ControllerRig {
         let store = try MachineStore(directory: directory.path)
         let machine = try Startup.restore(from: store, config: config, outbox: nil, now: time.wallClockMilliseconds, logger: logger).get()
         controller = MachineController(
-            machine: machine, store: store, config: config, logger: logger, timekeeper: time, relayLane: relayTime)
+            machine: machine, store: store, config: config, logger: logger, timekeeper: time, relayTimers: relayTime)
         if existing != nil { _ = controller.resolveInterruptedVend() }
         let notices = controller.notices
         hardware = devices(
             try Hardware.simulated(
-                config, stateDirectory: directory.path, timekeeper: time, relayLane: relayTime,
+                config, stateDirectory: directory.path, timekeeper: time, relayTimers: relayTime,
                 notify: { notices.post($0) }), time)
         controller.attach(hardware)
         controller.settle()

@@ -19,7 +19,7 @@ import VendingCore
 final class ProbeAcceptor: CoinAcceptor {
     private let state = Mutex<(accepting: Bool, onEnable: (@Sendable () -> Void)?)>((false, nil))
 
-    func start(lastSequence: @escaping @Sendable (String) -> UInt64?, deliver: @escaping CoinAcceptorEventHandler) {}
+    func start(lastSequence: @escaping @Sendable (String) -> UInt64?, report: @escaping DeviceReportHandler) {}
 
     func setAcceptance(_ enabled: Bool) {
         if enabled, let hook = takeHook() { hook() }
@@ -147,11 +147,13 @@ final class Flag: Sendable {
         }
         let rig = try ControllerRig(logger: logger)
         let controller = rig.controller
+        // The door's reports take the route the GPIO thread's take.
+        let devices = DeviceReportRoute(logger: logger, notices: controller.notices, machine: controller.inputs, dispenser: rig.hardware.dispenser)
         let rounds = 400
         var wrong: [String] = []
         for round in 0..<rounds {
             let technicianOn = round % 2 == 0
-            controller.deviceEvents.handle(.door(open: true))
+            devices.report(.panel(.door(open: true)))
             controller.settle()
             doorClosing.set(false)
             spin.length = (round % 100) * 20
@@ -165,7 +167,7 @@ final class Flag: Sendable {
             }
             technician.start()
             while !technicianReady.isSet {}
-            controller.deviceEvents.handle(.door(open: false))
+            devices.report(.panel(.door(open: false)))
             technicianDone.wait()
             controller.settle()
             if controller.currentMachine.isInServiceMode != technicianOn {

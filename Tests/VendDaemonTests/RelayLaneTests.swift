@@ -10,7 +10,7 @@ import VendingCore
 /// must still end.
 @Suite(.timeLimit(.minutes(1))) struct RelayLaneTests {
     @Test func aPulseEndsOnTimeWhileTheMachineIsStuckInTheJournal() async throws {
-        let rig = try ControllerRig(separateRelayLane: true)
+        let rig = try ControllerRig(separateRelayTimers: true)
         let slot = try #require(rig.config.slots.first { $0.id == "A1" })  // 1 200원, a 600 ms pulse
         let relay = try #require(slot.relay)
         rig.controller.sendAndWait(.restock(slot.id, count: nil, loadedAt: nil))

@@ -1,5 +1,5 @@
 import MDB
-import MDBSimulator
+import MDBSocketSimulator
 import SimulatedMDB
 import VendSettings
 import VendTime

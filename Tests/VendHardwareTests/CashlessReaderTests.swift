@@ -1,6 +1,6 @@
 import Foundation
 import MDB
-import MDBSimulator
+import MDBSocketSimulator
 import SimulatedMDB
 import Testing
 import VendingCore

@@ -146,7 +146,7 @@ import VendingCore
         let config = try HardwareFixtures.config()
         let chip = SimulatedGPIOChip(timekeeper: time)
         let panel = try InputPanel(chip: chip, slots: config.slots, buttons: config.buttons, timekeeper: time)
-        panel.start(events.record, lost: {})
+        panel.start(events.record)
         // A bouncing press: 10 edges 100 µs apart, ending pressed; the 20 ms period starts at the last.
         for edge in 0..<10 {
             chip.drive(.offset(1), active: edge % 2 == 0 || edge == 9)
@@ -155,21 +155,21 @@ import VendingCore
         time.advance(by: .milliseconds(19))
         #expect(events.all.isEmpty)
         time.advance(by: .milliseconds(1))
-        #expect(events.all == [.slotButtonPressed("A1")])
+        #expect(events.all == [.panel(.slotButtonPressed("A1"))])
         chip.drive(.offset(1), active: false)
         chip.drive(.offset(4), active: true)
         time.advance(by: .milliseconds(60))
         chip.drive(.offset(4), active: false)
         time.advance(by: .milliseconds(60))
         panel.release()
-        #expect(events.all == [.slotButtonPressed("A1"), .serviceKey(on: true), .serviceKey(on: false)])
+        #expect(events.all == [.panel(.slotButtonPressed("A1")), .panel(.serviceKey(on: true)), .panel(.serviceKey(on: false))])
     }
 
     @Test func aReleaseWithinThePeriodIsABounceNotAPress() throws {
         let config = try HardwareFixtures.config()
         let chip = SimulatedGPIOChip(timekeeper: time)
         let panel = try InputPanel(chip: chip, slots: config.slots, buttons: config.buttons, timekeeper: time)
-        panel.start(events.record, lost: {})
+        panel.start(events.record)
         chip.drive(.offset(1), active: true)
         time.advance(by: .milliseconds(19))
         chip.drive(.offset(1), active: false)
@@ -182,7 +182,7 @@ import VendingCore
         let chip = SimulatedGPIOChip(timekeeper: time)
         let panel = try InputPanel(chip: chip, slots: config.slots, buttons: config.buttons, timekeeper: time)
         chip.drive(.offset(4), active: true)  // before start: nobody is listening yet
-        panel.start(events.record, lost: {})
-        #expect(events.all == [.serviceKey(on: true)])
+        panel.start(events.record)
+        #expect(events.all == [.panel(.serviceKey(on: true))])
     }
 }

@@ -60,7 +60,7 @@ final class OutcomeLog: Sendable {
 
 /// Collects what the input panel reports.
 final class PanelLog: Sendable {
-    private let storage = Mutex<[PanelEvent]>([])
-    var all: [PanelEvent] { storage.withLock { $0 } }
-    var record: InputPanel.Handler { { event in self.storage.withLock { $0.append(event) } } }
+    private let storage = Mutex<[DeviceReport]>([])
+    var all: [DeviceReport] { storage.withLock { $0 } }
+    var record: DeviceReportHandler { { report in self.storage.withLock { $0.append(report) } } }
 }

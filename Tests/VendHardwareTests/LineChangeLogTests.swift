@@ -19,7 +19,7 @@ import VendingCore
         let config = try HardwareFixtures.config()
         let time = ManualTimekeeper()
         let log = try LineChangeLog(path: path)
-        let world = SimulatedWorld(
+        let world = try SimulatedWorld(
             slots: config.slots, buttons: config.buttons, coinChannels: [], timekeeper: time, defaultChip: "sim", lineLog: log)
         let dispenser = try Dispenser(chip: world.chip, slots: config.slots, timekeeper: time, notify: { _ in })
         let before = MonotonicClock.nanoseconds

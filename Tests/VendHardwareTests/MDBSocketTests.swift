@@ -1,6 +1,6 @@
 import Foundation
 import MDB
-import MDBSimulator
+import MDBSocketSimulator
 import SimulatedMDB
 import Testing
 import VendSettings
@@ -33,7 +33,7 @@ import VendingCore
 
     @Test func coinsBillsAndPayoutsOverTheQibixxLinesAndAReconnectAfterUnplug() async throws {
         let path = Self.socketPath()
-        let simulator = try MDBSimulator(socketPath: path)
+        let simulator = try MDBSocketSimulator(socketPath: path)
         defer { simulator.unplug() }
         simulator.with { $0.changer.tubes[0...3] = [10, 10, 10, 10] }
         let log = MDBEventLog()
@@ -75,7 +75,7 @@ import VendingCore
     /// stall limit the payout ends, the chunk in flight unknown, and the machine is not held.
     @Test func anInterfaceUnpluggedForGoodMidPayoutEndsItUnknownAfterTheStallLimit() async throws {
         let path = Self.socketPath()
-        let simulator = try MDBSimulator(socketPath: path)
+        let simulator = try MDBSocketSimulator(socketPath: path)
         defer { simulator.unplug() }
         simulator.with { devices in
             devices.changer.tubes[0...3] = [100, 40, 0, 40]
@@ -115,7 +115,7 @@ import VendingCore
         let bus = MDBBus(settings: Self.settings(path), timekeeper: SystemTimekeeper())
         bus.start(lastSequence: { _ in nil }, deliver: log.record)
         #expect(waitFor { !log.faults.isEmpty })
-        let simulator = try MDBSimulator(socketPath: path)
+        let simulator = try MDBSocketSimulator(socketPath: path)
         defer { simulator.unplug() }
         #expect(waitFor { log.notices.contains { $0.hasPrefix("MDB interface ready") } })
         #expect(log.faults.filter { $0.hasPrefix("MDB interface: cannot open unix:\(path)") }.count == 1)

@@ -90,9 +90,9 @@ private func won(_ amount: Int64) -> Money { Money(minorUnits: amount, currency:
 /// Found by the power-cut tier: a hopper journaled as asked for less than one of its coins sent
 /// no command, so it paid nothing of the payout, even when its counter can no longer say (reset).
 @Suite struct SingleCoinResolutionTests {
-    @Test func aHopperAskedForLessThanItsCoinPaidNothingEvenAfterAReset() {
+    @Test func aHopperAskedForLessThanItsCoinPaidNothingEvenAfterAReset() throws {
         // A hopper never used: counter 0, as after a power-up.
-        let hopper = SimulatedHopper(coin: won(500), identity: "hopper", coins: 10, memoryFile: nil, timekeeper: ManualTimekeeper())
+        let hopper = try SimulatedHopper(coin: won(500), identity: "hopper", coins: 10, memoryFile: nil, timekeeper: ManualTimekeeper())
         let part = LockedBox<InterruptedPayoutPart?>(nil)
         hopper.resolveInterrupted(InterruptedPayoutRecord(amount: won(420), keptCounter: 5, holding: nil)) { part.set($0) }
         #expect(part.value == InterruptedPayoutPart(paid: won(0), cannotTell: nil))

@@ -2,7 +2,7 @@ import CcTalk
 import CcTalkSimulator
 import Foundation
 import MDB
-import MDBSimulator
+import MDBSocketSimulator
 import SimulatedMDB
 import Testing
 import VendSettings

@@ -1,6 +1,6 @@
 import Foundation
 import MDB
-import MDBSimulator
+import MDBSocketSimulator
 import SimulatedMDB
 import Testing
 import VendControl
@@ -13,7 +13,7 @@ import VenddTestSupport
         // @unchecked: used from one test at a time.
         let reader = SimulatedCashlessReader(address: .cashless1)
         let mdb: MDBProcessTests.Rig
-        var simulator: MDBSimulator { mdb.simulator }
+        var simulator: MDBSocketSimulator { mdb.simulator }
         var daemon: DaemonHarness { mdb.daemon }
 
         init() throws {
@@ -41,7 +41,7 @@ import VenddTestSupport
         func killWhileAwaitingTheApproval() throws {
             try startSelling()
             simulator.with { _ in reader.faults.approvalPolls = 100_000 }
-            try daemon.send(.simPress(slot: "A1"))
+            try daemon.send(.sim(.press(slot: "A1")))
             try daemon.waitForLog("waiting for the approval")
             guard simulator.wait(until: { _ in self.reader.state == .vend }) else {
                 throw HarnessError("the VEND REQUEST never reached the reader; log:\n\(daemon.allLogs)")
@@ -79,14 +79,14 @@ import VenddTestSupport
         defer { rig.tearDown() }
         try rig.startSelling()
         // Selection first: press, then the reader asks for the card and approves.
-        try rig.daemon.send(.simPress(slot: "A1"))  // 1,200 won
+        try rig.daemon.send(.sim(.press(slot: "A1")))  // 1,200 won
         _ = try rig.daemon.waitUntil("the card sale") { $0.books.cardSales?["cashless1"] == "1200" }
         // Card first: tap, then select within the card's funds (once the reader has been told
         // VEND SUCCESS and waits for a card again).
         #expect(rig.simulator.wait { _ in rig.reader.state == .enabled })
         rig.simulator.with { _ in rig.reader.presentCard(funds: 300) }
         _ = try rig.daemon.waitUntil("the card session") { $0.cardSession != nil }
-        try rig.daemon.send(.simPress(slot: "A2"))
+        try rig.daemon.send(.sim(.press(slot: "A2")))
         let status = try rig.daemon.waitUntil("the second card sale") { $0.books.cardSales?["cashless1"] == "2400" && $0.cardSession == nil }
         #expect(status.books.sales == "0" && status.books.coinsIn == "0", "card money stays out of the cash books")
         #expect(status.books.itemsSold == 2)
@@ -113,8 +113,8 @@ import VenddTestSupport
         let rig = try Rig()
         defer { rig.tearDown() }
         try rig.startSelling()
-        try rig.daemon.send(.simDrop(slot: "A1", succeeds: false))  // the drop window stays open
-        try rig.daemon.send(.simPress(slot: "A1"))
+        try rig.daemon.send(.sim(.drop(slot: "A1", succeeds: false)))  // the drop window stays open
+        try rig.daemon.send(.sim(.press(slot: "A1")))
         try rig.daemon.waitForLog("approved by cashless #1 for")
         rig.daemon.signal(SIGKILL)
         _ = try rig.daemon.waitForExit()
@@ -180,16 +180,16 @@ import VenddTestSupport
         let rig = try Rig()
         defer { rig.tearDown() }
         try rig.startSelling()
-        try rig.daemon.send(.simPress(slot: "A1"))
+        try rig.daemon.send(.sim(.press(slot: "A1")))
         _ = try rig.daemon.waitUntil("the first sale") { $0.books.cardSales?["cashless1"] == "1200" }
         #expect(rig.simulator.wait { _ in rig.reader.state == .enabled })
         rig.simulator.with { _ in rig.reader.faults.deny = true }
-        try rig.daemon.send(.simPress(slot: "A1"))
+        try rig.daemon.send(.sim(.press(slot: "A1")))
         try rig.daemon.waitForLog("denied by cashless #1")
         #expect(rig.simulator.wait { _ in rig.reader.state == .enabled })
         rig.simulator.with { _ in rig.reader.presentCard(funds: 300) }
         _ = try rig.daemon.waitUntil("the card session") { $0.cardSession != nil }
-        try rig.daemon.send(.simPress(slot: "A2"))
+        try rig.daemon.send(.sim(.press(slot: "A2")))
         _ = try rig.daemon.waitUntil("the second sale") { $0.books.cardSales?["cashless1"] == "2400" }
         #expect(!rig.daemon.log.contains("OUT OF SEQUENCE"), "\(rig.daemon.log)")
         #expect(try rig.daemon.stop() == 0)

@@ -67,7 +67,7 @@ final class HopperRig: @unchecked Sendable {
         let before = Int(try daemon.status().books.coinsIn) ?? 0
         for inserted in 1...count {
             switch bus {
-            case .ownPort: _ = try daemon.send(.simCoin(amount: "500"))
+            case .ownPort: _ = try daemon.send(.sim(.coin(amount: "500")))
             case .acceptorsBus:
                 // Position 4 is 500원 in the sample's channel table.
                 guard simulator.insert(4) == .accepted else { throw HarnessError("the acceptor returned a 500원 coin") }

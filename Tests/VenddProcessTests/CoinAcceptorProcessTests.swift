@@ -34,7 +34,7 @@ import VenddTestSupport
         }
         try rig.expectCoinsIn(10_000)
         #expect(rig.simulator.wait { !$0.isAccepting })
-        try rig.daemon.send(.simPress(slot: "A4"))
+        try rig.daemon.send(.sim(.press(slot: "A4")))
         _ = try rig.daemon.waitUntil("the sale") { $0.books.itemsSold == 1 && $0.vendInProgress == nil }
         try rig.waitUntilAccepting()
         // Shutting down inhibits the acceptor.

@@ -88,10 +88,10 @@ import VenddTestSupport
             let choice = Int.random(in: 0..<80, using: &random)
             let commands: [ControlCommand]
             switch choice {
-            case 0..<40: commands = [.simCoin(amount: ["50", "100", "500"].randomElement(using: &random)!)]
-            case 40..<64: commands = [.simPress(slot: slots.randomElement(using: &random)!)]
+            case 0..<40: commands = [.sim(.coin(amount: ["50", "100", "500"].randomElement(using: &random)!))]
+            case 40..<64: commands = [.sim(.press(slot: slots.randomElement(using: &random)!))]
             case 64..<72: commands = [.restock(slot: slots.randomElement(using: &random)!, count: 1)]
-            case 72..<79: commands = [.simDrop(slot: slots.randomElement(using: &random)!, succeeds: Bool.random(using: &random))]
+            case 72..<79: commands = [.sim(.drop(slot: slots.randomElement(using: &random)!, succeeds: Bool.random(using: &random)))]
             default: commands = [.service(on: true), .cashCollect, .service(on: false)]
             }
             for command in commands {
@@ -127,7 +127,7 @@ final class TrafficLog: Sendable {
         state.withLock { state in
             state.inFlight = command
             switch command {
-            case .simCoin(let amount): state.totals.unconfirmedCoins += Int64(amount)!
+            case .sim(.coin(let amount)): state.totals.unconfirmedCoins += Int64(amount)!
             case .restock: state.totals.unconfirmedRestocked += 1
             case .cashCollect: state.totals.collectionUnconfirmed = true
             default: break
@@ -139,7 +139,7 @@ final class TrafficLog: Sendable {
         state.withLock { state in
             state.inFlight = nil
             switch command {
-            case .simCoin(let amount):
+            case .sim(.coin(let amount)):
                 state.totals.unconfirmedCoins -= Int64(amount)!
                 if ok { state.totals.coins += Int64(amount)! }
             case .restock:

@@ -28,8 +28,8 @@ import VenddTestSupport
         /// One cola from A4 for 1500 won.
         func sell() throws {
             let sold = try daemon.status().books.itemsSold
-            for _ in 0..<3 { try daemon.send(.simCoin(amount: "500")) }
-            try daemon.send(.simPress(slot: "A4"))
+            for _ in 0..<3 { try daemon.send(.sim(.coin(amount: "500"))) }
+            try daemon.send(.sim(.press(slot: "A4")))
             _ = try daemon.waitUntil("the sale") { $0.books.itemsSold == sold + 1 && $0.vendInProgress == nil }
         }
 

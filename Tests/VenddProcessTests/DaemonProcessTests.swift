@@ -12,9 +12,9 @@ import VendingCore
         defer { daemon.tearDown() }
         try daemon.start()
         try daemon.send(.restock(slot: "A4", count: 3))
-        for _ in 0..<3 { try daemon.send(.simCoin(amount: "500")) }
+        for _ in 0..<3 { try daemon.send(.sim(.coin(amount: "500"))) }
         #expect(try daemon.status().credit == "1500")
-        try daemon.send(.simPress(slot: "A4"))
+        try daemon.send(.sim(.press(slot: "A4")))
         let after = try daemon.waitUntil("the sale") { $0.books.itemsSold == 1 && $0.vendInProgress == nil }
         #expect(after.credit == "0")
         #expect(after.slot("A4")?.stock == 2)
@@ -29,10 +29,10 @@ import VendingCore
         defer { daemon.tearDown() }
         try daemon.start()
         try daemon.send(.restock(slot: "B2", count: nil))
-        try daemon.send(.simCoin(amount: "500"))
-        try daemon.send(.simCoin(amount: "500"))
-        try daemon.send(.simDrop(slot: "B2", succeeds: false))
-        try daemon.send(.simPress(slot: "B2"))
+        try daemon.send(.sim(.coin(amount: "500")))
+        try daemon.send(.sim(.coin(amount: "500")))
+        try daemon.send(.sim(.drop(slot: "B2", succeeds: false)))
+        try daemon.send(.sim(.press(slot: "B2")))
         let after = try daemon.waitUntil("the failed vend") { $0.books.failedVends == 1 && $0.vendInProgress == nil }
         #expect(after.credit == "1000")
         #expect(after.slot("B2")?.stock == 12)
@@ -44,10 +44,10 @@ import VendingCore
         defer { daemon.tearDown() }
         try daemon.start()
         try daemon.send(.restock(slot: "all", count: nil))
-        for coin in ["500", "500", "100", "50"] { try daemon.send(.simCoin(amount: coin)) }
-        try daemon.send(.simPress(slot: "A3"))
+        for coin in ["500", "500", "100", "50"] { try daemon.send(.sim(.coin(amount: coin))) }
+        try daemon.send(.sim(.press(slot: "A3")))
         _ = try daemon.waitUntil("the sale") { $0.books.itemsSold == 1 && $0.vendInProgress == nil }
-        try daemon.send(.simCoin(amount: "500"))
+        try daemon.send(.sim(.coin(amount: "500")))
         let before = try daemon.status()
         #expect(try daemon.stop() == 0)
         let savedFirst = try StateFile.machine(in: daemon.stateDirectory)
@@ -69,7 +69,7 @@ import VendingCore
         defer { daemon.tearDown() }
         try daemon.start()
         try daemon.send(.restock(slot: "A1", count: 2))
-        try daemon.send(.simCoin(amount: "500"))
+        try daemon.send(.sim(.coin(amount: "500")))
         let original = try String(contentsOfFile: daemon.configPath, encoding: .utf8)
         try original.replacingOccurrences(
             of: "    price: 1200\n    capacity: 8\n    button: { line: 2,", with: "    prise: 1200\n    capacity: 8\n    button: { line: 2,"
@@ -95,9 +95,9 @@ import VendingCore
         #expect(reloaded.slot("A1")?.stock == 2)
         #expect(reloaded.credit == "500")
         // The new hardware works: a purchase goes through.
-        try daemon.send(.simCoin(amount: "500"))
-        try daemon.send(.simCoin(amount: "500"))
-        try daemon.send(.simPress(slot: "A1"))
+        try daemon.send(.sim(.coin(amount: "500")))
+        try daemon.send(.sim(.coin(amount: "500")))
+        try daemon.send(.sim(.press(slot: "A1")))
         _ = try daemon.waitUntil("the sale after reload") { $0.books.itemsSold == 1 && $0.vendInProgress == nil }
         #expect(try daemon.stop() == 0)
     }
@@ -107,7 +107,7 @@ import VendingCore
         defer { daemon.tearDown() }
         try daemon.start()
         try daemon.send(.restock(slot: "A1", count: 1))
-        try daemon.send(.simCoin(amount: "100"))
+        try daemon.send(.sim(.coin(amount: "100")))
         let before = try daemon.status()
         let socket = try UnixSocket.connect(to: daemon.socketPath)
         let cases: [(String, String)] = [

@@ -10,7 +10,7 @@ import VenddTestSupport
         let daemon = try DaemonHarness()
         try daemon.start()
         try daemon.send(.restock(slot: "A1", count: 4))
-        try daemon.send(.simCoin(amount: "500"))
+        try daemon.send(.sim(.coin(amount: "500")))
         #expect(try daemon.stop() == 0)
         return daemon
     }
@@ -57,6 +57,25 @@ import VenddTestSupport
         #expect(try daemon.stop() == 0)
     }
 
+    /// A simulated device's memory cut short (as an older vendd's in-place write tore under
+    /// `kill -9`) stops the start by name, with the machine's own state untouched; deleting the
+    /// file, as the message says, starts the device afresh.
+    @Test func aTornSimulatedDeviceMemoryIsRefusedByName() throws {
+        // The sample machine: its MDB changer runs in-process and keeps its tubes.
+        let daemon = try DaemonHarness(config: "config/vendd.yaml")
+        defer { daemon.tearDown() }
+        try daemon.start()
+        try daemon.send(.restock(slot: "A1", count: 4))
+        #expect(try daemon.stop() == 0)
+        let tubes = daemon.stateDirectory + "/simulated-changer-tubes.txt"
+        try "20 20 1".write(toFile: tubes, atomically: false, encoding: .utf8)
+        try expectRefusal(daemon, mentioning: "\(tubes): the memory of the simulated MDB changer cannot be read back")
+        try FileManager.default.removeItem(atPath: tubes)
+        try daemon.start()
+        #expect(try daemon.status().slot("A1")?.stock == 4)
+        #expect(try daemon.stop() == 0)
+    }
+
     @Test func aCorruptSnapshotIsMovedAsideAndStartRefused() throws {
         let daemon = try stoppedMachine()
         defer { daemon.tearDown() }
@@ -81,7 +100,7 @@ import VenddTestSupport
         defer { daemon.tearDown() }
         try daemon.start()
         try daemon.send(.restock(slot: "A1", count: 4))
-        try daemon.send(.simCoin(amount: "500"))
+        try daemon.send(.sim(.coin(amount: "500")))
         daemon.signal(SIGKILL)  // no snapshot: the journal holds the inputs
         _ = try daemon.waitForExit()
         let journal = daemon.stateDirectory + "/journal.log"

@@ -91,10 +91,10 @@ final class Customer: @unchecked Sendable {
                 usleep(2_000)
                 continue
             }
-            _ = try? client.send(.simCoin(amount: "500"))
-            _ = try? ControlClient(path: socketPath).send(.simCoin(amount: "500"))
-            _ = try? ControlClient(path: socketPath).send(.simCoin(amount: "500"))
-            _ = try? ControlClient(path: socketPath).send(.simPress(slot: slots[round % slots.count]))
+            _ = try? client.send(.sim(.coin(amount: "500")))
+            _ = try? ControlClient(path: socketPath).send(.sim(.coin(amount: "500")))
+            _ = try? ControlClient(path: socketPath).send(.sim(.coin(amount: "500")))
+            _ = try? ControlClient(path: socketPath).send(.sim(.press(slot: slots[round % slots.count])))
             if round % 25 == 0 { _ = try? ControlClient(path: socketPath).send(.restock(slot: "all", count: nil)) }
             lock.withLock { count += 1 }
             usleep(5_000)

@@ -30,7 +30,7 @@ import VenddTestSupport
         defer { daemon.tearDown() }
         try daemon.start()
         try daemon.send(.restock(slot: "all", count: nil))
-        try daemon.send(.simTemp(zone: "chilled", value: "9"))
+        try daemon.send(.sim(.temp(zone: "chilled", value: "9")))
         let locked = try daemon.waitUntil("the chilled zone to lock") { $0.zones?.first?.lock != nil }
         let lock = try #require(locked.zones?.first?.lock)
         #expect(lock.cause == "temperature past the limit of 5.0 °C")
@@ -53,7 +53,7 @@ import VenddTestSupport
         #expect(restarted.slot("A2")?.healthLock == "chilled" && restarted.slot("A2")?.available == 0)
         #expect(restarted.slot("A3")?.healthLock == nil)
 
-        for _ in 0..<2 { try daemon.send(.simCoin(amount: "1.00")) }
+        for _ in 0..<2 { try daemon.send(.sim(.coin(amount: "1.00"))) }
         let sandwich = try daemon.client().send(.select(slot: "A2"))
         #expect(sandwich.error?.message.contains("zone chilled failed its food-safety check") == true)
         let water = try daemon.client().send(.select(slot: "A3"))

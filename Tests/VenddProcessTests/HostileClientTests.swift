@@ -17,7 +17,7 @@ import VenddTestSupport
         defer { daemon.tearDown() }
         try daemon.start(openFileLimit: venddOpenFiles)
         try daemon.send(.restock(slot: "all", count: nil))
-        try daemon.send(.simCoin(amount: "500"))
+        try daemon.send(.sim(.coin(amount: "500")))
         let before = try daemon.status()
 
         let attacker = Process()

@@ -1,5 +1,5 @@
 import Foundation
-import MDBSimulator
+import MDBSocketSimulator
 import SimulatedMDB
 import Testing
 import VendControl
@@ -22,7 +22,7 @@ import VenddTestSupport
         _ = try rig.daemon.waitUntil("the changer's tubes known") { $0.exactChangeOnly == false }
         rig.simulator.with { $0.bills.insert(type: 1) }
         _ = try rig.daemon.waitUntil("the note credited") { $0.credit == "5000" }
-        try rig.daemon.send(.simPress(slot: "A1"))
+        try rig.daemon.send(.sim(.press(slot: "A1")))
         #expect(rig.simulator.wait { $0.changer.coinsPaid.count >= coins }, "the change never started; log:\n\(rig.daemon.log)")
         rig.daemon.signal(SIGKILL)
         _ = try rig.daemon.waitForExit()

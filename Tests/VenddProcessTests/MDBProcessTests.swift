@@ -1,5 +1,5 @@
 import Foundation
-import MDBSimulator
+import MDBSocketSimulator
 import SimulatedMDB
 import Testing
 import VendControl
@@ -12,7 +12,7 @@ import VenddTestSupport
     final class Rig: @unchecked Sendable {
         // @unchecked: used from one test at a time.
         let socketDirectory: TemporaryDirectory
-        let simulator: MDBSimulator
+        let simulator: MDBSocketSimulator
         let daemon: DaemonHarness
 
         /// The MDB devices of the sample machine: a changer and a bill validator.
@@ -37,7 +37,7 @@ import VenddTestSupport
         init(devices: String = changerAndValidator, readers: [SimulatedCashlessReader] = []) throws {
             socketDirectory = try TemporaryDirectory()
             let socketPath = socketDirectory.path + "/mdb.sock"
-            simulator = try MDBSimulator(
+            simulator = try MDBSocketSimulator(
                 socketPath: socketPath, changer: devices.contains("changer:"), billValidator: devices.contains("bill_validator:"),
                 readers: readers)
             simulator.with { $0.changer.tubes[0...3] = [20, 20, 20, 20] }
@@ -90,7 +90,7 @@ import VenddTestSupport
         _ = try rig.daemon.waitUntil("the changer's tubes known") { $0.exactChangeOnly == false }
         rig.simulator.with { $0.bills.insert(type: 1) }
         _ = try rig.daemon.waitUntil("the note credited") { $0.books.billsIn == "5000" && $0.credit == "5000" }
-        try rig.daemon.send(.simPress(slot: "A1"))  // 1,200 won
+        try rig.daemon.send(.sim(.press(slot: "A1")))  // 1,200 won
         let status = try rig.daemon.waitUntil("the sale and its change") {
             $0.books.itemsSold == 1 && $0.books.changePaid == "3800" && $0.credit == "0"
         }

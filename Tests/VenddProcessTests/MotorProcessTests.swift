@@ -16,7 +16,7 @@ import VenddTestSupport
 
         // A sale: B3's motor turns once, its cam leaves home and comes back, the item drops.
         #expect(try daemon.vendctl("sim", "coin", "2.00").status == 0)
-        try daemon.send(.simPress(slot: "B3"))
+        try daemon.send(.sim(.press(slot: "B3")))
         let sold = try daemon.waitUntil("the sale") { $0.books.sales == "1.50" && $0.vendInProgress == nil }
         #expect(sold.credit == "0.50" && sold.slot("B3")?.stock == 7)
         try daemon.waitForLog("motor of slot B3 back home after")
@@ -24,7 +24,7 @@ import VenddTestSupport
         // A jam at C5: the cam leaves home and never comes back; the price goes back to credit.
         #expect(try daemon.vendctl("sim", "coin", "1.00").status == 0)
         #expect(try daemon.vendctl("sim", "jam", "C5").status == 0)
-        try daemon.send(.simPress(slot: "C5"))
+        try daemon.send(.sim(.press(slot: "C5")))
         let jammed = try daemon.waitUntil("the jam", timeout: 15) { $0.slot("C5")?.fault == "jammed" && $0.vendInProgress == nil }
         #expect(jammed.credit == "1.50" && jammed.books.failedVends == 1 && jammed.slot("C5")?.stock == 8)
         #expect(jammed.slot("C5")?.available == 0)
@@ -50,7 +50,7 @@ import VenddTestSupport
         #expect(cleared.output == "slot C5 back in service (jammed cleared)\n", "\(cleared.errors)")
         #expect(try daemon.vendctl("service", "off").status == 0)
         try daemon.waitForLog("slot C5 back in service (jammed cleared by")
-        try daemon.send(.simPress(slot: "C5"))
+        try daemon.send(.sim(.press(slot: "C5")))
         let after = try daemon.waitUntil("the sale after clearing") { $0.books.sales == "2.50" && $0.vendInProgress == nil }
         #expect(after.slot("C5")?.fault == nil && after.slot("C5")?.stock == 7 && after.credit == "0.50")
         let audit = try Self.audit(daemon)
@@ -79,13 +79,13 @@ import VenddTestSupport
         #expect(try daemon.vendctl("sim", "coin", "2.00").status == 0)
         // Jammed, the cam stays away for as long as the test needs to cut the power under it.
         #expect(try daemon.vendctl("sim", "jam", "D7").status == 0)
-        try daemon.send(.simPress(slot: "D7"))
+        try daemon.send(.sim(.press(slot: "D7")))
         try daemon.waitForLog("motor of slot D7 started")
         // The simulated cam keeps its position where a real one would: in the machine.
         let cams = daemon.stateDirectory + "/simulated-cams.txt"
         let deadline = Date().addingTimeInterval(5)
-        while (try? String(contentsOfFile: cams, encoding: .utf8)) != "D7", Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
-        #expect(try String(contentsOfFile: cams, encoding: .utf8) == "D7", "the cam left home")
+        while (try? String(contentsOfFile: cams, encoding: .utf8)) != "D7\n", Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
+        #expect(try String(contentsOfFile: cams, encoding: .utf8) == "D7\n", "the cam left home")
         daemon.signal(SIGKILL)
         _ = try daemon.waitForExit()
 
@@ -99,7 +99,7 @@ import VenddTestSupport
         #expect(refused.status == 1 && refused.errors.contains("make another selection"), "\(refused.errors)")
         #expect(!daemon.log.contains("motor of slot D7 started"), "no motor is powered to find out where it is")
         try daemon.send(.restock(slot: "D8", count: 1))
-        try daemon.send(.simPress(slot: "D8"))
+        try daemon.send(.sim(.press(slot: "D8")))
         let neighbour = try daemon.waitUntil("D8's sale") { $0.books.sales == "0.90" && $0.vendInProgress == nil }
         #expect(neighbour.slot("D7")?.fault == "away-from-home" && neighbour.credit == "1.10")
 
@@ -107,7 +107,7 @@ import VenddTestSupport
         #expect(try daemon.vendctl("sim", "free-motor", "D7").status == 0)
         #expect(try daemon.vendctl("slot", "clear", "D7").status == 0)
         #expect(try daemon.vendctl("service", "off").status == 0)
-        try daemon.send(.simPress(slot: "D7"))
+        try daemon.send(.sim(.press(slot: "D7")))
         let sold = try daemon.waitUntil("the sale after clearing") { $0.books.sales == "1.80" && $0.vendInProgress == nil }
         #expect(sold.slot("D7")?.stock == 2 && sold.credit == "0.20")
         #expect(try daemon.stop() == 0)
@@ -121,7 +121,7 @@ import VenddTestSupport
         try daemon.send(.restock(slot: "F10", count: 2))
         #expect(try daemon.vendctl("sim", "coin", "2.00").status == 0)
         #expect(try daemon.vendctl("sim", "motor-missing", "F10").status == 0)
-        try daemon.send(.simPress(slot: "F10"))
+        try daemon.send(.sim(.press(slot: "F10")))
         let missing = try daemon.waitUntil("the missing motor") { $0.slot("F10")?.fault == "motor-missing" && $0.vendInProgress == nil }
         #expect(missing.credit == "2.00" && missing.books.sales == "0.00")
         try daemon.waitForLog("motor of slot F10 did not leave home within 1000 ms")

@@ -68,7 +68,7 @@ import VenddTestSupport
         }
         for _ in 0..<50 where printed.text.withLock({ $0.isEmpty }) {
             // Refused while the acceptor starts up (no event then): tried again.
-            _ = try? daemon.client().send(.simCoin(amount: "500"))
+            _ = try? daemon.client().send(.sim(.coin(amount: "500")))
             _ = try? daemon.client().send(.coinReturn)
             usleep(100_000)
         }
@@ -102,7 +102,7 @@ extension NewcomerMessageTests {
 
         try daemon.requireSuccess(daemon.vendctl("sim", "note", "1000"))
         try daemon.requireSuccess(daemon.vendctl("sim", "coin", "500"))
-        try daemon.send(.simPress(slot: "A1"))
+        try daemon.send(.sim(.press(slot: "A1")))
         _ = try daemon.waitUntil("the change paid") { $0.books.changePaid == "300" && $0.payoutInProgress == nil }
         try daemon.waitForLog("coin changer: paid 300원 of 300원 (3 × 100원)")
         try daemon.waitForLog("bill validator: bill of type 0 (1,000원) in escrow: stacking it")
@@ -124,13 +124,13 @@ extension NewcomerMessageTests {
         defer { daemon.tearDown() }
         try daemon.start()
         try daemon.send(.restock(slot: "all", count: nil))
-        try daemon.send(.simTemp(zone: "chilled", value: "9"))
+        try daemon.send(.sim(.temp(zone: "chilled", value: "9")))
         _ = try daemon.waitUntil("the chilled zone to lock") { $0.zones?.first?.lock != nil }
         daemon.signal(SIGTERM)
         _ = try daemon.waitForExit()
         try daemon.start()
         try daemon.waitForLog("slots stocked; not selling: A1, A2 locked by zone chilled's food-safety check (vendctl zone service chilled)")
-        try daemon.send(.simTemp(zone: "chilled", value: "9"))
+        try daemon.send(.sim(.temp(zone: "chilled", value: "9")))
         _ = try daemon.waitUntil("the zone's reading") { $0.zones?.first?.temperature == "9.0" }
         try daemon.requireSuccess(daemon.vendctl("service", "on"))
         let serviced = try daemon.vendctl("zone", "service", "chilled")

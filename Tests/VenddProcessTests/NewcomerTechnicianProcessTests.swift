@@ -63,10 +63,10 @@ import VenddTestSupport
         #expect(try daemon.vendctl("status").output.hasPrefix("Corridor B, 2nd floor: in service\n"))
         // The same answer without a process to start in between: the switch is debounced (20 ms).
         for _ in 0..<5 {
-            #expect(try daemon.send(.simKey(on: true)).ok)
+            #expect(try daemon.send(.sim(.key(on: true))).ok)
             let on = try daemon.status()
             #expect(on.state == "service-mode" && on.serviceKey == true, "\(on.state)")
-            #expect(try daemon.send(.simKey(on: false)).ok)
+            #expect(try daemon.send(.sim(.key(on: false))).ok)
             let off = try daemon.status()
             #expect(off.state == "in-service" && off.serviceKey == false, "\(off.state)")
         }

@@ -25,7 +25,7 @@ import VenddTestSupport
         defer { daemon.tearDown() }
         try daemon.start()
         _ = try daemon.send(.restock(slot: "A1", count: nil))
-        for _ in 0..<8 { _ = try daemon.send(.simCoin(amount: "500")) }
+        for _ in 0..<8 { _ = try daemon.send(.sim(.coin(amount: "500"))) }
         _ = try daemon.send(.select(slot: "A1"))  // 1 200원 of 4 000원: 2 800원 change
         _ = try daemon.waitUntil("the change to start") { $0.payoutInProgress != nil }
         usleep(500_000)  // a few coins out

@@ -27,7 +27,7 @@ import VenddTestSupport
         #expect(wrong.status == 64 && wrong.errors.contains("it is a note: vendctl sim note 1000"), "\(wrong.errors)")
 
         // A1 costs 1,200원: 300원 of change leaves the changer's tubes.
-        try daemon.send(.simPress(slot: "A1"))
+        try daemon.send(.sim(.press(slot: "A1")))
         let paid = try daemon.waitUntil("the change paid") { $0.books.changePaid == "300" && $0.payoutInProgress == nil }
         #expect(paid.credit == "0" && paid.books.sales == "1200" && paid.books.billsIn == "1000")
         let tubes = paid.payoutDevices?.first?.coins.map { "\($0.valueText)×\($0.count ?? -1)" } ?? []
@@ -35,7 +35,7 @@ import VenddTestSupport
 
         // Selection first, with a slow bank: the status says the vend waits for approval.
         #expect(try daemon.vendctl("sim", "card", "slow", "15").status == 0)
-        try daemon.send(.simPress(slot: "A4"))
+        try daemon.send(.sim(.press(slot: "A4")))
         let waiting = try daemon.waitUntil("the approval wait") { $0.cardVendAwaitingApproval == true }
         #expect(waiting.vendInProgress != nil)
         _ = try daemon.waitUntil("the card sale") { $0.books.cardSales?["cashless1"] == "1500" && $0.vendInProgress == nil }
@@ -46,13 +46,13 @@ import VenddTestSupport
         _ = try daemon.waitUntil("the reader free again") { $0.cardSession == nil && $0.cardReaders?.first?.ready == true }
         #expect(try daemon.vendctl("sim", "card", "tap", "3000").output == "a card on cashless #1 with 3,000원 of funds\n")
         _ = try daemon.waitUntil("the card session") { $0.cardSession != nil }
-        try daemon.send(.simPress(slot: "B2"))
+        try daemon.send(.sim(.press(slot: "B2")))
         let cards = try daemon.waitUntil("the second card sale") { $0.books.cardSales?["cashless1"] == "2500" && $0.cardSession == nil }
         #expect(cards.books.sales == "1200", "card money stays out of the cash books")
 
         // The bank declines: nothing charged, nothing dropped.
         #expect(try daemon.vendctl("sim", "card", "deny").status == 0)
-        try daemon.send(.simPress(slot: "A3"))
+        try daemon.send(.sim(.press(slot: "A3")))
         try daemon.waitForLog("denied by cashless #1: nothing charged, nothing dispensed")
         let after = try daemon.waitUntil("the denied vend over") { $0.vendInProgress == nil }
         #expect(after.books.cardSales?["cashless1"] == "2500" && after.slot("A3")?.stock == 8)
@@ -71,12 +71,12 @@ import VenddTestSupport
         let daemon = try Self.startSampleMachine()
         defer { daemon.tearDown() }
         try daemon.vendctl("sim", "coin", "500")
-        try daemon.send(.simPress(slot: "A3"))  // 1,000원 with 500 of credit: refused
+        try daemon.send(.sim(.press(slot: "A3")))  // 1,000원 with 500 of credit: refused
         try daemon.vendctl("sim", "note", "1000")
-        try daemon.send(.simPress(slot: "A3"))
+        try daemon.send(.sim(.press(slot: "A3")))
         _ = try daemon.waitUntil("the change paid") { $0.books.changePaid == "500" && $0.payoutInProgress == nil }
         try daemon.vendctl("sim", "card", "slow", "200")
-        try daemon.send(.simPress(slot: "A4"))
+        try daemon.send(.sim(.press(slot: "A4")))
         _ = try daemon.waitUntil("the approval wait") { $0.cardVendAwaitingApproval == true }
         daemon.signal(SIGKILL)
         _ = try daemon.waitForExit()

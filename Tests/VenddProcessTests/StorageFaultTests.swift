@@ -41,7 +41,7 @@ import VenddTestSupport
         defer { disk.unmount() }
         try harness.start()
         try harness.send(.restock(slot: "all", count: nil))
-        try harness.send(.simCoin(amount: "500"))
+        try harness.send(.sim(.coin(amount: "500")))
 
         // Twice: the second fault must be noticed and end like the first.
         for (fault, cause, mend) in [
@@ -55,7 +55,7 @@ import VenddTestSupport
             var credited = 0
             var broken = before
             while broken.state == "in-service", credited < 60 * 50 {
-                try harness.send(.simCoin(amount: "50"))
+                try harness.send(.sim(.coin(amount: "50")))
                 credited += 50
                 broken = try harness.status()
             }
@@ -65,9 +65,9 @@ import VenddTestSupport
             #expect(!broken.acceptingCoins, "\(fault)")
             #expect(broken.books.coinsIn == String(Int(before.books.coinsIn)! + credited), "\(fault)")
             // No sale while the state cannot be written: the selection is refused, no relay moves.
-            let refused = try harness.client().send(.simPress(slot: "A3"))
+            let refused = try harness.client().send(.sim(.press(slot: "A3")))
             #expect(refused.ok)  // the press happens; the machine refuses it
-            let coin = try harness.client().send(.simCoin(amount: "50"))
+            let coin = try harness.client().send(.sim(.coin(amount: "50")))
             #expect(!coin.ok, "\(fault): coins are inhibited")
 
             try mend()

@@ -14,7 +14,7 @@ import VenddTestSupport
         }
         defer { daemon.tearDown() }
         try daemon.start()
-        try daemon.send(.simTemp(zone: "chilled", value: "5"))
+        try daemon.send(.sim(.temp(zone: "chilled", value: "5")))
         let deadline = Date().addingTimeInterval(10)
         var answer = try daemon.send(.temps(zone: "chilled", minutes: nil)).temps
         while answer?.zones.first?.samples.last?.last != "5.0" {

@@ -1,6 +1,6 @@
 import Foundation
 import MDB
-import MDBSimulator
+import MDBSocketSimulator
 import SimulatedMDB
 import SocketPlug
 import VendPOSIX
@@ -62,9 +62,10 @@ guard let socketPath = SimulatorConsole.value(after: "--socket") else {
     exit(64)
 }
 
-let simulator: MDBSimulator
+let simulator: MDBSocketSimulator
 do {
-    simulator = try MDBSimulator(socketPath: socketPath, changer: hasChanger, billValidator: hasBills, readers: readers, report: SimulatorConsole.say)
+    simulator = try MDBSocketSimulator(
+        socketPath: socketPath, changer: hasChanger, billValidator: hasBills, readers: readers, report: SimulatorConsole.say)
 } catch {
     StandardError.write("mdb-sim: cannot listen on \(socketPath): \(error)\n")
     exit(71)

@@ -1,18 +1,17 @@
-import Synchronization
 import VendHardware
 import VendSerial
 import VendSettings
 import VendTime
 import VendingCore
 
-/// The MDB bus seen as the daemon's coin acceptor: coins and bills come in through the same
-/// event path as the ccTalk acceptor's coins, and acceptance follows the machine the same way.
+/// The MDB bus seen as the daemon's coin acceptor: coins, bills and the card readers' reports
+/// come in through the same route as the ccTalk acceptor's coins (`DeviceReport`), and
+/// acceptance follows the machine the same way.
 /// The escrow is decided from the bill limit the machine last set; until it sets one, escrowed
 /// bills are returned.
 public final class MDBCashDevices: CoinAcceptor {
     public let bus: MDBBus
     private let settings: MDBSettings
-    private let cardReports = Mutex<(@Sendable (Input) -> Void)?>(nil)
 
     public init(settings: MDBSettings, timekeeper: any Timekeeper, interface: MDBInterfaceLink? = nil) {
         self.settings = settings
@@ -29,21 +28,16 @@ public final class MDBCashDevices: CoinAcceptor {
         return "MDB on \(bus.interfaceName): \(devices.compactMap { $0 }.joined(separator: ", "))"
     }
 
-    /// Where the card readers' reports go (the machine's inbox); until set, they are dropped.
-    public func routeCardReports(_ handler: @escaping @Sendable (Input) -> Void) {
-        cardReports.withLock { $0 = handler }
-    }
-
-    public func start(lastSequence: @escaping @Sendable (String) -> UInt64?, deliver: @escaping CoinAcceptorEventHandler) {
+    public func start(lastSequence: @escaping @Sendable (String) -> UInt64?, report: @escaping DeviceReportHandler) {
         bus.start(
             lastSequence: lastSequence,
             deliver: { event in
                 switch event {
-                case .coinDeposited(let coin): deliver(.accepted(coin))
-                case .billStacked(let value, let id): deliver(.billStacked(value: value, event: id))
-                case .notice(let text, let isFault): deliver(.deviceNotice(text, isFault: isFault))
-                case .dispensedManually(let amount): deliver(.dispensedManually(amount))
-                case .card(let input): self.cardReports.withLock { $0 }?(input)
+                case .coinDeposited(let coin): report(.cash(.accepted(coin)))
+                case .billStacked(let value, let id): report(.cash(.billStacked(value: value, event: id)))
+                case .notice(let text, let isFault): report(.cash(.deviceNotice(text, isFault: isFault)))
+                case .dispensedManually(let amount): report(.cash(.dispensedManually(amount)))
+                case .card(let input): report(.card(input))
                 case .changeInventory, .stacker: break  // kept by the bus (`MDBChangerPayout`, `vendctl status`)
                 }
             })
@@ -61,8 +55,8 @@ public final class CoinAcceptorGroup: CoinAcceptor {
 
     public init(_ members: [any CoinAcceptor]) { self.members = members }
 
-    public func start(lastSequence: @escaping @Sendable (String) -> UInt64?, deliver: @escaping CoinAcceptorEventHandler) {
-        for member in members { member.start(lastSequence: lastSequence, deliver: deliver) }
+    public func start(lastSequence: @escaping @Sendable (String) -> UInt64?, report: @escaping DeviceReportHandler) {
+        for member in members { member.start(lastSequence: lastSequence, report: report) }
     }
 
     public func setAcceptance(_ enabled: Bool) {

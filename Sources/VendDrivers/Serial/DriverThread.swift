@@ -72,8 +72,9 @@ final class DriverControl: Sendable {
 /// Everything a driver's thread body gets.
 struct DriverContext: Sendable {
     let control: DriverControl
-    /// Hands an event over; a coin becomes an input queued in the machine's inbox, never waited
-    /// for (the driver goes on polling while the machine journals it).
+    /// Hands an event over as the device's report (`DeviceReport.cash`): a coin becomes an input
+    /// queued in the machine's inbox, never waited for (the driver goes on polling while the
+    /// machine journals it).
     let emit: @Sendable (CoinAcceptorEvent) -> Void
     /// The last coin event already credited per source (durable state at start).
     let lastSequence: @Sendable (String) -> UInt64?
@@ -93,13 +94,13 @@ final class ThreadedCoinAcceptor: CoinAcceptor {
         control = DriverControl(timekeeper: timekeeper)
     }
 
-    func start(lastSequence: @escaping @Sendable (String) -> UInt64?, deliver: @escaping CoinAcceptorEventHandler) {
+    func start(lastSequence: @escaping @Sendable (String) -> UInt64?, report: @escaping DeviceReportHandler) {
         let alreadyStarted = started.withLock { started in
             defer { started = true }
             return started
         }
         guard !alreadyStarted else { return }
-        let context = DriverContext(control: control, emit: deliver, lastSequence: lastSequence)
+        let context = DriverContext(control: control, emit: { report(.cash($0)) }, lastSequence: lastSequence)
         let body = body, control = control
         PosixThread.start(name: name) {
             body(context)

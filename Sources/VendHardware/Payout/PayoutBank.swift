@@ -50,9 +50,10 @@ public final class PayoutBank: Sendable {
     /// True when a device knows its coins only by a level sensor (a ccTalk hopper).
     public var hasLevelSensedCoins: Bool { devices.contains { $0.levelReading() != nil } }
 
-    /// Calls `changed` whenever a device's coins change other than by its payouts.
-    public func watchInventory(_ changed: @escaping @Sendable () -> Void) {
-        for device in devices { device.watchInventory(changed) }
+    /// Reports the bank's whole inventory (`.changeInventory`) whenever a device's coins change
+    /// other than by its payouts.
+    public func reportInventory(to report: @escaping DeviceReportHandler) {
+        for device in devices { device.watchInventory { [self] in report(.changeInventory(inventory())) } }
     }
 
     /// Pays `amount` through the devices. Before each device is told, `asking` gets its identity

@@ -11,7 +11,7 @@ public final class SimulatedCoinAcceptor: CoinAcceptor {
         var accepting = false
         var running = false
         var sequence: UInt64 = 0
-        var deliver: CoinAcceptorEventHandler?
+        var report: DeviceReportHandler?
     }
 
     private let channels: [CoinChannel]
@@ -24,16 +24,16 @@ public final class SimulatedCoinAcceptor: CoinAcceptor {
         self.channels = channels
     }
 
-    public func start(lastSequence: @escaping @Sendable (String) -> UInt64?, deliver: @escaping CoinAcceptorEventHandler) {
+    public func start(lastSequence: @escaping @Sendable (String) -> UInt64?, report: @escaping DeviceReportHandler) {
         let resumeAt = lastSequence(Self.source) ?? 0
         state.withLock { state in
             state.sequence = resumeAt
             state.running = true
-            state.deliver = deliver
+            state.report = report
         }
         // A machine without a coin acceptor (coins on the MDB changer) hears nothing of this one.
         guard !channels.isEmpty else { return }
-        deliver(.notice("simulated coin acceptor ready (channels \(channels.map { "\($0.channel)" }.joined(separator: ", ")))", isFault: false))
+        report(.cash(.notice("simulated coin acceptor ready (channels \(channels.map { "\($0.channel)" }.joined(separator: ", ")))", isFault: false)))
     }
 
     public func setAcceptance(_ enabled: Bool) {
@@ -68,16 +68,16 @@ public final class SimulatedCoinAcceptor: CoinAcceptor {
     }
 
     private func numberAndDeliver(_ value: Money, on channel: CoinChannel) -> InsertResult {
-        let (result, deliver): (InsertResult, CoinAcceptorEventHandler?) = state.withLock { state in
+        let (result, report): (InsertResult, DeviceReportHandler?) = state.withLock { state in
             guard state.running else { return (.returned(reason: "the acceptor is not running"), nil) }
             guard state.accepting else { return (.returned(reason: "coin acceptance is inhibited"), nil) }
             state.sequence += 1
             let coin = AcceptedCoin(
                 channel: channel.channel, value: value,
                 event: CoinEventID(source: Self.source, sequence: state.sequence))
-            return (.accepted(coin), state.deliver)
+            return (.accepted(coin), state.report)
         }
-        if case .accepted(let coin) = result { deliver?(.accepted(coin)) }
+        if case .accepted(let coin) = result { report?(.cash(.accepted(coin))) }
         return result
     }
 }

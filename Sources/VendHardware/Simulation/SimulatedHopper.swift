@@ -1,18 +1,29 @@
 import Synchronization
-import VendPOSIX
 import VendTime
 import VendingCore
 
 /// A hopper for `--simulate`: one coin value, a coin every `coinInterval`, a ccTalk-like event
 /// counter (1…255, counted once per payout) and the last payout's paid and unpaid coins. Like a
-/// real hopper's memory, this survives vendd: it is kept in `memoryFile`, replaced whole at each
-/// coin, so a restart after `kill -9` mid-payout finds the counter and what was paid.
+/// real hopper's memory, this survives vendd: it is kept in `memoryFile` (`SimulatedDeviceMemory`),
+/// replaced whole at each coin, so a restart after `kill -9` mid-payout finds the counter and what
+/// was paid.
 public final class SimulatedHopper: PayoutDevice {
     private struct Memory: Equatable {
         var counter: UInt64 = 0
         var coins: Int
         var paid: Int = 0
         var unpaid: Int = 0
+
+        init(coins: Int) { self.coins = coins }
+
+        /// Counter, coins, paid and unpaid, as `fields` gives them.
+        init?(fields: [Substring]) {
+            let numbers = fields.compactMap { Int($0) }
+            guard fields.count == 4, numbers.count == 4, numbers.allSatisfy({ $0 >= 0 }) else { return nil }
+            (counter, coins, paid, unpaid) = (UInt64(numbers[0]), numbers[1], numbers[2], numbers[3])
+        }
+
+        var fields: [String] { ["\(counter)", "\(coins)", "\(paid)", "\(unpaid)"] }
     }
 
     private struct State {
@@ -34,20 +45,21 @@ public final class SimulatedHopper: PayoutDevice {
     public var description: String { "simulated hopper (\(coin.decimalString) coins)" }
     private let coinInterval: Duration
     private let timekeeper: any Timekeeper
-    private let memoryFile: String?
+    private let memoryFile: SimulatedDeviceMemory?
     private let state: Mutex<State>
 
+    /// `coins`: what a hopper holds whose `memoryFile` kept nothing yet.
     public init(
         coin: Money, identity: String, coins: Int, coinInterval: Duration = .milliseconds(200),
-        memoryFile: String?, timekeeper: any Timekeeper
-    ) {
+        memoryFile: SimulatedDeviceMemory?, timekeeper: any Timekeeper
+    ) throws(SimulatedDeviceMemory.Unreadable) {
         self.coin = coin
         self.identity = identity
         self.coinInterval = coinInterval
         self.timekeeper = timekeeper
         self.memoryFile = memoryFile
-        let memory = memoryFile.flatMap(Self.read) ?? Memory(coins: coins)
-        state = Mutex(State(memory: memory))
+        let kept = try memoryFile?.recall(Memory.init(fields:))
+        state = Mutex(State(memory: kept ?? Memory(coins: coins)))
     }
 
     public func inventory() -> [ChangeStock] {
@@ -124,19 +136,8 @@ public final class SimulatedHopper: PayoutDevice {
         save(memory)
     }
 
-    // MARK: - The hopper's memory
-
-    /// Whole or not at all (TextFile renames a finished file over the old one): a `kill -9`
-    /// mid-write leaves the last memory, never half of one.
+    /// Whole or not at all: a `kill -9` or a power cut mid-write leaves the last memory.
     private func save(_ memory: Memory) {
-        guard let memoryFile else { return }
-        try? TextFile.write("\(memory.counter) \(memory.coins) \(memory.paid) \(memory.unpaid)\n", to: memoryFile)
-    }
-
-    private static func read(_ file: String) -> Memory? {
-        guard let text = try? TextFile.read(file, limit: 128) else { return nil }
-        let fields = text.split(whereSeparator: \.isWhitespace).compactMap { Int($0) }
-        guard fields.count == 4, fields.allSatisfy({ $0 >= 0 }) else { return nil }
-        return Memory(counter: UInt64(fields[0]), coins: fields[1], paid: fields[2], unpaid: fields[3])
+        memoryFile?.keep(memory.fields)
     }
 }

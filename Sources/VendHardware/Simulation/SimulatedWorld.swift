@@ -1,5 +1,4 @@
 import Synchronization
-import VendPOSIX
 import VendSettings
 import VendTime
 import VendingCore
@@ -25,7 +24,7 @@ public final class SimulatedWorld: Sendable {
     /// Slots whose cam is away from home, kept in `camsFile` like a real spiral's position: a
     /// `kill -9` mid-turn (a power cut) leaves it where it was for the next start.
     private let camsAway: Mutex<Set<SlotID>>
-    private let camsFile: String?
+    private let camsFile: SimulatedDeviceMemory?
     /// Home lines bussed to several motors: as in a matrix machine (US 7,221,115), such a line
     /// shows the cam of the motor under power only, and reads home while none is.
     private let sharedHomes: Set<String>
@@ -39,9 +38,9 @@ public final class SimulatedWorld: Sendable {
     /// `lineLog`, when given, records every level change of every chip's lines.
     public init(
         slots: [SlotConfig], buttons: [ButtonConfig], coinChannels: [CoinChannel], timekeeper: any Timekeeper,
-        matrix: MotorMatrixConfig? = nil, defaultChip: String = "simulated-gpio", camsFile: String? = nil,
+        matrix: MotorMatrixConfig? = nil, defaultChip: String = "simulated-gpio", camsFile: SimulatedDeviceMemory? = nil,
         lineLog: LineChangeLog? = nil
-    ) {
+    ) throws(SimulatedDeviceMemory.Unreadable) {
         let lines = LineUse.all(slots: slots, buttons: buttons, matrix: matrix)
         var simulatedChips = [defaultChip: SimulatedGPIOChip(timekeeper: timekeeper)]
         for name in lines.compactMap(\.chip) where simulatedChips[name] == nil {
@@ -68,7 +67,7 @@ public final class SimulatedWorld: Sendable {
                 chip.observeOutputs { line, active in lineLog.record(chip: name, line: line, .output, active: active) }
             }
         }
-        let away = camsFile.flatMap { try? TextFile.read($0) }.map { Set($0.split(separator: "\n").map { SlotID(String($0)) }) } ?? []
+        let away = try camsFile?.recall { Set($0.map { SlotID(String($0)) }) } ?? []
         camsAway = Mutex(away)
         let homeKeys = slots.compactMap(\.spiral).map { key($0.home.chip, $0.home.line) }
         sharedHomes = Set(homeKeys.filter { home in homeKeys.count { $0 == home } > 1 })
@@ -191,8 +190,7 @@ public final class SimulatedWorld: Sendable {
     private func cam(of slot: SlotID, _ spiral: SpiralConfig, atHome: Bool, at instant: ContinuousClock.Instant? = nil) {
         camsAway.withLock { away in
             let changed = atHome ? away.remove(slot) != nil : away.insert(slot).inserted
-            // A simulation's memory: a file that cannot be written only loses the cam's position.
-            if changed, let camsFile { try? TextFile.write(away.map(\.rawValue).sorted().joined(separator: "\n"), to: camsFile) }
+            if changed { camsFile?.keep(away.map(\.rawValue).sorted()) }
         }
         guard !isShared(spiral.home) || motors.isPowered(slot) else { return }
         drive(spiral.home, active: atHome, at: instant)

@@ -17,19 +17,19 @@ import VenddTestSupport
         try daemon.start()
         _ = try daemon.waitUntil("connected") { $0.fleetOutbox?.connected == true }
         try daemon.send(.restock(slot: "all", count: nil))
-        for _ in 0..<3 { try daemon.send(.simCoin(amount: "500")) }
-        try daemon.send(.simDrop(slot: "A4", succeeds: false))
+        for _ in 0..<3 { try daemon.send(.sim(.coin(amount: "500"))) }
+        try daemon.send(.sim(.drop(slot: "A4", succeeds: false)))
         try daemon.send(.select(slot: "A4"))
         _ = try daemon.waitUntil("the failed vend") { $0.books.failedVends == 1 && $0.vendInProgress == nil }
         try daemon.send(.select(slot: "A4"))
         _ = try daemon.waitUntil("the sale") { $0.books.itemsSold == 1 && $0.vendInProgress == nil }
         try daemon.send(.price(slot: "A1", amount: "1300"))
-        for _ in 0..<3 { try daemon.send(.simCoin(amount: "500")) }
+        for _ in 0..<3 { try daemon.send(.sim(.coin(amount: "500"))) }
         try daemon.send(.select(slot: "A1"))
         _ = try daemon.waitUntil("the change paid") { $0.books.itemsSold == 2 && $0.payoutInProgress == nil && $0.vendInProgress == nil }
         try daemon.send(.service(on: true))
         try daemon.send(.fill(on: true))
-        try daemon.send(.simCoin(amount: "100"))
+        try daemon.send(.sim(.coin(amount: "100")))
         try daemon.send(.fill(on: false))
         try daemon.send(.payoutTest(amount: "600"))
         _ = try daemon.waitUntil("the payout test") { $0.payoutInProgress == nil }

@@ -19,14 +19,14 @@ import VenddTestSupport
         var sales = 0
         for phase in 0..<3 {
             for _ in 0..<15 {
-                try daemon.send(.simCoin(amount: "100"))
+                try daemon.send(.sim(.coin(amount: "100")))
                 coins += 1
             }
             if phase < 2 {
                 // Mid-stream: the broker goes away while coins and a sale go on, then comes back.
                 rig.broker.stop()
                 for _ in 0..<5 {
-                    try daemon.send(.simCoin(amount: "500"))
+                    try daemon.send(.sim(.coin(amount: "500")))
                     coins += 1
                 }
                 try daemon.send(.select(slot: "B2"))
@@ -62,7 +62,7 @@ import VenddTestSupport
         try daemon.start()
         try daemon.send(.restock(slot: "all", count: nil))
         let restocked = try #require(try daemon.status().fleetOutbox?.pending)
-        for _ in 0..<12 { try daemon.send(.simCoin(amount: "100")) }
+        for _ in 0..<12 { try daemon.send(.sim(.coin(amount: "100"))) }
         let pending = restocked + 24
         #expect(try daemon.status().fleetOutbox?.pending == pending, "12 coins: a credit and a credit change each")
         daemon.signal(SIGKILL)
@@ -93,7 +93,7 @@ import VenddTestSupport
         try daemon.start()
         try daemon.send(.restock(slot: "all", count: nil))
         let restocked = try #require(try daemon.status().fleetOutbox?.pending)
-        try daemon.send(.simCoin(amount: "500"))
+        try daemon.send(.sim(.coin(amount: "500")))
         let deadline = Date().addingTimeInterval(10)
         while !daemon.log.contains("certificate is not signed by the CA in"), Date() < deadline { usleep(50_000) }
         #expect(
@@ -161,7 +161,7 @@ import VenddTestSupport
             daemons.append(daemon)
             try daemon.start()
             try daemon.send(.restock(slot: "all", count: nil))
-            for _ in 0...index { try daemon.send(.simCoin(amount: "500")) }
+            for _ in 0...index { try daemon.send(.sim(.coin(amount: "500"))) }
             _ = try daemon.waitUntil("\(machine) connected") { $0.fleetOutbox?.connected == true && $0.fleetOutbox?.pending == 0 }
         }
         let m3 = try FleetSubscriber(broker: rig.broker, topic: "vendd/m3/state", clientID: "test-m3-state")

@@ -14,7 +14,7 @@ import VenddTestSupport
         let daemon = try rig.machine("m1", config: "config/examples/chilled-food.yaml", edit: HealthLockProcessTests.fastHealth)
         try daemon.start()
         _ = try daemon.waitUntil("connected") { $0.fleetOutbox?.connected == true }
-        try daemon.send(.simTemp(zone: "chilled", value: "9"))
+        try daemon.send(.sim(.temp(zone: "chilled", value: "9")))
         _ = try daemon.waitUntil("the chilled zone to lock") { $0.zones?.first?.lock != nil }
 
         // Subscribed only now: the broker hands over what it retained.
@@ -33,7 +33,7 @@ import VenddTestSupport
         let schemas = try DocumentedSchemas("docs/mqtt.md")
         for line in late.lines { #expect(try schemas.violations(of: "zone", in: line.payload) == [], "\(line.topic): \(line.payload)") }
 
-        try daemon.send(.simTemp(zone: "chilled", value: "3"))
+        try daemon.send(.sim(.temp(zone: "chilled", value: "3")))
         try daemon.send(.service(on: true))
         try daemon.send(.zoneService(zone: "chilled"))
         try late.waitUntil("the service, at once") { _ in latest("chilled")?.health == "ok" }

@@ -19,7 +19,7 @@ import VenddTestSupport
         let daemon = try rig.machine("m1", keepUntilStored: true)
         try daemon.start()
         try daemon.send(.restock(slot: "all", count: nil))
-        for coin in coins { try daemon.send(.simCoin(amount: coin)) }
+        for coin in coins { try daemon.send(.sim(.coin(amount: coin))) }
         return (daemon, store, try #require(try daemon.status().fleetOutbox?.lastSeq))
     }
 

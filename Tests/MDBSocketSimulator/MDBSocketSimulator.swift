@@ -3,10 +3,11 @@ import MDB
 import SimulatedMDB
 import SocketPlug
 
-/// A Qibixx MDB master interface with a changer, a bill validator and card readers behind it, on a Unix
-/// socket (`SimulatedQibixxInterface`). One host at a time; `unplug()` removes the socket as a
-/// pulled USB cable removes /dev/ttyACM0.
-public final class MDBSimulator: Sendable {
+/// The simulated MDB devices of SimulatedMDB (`SimulatedQibixxInterface`: a Qibixx MDB master
+/// interface with a changer, a bill validator and card readers behind it) on a Unix socket file,
+/// for the tests and `mdb-sim`. One host at a time; `unplug()` removes the socket as a pulled USB
+/// cable removes /dev/ttyACM0.
+public final class MDBSocketSimulator: Sendable {
     public let socketPath: String
     public let interface: SimulatedQibixxInterface
     private let plug: SocketPlug
@@ -35,14 +36,10 @@ public final class MDBSimulator: Sendable {
     public var connections: Int { plug.connections }
     public var isHostConnected: Bool { plug.isHostConnected }
 
-    /// Waits until `condition` holds; false on timeout.
-    public func wait(timeout: Duration = .seconds(10), until condition: (inout Devices) -> Bool) -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if with(condition) { return true }
-            usleep(10_000)
-        }
-        return with(condition)
+    /// Waits (woken by every line answered and every change made, never polling) until
+    /// `condition` holds; false on timeout.
+    public func wait(timeout: Duration = .seconds(10), until condition: (Devices) -> Bool) -> Bool {
+        interface.wait(until: condition, deadline: .now + timeout)
     }
 
     public func unplug() {
