@@ -98,7 +98,8 @@ public enum ControlCommand: Sendable, Equatable {
     public static let knownOps =
         [
             "status", "watch", "restock", "unload", "select", "coin-return", "stock", "purchasable", "expired", "hot", "products", "price",
-            "service", "history", "coins", "sales", "fill", "payout-test", "cash-collect", "zone-service", "slot-clear", "temps", "dex-clear-pass-code",
+            "service", "history", "coins", "sales", "fill", "payout-test", "cash-collect", "zone-service", "slot-clear", "temps",
+            "dex-clear-pass-code",
         ] + SimCommand.knownOps
 
     /// Who may send the command.
