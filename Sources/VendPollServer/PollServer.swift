@@ -123,7 +123,9 @@ public final class PollServer {
         fds += order.map(pollEntry)
         let next = nextDeadline()
         scheduleWake(at: next)
-        let due = order.contains(where: \.needsParse) || next.map { $0 <= now } ?? false
+        // Read after scheduling: a clock that passed the deadline before the timer was set
+        // would never run it.
+        let due = order.contains(where: \.needsParse) || next.map { $0 <= timekeeper.now } ?? false
         do {
             // Woken or not, every descriptor's `revents` is filled in.
             _ = try handle.waiter.wait(&fds, timeout: blocking && !due ? nil : .zero)
