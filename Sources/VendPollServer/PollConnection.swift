@@ -50,13 +50,13 @@ public final class PollConnection {
     /// New input, or output just emptied with input waiting: the delegate should look.
     var needsParse = false
 
-    init(id: Int, descriptor: Int32, timekeeper: any Timekeeper) {
+    init(id: Int, descriptor: Int32, at now: ContinuousClock.Instant, timekeeper: any Timekeeper) {
         self.id = id
         self.descriptor = descriptor
         self.timekeeper = timekeeper
-        connectedAt = timekeeper.now
-        lastActivity = connectedAt
-        lastWrite = connectedAt
+        connectedAt = now
+        lastActivity = now
+        lastWrite = now
     }
 
     public var hasOutput: Bool { !output.isEmpty }

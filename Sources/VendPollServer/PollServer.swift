@@ -175,8 +175,9 @@ public final class PollServer {
 
     /// EMFILE, ENFILE, ENOMEM and the like: say so (once a minute) and make room, so that the
     /// clients waiting in the kernel's queue are still answered: the longest-idle client is hung
-    /// up, or the spare descriptor refuses the next one. True when accepting may go on; false to
-    /// listen again shortly.
+    /// up, or the spare descriptor refuses the next one. True when accepting may go on; false
+    /// when no client waits (accept4 fails with EMFILE whether one waits or not) or to listen
+    /// again shortly.
     private func outOfResources(_ error: SystemError, at now: ContinuousClock.Instant) -> Bool {
         if lastAcceptComplaint.map({ now - $0 >= .seconds(60) }) ?? true {
             delegate.report(.cannotAccept(error), on: self)
@@ -189,11 +190,10 @@ public final class PollServer {
         }
         if spare >= 0 {
             Glibc.close(spare)
-            if let client = try? acceptOne() {
-                refuse(client, .outOfResources(error))
-            }
+            let client = try? acceptOne()
+            if let client { refuse(client, .outOfResources(error)) }
             spare = open("/dev/null", O_RDONLY | O_CLOEXEC)
-            if spare >= 0 { return true }
+            if spare >= 0 { return client != nil }
         }
         acceptPausedUntil = now + .milliseconds(250)
         return false
@@ -212,7 +212,7 @@ public final class PollServer {
             delegate.report(.evicted, on: self)
         }
         lastID += 1
-        let connection = PollConnection(id: lastID, descriptor: descriptor, timekeeper: timekeeper)
+        let connection = PollConnection(id: lastID, descriptor: descriptor, at: now, timekeeper: timekeeper)
         byID[lastID] = connection
         delegate.opened(connection, on: self)
     }

@@ -20,12 +20,10 @@ import VenddTestSupport
         let rig = try Rig()
         defer { rig.remove() }
         let client = try rig.connect()
-        rig.clock.advance(by: .seconds(60) - .milliseconds(1))
-        rig.serve()
-        #expect(client.read() == "")
-        #expect(rig.server.connections.count == 1)
-        rig.clock.advance(by: .milliseconds(1))
-        rig.serve()
+        rig.advance(through: .seconds(60)) {
+            #expect(client.read() == "")
+            #expect(rig.server.connections.count == 1)
+        }
         #expect(client.read() == nil)
         #expect(rig.server.connections.isEmpty)
         #expect(rig.lines.closed == 1)
@@ -36,14 +34,8 @@ import VenddTestSupport
         defer { rig.remove() }
         let client = try rig.connect()
         rig.clock.advance(by: .seconds(30))
-        try client.send("ping\n")
-        rig.serve()
-        #expect(client.read() == "pong\n")
-        rig.clock.advance(by: .seconds(60) - .milliseconds(1))
-        rig.serve()
-        #expect(client.read() == "")
-        rig.clock.advance(by: .milliseconds(1))
-        rig.serve()
+        #expect(try rig.ask(client, "ping\n") == "pong\n")
+        rig.advance(through: .seconds(60)) { #expect(client.read() == "") }
         #expect(client.read() == nil)
     }
 
@@ -58,11 +50,7 @@ import VenddTestSupport
             rig.serve()
             rig.clock.advance(by: .seconds(1))
         }
-        rig.clock.advance(by: .milliseconds(999))
-        rig.serve()
-        #expect(client.read() == "")
-        rig.clock.advance(by: .milliseconds(1))
-        rig.serve()
+        rig.advance(through: .seconds(1)) { #expect(client.read() == "") }
         // Told why, then the end of the stream; the server drains it until the linger ends.
         #expect(client.read() == "error: no complete line within 5 s\n")
         #expect(client.read() == nil)
@@ -78,9 +66,7 @@ import VenddTestSupport
         let held = try (0..<3).map { _ in try rig.connect() }
         rig.clock.advance(by: .milliseconds(500))
         try held[1].send("pi")
-        try held[2].send("ping\n")
-        rig.serve()
-        #expect(held[2].read() == "pong\n")
+        #expect(try rig.ask(held[2], "ping\n") == "pong\n")
         // Within their grace none of them may be hung up for another: the newcomer is told.
         let refused = try rig.connect()
         #expect(refused.read() == "busy: 3 connections, the limit\n")
@@ -91,9 +77,7 @@ import VenddTestSupport
         try held[2].send("ping\n")
         rig.serve()
         let newcomer = try rig.connect()
-        try newcomer.send("ping\n")
-        rig.serve()
-        #expect(newcomer.read() == "pong\n")
+        #expect(try rig.ask(newcomer, "ping\n") == "pong\n")
         #expect(held[0].read() == nil)
         #expect(held[1].read() == "")
         #expect(rig.lines.events == [.refused(.full(connections: 3)), .evicted])
@@ -112,12 +96,10 @@ import VenddTestSupport
         // What the first read held was answered; the rest waits in the kernel, unread.
         #expect(answered == 11)
         #expect(connection.input.count <= Self.limits.inputBytes)
-        rig.clock.advance(by: .seconds(10) - .milliseconds(1))
-        rig.serve()
-        #expect(rig.server.connections.count == 1)
-        #expect(connection.phase == .reading)
-        rig.clock.advance(by: .milliseconds(1))
-        rig.serve()
+        rig.advance(through: .seconds(10)) {
+            #expect(rig.server.connections.count == 1)
+            #expect(connection.phase == .reading)
+        }
         #expect(rig.server.connections.isEmpty)
         #expect(rig.lines.answered == answered)
     }
@@ -126,15 +108,9 @@ import VenddTestSupport
         let rig = try Rig()
         defer { rig.remove() }
         let client = try rig.connect()
-        try client.send("pi")
-        rig.serve()
-        #expect(client.read() == "")
-        try client.send("ng\nec")
-        rig.serve()
-        #expect(client.read() == "pong\n")
-        try client.send("ho one\nping\necho two\n")
-        rig.serve()
-        #expect(client.read() == "one\npong\ntwo\n")
+        #expect(try rig.ask(client, "pi") == "")
+        #expect(try rig.ask(client, "ng\nec") == "pong\n")
+        #expect(try rig.ask(client, "ho one\nping\necho two\n") == "one\npong\ntwo\n")
     }
 
     @Test func aGarbledFrameGetsItsErrorAndEveryoneIsStillServed() throws {
@@ -147,9 +123,7 @@ import VenddTestSupport
         rig.serve()
         #expect(garbling.read() == "error: garbled line of 3 bytes\n")
         #expect(other.read() == "pong\n")
-        try garbling.send("ping\n")
-        rig.serve()
-        #expect(garbling.read() == "pong\n")
+        #expect(try rig.ask(garbling, "ping\n") == "pong\n")
     }
 
     @Test func aRequestSentBeforeAHalfCloseIsAnswered() throws {
@@ -168,17 +142,11 @@ import VenddTestSupport
         let rig = try Rig()
         defer { rig.remove() }
         let client = try rig.connect()
-        try client.send("quit\n")
-        rig.serve()
-        #expect(client.read() == "bye\n")
+        #expect(try rig.ask(client, "quit\n") == "bye\n")
         #expect(client.read() == nil)
         // What it still sends is read and dropped, so it reads the answer rather than a reset.
         try client.send(String(repeating: "x", count: 1_000))
-        rig.clock.advance(by: .seconds(2) - .milliseconds(1))
-        rig.serve()
-        #expect(rig.server.connections.count == 1)
-        rig.clock.advance(by: .milliseconds(1))
-        rig.serve()
+        rig.advance(through: .seconds(2)) { #expect(rig.server.connections.count == 1) }
         #expect(rig.server.connections.isEmpty)
     }
 
@@ -210,11 +178,7 @@ import VenddTestSupport
         let client = try rig.connect()
         try client.send("alarm\n")
         rig.serve()
-        rig.clock.advance(by: .seconds(5) - .milliseconds(1))
-        rig.serve()
-        #expect(client.read() == "")
-        rig.clock.advance(by: .milliseconds(1))
-        rig.serve()
+        rig.advance(through: .seconds(5)) { #expect(client.read() == "") }
         #expect(client.read() == "alarm\n")
     }
 
@@ -256,6 +220,23 @@ private final class Rig {
     }
 
     func remove() { directory.remove() }
+
+    /// Advances to 1 ms before `span` has passed, serves and runs `before`; then the last
+    /// millisecond, and serves.
+    func advance(through span: Duration, before: () -> Void) {
+        clock.advance(by: span - .milliseconds(1))
+        serve()
+        before()
+        clock.advance(by: .milliseconds(1))
+        serve()
+    }
+
+    /// What `client` has received once the server has served what it sent.
+    func ask(_ client: Client, _ text: String) throws -> String? {
+        try client.send(text)
+        serve()
+        return client.read()
+    }
 
     /// A client admitted by the server.
     func connect(receiveBuffer: Int32? = nil) throws -> Client {
