@@ -136,7 +136,7 @@ public final class PollServer {
         }
         now = timekeeper.now
         delegate.collect(on: self)
-        if fds[0].revents & Int16(POLLIN) != 0 { acceptClients(at: now) }
+        if fds[0].revents & Int16(POLLIN) != 0 { acceptClients() }
         for (index, connection) in order.enumerated() where fds[index + 1].revents != 0 && byID[connection.id] === connection {
             let revents = fds[index + 1].revents
             if revents & Int16(POLLNVAL) != 0 {
@@ -154,8 +154,10 @@ public final class PollServer {
 
     // MARK: Accepting
 
-    private func acceptClients(at now: ContinuousClock.Instant) {
+    private func acceptClients() {
         while true {
+            // Each client's own instant: a long accept loop would otherwise judge ages by its start.
+            let now = timekeeper.now
             do {
                 admit(try acceptOne(), at: now)
             } catch  where error.errno == EAGAIN || error.errno == EWOULDBLOCK {
