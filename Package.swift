@@ -75,6 +75,11 @@ let package = Package(
         // POSIX plumbing in one place: system calls retried on EINTR with one error type, Unix
         // sockets and their addresses, the wake pipe, the clocks, stdout and stderr, whole files. A leaf.
         .target(name: "VendPOSIX", dependencies: ["CVendSystem"]),
+        // One thread's poll(2) server for clients that may be hostile: accepting with a limit,
+        // buffers, deadlines on the injected clock, backpressure, hanging up. The control socket
+        // and the kiosk's HTTP server are protocols on it. Not in VendPOSIX: it needs VendTime,
+        // which needs VendPOSIX.
+        .target(name: "VendPollServer", dependencies: ["CVendSystem", "VendPOSIX", "VendTime"]),
         // Pure renderings for vendctl: terminal bar chart, SVG pie chart, dates as typed. No I/O
         // but the C library's time zone rules, and no Foundation (its calendar would bring ICU).
         .target(name: "VendReports", dependencies: ["VendText"]),
@@ -98,7 +103,8 @@ let package = Package(
             name: "VendDaemon",
             dependencies: [
                 "VendSystemd", "VendingCore", "VendConfig", "VendSettings", "VendHardware", "VendDrivers", "VendGPIO", "VendStore",
-                "VendControl", "VendPOSIX", "VendTime", "VendMQTT", "VendTelemetry", "VendDEX", "SimulatedMDB", "MDB", "VendClimate", "VendSensors",
+                "VendControl", "VendPOSIX", "VendPollServer", "VendTime", "VendMQTT", "VendTelemetry", "VendDEX", "SimulatedMDB", "MDB",
+                "VendClimate", "VendSensors",
                 .product(name: "Logging", package: "swift-log"),
             ]),
         // The daemon's executable: argument parsing and wiring only.
@@ -118,10 +124,10 @@ let package = Package(
         // What the customer sees, without I/O of its own: the machine as followed over the control
         // socket, the words for it (ko/en), the character LCD's frames and its HD44780/PCF8574 bytes.
         .target(name: "VendDisplay", dependencies: ["VendControl", "VendConfig", "VendingCore", "VendReports", "VendPOSIX"]),
-        // A small HTTP/1.1 server of our own on POSIX sockets, for the kiosk: one thread in
-        // poll(2), request parsing with size limits and timeouts, streamed (server-sent event)
-        // responses. No NIO and no Foundation: it builds with Debian's Swift 6.0.3 too.
-        .target(name: "VendHTTP", dependencies: ["VendPOSIX", "CVendSystem"]),
+        // A small HTTP/1.1 server of our own for the kiosk, on VendPollServer: request parsing
+        // with size limits, streamed (server-sent event) responses. No NIO and no Foundation: it
+        // builds with Debian's Swift 6.0.3 too.
+        .target(name: "VendHTTP", dependencies: ["VendPOSIX", "VendPollServer", "VendTime"]),
         // The kiosk page and its server-sent events, served by VendHTTP on loopback by default.
         .target(
             name: "VendKiosk",
@@ -173,7 +179,8 @@ let package = Package(
             ]),
         .testTarget(
             name: "VendDisplayTests", dependencies: ["VendDisplay", "VendConfig", "VendControl", "VendPOSIX", "VendingCore", "VenddTestSupport"]),
-        .testTarget(name: "VendHTTPTests", dependencies: ["VendHTTP", "VendPOSIX"]),
+        .testTarget(name: "VendHTTPTests", dependencies: ["VendHTTP", "VendPOSIX", "VendTime"]),
+        .testTarget(name: "VendPollServerTests", dependencies: ["VendPollServer", "VendPOSIX", "VendTime", "VenddTestSupport"]),
         .testTarget(name: "VendingCoreTests", dependencies: ["VendingCore", "VenddTestSupport"]),
         .testTarget(name: "VendClimateTests", dependencies: ["VendClimate", "VendingCore", "VenddTestSupport"]),
         .testTarget(name: "VendSensorsTests", dependencies: ["VendSensors", "VendingCore", "VenddTestSupport"]),

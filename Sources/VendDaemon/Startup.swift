@@ -108,7 +108,7 @@ struct Startup {
         controller.climate.withLock { $0 = climate }
         do {
             let server = try ControlServer(
-                path: socketPath, logger: logger,
+                path: socketPath, logger: logger, timekeeper: controller.timekeeper,
                 handler: { request, peer in CommandHandler.handle(request, peer: peer, controller: controller) },
                 events: controller.events)
             server.start()

@@ -1,15 +1,16 @@
-import Dispatch
 import Synchronization
 import VendPOSIX
+import VendPollServer
+import VendTime
 
 #if canImport(Glibc)
     import Glibc
 #endif
 
-/// An HTTP/1.1 server on one thread in poll(2), as vendd's control server is: every connection a
-/// non-blocking socket with its own input and output. A request is answered by its route's
-/// handler on a thread of its own (a handler may wait on vendd); the answer is written by the
-/// server's thread. Keep-alive and pipelined requests are answered in order, one at a time.
+/// An HTTP/1.1 server: HTTP on a `PollServer` (one thread in poll(2), as vendd's control socket
+/// is), which owns the connections, their limits and deadlines. A request is answered by its
+/// route's handler on a thread of its own (a handler may wait on vendd); the answer is written
+/// by the server's thread. Keep-alive and pipelined requests are answered in order, one at a time.
 ///
 /// What a hostile or broken client cannot do: send a request line, header section or body over
 /// the limits (414, 431, 413; read no further), send what is not HTTP/1.x (400, 505), hold a
@@ -18,9 +19,9 @@ import VendPOSIX
 /// (`writeTimeout` without progress: hung up), take more than `connections` connections (the
 /// longest-idle one not being answered, half a request or a closing one included, is hung up
 /// for a newcomer, or the newcomer gets 503) or `streams` event streams (503: a browser's
-/// EventSource tries again), or end the accept loop (EMFILE and the like pause accepting
-/// briefly). An event stream's client that went away is noticed by its hang-up, a failed write,
-/// or a stall of the heartbeat comment sent every `heartbeat`.
+/// EventSource tries again), or end the accept loop (EMFILE and the like: `PollServer`). An
+/// event stream's client that went away is noticed by its hang-up, a failed write, or a stall
+/// of the heartbeat comment sent every `heartbeat`.
 public final class HTTPServer: Sendable {
     public struct Limits: Sendable {
         public var parser = HTTPRequestParser.Limits()
@@ -45,6 +46,15 @@ public final class HTTPServer: Sendable {
         public var evictionGrace: Duration = .milliseconds(250)
 
         public init() {}
+
+        /// The most a request can hold: what is read before it is answered (or refused).
+        var maximumRequestBytes: Int { parser.requestLine + parser.headerBytes + parser.body + 16 }
+
+        var server: PollServer.Limits {
+            PollServer.Limits(
+                connections: connections, idleTimeout: idleTimeout, requestTimeout: headerTimeout, writeTimeout: writeTimeout,
+                lingerTimeout: lingerTimeout, evictionGrace: evictionGrace, inputBytes: maximumRequestBytes + 1)
+        }
     }
 
     /// Counts for tests and diagnostics.
@@ -63,15 +73,17 @@ public final class HTTPServer: Sendable {
     public var port: Int { listener.port }
     public var statistics: Statistics { stats.withLock { $0 } }
 
+    /// The real clock for servers not given one: one timer thread for every server in the process.
+    public static let systemTime = SystemTimekeeper(threadName: "vendd-http-time")
+
     let listener: TCPListener
     let router: HTTPRouter
     let limits: Limits
     let serverName: String
-    let wake: Waiter
+    let timekeeper: any Timekeeper
+    let handle: PollServerHandle
     let mailbox = Mutex(Mailbox())
     let stats = Mutex(Statistics())
-    private let stopping = Atomic(false)
-    private let finished = DispatchSemaphore(value: 0)
 
     struct Mailbox {
         /// Handlers' answers, by connection.
@@ -83,23 +95,28 @@ public final class HTTPServer: Sendable {
 
     /// Listens at `address` (an IPv4 or IPv6 literal) and `port` (0: the kernel picks one; `port`
     /// says which). Serving starts with `run` or `start`.
-    public init(address: String, port: Int, router: HTTPRouter, serverName: String = "vendd", limits: Limits = Limits()) throws(HTTPServerError) {
+    public init(
+        address: String, port: Int, router: HTTPRouter, serverName: String = "vendd", limits: Limits = Limits(),
+        timekeeper: any Timekeeper = HTTPServer.systemTime
+    ) throws(HTTPServerError) {
         listener = try TCPListener(address: address, port: port)
         do {
-            wake = try Waiter()
+            handle = try PollServerHandle()
         } catch {
             throw .system(error)
         }
         self.router = router
         self.limits = limits
         self.serverName = serverName
+        self.timekeeper = timekeeper
     }
 
     /// Serves on the calling thread until `stop`.
     public func run() {
-        var loop = ServerLoop(server: self)
-        loop.run()
-        finished.signal()
+        PollServer(
+            listener: listener.descriptor, limits: limits.server, timekeeper: timekeeper, handle: handle, delegate: HTTPConnections(server: self)
+        )
+        .run()
     }
 
     /// Serves on a thread of its own.
@@ -109,17 +126,13 @@ public final class HTTPServer: Sendable {
 
     /// Stops serving and hangs up every client; returns once the loop has ended.
     public func stop() {
-        stopping.store(true, ordering: .releasing)
-        wake.wake()
-        finished.wait()
+        handle.stop()
     }
-
-    var isStopping: Bool { stopping.load(ordering: .acquiring) }
 
     /// Hands `reply` to the server's thread for `connection`.
     func deliver(_ reply: HTTPRouter.Reply, to connection: Int) {
         mailbox.withLock { $0.replies.append((connection, reply)) }
-        wake.wake()
+        handle.wake()
     }
 
     /// A stream event for `connection`, from the publishing thread.
@@ -134,6 +147,6 @@ public final class HTTPServer: Sendable {
             }
             mailbox.events[connection] = pending
         }
-        wake.wake()
+        handle.wake()
     }
 }

@@ -1,4 +1,3 @@
-import CVendSystem
 import VendPOSIX
 
 #if canImport(Glibc)
@@ -87,25 +86,4 @@ final class TCPListener: Sendable {
     }
 
     deinit { close(descriptor) }
-
-    enum Accepted {
-        case client(Int32)
-        case none
-        case failed(SystemError)
-    }
-
-    /// The next waiting client (non-blocking, close-on-exec), without waiting.
-    func accept() -> Accepted {
-        do {
-            let client = try systemCall("accept4") { cvendsystem_accept_nonblocking(descriptor) }
-            var on: Int32 = 1
-            // Answers are small and whole: send them now, not after the next ACK.
-            setsockopt(client, Int32(IPPROTO_TCP), TCP_NODELAY, &on, socklen_t(MemoryLayout<Int32>.size))
-            return .client(client)
-        } catch  where error.errno == EAGAIN || error.errno == EWOULDBLOCK {
-            return .none
-        } catch {
-            return .failed(error)
-        }
-    }
 }

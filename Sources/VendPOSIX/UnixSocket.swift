@@ -133,30 +133,10 @@ public final class UnixSocket: @unchecked Sendable {
 
     // MARK: Non-blocking use, for a server that polls
 
-    /// What a non-blocking accept found.
-    public enum Accepted {
-        case client(UnixSocket)
-        /// No client is waiting.
-        case none
-        case failed(SystemError)
-    }
-
-    /// Makes `accept` and the client sockets it returns non-blocking.
+    /// Makes the socket non-blocking: a listener for a server that polls, or a client's end.
     public func makeNonBlocking() throws(Failure) {
         let flags = fcntl(descriptor, F_GETFL)
         try call("fcntl", "socket") { fcntl(descriptor, F_SETFL, flags | O_NONBLOCK) }
-    }
-
-    /// The next waiting client, non-blocking and close-on-exec; never waits.
-    public func acceptPending() -> Accepted {
-        do {
-            let client = try systemCall("accept4") { cvendsystem_accept_nonblocking(descriptor) }
-            return .client(UnixSocket(descriptor: client))
-        } catch  where error.errno == EAGAIN || error.errno == EWOULDBLOCK {
-            return .none
-        } catch {
-            return .failed(error)
-        }
     }
 
     /// What is there to read now, at most `limit` bytes: empty when nothing is (EAGAIN), nil at
@@ -195,7 +175,10 @@ public final class UnixSocket: @unchecked Sendable {
     }
 
     /// The connected peer's process credentials, as the kernel vouches for them.
-    public func peerCredentials() -> PeerCredentials? {
+    public func peerCredentials() -> PeerCredentials? { Self.peerCredentials(of: descriptor) }
+
+    /// The credentials of the process at the other end of a connected Unix socket's `descriptor`.
+    public static func peerCredentials(of descriptor: Int32) -> PeerCredentials? {
         var pid: pid_t = 0, uid: uid_t = 0, gid: gid_t = 0
         guard cvendsystem_peer_credentials(descriptor, &pid, &uid, &gid) == 0 else { return nil }
         return PeerCredentials(pid: pid, uid: uid, gid: gid)

@@ -70,7 +70,7 @@ public final class Waiter: @unchecked Sendable {
     }
 
     /// poll(2) over `fds` (each with the events it asks for) and the wake pipe, at most `timeout`.
-    /// False when woken (the `revents` are then not meaningful), true otherwise.
+    /// False when woken, true otherwise; either way each of `fds` has its `revents`.
     public func wait(_ fds: inout [pollfd], timeout: Duration?) throws(SystemError) -> Bool {
         var all = [pollfd(fd: readEnd, events: Int16(POLLIN), revents: 0)] + fds
         try Self.poll(&all, timeout: timeout)

@@ -1,13 +1,16 @@
 import Synchronization
 import Testing
 import VendHTTP
+import VendTime
 
 #if canImport(Glibc)
     import Glibc
 #endif
 
 /// The server on real sockets on loopback: what a browser does, and what a hostile client does.
-@Suite struct HTTPServerTests {
+/// Deadlines run on a manual clock the test advances; it learns that the server has looked at
+/// the time from an answer (a turn that answers has judged every deadline at the clock's time).
+@Suite(.timeLimit(.minutes(2))) struct HTTPServerTests {
     static func router(events: HTTPEventBroadcast = HTTPEventBroadcast()) -> HTTPRouter {
         var router = HTTPRouter()
         router.get("/") { _, _ in .response(HTTPResponse(text: "the page", type: "text/html")) }
@@ -26,15 +29,27 @@ import VendHTTP
     /// A server on a free port, serving on its thread; stopped by `body`'s end.
     static func serving(
         _ limits: HTTPServer.Limits = HTTPServer.Limits(), address: String = "127.0.0.1", events: HTTPEventBroadcast = HTTPEventBroadcast(),
-        _ body: (HTTPServer) throws -> Void
+        clock: any Timekeeper = HTTPServer.systemTime, _ body: (HTTPServer) throws -> Void
     ) throws {
-        let server = try HTTPServer(address: address, port: 0, router: router(events: events), serverName: "test", limits: limits)
+        let server = try HTTPServer(
+            address: address, port: 0, router: router(events: events), serverName: "test", limits: limits, timekeeper: clock)
         server.start()
         defer { server.stop() }
         try body(server)
     }
 
     static let get = "GET / HTTP/1.1\r\nHost: t\r\n\r\n"
+
+    /// Returns once the server has read what every client sent before, at the clock's time: two
+    /// requests answered one after the other (a client accepted in the first one's turn is read
+    /// in the second's at the latest).
+    static func settle(_ server: HTTPServer) throws {
+        for _ in 0..<2 {
+            let client = try TestClient(port: server.port)
+            try client.send(get)
+            #expect(try client.response().status == 200)
+        }
+    }
 
     @Test func answersAndKeepsTheConnection() throws {
         try Self.serving { server in
@@ -115,38 +130,38 @@ import VendHTTP
         }
     }
 
-    @Test func aRequestDrippedSlowlyTimesOut() throws {
-        var limits = HTTPServer.Limits()
-        limits.headerTimeout = .milliseconds(400)
-        try Self.serving(limits) { server in
+    @Test func aRequestDrippedSlowlyTimesOutFromItsFirstByte() throws {
+        let clock = ManualTimekeeper()
+        try Self.serving(clock: clock) { server in
             let client = try TestClient(port: server.port)
-            let started = ContinuousClock.now
-            // One byte every 50 ms, as slowloris does: activity does not extend the deadline.
-            var answered = false
-            for byte in "GET / HTTP/1.1\r\nHost: t\r\nX-A: b\r\nX-C: d\r\n".utf8 {
-                guard (try? client.send([byte])) != nil else { break }
-                usleep(50_000)
-                if ContinuousClock.now - started > .milliseconds(900) { break }
+            let request = Array("GET / HTTP/1.1\r\nHost: t\r\nX-A: b\r\n".utf8)
+            try client.send([request[0]])
+            try Self.settle(server)
+            // One byte a second, as slowloris does: activity does not extend the deadline.
+            for byte in request[1..<10] {
+                clock.advance(by: .seconds(1))
+                try client.send([byte])
             }
-            client.setTimeout(.seconds(2))
-            let answer = try client.response()
-            answered = answer.status == 408
-            #expect(answered)
+            clock.advance(by: .milliseconds(999))
+            try Self.settle(server)
+            #expect(client.isSilent())
+            clock.advance(by: .milliseconds(1))
+            #expect(try client.response().status == 408)
             #expect(client.closedByServer())
-            #expect(ContinuousClock.now - started < .seconds(2))
         }
     }
 
-    @Test func anIdleConnectionIsClosed() throws {
-        var limits = HTTPServer.Limits()
-        limits.idleTimeout = .milliseconds(300)
-        try Self.serving(limits) { server in
+    @Test func anIdleConnectionIsClosedAtItsDeadlineAndNotBefore() throws {
+        let clock = ManualTimekeeper()
+        try Self.serving(clock: clock) { server in
             let client = try TestClient(port: server.port)
             try client.send(Self.get)
             #expect(try client.response().status == 200)
-            let started = ContinuousClock.now
+            clock.advance(by: .seconds(60) - .milliseconds(1))
+            try Self.settle(server)
+            #expect(client.isSilent())
+            clock.advance(by: .milliseconds(1))
             #expect(client.closedByServer())
-            #expect(ContinuousClock.now - started < .seconds(2))
             #expect(eventually { server.statistics.connections == 0 })
         }
     }
@@ -175,9 +190,13 @@ import VendHTTP
         var limits = HTTPServer.Limits()
         limits.connections = 2
         limits.evictionGrace = .zero
-        try Self.serving(limits) { server in
+        let clock = ManualTimekeeper()
+        try Self.serving(limits, clock: clock) { server in
+            // Answered, so idle since the clock's time; the other one arrives later.
             let idle = try TestClient(port: server.port)
-            usleep(50_000)
+            try idle.send(Self.get)
+            #expect(try idle.response().status == 200)
+            clock.advance(by: .milliseconds(50))
             let busy = try TestClient(port: server.port)
             try busy.send("GET / HTTP/1.1\r\n")
             #expect(eventually { server.statistics.connections == 2 })
@@ -196,19 +215,17 @@ import VendHTTP
         limits.connections = 3
         limits.evictionGrace = .milliseconds(100)
         limits.headerTimeout = .seconds(60)
-        try Self.serving(limits) { server in
+        let clock = ManualTimekeeper()
+        try Self.serving(limits, clock: clock) { server in
             // Slowloris holds every place with half a request: a browser still gets in.
             let held = try (0..<3).map { _ in try TestClient(port: server.port) }
-            for client in held {
-                try client.send("GET / HTTP/1.1\r\nX-A: ")
-                usleep(20_000)
-            }
+            for client in held { try client.send("GET / HTTP/1.1\r\nX-A: ") }
             #expect(eventually { server.statistics.connections == 3 })
-            usleep(150_000)
+            clock.advance(by: .milliseconds(100))
             let browser = try TestClient(port: server.port)
             try browser.send(Self.get)
             #expect(try browser.response().status == 200)
-            #expect(held[0].closedByServer())
+            #expect(held.filter { $0.isClosedNow() }.count == 1)
             #expect(server.statistics.evicted == 1)
             #expect(server.statistics.refused == 0)
         }
@@ -335,33 +352,40 @@ import VendHTTP
 
     @Test func aStreamThatStopsTakingBytesIsHungUp() throws {
         let events = HTTPEventBroadcast()
-        var limits = HTTPServer.Limits()
-        limits.writeTimeout = .milliseconds(300)
-        try Self.serving(limits, events: events) { server in
+        let clock = ManualTimekeeper()
+        try Self.serving(events: events, clock: clock) { server in
             let client = try TestClient(port: server.port, receiveBuffer: 4_096)
             try client.send("GET /events HTTP/1.1\r\nHost: t\r\n\r\n")
             #expect(eventually { events.subscriberCount == 1 })
             let filler = String(repeating: "x", count: 65_536)
             // A client that vanished without a word (or stopped reading): the kernel's buffers fill,
-            // the server's output waits, and after the write timeout the stream is dropped.
+            // the server's output waits, and after the write timeout (30 s) the stream is dropped.
             var index = 0
             #expect(
                 eventually(within: .seconds(10)) {
                     index += 1
                     events.publish(HTTPEventBroadcast.message(data: "view \(index) \(filler)"))
+                    clock.advance(by: .seconds(5))
                     return events.subscriberCount == 0
                 })
+            #expect(index >= 6)
             #expect(eventually { server.statistics.streams == 0 })
         }
     }
 
     @Test func heartbeatsKeepAQuietStreamAlive() throws {
         let events = HTTPEventBroadcast()
-        var limits = HTTPServer.Limits()
-        limits.heartbeat = .milliseconds(100)
-        try Self.serving(limits, events: events) { server in
+        let clock = ManualTimekeeper()
+        try Self.serving(events: events, clock: clock) { server in
             let client = try TestClient(port: server.port)
             try client.send("GET /events HTTP/1.1\r\nHost: t\r\n\r\n")
+            #expect(client.receive(until: "\r\n\r\n"))
+            clock.advance(by: .seconds(15) - .milliseconds(1))
+            try Self.settle(server)
+            #expect(client.isSilent())
+            clock.advance(by: .milliseconds(1))
+            #expect(client.receive(until: "\r\n\r\n: \n\n"))
+            clock.advance(by: .seconds(15))
             #expect(client.receive(until: "\r\n\r\n: \n\n: \n\n"))
         }
     }

@@ -86,6 +86,19 @@ final class TestClient {
         }
     }
 
+    /// Without waiting: nothing has come, and the connection is open.
+    func isSilent() -> Bool {
+        var byte: UInt8 = 0
+        return recv(descriptor, &byte, 1, Int32(MSG_DONTWAIT | MSG_PEEK)) < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)
+    }
+
+    /// Without waiting: the server has closed the connection (its end of stream, or a reset).
+    func isClosedNow() -> Bool {
+        var byte: UInt8 = 0
+        let count = recv(descriptor, &byte, 1, Int32(MSG_DONTWAIT | MSG_PEEK))
+        return count == 0 || (count < 0 && errno == ECONNRESET)
+    }
+
     struct Response {
         let status: Int
         /// Names lowercased.
