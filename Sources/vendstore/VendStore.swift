@@ -29,7 +29,7 @@ struct VendStoreCommand: ParsableCommand {
             cannot be opened or does not exist yet (status); 1 on any other error.
             """,
         version: venddVersion,
-        subcommands: [Serve.self, Status.self, CheckConfig.self], defaultSubcommand: Serve.self)
+        subcommands: [Serve.self, Status.self, CheckConfig.self, UserCommand.self], defaultSubcommand: Serve.self)
 }
 
 /// sysexits.h, as vendd's: systemd's RestartPreventExitStatus=78 stops a restart loop on a file
