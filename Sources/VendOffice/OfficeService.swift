@@ -17,7 +17,7 @@ public final class OfficeService: Sendable {
         let office = try Office(sql: try open(), settings: settings, logger: logger, throttleLimits: throttleLimits, clock: clock)
         server = try OfficeHTTPServer(address: settings.address, port: settings.port) { office.handle($0) }
         let shown = settings.address.contains(":") ? "[\(settings.address)]:\(port)" : "\(settings.address):\(port)"
-        if !settings.isLoopback && !settings.tlsProxy {
+        if !settings.isLoopback {
             logger.critical(
                 "office: listening on \(shown) in PLAIN HTTP beyond loopback (plain_http_beyond_loopback: true): passwords and session cookies cross that network in clear; put a TLS reverse proxy in front (docs/office.md)"
             )
