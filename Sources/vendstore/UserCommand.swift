@@ -28,6 +28,7 @@ struct UserCommand: ParsableCommand {
                 throw ValidationError("--role \(role): say operator or driver")
             }
             let settings = try options.load()
+            try options.requireDatabase(settings)
             let password = try readPassword(for: name)
             try Sodium.start()
             do {
@@ -48,6 +49,7 @@ struct UserCommand: ParsableCommand {
 
         func run() throws {
             let settings = try options.load()
+            try options.requireDatabase(settings)
             guard try openSQL(settings.database).records.removeUser(name, now: WallClock.milliseconds) else {
                 StandardError.write("vendstore: no user '\(name)' (vendstore user list shows them)\n")
                 throw ExitCode.failure
@@ -63,6 +65,7 @@ struct UserCommand: ParsableCommand {
 
         func run() throws {
             let settings = try options.load()
+            try options.requireDatabase(settings)
             for user in try openSQL(settings.database).records.users() { print("\(user.name)\t\(user.role.rawValue)") }
         }
     }
