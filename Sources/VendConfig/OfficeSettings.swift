@@ -1,5 +1,5 @@
-import VendingCore
 import VendYAML
+import VendingCore
 
 /// vendstore's `office:` section (docs/office.md): where the back office listens, how it is
 /// reached, and how amounts are shown. Without the section vendstore serves no back office.

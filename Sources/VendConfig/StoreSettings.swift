@@ -66,7 +66,10 @@ public enum StoreConfigLoader {
             "events waiting for the database at most; past it new ones are dropped (logged) and machines send them again"
         ),
         ("office.listen", "127.0.0.1:8090", "the back office's address and port (with an office: section; docs/office.md)"),
-        ("office.tls_proxy", "false", "a TLS reverse proxy on this host forwards to the office: cookies are Secure, X-Forwarded-For names the client"),
+        (
+            "office.tls_proxy", "false",
+            "a TLS reverse proxy on this host forwards to the office: cookies are Secure, X-Forwarded-For names the client"
+        ),
         (
             "office.plain_http_beyond_loopback", "false",
             "allow listening beyond loopback on plain HTTP (passwords and cookies in clear on that network; logged at start)"

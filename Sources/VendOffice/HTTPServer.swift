@@ -60,7 +60,8 @@ public struct OfficeRequest: Sendable {
             if byte == UInt8(ascii: "+") {
                 decoded.append(UInt8(ascii: " "))
             } else if byte == UInt8(ascii: "%") {
-                guard bytes.distance(from: index, to: bytes.endIndex) >= 3, let high = hexValue(bytes[index + 1]), let low = hexValue(bytes[index + 2])
+                guard bytes.distance(from: index, to: bytes.endIndex) >= 3, let high = hexValue(bytes[index + 1]),
+                    let low = hexValue(bytes[index + 2])
                 else { return nil }
                 decoded.append(high << 4 | low)
                 index += 2

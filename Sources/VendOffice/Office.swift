@@ -78,7 +78,9 @@ public final class Office: Sendable {
             guard let sent = request.form["csrf"], Sodium.equal(sent, session.csrf) else {
                 logger.warning("office: \(request.path) refused: no or wrong CSRF token (user \(user.name), client \(client(of: request)))")
                 return respond(
-                    403, Pages.message("Refused", "The form's security token is missing or wrong: reload the page and try again.", user: user, csrf: session.csrf))
+                    403,
+                    Pages.message(
+                        "Refused", "The form's security token is missing or wrong: reload the page and try again.", user: user, csrf: session.csrf))
             }
         }
         let operatorOnly: Set<String> = ["/audit", "/routes/delete", "/par"]
@@ -126,7 +128,8 @@ public final class Office: Sendable {
             let par = Int64(text)
             guard let machine = form["machine"], let slot = form["slot"], text.isEmpty || (par.map { (0...100_000).contains($0) } ?? false) else {
                 return respond(
-                    400, Pages.message("Not a par level", "A par level is a whole number from 0 (empty: the capacity).", user: user, csrf: session.csrf))
+                    400,
+                    Pages.message("Not a par level", "A par level is a whole number from 0 (empty: the capacity).", user: user, csrf: session.csrf))
             }
             try state.records.setPar(machine: machine, slot: slot, par: par, by: user.name, now: now)
             return redirect("/pick-list?route=\(Pages.queryValue(form["route"] ?? ""))")
@@ -142,7 +145,8 @@ public final class Office: Sendable {
         let machines = try FleetOverview(sql: state.sql).machines(now: now, todayStart: today, weekStart: Self.localMidnight(now, daysBack: 6))
         let sort = request.query["sort"].flatMap(Pages.FleetSort.init(rawValue:)) ?? .machine
         let filter = request.query["filter"].flatMap(Pages.FleetFilter.init(rawValue:)) ?? .all
-        return respond(200, Pages.fleet(machines, sort: sort, filter: filter, search: request.query["q"] ?? "", amounts: amounts, user: user, csrf: csrf))
+        return respond(
+            200, Pages.fleet(machines, sort: sort, filter: filter, search: request.query["q"] ?? "", amounts: amounts, user: user, csrf: csrf))
     }
 
     // MARK: Logging in

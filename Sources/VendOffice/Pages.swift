@@ -223,7 +223,8 @@ enum Pages {
             }
             body += "</tbody></table></div>"
         }
-        body += "<h2>Totals for the warehouse</h2><table><thead><tr><th>Product</th><th class=\"n\">Unload expired</th><th class=\"n\">Load</th></tr></thead><tbody>"
+        body +=
+            "<h2>Totals for the warehouse</h2><table><thead><tr><th>Product</th><th class=\"n\">Unload expired</th><th class=\"n\">Load</th></tr></thead><tbody>"
         for total in list.totals {
             body += "<tr><td>\(html(total.product))</td><td class=\"n\">\(total.expired)</td><td class=\"n\"><strong>\(total.load)</strong></td></tr>"
         }
@@ -234,7 +235,8 @@ enum Pages {
     static func audit(_ entries: [OfficeRecords.AuditEntry], user: OfficeUser, csrf: String) -> String {
         var body = "<table><thead><tr><th>When</th><th>Who</th><th>What</th><th>Detail</th></tr></thead><tbody>"
         for entry in entries {
-            body += "<tr><td>\(localTime(entry.at))</td><td>\(html(entry.actor))</td><td>\(html(entry.action))</td><td>\(html(entry.detail))</td></tr>"
+            body +=
+                "<tr><td>\(localTime(entry.at))</td><td>\(html(entry.actor))</td><td>\(html(entry.action))</td><td>\(html(entry.detail))</td></tr>"
         }
         body += "</tbody></table>"
         return page(title: "Audit log", user: user, csrf: csrf, body: body)

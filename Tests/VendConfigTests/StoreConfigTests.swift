@@ -1,8 +1,8 @@
 import Foundation
 import Testing
 import VendConfig
-import VendingCore
 import VenddTestSupport
+import VendingCore
 
 /// vendstore's file: the keys vendstore(8) lists (`StoreConfigLoader.keys`) are the ones
 /// docs/fleet-store.md documents and the ones the parser takes, with the same defaults.

@@ -71,7 +71,9 @@ struct OfficeRig {
     func loggedIn(_ user: String) throws -> OfficeHTTPClient {
         var client = client()
         let answer = try client.logIn(user, user == "ann" ? Self.operatorPassword : Self.driverPassword)
-        guard answer.status == 303, client.jar[Office.sessionCookie] != nil else { throw OfficeTestError("login of \(user): \(answer.status) \(answer.body)") }
+        guard answer.status == 303, client.jar[Office.sessionCookie] != nil else {
+            throw OfficeTestError("login of \(user): \(answer.status) \(answer.body)")
+        }
         return client
     }
 }
@@ -206,7 +208,9 @@ struct OfficeTests {
         _ = try rig.store.commit(
             events: [],
             retained: [
-                stockUpdate(hostile, [SlotPosition(slot: "A1'<i>", product: product, price: "1200", available: 1, stock: 1, capacity: 4, earliestExpiry: nil)]),
+                stockUpdate(
+                    hostile, [SlotPosition(slot: "A1'<i>", product: product, price: "1200", available: 1, stock: 1, capacity: 4, earliestExpiry: nil)]
+                ),
                 RetainedUpdate(
                     machine: hostile, subject: "state",
                     payload: #"{"machine":"x","online":true,"state":"out-of-order","reason":"<img src=x onerror=alert(1)>"}"#),
@@ -218,7 +222,9 @@ struct OfficeTests {
         #expect(refused.status == 400 && refused.body.contains("r&#39; OR &#39;1&#39;=&#39;1 &lt;b&gt;") && !refused.body.contains("<b>"))
         #expect(try ann.post("/routes", [("csrf", csrf), ("name", "north"), ("machines", hostile)]).status == 303)
         #expect(try ann.post("/par", [("csrf", csrf), ("route", "north"), ("machine", hostile), ("slot", "A1'<i>"), ("par", "3")]).status == 303)
-        #expect(try ann.post("/par", [("csrf", csrf), ("route", "north"), ("machine", hostile), ("slot", "A1"), ("par", "3; DROP TABLE x")]).status == 400)
+        #expect(
+            try ann.post("/par", [("csrf", csrf), ("route", "north"), ("machine", hostile), ("slot", "A1"), ("par", "3; DROP TABLE x")]).status == 400
+        )
         var dan = try rig.loggedIn(#"dan"#)
         for page in [
             try ann.get("/fleet?q=" + OfficeHTTPClient.encode(#""><script>alert(1)</script>"#)), try ann.get("/fleet"), try ann.get("/routes"),
@@ -259,8 +265,10 @@ struct OfficeTests {
                         SlotPosition(slot: "A2", product: "water", price: "900", available: 3, stock: 5, capacity: 10, earliestExpiry: past),
                         SlotPosition(slot: "B1", product: "cola", price: "1200", available: 6, stock: 6, capacity: 6, earliestExpiry: nil),
                     ]),
-                stockUpdate("m2", [SlotPosition(slot: "A1", product: "cola", price: "1200", available: 2, stock: 2, capacity: 8, earliestExpiry: nil)]),
-                stockUpdate("m3", [SlotPosition(slot: "A1", product: "tea", price: "1000", available: 0, stock: 0, capacity: 5, earliestExpiry: nil)]),
+                stockUpdate(
+                    "m2", [SlotPosition(slot: "A1", product: "cola", price: "1200", available: 2, stock: 2, capacity: 8, earliestExpiry: nil)]),
+                stockUpdate(
+                    "m3", [SlotPosition(slot: "A1", product: "tea", price: "1000", available: 0, stock: 0, capacity: 5, earliestExpiry: nil)]),
             ], receivedAt: rig.noon)
         var ann = try rig.loggedIn("ann")
         let csrf = try #require(try ann.get("/routes").csrf)
