@@ -2,7 +2,6 @@ import Foundation
 import Testing
 import VenddTestSupport
 
-
 /// The real vendstore binary: `user add|list|remove` as an operator types them, and `serve`
 /// with an `office:` section answering on its port.
 @Suite("Back office in vendstore", .serialized, .timeLimit(.minutes(3)))
