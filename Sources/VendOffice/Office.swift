@@ -133,6 +133,11 @@ public final class Office: Sendable {
             }
             try state.records.setPar(machine: machine, slot: slot, par: par, by: user.name, now: now)
             return redirect("/pick-list?route=\(Pages.queryValue(form["route"] ?? ""))")
+        case ("GET", "/machine"):
+            guard let id = request.query["id"], let detail = try MachineDetail.load(id, sql: state.sql, recent: 30) else {
+                return respond(404, Pages.message("No such machine", "The store has nothing from that machine.", user: user, csrf: session.csrf))
+            }
+            return respond(200, Pages.machine(detail, amounts: amounts, now: now, user: user, csrf: session.csrf))
         case ("GET", "/audit"):
             return respond(200, Pages.audit(try state.records.auditLog(limit: 500), user: user, csrf: session.csrf))
         default:

@@ -141,7 +141,7 @@ enum Pages {
             let state = summary.online == false ? "" : "<br>\(html(summary.state))\(summary.reason.map { ": " + html($0) } ?? "")"
             let alerts = summary.alerts.isEmpty ? "-" : summary.alerts.map { "<span class=\"alert\">\(html($0))</span>" }.joined(separator: "<br>")
             rows += """
-                <tr><td>\(html(summary.machine))</td><td>\(status)\(since)\(state)</td><td>\(alerts)</td>\
+                <tr><td><a href="\(html("/machine?id=\(queryValue(summary.machine))"))">\(html(summary.machine))</a></td><td>\(status)\(since)\(state)</td><td>\(alerts)</td>\
                 <td class="n">\(html(money(summary.sales.todayCash)))</td><td class="n">\(html(money(summary.sales.todayCard)))</td>\
                 <td class="n">\(html(money(summary.sales.weekCash)))</td><td class="n">\(html(money(summary.sales.weekCard)))</td></tr>
 
@@ -240,5 +240,73 @@ enum Pages {
         }
         body += "</tbody></table>"
         return page(title: "Audit log", user: user, csrf: csrf, body: body)
+    }
+}
+
+extension Pages {
+    /// A machine's page. A driver sees no prices.
+    static func machine(_ detail: MachineDetail, amounts: AmountFormatter, now: Int64, user: OfficeUser, csrf: String) -> String {
+        func money(_ text: String?, _ currency: String?) -> String {
+            guard let text, let currency, let amount = Amount(text) else { return "-" }
+            return html(amounts.string(amount, currency: currency))
+        }
+        let prices = user.role == .operator_
+        var body = ""
+        if let state = detail.state {
+            body += "<p><span class=\"\(state.online ? "online" : "offline")\">\(state.online ? "online" : "offline")</span>"
+            body += state.at.map { " since \(localTime($0))" } ?? ""
+            body += " · \(html(state.state))\(state.reason.map { ": " + html($0) } ?? "")</p>"
+        } else {
+            body += "<p class=\"offline\">no state reported</p>"
+        }
+        body += "<h2>Planogram</h2><div class=\"scroll\"><table><thead><tr><th>Slot</th><th>Product</th>"
+        body += prices ? "<th class=\"n\">Price</th>" : ""
+        body += "<th class=\"n\">Stock / capacity</th><th>Earliest expiry</th><th>Fault</th></tr></thead><tbody>"
+        for slot in detail.slots {
+            let expired = slot.earliestExpiry.map { $0 <= now } == true && slot.available < slot.stock
+            body += "<tr><td>\(html(slot.slot))</td><td>\(html(slot.product))</td>"
+            body += prices ? "<td class=\"n\">\(money(slot.price, detail.currency))</td>" : ""
+            body += "<td class=\"n\">\(slot.stock) / \(slot.capacity)</td>"
+            body += "<td\(expired ? " class=\"alert\"" : "")>\(slot.earliestExpiry.map { localTime($0) } ?? "-")\(expired ? " (expired)" : "")</td>"
+            body += "<td\(slot.fault == nil ? "" : " class=\"alert\"")>\(slot.fault.map(html) ?? "-")</td></tr>"
+        }
+        body += "</tbody></table></div>"
+        if !detail.zones.isEmpty {
+            body +=
+                "<h2>Zones</h2><table><thead><tr><th>Zone</th><th>Health</th><th class=\"n\">°C</th><th class=\"n\">Set point</th><th>Since</th></tr></thead><tbody>"
+            for zone in detail.zones {
+                let health = zone.health + (zone.cause.map { ": " + $0 } ?? "") + (zone.sensorFault.map { " (sensor: \($0))" } ?? "")
+                body += "<tr><td>\(html(zone.zone)) (\(html(zone.kind)))</td><td\(zone.health == "ok" ? "" : " class=\"alert\"")>\(html(health))</td>"
+                body += "<td class=\"n\">\(html(zone.temperature ?? "-"))</td><td class=\"n\">\(html(zone.setPoint ?? "-"))</td>"
+                body += "<td>\(zone.since.map { localTime($0) } ?? "-")</td></tr>"
+            }
+            body += "</tbody></table>"
+        }
+        if let cash = detail.cash {
+            body += "<h2>Cash position</h2><table><tbody>"
+            let lines: [(String, String?)] = [
+                ("Coins in", cash.coinsIn), ("Bills in", cash.billsIn), ("Sales", cash.sales), ("Refunds", cash.refunds),
+                ("Change paid", cash.changePaid), ("Payouts of unknown outcome", cash.unknownPayouts),
+            ]
+            for (label, amount) in lines where amount != nil {
+                body += "<tr><th>\(label)</th><td class=\"n\">\(money(amount, cash.currency))</td></tr>"
+            }
+            for level in cash.changeStock ?? [] {
+                body +=
+                    "<tr><th>Tube \(money(level.value, cash.currency))</th><td class=\"n\">\(level.count.map { "\($0) coins" } ?? "not counted")</td></tr>"
+            }
+            if cash.exactChangeOnly == true { body += "<tr><th>Exact change only</th><td class=\"n alert\">yes</td></tr>" }
+            body += "</tbody></table>"
+        }
+        body += "<h2>Recent events</h2><div class=\"scroll\"><table><thead><tr><th class=\"n\">Seq</th><th>When</th><th>Event</th><th>Detail</th>"
+        body += prices ? "<th class=\"n\">Amount</th>" : ""
+        body += "</tr></thead><tbody>"
+        for event in detail.events {
+            body += "<tr><td class=\"n\">\(event.seq)</td><td>\(localTime(event.at))</td><td>\(html(event.type))</td><td>\(html(event.summary))</td>"
+            body += prices ? "<td class=\"n\">\(money(event.amount, event.currency))</td>" : ""
+            body += "</tr>"
+        }
+        body += "</tbody></table></div>"
+        return page(title: "Machine \(detail.machine)", user: user, csrf: csrf, body: body)
     }
 }

@@ -229,6 +229,7 @@ struct OfficeTests {
         for page in [
             try ann.get("/fleet?q=" + OfficeHTTPClient.encode(#""><script>alert(1)</script>"#)), try ann.get("/fleet"), try ann.get("/routes"),
             try ann.get("/pick-list?route=north"), try ann.get("/audit"), try dan.get("/fleet"),
+            try ann.get("/machine?id=" + OfficeHTTPClient.encode(hostile)),
         ] {
             #expect(page.status == 200)
             #expect(!page.body.contains("<script") && !page.body.contains("<img") && !page.body.contains("<i>") && !page.body.contains("<b>"))
@@ -351,7 +352,9 @@ struct OfficeTests {
                             zone: "cold", kind: "cold", health: "locked", temperature: "9.5", sensorFault: nil, setPoint: "4", relayOn: true,
                             maxReached: "9.5", since: today, cause: "above 5 °C for 4 h", at: today))),
                 RetainedUpdate(
-                    machine: "m1", subject: "cash", payload: "{}",
+                    machine: "m1", subject: "cash",
+                    payload:
+                        #"{"machine":"m1","currency":"KRW","coinsIn":"4000","sales":"2400","refunds":"0","unknownPayouts":"0","exactChangeOnly":true,"changeStock":[{"value":"500","count":12}]}"#,
                     columns: .cash(
                         CashPosition(
                             currency: "KRW", coinsIn: "4000", sales: "2400", refunds: "0", billsIn: nil, changePaid: nil, unknownPayouts: "0",
@@ -359,21 +362,36 @@ struct OfficeTests {
             ], receivedAt: rig.noon)
         var dan = try rig.loggedIn("dan")
         let page = try dan.get("/fleet")
-        let row = try #require(page.body.components(separatedBy: "<tr>").first { $0.hasPrefix("<td>m1</td>") })
+        let row = try #require(page.body.components(separatedBy: "<tr>").first { $0.hasPrefix(#"<td><a href="/machine?id=m1">m1</a></td>"#) })
         #expect(row.contains("online</span> since \(Pages.localTime(today))<br>in-service"))
         for alert in ["A1 sold out", "A2 expired (2)", "zone cold locked (food safety)", "exact change only", "B2 out of service: motor jam"] {
             #expect(row.contains(alert), "\(alert)")
         }
         #expect(!row.contains("B3"))
         #expect(row.contains(#"<td class="n">1,200원</td><td class="n">1,500원</td><td class="n">2,400원</td><td class="n">3,500원</td>"#))
-        let offline = try #require(page.body.components(separatedBy: "<tr>").first { $0.hasPrefix("<td>m2</td>") })
+        let offline = try #require(page.body.components(separatedBy: "<tr>").first { $0.hasPrefix(#"<td><a href="/machine?id=m2">m2</a></td>"#) })
         #expect(offline.contains("offline</span>") && offline.contains("1 events missing (gaps in its sequence)"))
         // Filtered and sorted on the server.
         let alerts = try dan.get("/fleet?filter=offline").body
-        #expect(alerts.contains("<td>m2</td>") && !alerts.contains("<td>m1</td>"))
+        #expect(alerts.contains(">m2</a></td>") && !alerts.contains(">m1</a></td>"))
         let sorted = try dan.get("/fleet?sort=week").body
-        #expect(try #require(sorted.range(of: "<td>m1</td>")).lowerBound < #require(sorted.range(of: "<td>m2</td>")).lowerBound)
+        #expect(try #require(sorted.range(of: ">m1</a></td>")).lowerBound < #require(sorted.range(of: ">m2</a></td>")).lowerBound)
+        // The machine page: planogram, zones, cash, recent events; prices for the operator only.
+        let machine = try dan.get("/machine?id=m1").body
+        for text in [
+            "A2</td><td>water</td><td class=\"n\">5 / 10</td><td class=\"alert\">\(Pages.localTime(today)) (expired)</td>",
+            "cold (cold)</td><td class=\"alert\">locked: above 5 °C for 4 h</td><td class=\"n\">9.5</td>",
+            "<th>Exact change only</th>", "<tr><th>Tube 500원</th><td class=\"n\">12 coins</td></tr>",
+            "<td>slot-fault</td><td>B3 · off · cleared by tech</td>",
+        ] {
+            #expect(machine.contains(text), "\(text)")
+        }
+        #expect(!machine.contains("Price") && !machine.contains("1,200원"))
+        var ann = try rig.loggedIn("ann")
+        let priced = try ann.get("/machine?id=m1").body
+        #expect(priced.contains("<td>A1</td><td>cola</td><td class=\"n\">1,200원</td><td class=\"n\">0 / 8</td>"))
+        #expect(try dan.get("/machine?id=m9").status == 404)
         let searched = try dan.get("/fleet?q=M2").body
-        #expect(searched.contains("<td>m2</td>") && !searched.contains("<td>m1</td>"))
+        #expect(searched.contains(">m2</a></td>") && !searched.contains(">m1</a></td>"))
     }
 }
