@@ -54,7 +54,9 @@ public final class Office: Sendable {
             return try state.withLock { state in try route(request, state: &state, now: now) }
         } catch {
             logger.error("office: \(request.method) \(request.path): \(error)")
-            return respond(503, Pages.message("Unavailable", "The database did not answer; try again shortly. (\(error))", user: nil, csrf: nil))
+            // The detail (SQL, the server's words) goes to the journal, not to the browser.
+            return respond(
+                503, Pages.message("Unavailable", "The database did not answer: try again shortly (the journal says why).", user: nil, csrf: nil))
         }
     }
 

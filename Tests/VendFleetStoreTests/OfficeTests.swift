@@ -33,7 +33,8 @@ struct OfficeRig {
 
     var port: Int { service.port }
 
-    init(_ engine: Engine, throttle: (perUser: Int, perAddress: Int)? = nil) throws {
+    /// `cluster`: a PostgreSQL of the test's own (one it stops), instead of the run's shared one.
+    init(_ engine: Engine, throttle: (perUser: Int, perAddress: Int)? = nil, cluster: PostgresCluster? = nil) throws {
         directory = try TemporaryDirectory()
         let open: () throws -> FleetSQL
         switch engine {
@@ -42,7 +43,7 @@ struct OfficeRig {
             store = try SQLiteFleetStore(path: path, now: 1)
             open = { try openFleetSQL(sqlitePath: path, now: 1) }
         case .postgresql:
-            let conninfo = try PostgresCluster.running().createDatabase()
+            let conninfo = try (cluster ?? PostgresCluster.running()).createDatabase()
             store = try PostgresFleetStore(conninfo: conninfo, now: 1)
             open = { try openFleetSQL(conninfo: conninfo, now: 1) }
         }
@@ -197,6 +198,22 @@ struct OfficeTests {
         stranger.jar = [:]
         #expect(try stranger.post("/login", [("csrf", page.csrf ?? ""), ("user", "ann"), ("password", OfficeRig.operatorPassword)]).status == 403)
         #expect(stranger.jar[Office.sessionCookie] == nil)
+    }
+
+    @Test func aDatabaseThatIsAwayIsA503AndTheOfficeReconnects() throws {
+        let cluster = try PostgresCluster()
+        defer {
+            cluster.stop()
+            cluster.remove()
+        }
+        let rig = try OfficeRig(.postgresql, cluster: cluster)
+        defer { rig.stop() }
+        var dan = try rig.loggedIn("dan")
+        cluster.crash()
+        let away = try dan.get("/fleet")
+        #expect(away.status == 503 && away.body.contains("The database did not answer") && !away.body.contains("SELECT"))
+        try cluster.start()
+        #expect(try dan.get("/fleet").status == 200)
     }
 
     @Test(arguments: Engine.allCases)
