@@ -129,19 +129,32 @@ struct FleetOverview {
     }
 
     /// Sold vends since `weekStart`, grouped by machine, payment, price and day: a sold
-    /// `vend-ended` (with its `payment`) and the price of its `vend-started` (same `vend`).
+    /// `vend-ended` (with its `payment`) and the price of its `vend-started` (same `vend`, begun
+    /// at most an hour before the week).
     /// Free vends (free-cashless) are no sale.
     private func sales(todayStart: Int64, weekStart: Int64) throws -> [SaleGroup] {
         let d = sql.dialect
+        // One pass, grouped by (machine, vend), rather than a join of the two event types: both
+        // engines' planners joined them by walking every vend-started of the week for each
+        // vend-ended (9 s for 200 machines on SQLite).
         let rows = try sql.rows(
             """
-            SELECT e.machine, \(d.jsonText("e.payload", "payment")), \(d.jsonText("s.payload", "amount")), \(d.jsonText("e.payload", "currency")),
-                CASE WHEN e.at >= ? THEN 1 ELSE 0 END, COUNT(*)
-            FROM events e JOIN events s ON s.machine = e.machine AND s.type = 'vend-started' AND s.at >= ? AND s.at <= e.at
-                AND \(d.jsonText("s.payload", "vend")) = \(d.jsonText("e.payload", "vend"))
-            WHERE e.type = 'vend-ended' AND e.at >= ? AND \(d.jsonText("e.payload", "outcome")) = 'sold'
+            SELECT machine, payment, amount, currency, today, COUNT(*) FROM (
+                SELECT machine, MAX(payment) AS payment, MAX(amount) AS amount, MAX(currency) AS currency, MAX(today) AS today,
+                    MAX(sold) AS sold, MAX(started) AS started
+                FROM (
+                    SELECT machine, \(d.jsonText("payload", "vend")) AS vend, \(d.jsonText("payload", "payment")) AS payment,
+                        CAST(NULL AS TEXT) AS amount, \(d.jsonText("payload", "currency")) AS currency,
+                        CASE WHEN at >= ? THEN 1 ELSE 0 END AS today,
+                        CASE WHEN \(d.jsonText("payload", "outcome")) = 'sold' THEN 1 ELSE 0 END AS sold, 0 AS started
+                    FROM events WHERE type = 'vend-ended' AND at >= ?
+                    UNION ALL
+                    SELECT machine, \(d.jsonText("payload", "vend")), NULL, \(d.jsonText("payload", "amount")), NULL, 0, 0, 1
+                    FROM events WHERE type = 'vend-started' AND at >= ?
+                ) AS vends GROUP BY machine, vend
+            ) AS paired WHERE sold = 1 AND started = 1
             GROUP BY 1, 2, 3, 4, 5
-            """, [.integer(todayStart), .integer(weekStart - 3_600_000), .integer(weekStart)])
+            """, [.integer(todayStart), .integer(weekStart), .integer(weekStart - 3_600_000)])
         return rows.compactMap { row in
             guard let machine = row[0], let payment = row[1], let price = row[2].flatMap(Amount.init), let currency = row[3],
                 let count = row[5].flatMap({ Int64($0) })
