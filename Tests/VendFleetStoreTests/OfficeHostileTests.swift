@@ -39,10 +39,13 @@ struct OfficeHostileTests {
         let rig = try OfficeRig(.sqlite)
         defer { rig.stop() }
         var dan = try rig.loggedIn("dan")
+        // 80 connections in 2 waves: the script then reads each connection for up to 0.5 s, and
+        // libmicrohttpd keeps the idle and half-sent ones open (until its 30 s timeout), so
+        // the kiosk's 300 in 3 waves would take minutes here.
         let log = rig.directory.path + "/hostile.log"
         let attack = try ChildProcess(
             "/usr/bin/python3",
-            [repositoryRoot.appendingPathComponent("scripts/hostile-clients.py").path, "--http", "127.0.0.1:\(rig.port)", "300", "3"],
+            [repositoryRoot.appendingPathComponent("scripts/hostile-clients.py").path, "--http", "127.0.0.1:\(rig.port)", "80", "2"],
             output: log, errors: log)
         var during: [String] = []
         while attack.isRunning {
@@ -53,7 +56,7 @@ struct OfficeHostileTests {
         print(
             "office: \(summary.trimmingCharacters(in: .whitespacesAndNewlines)); a driver's /fleet during it: \(during.count) tries, \(during.filter { $0 == "200" }.count) answered"
         )
-        #expect(summary.hasPrefix("hostile: 900 attempted"), "\(summary)")
+        #expect(summary.hasPrefix("hostile: 160 attempted"), "\(summary)")
         #expect(try dan.get("/fleet").status == 200)
         var ann = try rig.loggedIn("ann")
         #expect(try ann.get("/audit").status == 200)
