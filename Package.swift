@@ -158,11 +158,25 @@ let package = Package(
         .target(
             name: "VendFleetIngest",
             dependencies: ["VendFleetStore", "VendMQTT", "VendPOSIX", "VendTelemetry", .product(name: "Logging", package: "swift-log")]),
+        // libmicrohttpd as installed (Debian libmicrohttpd-dev: 0.9.75 in 12, 1.0.1 in 13), and one
+        // small C API over it: a request reaches Swift once, whole (its start and queries are varargs).
+        .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
+        .target(name: "CMicroHTTPDShim", dependencies: ["CMicroHTTPD"]),
+        // libsodium as installed (Debian libsodium-dev): Argon2id password hashes, random tokens.
+        .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
+        // The operator's back office, served by vendstore: users and roles, sessions, the fleet
+        // page, routes and their pick lists, from the fleet store's database.
+        .target(
+            name: "VendOffice",
+            dependencies: [
+                "CMicroHTTPDShim", "CSodium", "VendConfig", "VendFleetStore", "VendingCore", "VendTelemetry", "VendText", "VendPOSIX",
+                .product(name: "Logging", package: "swift-log"),
+            ]),
         // The fleet store's daemon and its `status`.
         .executableTarget(
             name: "vendstore",
             dependencies: [
-                "VendFleetIngest", "VendFleetStore", "VendConfig", "VendControl", "VendMQTT", "VendSystemd", "VendText", "VendPOSIX",
+                "VendFleetIngest", "VendFleetStore", "VendOffice", "VendConfig", "VendControl", "VendMQTT", "VendSystemd", "VendText", "VendPOSIX",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
@@ -174,7 +188,7 @@ let package = Package(
         .testTarget(
             name: "VendFleetStoreTests",
             dependencies: [
-                "VendFleetStore", "VendFleetIngest", "VendMQTT", "VendPOSIX", "VendTelemetry", "VenddTestSupport",
+                "VendFleetStore", "VendFleetIngest", "VendOffice", "VendMQTT", "VendPOSIX", "VendTelemetry", "VenddTestSupport",
                 .product(name: "Logging", package: "swift-log"),
             ]),
         .testTarget(

@@ -25,6 +25,8 @@ public struct StoreSettings: Sendable, Equatable {
     public let ackMilliseconds: Int
     public let maxSequenceAhead: Int
     public let bufferEvents: Int
+    /// The back office (`office:`); nil: vendstore serves none.
+    public let office: OfficeSettings?
 }
 
 /// For logs and messages: the engine and the file, never the connection string (it may hold a password).
@@ -63,6 +65,20 @@ public enum StoreConfigLoader {
             "ingest.buffer_events", "100000",
             "events waiting for the database at most; past it new ones are dropped (logged) and machines send them again"
         ),
+        ("office.listen", "127.0.0.1:8090", "the back office's address and port (with an office: section; docs/office.md)"),
+        (
+            "office.tls_proxy", "false",
+            "a TLS reverse proxy on this host forwards to the office: cookies are Secure, X-Forwarded-For names the client"
+        ),
+        (
+            "office.plain_http_beyond_loopback", "false",
+            "allow listening beyond loopback on plain HTTP (passwords and cookies in clear on that network; logged at start)"
+        ),
+        ("office.session_hours", "12", "how long a login lasts"),
+        ("office.currencies[].code", "none", "a currency the machines send (ISO 4217), shown with the format below"),
+        ("office.currencies[].format", "none", "how its amounts are shown: {amount} once, e.g. \"{amount}원\" (else \"1,200 KRW\")"),
+        ("office.currencies[].grouping_separator", ",", "between groups of three digits"),
+        ("office.currencies[].decimal_separator", ".", "before the minor digits"),
     ]
 
     public static func load(file: String) throws(ConfigError) -> StoreSettings {
@@ -82,6 +98,7 @@ extension ConfigParser {
         let mqtt = top.nested("mqtt")
         let database = top.nested("database", required: false).map(parseDatabase) ?? .some(.sqlite(path: StoreConfigLoader.defaultDatabase))
         let ingest = top.nested("ingest", required: false)
+        let office = top.nested("office", required: false).map(parseOffice)
         top.finish()
         guard let mqtt else { return nil }
 
@@ -107,7 +124,7 @@ extension ConfigParser {
             broker: connection.broker, credentialsFile: connection.credentialsFile, caFile: connection.caFile, clientID: clientID,
             topicPrefix: connection.topicPrefix, sharedGroup: sharedGroup,
             sessionExpirySeconds: expiryHours * 3600, database: database, batchEvents: batchEvents, batchMilliseconds: batchMilliseconds,
-            ackMilliseconds: ackMilliseconds, maxSequenceAhead: ahead, bufferEvents: bufferEvents)
+            ackMilliseconds: ackMilliseconds, maxSequenceAhead: ahead, bufferEvents: bufferEvents, office: office ?? nil)
     }
 
     /// `database:` names exactly one engine.

@@ -2,13 +2,7 @@
 /// and keys; only the column types are spelt per engine. A migration is never edited once
 /// released: a change is a new version. docs/fleet-store.md describes every column.
 enum FleetSchema {
-    enum Dialect {
-        case sqlite
-        case postgresql
-
-        /// 64-bit integers: SQLite's INTEGER is already 64 bits.
-        var bigint: String { self == .sqlite ? "INTEGER" : "BIGINT" }
-    }
+    typealias Dialect = SQLDialect
 
     struct Migration {
         let version: Int
@@ -140,6 +134,59 @@ enum FleetSchema {
                         entered_at \(bigint) NOT NULL,
                         PRIMARY KEY (machine, seq, kind, value))
                     """,
+                ]),
+            // The back office (VendOffice, docs/office.md): its users and their sessions, routes
+            // and par levels, what its users changed; and the index its sales figures read.
+            Migration(
+                version: 4,
+                statements: [
+                    """
+                    CREATE TABLE office_users (
+                        name TEXT PRIMARY KEY,
+                        role TEXT NOT NULL,
+                        password_hash TEXT NOT NULL,
+                        created_at \(bigint) NOT NULL)
+                    """,
+                    """
+                    CREATE TABLE office_sessions (
+                        token_hash TEXT PRIMARY KEY,
+                        user_name TEXT NOT NULL,
+                        csrf TEXT NOT NULL,
+                        created_at \(bigint) NOT NULL,
+                        expires_at \(bigint) NOT NULL)
+                    """,
+                    "CREATE INDEX office_sessions_user ON office_sessions (user_name)",
+                    """
+                    CREATE TABLE office_routes (
+                        name TEXT PRIMARY KEY,
+                        created_by TEXT NOT NULL,
+                        created_at \(bigint) NOT NULL)
+                    """,
+                    """
+                    CREATE TABLE office_route_machines (
+                        route TEXT NOT NULL,
+                        position INTEGER NOT NULL,
+                        machine TEXT NOT NULL,
+                        PRIMARY KEY (route, machine))
+                    """,
+                    """
+                    CREATE TABLE office_par_levels (
+                        machine TEXT NOT NULL,
+                        slot TEXT NOT NULL,
+                        par \(bigint) NOT NULL,
+                        set_by TEXT NOT NULL,
+                        set_at \(bigint) NOT NULL,
+                        PRIMARY KEY (machine, slot))
+                    """,
+                    """
+                    CREATE TABLE office_audit (
+                        at \(bigint) NOT NULL,
+                        actor TEXT NOT NULL,
+                        action TEXT NOT NULL,
+                        detail TEXT NOT NULL)
+                    """,
+                    "CREATE INDEX office_audit_at ON office_audit (at)",
+                    "CREATE INDEX events_type_at ON events (type, at)",
                 ]),
         ]
     }

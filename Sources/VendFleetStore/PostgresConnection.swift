@@ -37,6 +37,25 @@ final class PostgresConnection {
         try rows(of: PQexec(handle, sql), what: sql)
     }
 
+    /// Applies the fleet schema's missing migrations; returns the versions applied.
+    func migrateFleet(now: Int64) throws -> [Int] {
+        try SchemaMigrator(
+            execute: { try self.execute($0) },
+            appliedVersions: { Set(try self.execute("SELECT version FROM schema_migrations").compactMap { $0[0].flatMap { Int($0) } }) },
+            // Any constant shared by every vendstore: 0x76656e64 is "vend".
+            lockStatement: "SELECT pg_advisory_xact_lock(1986358884)"
+        ).migrate(FleetSchema.migrations(.postgresql), now: now)
+    }
+
+    /// Runs SQL with text parameters `$1`, `$2`… (nil is NULL), unprepared; returns its rows.
+    @discardableResult
+    func execute(_ sql: String, parameters: [String?]) throws -> [[String?]] {
+        let copies = parameters.map { $0.map { strdup($0) } ?? nil }
+        defer { for copy in copies { free(copy) } }
+        let values = copies.map { UnsafePointer($0) }
+        return try rows(of: PQexecParams(handle, sql, Int32(values.count), nil, values, nil, nil, 0), what: sql)
+    }
+
     func prepare(_ name: String, _ sql: String) throws {
         try rows(of: PQprepare(handle, name, sql, 0, nil), what: sql)
     }

@@ -16,12 +16,7 @@ public final class PostgresFleetStore: FleetStore {
         self.maxAhead = maxAhead
         let connection = try PostgresConnection(conninfo)
         name = connection.target
-        migrationsApplied = try SchemaMigrator(
-            execute: { try connection.execute($0) },
-            appliedVersions: { Set(try connection.execute("SELECT version FROM schema_migrations").compactMap { $0[0].flatMap { Int($0) } }) },
-            // Any constant shared by every vendstore: 0x76656e64 is "vend".
-            lockStatement: "SELECT pg_advisory_xact_lock(1986358884)"
-        ).migrate(FleetSchema.migrations(.postgresql), now: now)
+        migrationsApplied = try connection.migrateFleet(now: now)
         try Self.prepareStatements(connection)
         live = connection
     }

@@ -19,6 +19,19 @@ final class SQLiteDatabase {
 
     deinit { sqlite3_close_v2(handle) }
 
+    /// The fleet's database at `path` (created if needed) in WAL with `synchronous=FULL`, its
+    /// missing migrations applied; and the versions applied.
+    static func openFleet(path: String, now: Int64) throws -> (SQLiteDatabase, migrationsApplied: [Int]) {
+        let database = try SQLiteDatabase(path: path)
+        try database.execute("PRAGMA journal_mode = WAL")
+        try database.execute("PRAGMA synchronous = FULL")
+        let applied = try SchemaMigrator(
+            execute: database.execute,
+            appliedVersions: { Set(try database.prepare("SELECT version FROM schema_migrations").rows([]) { Int($0.integer(0)) }) }
+        ).migrate(FleetSchema.migrations(.sqlite), now: now)
+        return (database, applied)
+    }
+
     func execute(_ sql: String) throws {
         var message: UnsafeMutablePointer<CChar>?
         let status = sqlite3_exec(handle, sql, nil, nil, &message)
@@ -53,7 +66,7 @@ final class SQLiteStatement {
     deinit { sqlite3_finalize(handle) }
 
     /// Binds the values (1-based, in order) after a reset.
-    func bind(_ values: [SQLiteValue]) throws {
+    func bind(_ values: [SQLValue]) throws {
         sqlite3_reset(handle)
         for (index, value) in values.enumerated() {
             let position = Int32(index + 1)
@@ -77,13 +90,13 @@ final class SQLiteStatement {
     }
 
     /// Runs a statement that returns no rows.
-    func run(_ values: [SQLiteValue]) throws {
+    func run(_ values: [SQLValue]) throws {
         try bind(values)
         while try step() {}
     }
 
     /// Every row, each read by `row`.
-    func rows<Row>(_ values: [SQLiteValue], _ row: (SQLiteStatement) -> Row) throws -> [Row] {
+    func rows<Row>(_ values: [SQLValue], _ row: (SQLiteStatement) -> Row) throws -> [Row] {
         try bind(values)
         var rows: [Row] = []
         while try step() { rows.append(row(self)) }
@@ -99,13 +112,7 @@ final class SQLiteStatement {
     func optionalInteger(_ column: Int32) -> Int64? { isNull(column) ? nil : integer(column) }
 
     func optionalText(_ column: Int32) -> String? { isNull(column) ? nil : text(column) }
-}
 
-enum SQLiteValue {
-    case integer(Int64)
-    case text(String)
-    case null
-
-    static func integer(_ value: Int64?) -> SQLiteValue { value.map { .integer($0) } ?? .null }
-    static func text(_ value: String?) -> SQLiteValue { value.map { .text($0) } ?? .null }
+    /// The current row's columns as text (integers in decimal), nil for NULL.
+    var textColumns: [String?] { (0..<sqlite3_column_count(handle)).map { optionalText($0) } }
 }

@@ -79,13 +79,8 @@ public final class SQLiteFleetStore: FleetStore {
     /// `maxAhead`: how far past a machine's contiguous mark a sequence is believed.
     public init(path: String, maxAhead: Int64 = 1_000_000, now: Int64) throws {
         name = "sqlite \(path)"
-        let database = try SQLiteDatabase(path: path)
-        try database.execute("PRAGMA journal_mode = WAL")
-        try database.execute("PRAGMA synchronous = FULL")
-        migrationsApplied = try SchemaMigrator(
-            execute: database.execute,
-            appliedVersions: { Set(try database.prepare("SELECT version FROM schema_migrations").rows([]) { Int($0.integer(0)) }) }
-        ).migrate(FleetSchema.migrations(.sqlite), now: now)
+        let (database, applied) = try SQLiteDatabase.openFleet(path: path, now: now)
+        migrationsApplied = applied
         statements = try Statements(database)
         self.database = database
         self.maxAhead = maxAhead

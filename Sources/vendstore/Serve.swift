@@ -4,6 +4,7 @@ import VendConfig
 import VendFleetIngest
 import VendFleetStore
 import VendMQTT
+import VendOffice
 import VendPOSIX
 import VendSystemd
 
@@ -45,6 +46,18 @@ struct Serve: ParsableCommand {
                 batchWindow: .milliseconds(settings.batchMilliseconds), ackInterval: .milliseconds(settings.ackMilliseconds),
                 bufferCapacity: settings.bufferEvents),
             store: store, logger: logger, beforeCommit: Self.killHook())
+        let office: OfficeService?
+        do {
+            office = try settings.office.map { officeSettings in
+                try OfficeService(settings: officeSettings, logger: logger, clock: { WallClock.milliseconds }) {
+                    try openSQL(settings.database)
+                }
+            }
+        } catch {
+            logger.critical("cannot start the back office (office: in \(options.config)): \(error)")
+            throw ExitCode(StoreExit.unavailable)
+        }
+        defer { office?.stop() }
         signals.deliver { _ in
             notifier.stopping()
             ingester.stop()
@@ -73,5 +86,14 @@ func openStore(_ settings: StoreSettings) throws -> FleetStore {
         return try SQLiteFleetStore(path: path, maxAhead: Int64(settings.maxSequenceAhead), now: WallClock.milliseconds)
     case .postgresql(let conninfo):
         return try PostgresFleetStore(conninfo: conninfo, maxAhead: Int64(settings.maxSequenceAhead), now: WallClock.milliseconds)
+    }
+}
+
+/// A connection of its own to the configured database (its migrations applied), for the back
+/// office and the `user` commands.
+func openSQL(_ database: StoreSettings.Database) throws -> FleetSQL {
+    switch database {
+    case .sqlite(let path): try openFleetSQL(sqlitePath: path, now: WallClock.milliseconds)
+    case .postgresql(let conninfo): try openFleetSQL(conninfo: conninfo, now: WallClock.milliseconds)
     }
 }

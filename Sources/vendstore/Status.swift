@@ -21,12 +21,7 @@ struct Status: ParsableCommand {
 
     func run() throws {
         let settings = try options.load()
-        if case .sqlite(let path) = settings.database, access(path, F_OK) != 0 {
-            StandardError.write(
-                "vendstore: no database at \(path) (database.sqlite in \(options.config)): it is created when the service first starts (systemctl start vendstore)\n"
-            )
-            throw ExitCode(StoreExit.unavailable)
-        }
+        try options.requireDatabase(settings)
         let store = try openStore(settings)
         let gaps = Dictionary(grouping: try store.gaps(), by: \.machine)
         var table = TextTable([.left, .right, .right, .left, .left])

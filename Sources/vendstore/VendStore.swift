@@ -13,7 +13,8 @@ struct VendStoreCommand: ParsableCommand {
             event once by (machine, seq), and publishes per machine, retained, the highest contiguous \
             sequence it holds, so that vendd forgets an event only once it is stored. The service \
             (vendstore.service) runs `vendstore serve` as the vendstore user; `sudo vendstore status` \
-            shows how far each machine is stored.
+            shows how far each machine is stored. With an office: section it also serves the \
+            back office (docs/office.md) on loopback; `vendstore user add` makes its users.
 
             The configuration file (default /etc/vendstore/vendstore.yaml; errors are reported as \
             FILE:LINE:COLUMN: KEY: PROBLEM):
@@ -29,7 +30,7 @@ struct VendStoreCommand: ParsableCommand {
             cannot be opened or does not exist yet (status); 1 on any other error.
             """,
         version: venddVersion,
-        subcommands: [Serve.self, Status.self, CheckConfig.self], defaultSubcommand: Serve.self)
+        subcommands: [Serve.self, Status.self, CheckConfig.self, UserCommand.self], defaultSubcommand: Serve.self)
 }
 
 /// sysexits.h, as vendd's: systemd's RestartPreventExitStatus=78 stops a restart loop on a file

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import VendConfig
 import VenddTestSupport
+import VendingCore
 
 /// vendstore's file: the keys vendstore(8) lists (`StoreConfigLoader.keys`) are the ones
 /// docs/fleet-store.md documents and the ones the parser takes, with the same defaults.
@@ -41,10 +42,25 @@ import VenddTestSupport
               ack_milliseconds: 50
               max_sequence_ahead: 1000
               buffer_events: 5000
+            office:
+              listen: 0.0.0.0:8090
+              tls_proxy: true
+              plain_http_beyond_loopback: true
+              session_hours: 8
+              currencies:
+                - code: EUR
+                  format: "{amount} €"
+                  grouping_separator: "."
+                  decimal_separator: ","
             """
         let settings = try StoreConfigLoader.parse(every, file: "every.yaml")
         #expect(settings.database == .postgresql(conninfo: "host=/run/postgresql dbname=fleet"))
         #expect(settings.sharedGroup == "ingest" && settings.bufferEvents == 5000 && settings.sessionExpirySeconds == 24 * 3600)
+        #expect(
+            settings.office
+                == OfficeSettings(
+                    address: "0.0.0.0", port: 8090, tlsProxy: true, plainHTTPBeyondLoopback: true, sessionHours: 8,
+                    currencies: ["EUR": MoneyFormat(template: "{amount} €", groupingSeparator: ".", decimalSeparator: ",")!]))
         // One line a listed key, but database.sqlite: a file names one engine.
         let leaves = every.split(separator: "\n").filter { !$0.hasSuffix(":") }.count
         #expect(leaves == StoreConfigLoader.keys.count - 1)
@@ -60,6 +76,38 @@ import VenddTestSupport
         #expect("\(least.ackMilliseconds)" == defaults["ingest.ack_milliseconds"])
         #expect("\(least.maxSequenceAhead)" == defaults["ingest.max_sequence_ahead"])
         #expect("\(least.bufferEvents)" == defaults["ingest.buffer_events"])
+        #expect(least.office == nil)
+        let office = try StoreConfigLoader.parse(
+            "mqtt:\n  broker: mqtt://127.0.0.1:1883\n  allow_plaintext: true\noffice:\n  currencies: []\n", file: "office.yaml")
+        #expect("\(office.office?.address ?? ""):\(office.office?.port ?? 0)" == defaults["office.listen"])
+        #expect("\(office.office?.sessionHours ?? 0)" == defaults["office.session_hours"])
+        #expect(office.office?.tlsProxy == false && office.office?.plainHTTPBeyondLoopback == false)
+    }
+
+    /// The back office never listens beyond loopback on plain HTTP unless the file says so.
+    @Test(arguments: [
+        ("0.0.0.0:8090", "office.yaml:5:11: office.listen: 0.0.0.0:8090 is beyond loopback and the office speaks plain HTTP"),
+        ("'[::]:8090'", "office.yaml:5:11: office.listen: [::]:8090 is beyond loopback"),
+        ("localhost:8090", "office.yaml:5:11: office.listen: 'localhost:8090' is not an address and port"),
+        ("127.0.0.1:99999", "office.yaml:5:11: office.listen: '127.0.0.1:99999' is not an address and port"),
+    ])
+    func anOfficeAddressIsRefusedWithItsPlace(_ written: String, _ message: String) {
+        let error = #expect(throws: ConfigError.self) {
+            try StoreConfigLoader.parse(
+                "mqtt:\n  broker: mqtt://127.0.0.1:1883\n  allow_plaintext: true\noffice:\n  listen: \(written)\n", file: "office.yaml")
+        }
+        #expect(error?.description.hasPrefix(message) == true, "\(String(describing: error))")
+    }
+
+    @Test func aCurrencyFormatWithoutItsPlaceholderIsRefused() {
+        let error = #expect(throws: ConfigError.self) {
+            try StoreConfigLoader.parse(
+                "mqtt:\n  broker: mqtt://127.0.0.1:1883\n  allow_plaintext: true\noffice:\n  currencies:\n    - code: KRW\n      format: 원\n",
+                file: "office.yaml")
+        }
+        #expect(
+            error?.description.hasPrefix("office.yaml:7:15: office.currencies[KRW].format: '원' must contain {amount} exactly once") == true,
+            "\(String(describing: error))")
     }
 
     @Test func aTypoIsNamedWithItsPlaceAndTheKeyMeant() {

@@ -43,7 +43,8 @@ ensure_packages() {
 # (run-simulation, test, install, build-deb, hil/run.sh, fetch-libgpiod-v2) calls
 # ensure_build_dependencies, so a new C dependency is added here and nowhere else.
 build_dependencies() {
-    printf '%s\n' pkg-config libgpiod-dev libserialport-dev libyaml-dev libmosquitto-dev libsqlite3-dev libpq-dev
+    printf '%s\n' pkg-config libgpiod-dev libserialport-dev libyaml-dev libmosquitto-dev libsqlite3-dev libpq-dev \
+        libmicrohttpd-dev libsodium-dev
 }
 
 # What the fleet tests (Tests/VenddProcessTests/Fleet, Tests/VendFleetStoreTests) start: a real

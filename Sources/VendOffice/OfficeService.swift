@@ -1,0 +1,30 @@
+import Logging
+import VendConfig
+import VendFleetStore
+
+/// The back office as vendstore serves it: the HTTP server on the configured address with an
+/// `Office` on a database connection of its own.
+public final class OfficeService: Sendable {
+    private let server: OfficeHTTPServer
+    public var port: Int { server.port }
+
+    /// Opens `open()`'s connection and listens. Beyond loopback on plain HTTP (which the file
+    /// must have allowed) it says so loudly in the log.
+    public init(
+        settings: OfficeSettings, logger: Logger, throttleLimits: (perUser: Int, perAddress: Int)? = nil, clock: @escaping @Sendable () -> Int64,
+        open: () throws -> FleetSQL
+    ) throws {
+        let office = try Office(sql: try open(), settings: settings, logger: logger, throttleLimits: throttleLimits, clock: clock)
+        server = try OfficeHTTPServer(address: settings.address, port: settings.port) { office.handle($0) }
+        let shown = settings.address.contains(":") ? "[\(settings.address)]:\(port)" : "\(settings.address):\(port)"
+        if !settings.isLoopback {
+            logger.critical(
+                "office: listening on \(shown) in PLAIN HTTP beyond loopback (plain_http_beyond_loopback: true): passwords and session cookies cross that network in clear; put a TLS reverse proxy in front (docs/office.md)"
+            )
+        } else {
+            logger.info("office: listening on \(shown)\(settings.tlsProxy ? " behind a TLS proxy" : "")")
+        }
+    }
+
+    public func stop() { server.stop() }
+}

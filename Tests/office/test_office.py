@@ -1,0 +1,245 @@
+#!/usr/bin/env python3
+"""The back office in a real browser (headless Debian chromium through chromium-driver and
+Selenium) against a real `vendstore serve` with an `office:` section, its SQLite database filled
+with what the ingester stores (machine_slots, machine_latest, machine_zones, events). Each role
+logs in; the operator makes a route and sets a par level through the pages; the pick list's
+numbers are the stored slots'; the driver finds no operator forms and a forged POST is refused.
+Every check prints PASS or FAIL; the first FAIL ends the run (exit 1). Screenshots go to
+$VENDD_OFFICE_SCREENSHOTS/office-*.png (a scratch directory unless told).
+
+Usage: Tests/office/test_office.py BUILD_DIR
+"""
+import os
+import shutil
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.expected_conditions import staleness_of
+from selenium.webdriver.support.ui import WebDriverWait
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, ".build/debug"))
+SHOTS = os.environ.get("VENDD_OFFICE_SCREENSHOTS") or tempfile.mkdtemp(prefix="vendd-office-screenshots.")
+OPERATOR = ("ann", "ann's long password")
+DRIVER = ("dan", "dan's long password")
+
+
+def check(condition, what):
+    if not condition:
+        print(f"FAIL: {what}", flush=True)
+        raise SystemExit(1)
+    print(f"PASS: {what}", flush=True)
+
+
+def free_port():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def millis(seconds):
+    return int(seconds * 1000)
+
+
+def fill(database, now):
+    """Three machines as the ingester would have stored them."""
+    db = sqlite3.connect(database)
+    today = millis(now) - 60_000
+    slots = [
+        ("m1", "A1", "Cola", "1200", 0, 0, 8, None),
+        ("m1", "A2", "Water", "900", 3, 5, 10, today),
+        ("m1", "B1", "Cola", "1200", 6, 6, 6, None),
+        ("m2", "A1", "Cola", "1200", 2, 2, 8, None),
+        ("m2", "A2", "Juice <b>", "1500", 4, 4, 6, None),
+        ("m3", "A1", "Tea", "1000", 5, 5, 5, None),
+    ]
+    db.executemany(
+        "INSERT INTO machine_slots (machine, slot, product, price, currency, available, stock, capacity, earliest_expiry, received_at)"
+        " VALUES (?, ?, ?, ?, 'KRW', ?, ?, ?, ?, ?)", [s + (today,) for s in slots])
+    states = [("m1", "true", "in-service"), ("m2", "true", "out-of-order"), ("m3", "false", "offline")]
+    db.executemany(
+        "INSERT INTO machine_latest (machine, subject, payload, received_at) VALUES (?, 'state', ?, ?)",
+        [(m, f'{{"machine":"{m}","online":{online},"state":"{state}","at":{today}}}', today) for m, online, state in states])
+    db.execute(
+        "INSERT INTO machine_zones (machine, zone, kind, health, temperature, set_point, since, cause, at, received_at)"
+        " VALUES ('m2', 'cold', 'cold', 'locked', '9.5', '4', ?, 'above 5 °C for 4 h', ?, ?)", (today, today, today))
+    events = []
+    for seq, (kind, fields) in enumerate([
+        ("vend-started", '"vend":1,"slot":"A1","product":"Cola","amount":"1200"'),
+        ("vend-ended", '"vend":1,"slot":"A1","product":"Cola","outcome":"sold","payment":"cash"'),
+        ("vend-started", '"vend":2,"slot":"B1","product":"Cola","amount":"1200"'),
+        ("vend-ended", '"vend":2,"slot":"B1","product":"Cola","outcome":"sold","payment":"cashless1"'),
+    ], start=1):
+        payload = f'{{"id":"m1-{seq}","seq":{seq},"machine":"m1","at":{today + seq},"type":"{kind}","currency":"KRW",{fields}}}'
+        events.append(("m1", seq, f"m1-{seq}", kind, today + seq, payload, today))
+    db.executemany("INSERT INTO events (machine, seq, id, type, at, payload, received_at) VALUES (?, ?, ?, ?, ?, ?, ?)", events)
+    db.execute("INSERT INTO machine_progress (machine, contiguous, highest, updated_at) VALUES ('m1', 4, 4, ?)", (today,))
+    db.commit()
+    db.close()
+
+
+def browser():
+    options = webdriver.ChromeOptions()
+    options.binary_location = "/usr/bin/chromium"
+    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1280,900",
+                     "--force-device-scale-factor=1", "--hide-scrollbars"):
+        options.add_argument(argument)
+    return webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+
+
+def main():
+    work = tempfile.mkdtemp(prefix="vendd-office.")
+    port = free_port()
+    database = os.path.join(work, "fleet.db")
+    config = os.path.join(work, "vendstore.yaml")
+    with open(config, "w") as file:
+        file.write(f"""mqtt:
+  broker: mqtt://127.0.0.1:9
+  allow_plaintext: true
+database:
+  sqlite: {database}
+office:
+  listen: 127.0.0.1:{port}
+  currencies:
+    - code: KRW
+      format: "{{amount}}원"
+""")
+    vendstore = os.path.join(BUILD, "vendstore")
+    log = open(os.path.join(work, "vendstore.log"), "w")
+    server = subprocess.Popen([vendstore, "serve", "--config", config], stdout=log, stderr=log)
+    driver = None
+    base = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(200):
+            try:
+                urllib.request.urlopen(base + "/login", timeout=1)
+                break
+            except OSError:
+                time.sleep(0.05)
+        check(server.poll() is None, f"vendstore serves the office on 127.0.0.1:{port}")
+        fill(database, time.time())
+        for (name, password), role in ((OPERATOR, "operator"), (DRIVER, "driver")):
+            added = subprocess.run([vendstore, "user", "add", name, "--role", role, "--config", config],
+                                   input=password + "\n", capture_output=True, text=True)
+            check(added.returncode == 0, f"vendstore user add {name} --role {role}: {added.stdout.strip()}{added.stderr.strip()}")
+
+        driver = browser()
+
+        def submitted(action):
+            """Runs `action` (a click, a script's submit) and waits for the page it leads to."""
+            old = driver.find_element(By.TAG_NAME, "html")
+            action()
+            WebDriverWait(driver, 30).until(staleness_of(old))
+
+        def log_in(user):
+            driver.delete_all_cookies()
+            driver.get(base + "/fleet")
+            check(driver.current_url.endswith("/login"), f"{user[0]}: an unauthenticated page leads to the login")
+            driver.find_element(By.NAME, "user").send_keys(user[0])
+            driver.find_element(By.NAME, "password").send_keys(user[1])
+            submitted(lambda: driver.find_element(By.CSS_SELECTOR, "form[action='/login'] button").click())
+            check(driver.current_url.endswith("/fleet"), f"{user[0]} logs in and lands on the fleet page")
+
+        def cells(selector="main table tbody tr"):
+            return [[cell.text for cell in row.find_elements(By.TAG_NAME, "td")] for row in driver.find_elements(By.CSS_SELECTOR, selector)]
+
+        # A wrong password first: refused, no session.
+        driver.get(base + "/login")
+        driver.find_element(By.NAME, "user").send_keys(OPERATOR[0])
+        driver.find_element(By.NAME, "password").send_keys("not the password")
+        submitted(lambda: driver.find_element(By.CSS_SELECTOR, "form[action='/login'] button").click())
+        check("Wrong user name or password." in driver.page_source, "a wrong password is refused with a message")
+
+        log_in(OPERATOR)
+        rows = {row[0]: row for row in cells()}
+        check(set(rows) == {"m1", "m2", "m3"}, f"the fleet page lists every machine: {sorted(rows)}")
+        check("A1 sold out" in rows["m1"][2] and "A2 expired (2)" in rows["m1"][2], f"m1's alerts: {rows['m1'][2]!r}")
+        check("zone cold locked (food safety)" in rows["m2"][2] and "out-of-order" in rows["m2"][1], f"m2: {rows['m2'][1:3]}")
+        check(rows["m3"][1].startswith("offline"), f"m3 is offline: {rows['m3'][1]!r}")
+        check(rows["m1"][3:] == ["1,200원", "1,200원", "1,200원", "1,200원"], f"m1's sales, cash and card apart: {rows['m1'][3:]}")
+        driver.save_screenshot(os.path.join(SHOTS, "office-fleet.png"))
+
+        submitted(lambda: driver.find_element(By.LINK_TEXT, "Routes").click())
+        driver.find_element(By.NAME, "name").send_keys("north")
+        driver.find_element(By.NAME, "machines").send_keys("m2\nm1\n")
+        submitted(lambda: driver.find_element(By.CSS_SELECTOR, "form[action='/routes'] button").click())
+        check(["north", "m2, m1"] == cells()[0][:2], f"the operator saved the route: {cells()[0][:2]}")
+        submitted(lambda: driver.find_element(By.LINK_TEXT, "pick list").click())
+
+        def loads():
+            return {(table.find_element(By.XPATH, "preceding-sibling::h2[1]").text, row[0]): (row[-2], row[-1])
+                    for table in driver.find_elements(By.CSS_SELECTOR, "div.scroll")
+                    for row in [[cell.text for cell in tr.find_elements(By.TAG_NAME, "td")]
+                                for tr in table.find_elements(By.CSS_SELECTOR, "tbody tr")]}
+
+        expected = {("m2", "A1"): ("0", "6"), ("m2", "A2"): ("0", "2"), ("m1", "A1"): ("0", "8"),
+                    ("m1", "A2"): ("2", "7"), ("m1", "B1"): ("0", "0")}
+        check(loads() == expected, f"the pick list: capacity − (stock − expired) per slot: {loads()}")
+        form = driver.find_element(By.XPATH, "//h2[text()='m2']/following-sibling::div[1]//tr[1]//form")
+        form.find_element(By.NAME, "par").send_keys("5")
+        submitted(lambda: form.find_element(By.TAG_NAME, "button").click())
+        check(loads()[("m2", "A1")] == ("0", "3"), "a par level of 5 for m2 A1 brings its load to 3")
+        totals = {row[0]: row[1:] for row in cells("main > table tbody tr")}
+        check(totals == {"Cola": ["0", "11"], "Juice <b>": ["0", "2"], "Water": ["2", "7"]}, f"the totals per product: {totals}")
+        driver.save_screenshot(os.path.join(SHOTS, "office-pick-list.png"))
+
+        driver.get(base + "/fleet")
+        submitted(lambda: driver.find_element(By.LINK_TEXT, "m1").click())
+        check("Planogram" in driver.page_source and "1,200원" in driver.page_source, "the machine page shows m1's planogram with prices")
+        driver.save_screenshot(os.path.join(SHOTS, "office-machine.png"))
+
+        # On a phone: nothing wider than the screen but the tables' own scroll boxes.
+        driver.set_window_size(390, 844)
+        driver.get(base + "/fleet")
+        overflow = driver.execute_script("return document.documentElement.scrollWidth - window.innerWidth")
+        check(overflow <= 0, f"the fleet page fits a 390 px wide phone (overflow {overflow} px)")
+        driver.save_screenshot(os.path.join(SHOTS, "office-fleet-phone.png"))
+        driver.set_window_size(1280, 900)
+
+        log_in(DRIVER)
+        driver.get(base + "/pick-list?route=north")
+        check(not driver.find_elements(By.CSS_SELECTOR, "form[action='/par']"), "the driver's pick list has no par level form")
+        driver.get(base + "/routes")
+        check(not driver.find_elements(By.CSS_SELECTOR, "form[action='/routes']"), "the driver's routes page has no route form")
+        driver.get(base + "/machine?id=m1")
+        check("1,200원" not in driver.page_source and "Price" not in driver.page_source, "the driver sees no prices on the machine page")
+        driver.get(base + "/audit")
+        check("Operators only" in driver.page_source, "the audit log is refused to the driver")
+        # A forged POST from the driver's own session (its real CSRF token): refused for the role.
+        driver.get(base + "/routes")
+        submitted(lambda: driver.execute_script("""
+            const form = document.createElement('form'); form.method = 'post'; form.action = '/par';
+            for (const [name, value] of [['csrf', document.querySelector("input[name=csrf]").value],
+                                         ['route', 'north'], ['machine', 'm1'], ['slot', 'A1'], ['par', '1']]) {
+                const input = document.createElement('input'); input.name = name; input.value = value; form.appendChild(input);
+            }
+            document.body.appendChild(form); form.submit();"""))
+        check("Operators only" in driver.page_source, "a driver's forged par level POST is refused")
+        driver.get(base + "/routes")
+        submitted(lambda: driver.execute_script("""
+            const form = document.createElement('form'); form.method = 'post'; form.action = '/logout';
+            document.body.appendChild(form); form.submit();"""))
+        check("security token is missing or wrong" in driver.page_source, "a POST without the CSRF token is refused")
+        driver.get(base + "/pick-list?route=north")
+        check(loads()[("m2", "A1")] == ("0", "3"), "nothing changed: m2 A1 still loads 3")
+        print(f"screenshots: {SHOTS}", flush=True)
+    finally:
+        if driver:
+            driver.quit()
+        server.send_signal(signal.SIGTERM)
+        server.wait(timeout=20)
+        log.close()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
