@@ -28,7 +28,7 @@ struct OfficeRoute: Sendable {
     let machines: [String]
 }
 
-/// The back office's own tables (schema version 3): users, sessions, routes, par levels and the
+/// The back office's own tables (schema version 4): users, sessions, routes, par levels and the
 /// audit log, on the fleet's database. Every statement has bound parameters.
 public final class OfficeRecords {
     let sql: FleetSQL
