@@ -76,7 +76,7 @@ struct ClimateRig {
     }
 }
 
-@Suite(.serialized, .timeLimit(.minutes(1))) struct ClimateServiceTests {
+@Suite(.serialized, .timeLimit(.minutes(5))) struct ClimateServiceTests {
     /// The relay line every 10 s for ten minutes: warm from the start, cold at 200 s, warm again
     /// at 250 s; `wallClockSteps` (seconds → milliseconds) step the wall clock on the way.
     static func relayTimeline(wallClockSteps: [Int: Int64]) async throws -> [Bool] {

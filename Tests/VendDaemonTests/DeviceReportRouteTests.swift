@@ -8,7 +8,7 @@ import VendingCore
 /// Every kind of device report takes the one route to its place: money, presses and switches
 /// become the machine's inputs, coins refilled its change stock, a failure puts it out of order,
 /// and a drop goes to the dispenser's open window (the machine hears only the vend's outcome).
-@Suite(.timeLimit(.minutes(1))) struct DeviceReportRouteTests {
+@Suite(.timeLimit(.minutes(5))) struct DeviceReportRouteTests {
     @Test func eachReportReachesItsPlace() async throws {
         let rig = try ControllerRig()
         let controller = rig.controller

@@ -6,7 +6,7 @@ import VendingCore
 @testable import VendDaemon
 
 /// The fleet's alert for expired stock and its discard, and how they read in the journal.
-@Suite(.timeLimit(.minutes(1))) struct ExpiryTelemetryTests {
+@Suite(.timeLimit(.minutes(5))) struct ExpiryTelemetryTests {
     static let won = Currency(code: "KRW", minorDigits: 0)
     static let at = Instant(millisecondsSinceEpoch: 1_790_000_000_000)
     static let since = Instant(millisecondsSinceEpoch: 1_789_000_000_000)

@@ -6,7 +6,7 @@ import VendingCore
 
 @testable import VendDaemon
 
-@Suite(.timeLimit(.minutes(1))) struct HardwareHealthTests {
+@Suite(.timeLimit(.minutes(5))) struct HardwareHealthTests {
     @Test func aCoinAcceptorFaultLastsUntilItReportsSomethingElse() {
         var health = HardwareHealth()
         #expect(health.report(gpio: "gpio", coinAcceptor: "acceptor").coinAcceptor.ok)

@@ -48,7 +48,7 @@ final class InstantPayoutDevice: PayoutDevice {
 }
 
 /// The machine's inbox: devices that call back at once, from any thread, only queue inputs.
-@Suite(.timeLimit(.minutes(1))) struct InboxTests {
+@Suite(.timeLimit(.minutes(5))) struct InboxTests {
     @Test func devicesThatAnswerOnTheCallersStackWork() async throws {
         let rig = try ControllerRig(edit: ChangeGivingSample.edit) { hardware, time in
             Hardware(

@@ -8,7 +8,7 @@ import VenddTestSupport
 @testable import VendDaemon
 @testable import VendSystemd
 
-@Suite(.timeLimit(.minutes(1))) struct JournalTests {
+@Suite(.timeLimit(.minutes(5))) struct JournalTests {
     @Test func entriesCarryStructuredFieldsInTheNativeFormat() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
@@ -40,7 +40,7 @@ import VenddTestSupport
     }
 }
 
-@Suite(.timeLimit(.minutes(1))) struct NotifyTests {
+@Suite(.timeLimit(.minutes(5))) struct NotifyTests {
     @Test func sendsStateToTheNotifySocketAndHalvesTheWatchdog() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }

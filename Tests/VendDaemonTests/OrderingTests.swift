@@ -11,7 +11,7 @@ import VendingCore
 
 /// Effects are carried out in the order the core returns them, and a request is answered only
 /// after its effects: the acceptor is always in the state of the last change, seen from outside.
-@Suite(.timeLimit(.minutes(1))) struct OrderingTests {
+@Suite(.timeLimit(.minutes(5))) struct OrderingTests {
     static let root = UnixSocket.PeerCredentials(pid: 1, uid: 0, gid: 0)
 
     @Test func aThousandAlternatingAcceptanceChangesEndInTheStateOfTheLast() async throws {
@@ -62,7 +62,7 @@ import VendingCore
 
 /// What a request learns is the lane's answer for its own input: the view as that input left it,
 /// never one a later input has changed (as a view read after the answer may be).
-@Suite(.timeLimit(.minutes(1))) struct InputOutcomeTests {
+@Suite(.timeLimit(.minutes(5))) struct InputOutcomeTests {
     @Test func theOutcomeIsTheInputsOwnWhateverComesAfter() async throws {
         let rig = try ControllerRig()
         let slot = rig.config.slots[0].id

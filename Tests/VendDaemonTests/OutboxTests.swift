@@ -13,7 +13,7 @@ import VendingCore
 
 /// The fleet outbox: events written in the journal record of their input, kept through
 /// compaction until acknowledged, dropped only when older than the configured days.
-@Suite(.timeLimit(.minutes(1))) struct OutboxTests {
+@Suite(.timeLimit(.minutes(5))) struct OutboxTests {
     struct Rig {
         let directory: TemporaryDirectory
         let config: VenddConfig
@@ -116,7 +116,7 @@ import VendingCore
 }
 
 /// Sequence numbers: contiguous, durable with the event's id, never given twice.
-@Suite(.timeLimit(.minutes(1))) struct OutboxSequenceTests {
+@Suite(.timeLimit(.minutes(5))) struct OutboxSequenceTests {
     typealias Rig = OutboxTests.Rig
 
     @Test func sequencesAreContiguousAndGoOnAfterARestartAndACompaction() throws {
@@ -200,7 +200,7 @@ import VendingCore
 }
 
 /// keep_until_stored: the store's acknowledgement, not the broker's PUBACK, empties the outbox.
-@Suite(.timeLimit(.minutes(1))) struct OutboxStoreAcknowledgementTests {
+@Suite(.timeLimit(.minutes(5))) struct OutboxStoreAcknowledgementTests {
     typealias Rig = OutboxTests.Rig
 
     /// Three coins' events handed to the client and acknowledged by the broker.

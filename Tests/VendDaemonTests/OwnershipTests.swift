@@ -51,7 +51,7 @@ extension Hardware {
 }
 
 /// systemd's watchdog proves the machine's lane alive, not only the timers' thread.
-@Suite(.timeLimit(.minutes(1))) struct WatchdogTests {
+@Suite(.timeLimit(.minutes(5))) struct WatchdogTests {
     /// The lane is held on purpose inside a device call (as a hung fsync or a deadlock would
     /// hold it): the timers thread goes on ticking, and WATCHDOG=1 must stop, so that systemd
     /// kills and restarts vendd. Once the lane goes on, so do the pings.
@@ -308,7 +308,7 @@ final class Flag: Sendable {
 
 /// The machine's state is its lane's in the types (`LaneBound`): touched from any other thread,
 /// the process stops; on the lane, it is the lane's to change.
-@Suite(.timeLimit(.minutes(1))) struct LaneBoundTests {
+@Suite(.timeLimit(.minutes(5))) struct LaneBoundTests {
     @Test func touchedFromAnotherThreadTheProcessStops() async {
         await #expect(processExitsWith: .failure) {
             let lane = Lane<Int>(name: "vendd-machine")
@@ -355,7 +355,7 @@ final class Flag: Sendable {
 /// is published before anything wakes them. The fleet link, woken by the outbox, reads `status()`
 /// and must find the input whose event woke it (a zone's lock once went out as "past-limit", a
 /// service-mode change was never sent).
-@Suite(.timeLimit(.minutes(1))) struct PublishedViewTests {
+@Suite(.timeLimit(.minutes(5))) struct PublishedViewTests {
     @Test func theOutboxWakesItsReaderOnTheStateOfTheInputThatWokeIt() async throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }

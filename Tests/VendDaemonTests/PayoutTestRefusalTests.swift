@@ -7,7 +7,7 @@ import VendingCore
 
 /// `vendctl cash payout-test`: an amount the coins cannot make is a wrong argument, and one the
 /// devices cannot cover (it would empty them) needs `--yes`.
-@Suite(.timeLimit(.minutes(1))) struct PayoutTestRefusalTests {
+@Suite(.timeLimit(.minutes(5))) struct PayoutTestRefusalTests {
     static let won = Currency(code: "KRW", minorDigits: 0)
     static let format = MoneyFormat(template: "{amount}원")!
     static func won(_ amount: Int64) -> Money { Money(minorUnits: amount, currency: won) }

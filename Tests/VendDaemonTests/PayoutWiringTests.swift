@@ -37,7 +37,7 @@ enum ChangeGivingSample {
     }
 }
 
-@Suite(.timeLimit(.minutes(1))) struct PayoutWiringTests {
+@Suite(.timeLimit(.minutes(5))) struct PayoutWiringTests {
     @Test func changeIsPaidByTheHoppersLargestCoinFirstAndRecorded() async throws {
         let rig = try ControllerRig(edit: ChangeGivingSample.edit)
         #expect(ChangeGivingSample.hopperCoins(rig) == [60, 60])

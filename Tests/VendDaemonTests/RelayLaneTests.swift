@@ -8,7 +8,7 @@ import VendingCore
 /// in a journal write. The machine journals (and fsyncs) each input on its lane with its state
 /// held, so the test holds the lane there, as a write that never returns would, and the pulse
 /// must still end.
-@Suite(.timeLimit(.minutes(1))) struct RelayLaneTests {
+@Suite(.timeLimit(.minutes(5))) struct RelayLaneTests {
     @Test func aPulseEndsOnTimeWhileTheMachineIsStuckInTheJournal() async throws {
         let rig = try ControllerRig(separateRelayTimers: true)
         let slot = try #require(rig.config.slots.first { $0.id == "A1" })  // 1 200원, a 600 ms pulse

@@ -10,7 +10,7 @@ import VenddTestSupport
 /// What a simulated device keeps across restarts is one line, replaced whole and durably. A file
 /// that does not read back (cut short, garbled) stops `vendd --simulate` with an error naming the
 /// file, never a fresh device that would hide what the last one paid or where a cam stood.
-@Suite(.timeLimit(.minutes(1))) struct SimulatedDeviceMemoryTests {
+@Suite(.timeLimit(.minutes(5))) struct SimulatedDeviceMemoryTests {
     @Test func aKeptMemoryReadsBackAndNoneIsNil() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }

@@ -5,7 +5,7 @@ import VendControl
 
 /// The "vendd ready" line: a slot that holds stock but cannot sell is counted as stocked, and the
 /// line says what holds it and what clears it.
-@Suite(.timeLimit(.minutes(1))) struct StartupLineTests {
+@Suite(.timeLimit(.minutes(5))) struct StartupLineTests {
     static func slot(_ id: String, stock: Int, lock: String? = nil, fault: String? = nil) -> StatusReport.Slot {
         StatusReport.Slot(
             id: id, product: "milk", productName: "Milk", price: "1.00", priceText: "€1.00", available: lock == nil && fault == nil ? stock : 0,

@@ -4,7 +4,7 @@ import Testing
 import VendPOSIX
 
 /// `Watched`: what the simulated devices' answers wait on instead of polling.
-@Suite(.timeLimit(.minutes(1)))
+@Suite(.timeLimit(.minutes(5)))
 struct WatchedTests {
     @Test func aWaiterIsWokenByTheChangeThatSatisfiesItNotByTheDeadline() {
         let counter = Watched(0)

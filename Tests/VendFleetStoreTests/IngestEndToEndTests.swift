@@ -6,7 +6,7 @@ import VenddTestSupport
 
 /// Mosquitto + the vendstore binary + a publisher acting as two machines: every good event in
 /// the database once, the retained acks right, every bad message logged and nothing else lost.
-@Suite("vendstore end to end", .serialized, .timeLimit(.minutes(1)))
+@Suite("vendstore end to end", .serialized, .timeLimit(.minutes(5)))
 struct IngestEndToEndTests {
     @Test func eventsAreStoredOnceGapsWaitAndBadInputIsLoggedNotStored() throws {
         let rig = try StoreProcessRig()

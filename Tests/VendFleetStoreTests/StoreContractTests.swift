@@ -38,7 +38,7 @@ func event(_ machine: String, _ seq: Int64, id: String? = nil) -> IncomingEvent 
 }
 
 /// Every case runs on both engines: one schema, one behaviour.
-@Suite("Fleet store contract", .timeLimit(.minutes(1)))
+@Suite("Fleet store contract", .timeLimit(.minutes(5)))
 struct StoreContractTests {
     @Test(arguments: Engine.allCases)
     func aBatchIsStoredOnceAndAcknowledgedUpToItsContiguousEnd(_ engine: Engine) throws {
