@@ -1,4 +1,5 @@
 import Foundation
+import VendTelemetry
 import VenddTestSupport
 
 /// A real Mosquitto broker on loopback with TLS (a test CA made here with openssl), password
@@ -230,7 +231,7 @@ final class FleetSubscriber: @unchecked Sendable {
     var events: [(topic: String, payload: String)] {
         lines.flatMap { message in
             message.topic.hasSuffix("/backlog")
-                ? message.payload.split(separator: "\n").map { (message.topic, String($0)) } : [message]
+                ? EventBatch.events(in: Array(message.payload.utf8)).map { (message.topic, String(decoding: $0, as: UTF8.self)) } : [message]
         }
     }
 
