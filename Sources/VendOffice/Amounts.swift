@@ -56,22 +56,17 @@ extension Amount {
         self.init(units: text.hasPrefix("-") ? -amount.units : amount.units, digits: amount.digits)
     }
 
-    /// Whether `self` < `other`, both scaled to the same digits.
-    func compare(_ other: Amount) -> Bool {
-        let digits = max(self.digits, other.digits)
-        return units(at: digits) < other.units(at: digits)
-    }
-
     /// `self` × `count`, nil beyond 64 bits.
     func times(_ count: Int64) -> Amount? {
-        let (units, overflow) = units.multipliedReportingOverflow(by: count)
-        return overflow ? nil : Amount(units: units, digits: digits)
+        let (product, overflow) = units.multipliedReportingOverflow(by: count)
+        return overflow ? nil : Amount(units: product, digits: digits)
     }
 
     /// The minor units at `digits` (at least its own) after the point; Int64.max beyond 64 bits.
     func units(at digits: Int) -> Int64 { checkedUnits(at: digits) ?? .max }
 
-    private func checkedUnits(at wanted: Int) -> Int64? {
+    /// The minor units at `wanted` digits (at least its own) after the point; nil beyond 64 bits.
+    func checkedUnits(at wanted: Int) -> Int64? {
         var value = units
         for _ in digits..<max(digits, wanted) {
             let (scaled, overflow) = value.multipliedReportingOverflow(by: 10)

@@ -16,9 +16,9 @@ enum CashEntry {
         for count in collections.flatMap(\.columns.denominations) where seen.insert(field(count.kind, count.value)).inserted {
             known.append(DenominationCount(kind: count.kind, value: count.value, count: 0))
         }
-        return known.sorted { $0.kind != $1.kind ? $0.kind == .coin : (Amount($0.value)?.compare(Amount($1.value)) ?? false) }.map {
-            ($0.kind, $0.value)
-        }
+        // Amounts have at most 4 digits after the point.
+        func order(_ count: DenominationCount) -> (Int, Int64) { (count.kind == .coin ? 0 : 1, Amount(count.value)?.units(at: 4) ?? .max) }
+        return known.sorted { order($0) < order($1) }.map { ($0.kind, $0.value) }
     }
 
     /// The counts, or why not (a sentence for the driver). The total they make, and its
@@ -51,8 +51,8 @@ enum CashEntry {
                 return .failure(.init(description: "\(kind.rawValue) \(value): \(count) is more than \(largestCount) \(kind.rawValue)s"))
             }
             // A machine's denomination could be large enough for the total to overflow.
-            guard let amount, case let (part, false) = amount.units(at: scale).multipliedReportingOverflow(by: count),
-                case let (next, false) = sum.addingReportingOverflow(part), total.units(at: scale) < .max
+            guard let units = amount?.checkedUnits(at: scale), case let (part, false) = units.multipliedReportingOverflow(by: count),
+                case let (next, false) = sum.addingReportingOverflow(part), total.checkedUnits(at: scale) != nil
             else { return .failure(.init(description: "the total of these counts is too large to be a cash box's")) }
             sum = next
             counts.append(DenominationCount(kind: kind, value: value, count: count))

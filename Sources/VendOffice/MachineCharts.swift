@@ -55,7 +55,7 @@ struct MachineCharts {
     /// operator sees amounts; a driver, who sees no prices, counts of sales.
     func salesCharts(of machine: String, now: Int64, prices: Bool) throws -> (days: String, products: String) {
         let midnights = (0..<Self.salesDays).reversed().map { Office.localMidnight(now, daysBack: $0) }
-        let sales = try sales(of: machine, since: midnights[0])
+        let sales = try self.sales(of: machine, since: midnights[0])
         let currency = sales.first?.currency ?? ""
         let digits = sales.map(\.price.digits).max() ?? 0
         var cash = [Int64](repeating: 0, count: midnights.count)
