@@ -52,6 +52,14 @@ public struct CollectionRecord: Sendable, Equatable {
     /// What the driver counted; nil until entered.
     public let counted: CountedCollection?
 
+    public init(machine: String, seq: Int64, at: Int64, columns: CollectionColumns, counted: CountedCollection?) {
+        self.machine = machine
+        self.seq = seq
+        self.at = at
+        self.columns = columns
+        self.counted = counted
+    }
+
     /// Per denomination (the machine's and the driver's together, coins first, smallest
     /// first): the machine's count, the driver's (nil before an entry), and counted − machine.
     public var comparison: [DenominationComparison] {

@@ -51,9 +51,9 @@ struct AmountFormatter {
 
 extension Amount {
     /// An amount that may be negative ("-500", "-0.50"): a difference.
-    init?(signed text: String) {
+    static func signed(_ text: String) -> Amount? {
         guard let amount = Amount(text.hasPrefix("-") ? String(text.dropFirst()) : text) else { return nil }
-        self.init(units: text.hasPrefix("-") ? -amount.units : amount.units, digits: amount.digits)
+        return Amount(units: text.hasPrefix("-") ? -amount.units : amount.units, digits: amount.digits)
     }
 
     /// `self` × `count`, nil beyond 64 bits.

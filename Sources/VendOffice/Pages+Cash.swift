@@ -4,7 +4,7 @@ import VendFleetStore
 /// machine counted in against what the driver counted, and the driver's form.
 extension Pages {
     static func signedMoney(_ text: String?, _ currency: String, _ amounts: AmountFormatter) -> String {
-        shown(text.flatMap { Amount(signed: $0) }, currency, amounts)
+        shown(text.flatMap { Amount.signed($0) }, currency, amounts)
     }
 
     static func shown(_ amount: Amount?, _ currency: String, _ amounts: AmountFormatter) -> String {
@@ -37,7 +37,7 @@ extension Pages {
                 <tr><td class="n"><a href="\(html(link))">\(record.columns.number)</a></td><td>\(localTime(record.at))</td>\
                 <td>\(html(record.columns.collectedBy ?? "-"))</td><td class="n">\(signedMoney(record.columns.total, currency, amounts))</td>\
                 <td class="n">\(signedMoney(record.countedTotal, currency, amounts))</td>\
-                <td class="\(differenceClass(record.difference.flatMap { Amount(signed: $0) }))">\(signedMoney(record.difference, currency, amounts))</td><td>\(entered)</td></tr>
+                <td class="\(differenceClass(record.difference.flatMap { Amount.signed($0) }))">\(signedMoney(record.difference, currency, amounts))</td><td>\(entered)</td></tr>
 
                 """
         }
@@ -76,13 +76,13 @@ extension Pages {
             let name = CashEntry.field(kind, value)
             let row = comparison[name]
             let machineCount = row?.machine ?? 0
-            let shown = typed?[name] ?? row?.counted.map { String($0) } ?? ""
+            let entered = typed?[name] ?? row?.counted.map { String($0) } ?? ""
             let difference = row?.difference
             let differenceAmount = difference.flatMap { Amount(value)?.times($0) }
             body += """
                 <tr><td>\(kind.rawValue) \(signedMoney(value, currency, amounts))</td>\
                 <td class="n">\(machineCount) = \(shown(Amount(value)?.times(machineCount), currency, amounts))</td>\
-                <td class="n"><input name="\(html(name))" value="\(html(shown))" size="6" inputmode="numeric" aria-label="\(kind.rawValue) \(html(value)) counted"></td>\
+                <td class="n"><input name="\(html(name))" value="\(html(entered))" size="6" inputmode="numeric" aria-label="\(kind.rawValue) \(html(value)) counted"></td>\
                 <td class="\(difference.map { $0 == 0 ? "n" : "n alert" } ?? "n")">\(difference.map { $0 > 0 ? "+\($0)" : "\($0)" } ?? "-")</td>\
                 <td class="\(differenceClass(differenceAmount))">\(shown(differenceAmount, currency, amounts))</td></tr>
 
@@ -91,7 +91,7 @@ extension Pages {
         body += """
             <tr><th>Total</th><th class="n">\(signedMoney(record.columns.total, currency, amounts))</th>\
             <th class="n">\(signedMoney(record.countedTotal, currency, amounts))</th><th></th>\
-            <th class="\(differenceClass(record.difference.flatMap { Amount(signed: $0) }))">\(signedMoney(record.difference, currency, amounts))</th></tr>
+            <th class="\(differenceClass(record.difference.flatMap { Amount.signed($0) }))">\(signedMoney(record.difference, currency, amounts))</th></tr>
             </tbody></table></div>
             <button>\(record.counted == nil ? "Save the count" : "Replace the count")</button></form>
             """
