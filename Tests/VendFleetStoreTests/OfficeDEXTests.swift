@@ -74,7 +74,7 @@ struct OfficeDEXTests {
         #expect(command.responseTopic == "vendd/m1/reply/dex/office-test")
         #expect(String(decoding: command.payload, as: UTF8.self) == #"{"sender":"vendstore office: dan"}"#)
         let token = try #require(command.correlation)
-        #expect(try dan.get("/machine?id=m1").body.contains("waiting for the machine&#39;s answer"))
+        #expect(try dan.get("/machine?id=m1").body.contains("waiting for the machine's answer"))
 
         // Answers the office did not ask for: another token, or another machine's topic.
         let stranger = try TestMachineLink(broker.url, name: "stranger")
