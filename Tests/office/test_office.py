@@ -10,6 +10,7 @@ $VENDD_OFFICE_SCREENSHOTS/office-*.png (a scratch directory unless told).
 
 Usage: Tests/office/test_office.py BUILD_DIR
 """
+import math
 import os
 import shutil
 import signal
@@ -82,14 +83,18 @@ def fill(database, now):
     ], start=1):
         payload = f'{{"id":"m1-{seq}","seq":{seq},"machine":"m1","at":{today + seq},"type":"{kind}","currency":"KRW",{fields}}}'
         events.append(("m1", seq, f"m1-{seq}", kind, today + seq, payload, today))
-    # Ten more days of m1's sales, for its chart: cash and card, two products.
+    # Ten more days of m1's sales, for its chart: cash and card, two products. The fleet page's
+    # 7 days hold today's and the 6 days' before.
     seq = len(events)
+    week = {"cash": 1200, "cashless1": 1200}
     for day in range(1, 11):
         for number in range(day % 4 + 1):
             product, price = ("Cola", "1200") if number % 2 == 0 else ("Water", "900")
             payment = "cash" if number % 3 else "cashless1"
             at = today - day * 86_400_000 + number
             vend = 100 * day + number
+            if day <= 6:
+                week[payment] += int(price)
             for kind, fields in (("vend-started", f'"vend":{vend},"product":"{product}","amount":"{price}"'),
                                  ("vend-ended", f'"vend":{vend},"product":"{product}","outcome":"sold","payment":"{payment}"')):
                 seq += 1
@@ -103,8 +108,9 @@ def fill(database, now):
         total = sum(int(value) * count for _, value, count in counts)
         payload = f'{{"id":"m1-{collection_seq}","seq":{collection_seq},"machine":"m1","at":{at},"type":"cash-collected","currency":"KRW"}}'
         events.append(("m1", collection_seq, f"m1-{collection_seq}", "cash-collected", at, payload, today))
+        since = today - 3 * 86_400_000 if number == 2 else None
         db.execute("INSERT INTO collections (machine, seq, collection, at, since, currency, total, collected_by, received_at)"
-                   " VALUES ('m1', ?, ?, ?, NULL, 'KRW', ?, 'tech kim', ?)", (collection_seq, number, at, str(total), today))
+                   " VALUES ('m1', ?, ?, ?, ?, 'KRW', ?, 'tech kim', ?)", (collection_seq, number, at, since, str(total), today))
         db.executemany("INSERT INTO collection_denominations (machine, seq, kind, value, count) VALUES ('m1', ?, ?, ?, ?)",
                        [(collection_seq, kind, value, count) for kind, value, count in counts])
     db.executemany("INSERT INTO collection_counts (machine, seq, kind, value, count, entered_by, entered_at)"
@@ -112,17 +118,19 @@ def fill(database, now):
                    [(seq + 1, "coin", "100", 12, today), (seq + 1, "coin", "500", 8, today), (seq + 1, "bill", "1000", 3, today)])
     db.execute("INSERT INTO machine_zones (machine, zone, kind, health, temperature, set_point, at, received_at)"
                " VALUES ('m1', 'cold', 'cold', 'ok', '4.5', '4', ?, ?)", (today, today))
-    # Three days of m1's cold zone, a reading every 10 minutes, with a door left open for an hour.
+    # Six days of m1's cold zone, a reading every 10 minutes: the compressor's cycle, and a door
+    # left open for an hour.
     readings = []
-    for step in range(3 * 144):
+    for step in range(6 * 144):
         at = today - step * 600_000
-        temperature = 4 + ((step * 7) % 10 - 5) / 10 + (3.5 if 200 <= step < 206 else 0)
+        temperature = 4 + 0.6 * math.sin(step / 4) + (3.5 if 200 <= step < 206 else 0)
         readings.append(("m1", "cold", at // 60_000, at, f"{temperature:.1f}"))
     db.executemany("INSERT INTO zone_readings (machine, zone, minute, at, temperature) VALUES (?, ?, ?, ?, ?)", readings)
     db.executemany("INSERT INTO events (machine, seq, id, type, at, payload, received_at) VALUES (?, ?, ?, ?, ?, ?, ?)", events)
     db.execute("INSERT INTO machine_progress (machine, contiguous, highest, updated_at) VALUES ('m1', ?, ?, ?)", (seq + 2, seq + 2, today))
     db.commit()
     db.close()
+    return week
 
 
 def browser():
@@ -164,7 +172,7 @@ office:
             except OSError:
                 time.sleep(0.05)
         check(server.poll() is None, f"vendstore serves the office on 127.0.0.1:{port}")
-        fill(database, time.time())
+        week = fill(database, time.time())
         for (name, password), role in ((OPERATOR, "operator"), (DRIVER, "driver")):
             added = subprocess.run([vendstore, "user", "add", name, "--role", role, "--config", config],
                                    input=password + "\n", capture_output=True, text=True)
@@ -203,7 +211,8 @@ office:
         check("A1 sold out" in rows["m1"][2] and "A2 expired (2)" in rows["m1"][2], f"m1's alerts: {rows['m1'][2]!r}")
         check("zone cold locked (food safety)" in rows["m2"][2] and "out-of-order" in rows["m2"][1], f"m2: {rows['m2'][1:3]}")
         check(rows["m3"][1].startswith("offline"), f"m3 is offline: {rows['m3'][1]!r}")
-        check(rows["m1"][3:] == ["1,200원", "1,200원", "1,200원", "1,200원"], f"m1's sales, cash and card apart: {rows['m1'][3:]}")
+        check(rows["m1"][3:] == ["1,200원", "1,200원", f"{week['cash']:,}원", f"{week['cashless1']:,}원"],
+              f"m1's sales, cash and card apart: {rows['m1'][3:]}")
         driver.save_screenshot(os.path.join(SHOTS, "office-fleet.png"))
 
         submitted(lambda: driver.find_element(By.LINK_TEXT, "Routes").click())
