@@ -45,14 +45,15 @@ struct OfficeDEXTests {
         deinit { client.stop() }
     }
 
-    @Test func noAnswerIsSaidAfterTheTimeoutStrayAnswersAreNotKeptALateOneIs() throws {
+    @Test(arguments: Engine.allCases)
+    func noAnswerIsSaidAfterTheTimeoutStrayAnswersAreNotKeptALateOneIs(_ engine: Engine) throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
         let broker = try MosquittoRig(in: directory.path)
         try broker.start()
         defer { broker.stop() }
         let rig = try OfficeRig(
-            .sqlite,
+            engine,
             broker: IngestSettings(
                 endpoint: MQTTEndpoint(host: "127.0.0.1", port: broker.port, tls: false), caFile: nil, credentials: nil, clientID: "office-test",
                 topicPrefix: "vendd", sharedGroup: nil, sessionExpirySeconds: 0, batchSize: 1, batchWindow: .zero, ackInterval: .zero,

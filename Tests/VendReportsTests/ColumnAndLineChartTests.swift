@@ -29,7 +29,8 @@ import Testing
             title: "t", series: ["machine", "driver"], categories: [.init(label: "#1", values: [5000, 4900])], stacked: false, emptyText: "none",
             valueText: { "\($0)" })
         #expect(heights(pair.svgElement) == [180, 176.4])
-        let empty = ColumnChart(title: "t", series: ["a"], categories: [.init(label: "x", values: [0])], stacked: false, emptyText: "no sales", valueText: { "\($0)" })
+        let empty = ColumnChart(
+            title: "t", series: ["a"], categories: [.init(label: "x", values: [0])], stacked: false, emptyText: "no sales", valueText: { "\($0)" })
         #expect(empty.svgElement.contains(">no sales</text>") && heights(empty.svgElement).isEmpty)
     }
 
@@ -45,7 +46,8 @@ import Testing
             title: "t", series: [("°C", [LineChart.Point(at: 10, value: 3)])], from: 0, to: 100, ticks: [], reference: nil, unit: "°C",
             breakAfter: 1, emptyText: "none")
         #expect(lone.svgElement.contains("<circle class='reading'"))
-        let none = LineChart(title: "t", series: [("°C", [])], from: 0, to: 100, ticks: [], reference: nil, unit: "°C", breakAfter: 1, emptyText: "no readings")
+        let none = LineChart(
+            title: "t", series: [("°C", [])], from: 0, to: 100, ticks: [], reference: nil, unit: "°C", breakAfter: 1, emptyText: "no readings")
         #expect(none.svgElement.contains(">no readings</text>"))
     }
 }
