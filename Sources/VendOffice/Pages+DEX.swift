@@ -22,7 +22,7 @@ extension Pages {
                 body += "<p class=\"dex-waiting\">\(asked): waiting for the machine's answer (reload in a few seconds).</p>"
             } else if request.receivedAt == nil {
                 body +=
-                    "<p class=\"error\">\(asked): no answer within \(DEXArchive.timeout / 1000) s. The machine may be offline, or its file may not list dex in mqtt.commands.</p>"
+                    "<p class=\"error\">\(asked): no answer within \(DEXArchive.timeout / 1000) s. The machine may be offline, or the broker may not let vendstore send it (the journal says).</p>"
             }
         }
         body += """
