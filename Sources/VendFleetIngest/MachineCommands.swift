@@ -56,7 +56,8 @@ public final class MachineCommands: Sendable {
                 link.replies.withLock { $0 }?(reply)
             case .acknowledged(_, accepted: false):
                 logger.error(
-                    "commands: the broker refused a command: its ACL must let this user write \(settings.topicPrefix)/+/cmd/<command> (docs/office.md)")
+                    "commands: the broker refused a command: its ACL must let this user write \(settings.topicPrefix)/+/cmd/<command> (docs/office.md)"
+                )
             case .log(let text, true):
                 logger.error("commands: MQTT: \(text)")
             case .disconnected, .log, .acknowledged:
