@@ -169,8 +169,8 @@ let package = Package(
         .target(
             name: "VendOffice",
             dependencies: [
-                "CMicroHTTPDShim", "CSodium", "VendConfig", "VendFleetStore", "VendingCore", "VendTelemetry", "VendText", "VendPOSIX",
-                .product(name: "Logging", package: "swift-log"),
+                "CMicroHTTPDShim", "CSodium", "VendConfig", "VendFleetIngest", "VendFleetStore", "VendingCore", "VendReports", "VendTelemetry",
+                "VendText", "VendPOSIX", .product(name: "Logging", package: "swift-log"),
             ]),
         // The fleet store's daemon and its `status`.
         .executableTarget(

@@ -24,15 +24,9 @@ struct Amount: Equatable {
         self.digits = digits
     }
 
-    private func scaled(to wanted: Int) -> Int64 {
-        var units = units
-        for _ in digits..<max(digits, wanted) { units *= 10 }
-        return units
-    }
-
     static func + (left: Amount, right: Amount) -> Amount {
         let digits = max(left.digits, right.digits)
-        return Amount(units: left.scaled(to: digits) + right.scaled(to: digits), digits: digits)
+        return Amount(units: left.units(at: digits) + right.units(at: digits), digits: digits)
     }
 
     static func * (left: Amount, count: Int64) -> Amount { Amount(units: left.units * count, digits: left.digits) }
@@ -52,5 +46,33 @@ struct AmountFormatter {
             // A code that itself holds "{amount}" (a hostile machine) is shown without it.
             ?? Self.bare
         return format.string(for: Money(minorUnits: amount.units, currency: Currency(code: code, minorDigits: amount.digits)))
+    }
+}
+
+extension Amount {
+    /// An amount that may be negative ("-500", "-0.50"): a difference.
+    static func signed(_ text: String) -> Amount? {
+        guard let amount = Amount(text.hasPrefix("-") ? String(text.dropFirst()) : text) else { return nil }
+        return Amount(units: text.hasPrefix("-") ? -amount.units : amount.units, digits: amount.digits)
+    }
+
+    /// `self` × `count`, nil beyond 64 bits.
+    func times(_ count: Int64) -> Amount? {
+        let (product, overflow) = units.multipliedReportingOverflow(by: count)
+        return overflow ? nil : Amount(units: product, digits: digits)
+    }
+
+    /// The minor units at `digits` (at least its own) after the point; Int64.max beyond 64 bits.
+    func units(at digits: Int) -> Int64 { checkedUnits(at: digits) ?? .max }
+
+    /// The minor units at `wanted` digits (at least its own) after the point; nil beyond 64 bits.
+    func checkedUnits(at wanted: Int) -> Int64? {
+        var value = units
+        for _ in digits..<max(digits, wanted) {
+            let (scaled, overflow) = value.multipliedReportingOverflow(by: 10)
+            guard !overflow else { return nil }
+            value = scaled
+        }
+        return value
     }
 }

@@ -11,7 +11,7 @@ public struct OfficeRequest: Sendable {
     public let path: String
     /// The headers the office reads (lower-case names): cookie, content-type, x-forwarded-for.
     public let headers: [String: String]
-    /// The query arguments the office reads (sort, filter, q, route, id), percent-decoded.
+    /// The query arguments the office reads (sort, filter, q, route, id, seq, request), percent-decoded.
     public let query: [String: String]
     public let body: [UInt8]
     /// The peer's address.
@@ -27,7 +27,7 @@ public struct OfficeRequest: Sendable {
     }
 
     static let readHeaders = ["cookie", "content-type", "x-forwarded-for"]
-    static let readArguments = ["sort", "filter", "q", "route", "id"]
+    static let readArguments = ["sort", "filter", "q", "route", "id", "seq", "request"]
 
     /// The cookie `name`'s value, if the request has one.
     func cookie(_ name: String) -> String? {

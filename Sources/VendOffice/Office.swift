@@ -1,7 +1,9 @@
 import Logging
 import Synchronization
 import VendConfig
+import VendFleetIngest
 import VendFleetStore
+import VendReports
 
 #if canImport(Glibc)
     import Glibc
@@ -22,6 +24,8 @@ public final class Office: Sendable {
     private let amounts: AmountFormatter
     private let logger: Logger
     private let clock: @Sendable () -> Int64
+    /// Sends the machines' `dex` command; nil: the office has no broker connection (tests).
+    private let commands: MachineCommands?
     /// Verified against when the user name is unknown, so that a wrong name costs what a wrong
     /// password does.
     private let decoyHash: String
@@ -31,7 +35,7 @@ public final class Office: Sendable {
 
     public init(
         sql: sending FleetSQL, settings: OfficeSettings, logger: Logger, throttleLimits: (perUser: Int, perAddress: Int)? = nil,
-        clock: @escaping @Sendable () -> Int64
+        commands: MachineCommands? = nil, clock: @escaping @Sendable () -> Int64
     ) throws {
         try Sodium.start()
         var limits = LoginThrottle.Limits()
@@ -45,6 +49,24 @@ public final class Office: Sendable {
         self.logger = logger
         self.clock = clock
         decoyHash = try Sodium.hashPassword(Sodium.randomToken())
+        self.commands = commands
+        commands?.onReply { [weak self] reply in self?.received(reply) }
+    }
+
+    /// A machine's answer to a command the office sent: a DEX file is archived.
+    func received(_ reply: MachineReply) {
+        guard reply.command == "dex" else { return }
+        let now = clock()
+        do {
+            let archived = try state.withLock { try DEXArchive(sql: $0.sql).received(reply, at: now) }
+            if archived {
+                logger.info("office: DEX audit of \(reply.machine) archived (\(reply.payload.count) bytes)")
+            } else {
+                logger.warning("office: a DEX answer from \(reply.machine) matches no open request; not kept")
+            }
+        } catch {
+            logger.error("office: cannot archive the DEX answer of \(reply.machine): \(error)")
+        }
     }
 
     /// Answers one request; never throws: a database error is a 503 page, logged.
@@ -85,7 +107,8 @@ public final class Office: Sendable {
                         "Refused", "The form's security token is missing or wrong: reload the page and try again.", user: user, csrf: session.csrf))
             }
         }
-        let operatorOnly: Set<String> = ["/audit", "/routes/delete", "/par"]
+        // /dex.txt: a DEX file holds the prices.
+        let operatorOnly: Set<String> = ["/audit", "/routes/delete", "/par", "/dex.txt"]
         if user.role != .operator_ && (operatorOnly.contains(request.path) || (request.method == "POST" && request.path == "/routes")) {
             return respond(403, Pages.message("Operators only", "Your role (\(user.role.rawValue)) may not do this.", user: user, csrf: session.csrf))
         }
@@ -139,7 +162,32 @@ public final class Office: Sendable {
             guard let id = request.query["id"], let detail = try MachineDetail.load(id, sql: state.sql, recent: 30) else {
                 return respond(404, Pages.message("No such machine", "The store has nothing from that machine.", user: user, csrf: session.csrf))
             }
-            return respond(200, Pages.machine(detail, amounts: amounts, now: now, user: user, csrf: session.csrf))
+            let charts = MachineCharts(sql: state.sql, amounts: amounts)
+            let sales = try charts.salesCharts(of: id, now: now, prices: user.role == .operator_)
+            let shown = MachinePageCharts(
+                days: sales.days, products: sales.products, zones: try charts.zoneCharts(of: id, zones: detail.zones, now: now))
+            let dex = try DEXArchive(sql: state.sql).latest(of: id)
+            return respond(200, Pages.machine(detail, charts: shown, dex: dex, amounts: amounts, now: now, user: user, csrf: session.csrf))
+        case ("GET", "/cash"):
+            let id = request.query["id"] ?? ""
+            let records = try CollectionBook(state.sql).collections(of: id)
+            return respond(
+                200, Pages.cash(machine: id, records: records, chart: cashChart(records), amounts: amounts, user: user, csrf: session.csrf))
+        case ("GET", "/collection"), ("POST", "/collection"):
+            return try collection(request, state: state, user: user, csrf: session.csrf, now: now)
+        case ("POST", "/dex"):
+            return try requestDEX(request.form["id"] ?? "", state: state, user: user, csrf: session.csrf, now: now)
+        case ("GET", "/dex.txt"):
+            guard let audit = try DEXArchive(sql: state.sql).audit(request.query["request"] ?? ""), let file = audit.file else {
+                return respond(404, Pages.message("No such DEX file", "There is no archived DEX file by that name.", user: user, csrf: session.csrf))
+            }
+            let name = String(audit.machine.map { $0.isASCII && ($0.isLetter || $0.isNumber || "-_.".contains($0)) ? $0 : "_" })
+            return OfficeResponse(
+                status: 200,
+                headers: commonHeaders + [
+                    ("Content-Type", "text/plain; charset=utf-8"),
+                    ("Content-Disposition", "attachment; filename=\"\(name)-dex-\(audit.receivedAt ?? audit.requestedAt).txt\""),
+                ], body: Array(file.utf8))
         case ("GET", "/audit"):
             return respond(200, Pages.audit(try state.records.auditLog(limit: 500), user: user, csrf: session.csrf))
         default:
@@ -154,6 +202,85 @@ public final class Office: Sendable {
         let filter = request.query["filter"].flatMap(Pages.FleetFilter.init(rawValue:)) ?? .all
         return respond(
             200, Pages.fleet(machines, sort: sort, filter: filter, search: request.query["q"] ?? "", amounts: amounts, user: user, csrf: csrf))
+    }
+
+    // MARK: Cash and DEX
+
+    /// A collection's page, and the driver's count entered through its form: checked, stored
+    /// and audited in one transaction (a new entry replaces the last, whose figures the audit
+    /// line repeats).
+    private func collection(_ request: OfficeRequest, state: State, user: OfficeUser, csrf: String, now: Int64) throws -> OfficeResponse {
+        let form = request.method == "POST" ? request.form : [:]
+        let machine = (request.method == "POST" ? form["id"] : request.query["id"]) ?? ""
+        let seq = (request.method == "POST" ? form["seq"] : request.query["seq"]).flatMap { Int64($0) }
+        let book = CollectionBook(state.sql)
+        let records = try book.collections(of: machine)
+        guard let record = records.first(where: { $0.seq == seq }) else {
+            return respond(404, Pages.message("No such collection", "The store holds no such collection of that machine.", user: user, csrf: csrf))
+        }
+        let known = CashEntry.known(records)
+        guard request.method == "POST" else {
+            return respond(200, Pages.collection(record, known: known, amounts: amounts, user: user, csrf: csrf, error: nil, typed: nil))
+        }
+        let counts: [DenominationCount]
+        switch CashEntry.parse(form, known: known, machineTotal: record.columns.total) {
+        case .success(let parsed): counts = parsed
+        case .failure(let refusal):
+            return respond(
+                400, Pages.collection(record, known: known, amounts: amounts, user: user, csrf: csrf, error: refusal.description, typed: form))
+        }
+        let entry = CountedCollection(denominations: counts, enteredBy: user.name, enteredAt: now)
+        try state.sql.transaction {
+            try book.recordCount(machine: machine, seq: record.seq, counted: entry)
+            let stored = CollectionRecord(machine: machine, seq: record.seq, at: record.at, columns: record.columns, counted: entry)
+            var detail = "\(machine) collection \(record.columns.number) (event \(record.seq)): "
+            detail += counts.map { "\($0.kind.rawValue) \($0.value) × \($0.count)" }.joined(separator: ", ")
+            detail += "; counted \(stored.countedTotal ?? "-"), machine \(record.columns.total), difference \(stored.difference ?? "-")"
+            if let previous = record.counted {
+                detail += "; replaces \(previous.enteredBy)'s of \(Pages.localTime(previous.enteredAt)) (counted \(record.countedTotal ?? "-"))"
+            }
+            try state.records.audit(actor: user.name, action: "cash-counted", detail: detail, now: now)
+        }
+        return redirect("/collection?id=\(Pages.queryValue(machine))&seq=\(record.seq)")
+    }
+
+    /// Cash per collection: what the machine counted in and what the driver counted, side by side.
+    private func cashChart(_ records: [CollectionRecord]) -> String {
+        let shown = records.suffix(20)
+        let currency = shown.last?.columns.currency ?? ""
+        let same = shown.filter { $0.columns.currency == currency }
+        let digits = same.map { Amount($0.columns.total)?.digits ?? 0 }.max() ?? 0
+        func units(_ text: String?) -> Int64 { text.flatMap(Amount.init).map { $0.units(at: digits) } ?? 0 }
+        let formatter = amounts
+        return ColumnChart(
+            title: "Cash per collection", series: ["machine counted", "driver counted"],
+            categories: same.map { .init(label: "#\($0.columns.number)", values: [units($0.columns.total), units($0.countedTotal)]) }, stacked: false,
+            emptyText: "no collection", valueText: { formatter.string(Amount(units: $0, digits: digits), currency: currency) }
+        ).svgElement
+    }
+
+    /// Publishes the `dex` command to `machine` and notes the request; the machine page shows
+    /// the answer when it comes, or after `DEXArchive.timeout` that none came.
+    private func requestDEX(_ machine: String, state: State, user: OfficeUser, csrf: String, now: Int64) throws -> OfficeResponse {
+        guard try MachineDetail.load(machine, sql: state.sql, recent: 0) != nil else {
+            return respond(404, Pages.message("No such machine", "The store has nothing from that machine.", user: user, csrf: csrf))
+        }
+        guard let commands else {
+            return respond(503, Pages.message("No broker", "This office sends no commands to machines.", user: user, csrf: csrf))
+        }
+        let request: String
+        do {
+            request = try commands.send("dex", to: machine, payload: Array("{\"sender\":\"vendstore office: \(user.name)\"}".utf8))
+        } catch {
+            logger.warning("office: DEX request to \(machine) not sent: \(error)")
+            return respond(
+                503, Pages.message("Not sent", "The broker is not connected: the request was not sent. Try again shortly.", user: user, csrf: csrf))
+        }
+        try state.sql.transaction {
+            try DEXArchive(sql: state.sql).requested(request, machine: machine, by: user.name, at: now)
+            try state.records.audit(actor: user.name, action: "dex-requested", detail: machine, now: now)
+        }
+        return redirect("/machine?id=\(Pages.queryValue(machine))#dex")
     }
 
     // MARK: Logging in

@@ -1,20 +1,28 @@
 import Logging
 import VendConfig
+import VendFleetIngest
 import VendFleetStore
 
 /// The back office as vendstore serves it: the HTTP server on the configured address with an
-/// `Office` on a database connection of its own.
+/// `Office` on a database connection of its own, and the broker connection it sends the
+/// machines' `dex` command on.
 public final class OfficeService: Sendable {
     private let server: OfficeHTTPServer
+    private let commands: MachineCommands?
     public var port: Int { server.port }
 
     /// Opens `open()`'s connection and listens. Beyond loopback on plain HTTP (which the file
-    /// must have allowed) it says so loudly in the log.
+    /// must have allowed) it says so loudly in the log. With `broker`, commands go to machines
+    /// through it (`MachineCommands`, its own connection).
     public init(
-        settings: OfficeSettings, logger: Logger, throttleLimits: (perUser: Int, perAddress: Int)? = nil, clock: @escaping @Sendable () -> Int64,
-        open: () throws -> FleetSQL
+        settings: OfficeSettings, logger: Logger, throttleLimits: (perUser: Int, perAddress: Int)? = nil, broker: IngestSettings? = nil,
+        clock: @escaping @Sendable () -> Int64, open: () throws -> FleetSQL
     ) throws {
-        let office = try Office(sql: try open(), settings: settings, logger: logger, throttleLimits: throttleLimits, clock: clock)
+        let commands = try broker.map { try MachineCommands(settings: $0, logger: logger) }
+        let office = try Office(
+            sql: try open(), settings: settings, logger: logger, throttleLimits: throttleLimits, commands: commands, clock: clock)
+        try commands?.start()
+        self.commands = commands
         server = try OfficeHTTPServer(address: settings.address, port: settings.port) { office.handle($0) }
         let shown = settings.address.contains(":") ? "[\(settings.address)]:\(port)" : "\(settings.address):\(port)"
         if !settings.isLoopback {
@@ -26,5 +34,8 @@ public final class OfficeService: Sendable {
         }
     }
 
-    public func stop() { server.stop() }
+    public func stop() {
+        server.stop()
+        commands?.stop()
+    }
 }

@@ -3,6 +3,7 @@ import Logging
 import Synchronization
 import Testing
 import VendConfig
+import VendFleetIngest
 import VendFleetStore
 import VenddTestSupport
 import VendingCore
@@ -30,11 +31,14 @@ struct OfficeRig {
     let clock: OfficeTestClock
     /// Noon today, local time: the office's "now".
     let noon: Int64
+    /// A connection of the test's own to the office's database.
+    let openSQL: () throws -> FleetSQL
 
     var port: Int { service.port }
 
     /// `cluster`: a PostgreSQL of the test's own (one it stops), instead of the run's shared one.
-    init(_ engine: Engine, throttle: (perUser: Int, perAddress: Int)? = nil, cluster: PostgresCluster? = nil) throws {
+    /// `broker`: the office sends commands to machines through it.
+    init(_ engine: Engine, throttle: (perUser: Int, perAddress: Int)? = nil, cluster: PostgresCluster? = nil, broker: IngestSettings? = nil) throws {
         directory = try TemporaryDirectory()
         let open: () throws -> FleetSQL
         switch engine {
@@ -47,6 +51,7 @@ struct OfficeRig {
             store = try PostgresFleetStore(conninfo: conninfo, now: 1)
             open = { try openFleetSQL(conninfo: conninfo, now: 1) }
         }
+        openSQL = open
         noon = Office.localMidnight(Int64(Date().timeIntervalSince1970 * 1000), daysBack: 0) + 12 * 3_600_000
         let clock = OfficeTestClock(noon)
         self.clock = clock
@@ -57,7 +62,7 @@ struct OfficeRig {
         let settings = OfficeSettings(
             port: try LocalPort.reserve(), currencies: ["KRW": MoneyFormat(template: "{amount}원", groupingSeparator: ",", decimalSeparator: ".")!])
         service = try OfficeService(
-            settings: settings, logger: Logger(label: "office-test") { _ in SwiftLogNoOpLogHandler() }, throttleLimits: throttle,
+            settings: settings, logger: Logger(label: "office-test") { _ in SwiftLogNoOpLogHandler() }, throttleLimits: throttle, broker: broker,
             clock: { clock.value }, open: open)
     }
 

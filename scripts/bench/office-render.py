@@ -127,5 +127,6 @@ def run(machines):
         shutil.rmtree(work, ignore_errors=True)
 
 
-for size in SIZES:
-    run(size)
+if __name__ == "__main__":
+    for size in SIZES:
+        run(size)
