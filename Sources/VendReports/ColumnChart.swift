@@ -41,11 +41,7 @@ public struct ColumnChart: Sendable {
 
     public var svgElement: String {
         let plot = Self.plot
-        var lines = [
-            SVG.open(width: Self.width, height: Self.height, label: title),
-            "<rect width='100%' height='100%' fill='#ffffff'/>",
-            "<text x='12' y='24' font-size='16' font-weight='bold' fill='#222222'>\(SVG.escape(title))</text>",
-        ]
+        var lines = SVG.header(width: Self.width, height: Self.height, title: title)
         var legendX = plot.left
         for (index, name) in series.enumerated() {
             lines.append("<rect x='\(SVG.n(legendX))' y='33' width='12' height='12' fill='\(SVG.palette[index % SVG.palette.count])'/>")

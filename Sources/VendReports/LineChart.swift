@@ -56,11 +56,7 @@ public struct LineChart: Sendable {
 
     public var svgElement: String {
         let plot = Self.plot
-        var lines = [
-            SVG.open(width: Self.width, height: Self.height, label: title),
-            "<rect width='100%' height='100%' fill='#ffffff'/>",
-            "<text x='12' y='24' font-size='16' font-weight='bold' fill='#222222'>\(SVG.escape(title))</text>",
-        ]
+        var lines = SVG.header(width: Self.width, height: Self.height, title: title)
         let shown = series.map { ($0.label, $0.points.filter { $0.at >= from && $0.at <= to && $0.value.isFinite }) }
         let values = shown.flatMap { $0.1.map(\.value) } + (reference.map { [$0.value] } ?? [])
         guard let low = values.min(), let high = values.max(), shown.contains(where: { !$0.1.isEmpty }) else {

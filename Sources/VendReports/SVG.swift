@@ -54,6 +54,15 @@ enum SVG {
     static func open(width: Double, height: Double, label: String) -> String {
         "<svg xmlns='http://www.w3.org/2000/svg' width='\(n(width))' height='\(n(height))' viewBox='0 0 \(n(width)) \(n(height))' role='img' aria-label='\(escape(label))' font-family='\(fontFamily)'>"
     }
+
+    /// A small chart's first lines: the opening tag, a white ground and the title top left.
+    static func header(width: Double, height: Double, title: String) -> [String] {
+        [
+            open(width: width, height: height, label: title),
+            "<rect width='100%' height='100%' fill='#ffffff'/>",
+            "<text x='12' y='24' font-size='16' font-weight='bold' fill='#222222'>\(escape(title))</text>",
+        ]
+    }
 }
 
 extension Substring {
