@@ -204,7 +204,7 @@ enum Pages {
             }
             body += """
                 <div class="scroll"><table><thead><tr><th>Slot</th><th>Product</th><th class="n">Stock</th><th class="n">Capacity</th>\
-                <th class="n">Par</th><th class="n">Unload expired</th><th class="n">Load</th></tr></thead><tbody>
+                <th class="n">Par</th><th class="n">Unload expired</th><th class="n">Load</th><th>Expires soon</th></tr></thead><tbody>
                 """
             for line in lines {
                 var par = line.par.map { "\($0)" } ?? "-"
@@ -218,7 +218,8 @@ enum Pages {
                 }
                 body += """
                     <tr><td>\(html(line.slot))</td><td>\(html(line.product))</td><td class="n">\(line.stock)</td><td class="n">\(line.capacity)</td>\
-                    <td class="n">\(par)</td><td class="n">\(line.expired)</td><td class="n"><strong>\(line.load)</strong></td></tr>
+                    <td class="n">\(par)</td><td class="n">\(line.expired)</td><td class="n"><strong>\(line.load)</strong></td>\
+                    <td>\(line.expiresSoon.map { "<span class=\"alert\">\(localTime($0)): check and unload</span>" } ?? "")</td></tr>
 
                     """
             }

@@ -264,7 +264,7 @@ struct OfficeTests {
         // The par level reached the slot, and the CSV defuses the formula.
         let csv = try ann.get("/pick-list.csv?route=north")
         #expect(csv.header("Content-Type") == "text/csv; charset=utf-8")
-        #expect(csv.body.contains(#""'=HYPERLINK(""http://evil"") <b>",1,4,3,0,2"#))
+        #expect(csv.body.contains(#""'=HYPERLINK(""http://evil"") <b>",1,4,3,0,2,"#))
         // A user name of SQL is a wrong name, and every table is still there.
         var sql = rig.client()
         #expect(try sql.logIn("' OR '1'='1' --", "' OR '1'='1' --").status == 403)
@@ -278,6 +278,9 @@ struct OfficeTests {
         let rig = try OfficeRig(engine)
         defer { rig.stop() }
         let past = rig.noon - 3_600_000
+        // Within two days the slot is named to check; beyond, it is not.
+        let soon = rig.noon + 2 * 86_400_000
+        let later = soon + 60_000
         _ = try rig.store.commit(
             events: [],
             retained: [
@@ -286,10 +289,10 @@ struct OfficeTests {
                     [
                         SlotPosition(slot: "A1", product: "cola", price: "1200", available: 0, stock: 0, capacity: 8, earliestExpiry: nil),
                         SlotPosition(slot: "A2", product: "water", price: "900", available: 3, stock: 5, capacity: 10, earliestExpiry: past),
-                        SlotPosition(slot: "B1", product: "cola", price: "1200", available: 6, stock: 6, capacity: 6, earliestExpiry: nil),
+                        SlotPosition(slot: "B1", product: "cola", price: "1200", available: 6, stock: 6, capacity: 6, earliestExpiry: soon),
                     ]),
                 stockUpdate(
-                    "m2", [SlotPosition(slot: "A1", product: "cola", price: "1200", available: 2, stock: 2, capacity: 8, earliestExpiry: nil)]),
+                    "m2", [SlotPosition(slot: "A1", product: "cola", price: "1200", available: 2, stock: 2, capacity: 8, earliestExpiry: later)]),
                 stockUpdate(
                     "m3", [SlotPosition(slot: "A1", product: "tea", price: "1000", available: 0, stock: 0, capacity: 5, earliestExpiry: nil)]),
             ], receivedAt: rig.noon)
@@ -303,22 +306,24 @@ struct OfficeTests {
         #expect(
             csv.body
                 == [
-                    "machine,slot,product,stock,capacity,par,expired,load",
-                    "m2,A1,cola,2,8,5,0,3",
-                    "m1,A1,cola,0,8,,0,8",
-                    "m1,A2,water,5,10,,2,7",
-                    "m1,B1,cola,6,6,,0,0",
-                    "TOTAL,,cola,,,,0,11",
-                    "TOTAL,,water,,,,2,7",
+                    "machine,slot,product,stock,capacity,par,expired,load,expires_soon",
+                    "m2,A1,cola,2,8,5,0,3,",
+                    "m1,A1,cola,0,8,,0,8,",
+                    "m1,A2,water,5,10,,2,7,",
+                    "m1,B1,cola,6,6,,0,0,\(Pages.localTime(soon))",
+                    "TOTAL,,cola,,,,0,11,",
+                    "TOTAL,,water,,,,2,7,",
                 ].map { $0 + "\r\n" }.joined())
         let page = try dan.get("/pick-list?route=north%201")
         #expect(page.body.contains("<h2>m9</h2><p class=\"alert\">no stock report stored for this machine</p>"))
+        #expect(page.body.contains("\(Pages.localTime(soon)): check and unload"))
+        #expect(!page.body.contains("\(Pages.localTime(later)): check"))
         #expect(!page.body.contains("action=\"/par\""))
         #expect(try ann.get("/pick-list?route=north%201").body.contains("action=\"/par\""))
         #expect(try dan.get("/pick-list?route=south").status == 404)
         // A par level cleared: back to capacity.
         #expect(try ann.post("/par", [("csrf", csrf), ("route", "north 1"), ("machine", "m2"), ("slot", "A1"), ("par", "")]).status == 303)
-        #expect(try dan.get("/pick-list.csv?route=north%201").body.contains("m2,A1,cola,2,8,,0,6\r\n"))
+        #expect(try dan.get("/pick-list.csv?route=north%201").body.contains("m2,A1,cola,2,8,,0,6,\r\n"))
     }
 
     @Test(arguments: Engine.allCases)
