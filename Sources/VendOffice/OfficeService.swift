@@ -1,11 +1,12 @@
 import Logging
 import VendConfig
 import VendFleetStore
+import VendHTTP
 
 /// The back office as vendstore serves it: the HTTP server on the configured address with an
 /// `Office` on a database connection of its own.
 public final class OfficeService: Sendable {
-    private let server: OfficeHTTPServer
+    private let server: HTTPServer
     public var port: Int { server.port }
 
     /// Opens `open()`'s connection and listens. Beyond loopback on plain HTTP (which the file
@@ -15,7 +16,13 @@ public final class OfficeService: Sendable {
         open: () throws -> FleetSQL
     ) throws {
         let office = try Office(sql: try open(), settings: settings, logger: logger, throttleLimits: throttleLimits, clock: clock)
-        server = try OfficeHTTPServer(address: settings.address, port: settings.port) { office.handle($0) }
+        var limits = HTTPServer.Limits()
+        limits.headers = OfficeRequest.headers
+        limits.arguments = OfficeRequest.arguments
+        // No streams: the office's pages are whole.
+        limits.streams = 0
+        // On the server's thread, one at a time: the office's state is behind one lock anyway.
+        server = try HTTPServer(address: settings.address, port: settings.port, limits: limits) { .response(office.handle($0)) }
         let shown = settings.address.contains(":") ? "[\(settings.address)]:\(port)" : "\(settings.address):\(port)"
         if !settings.isLoopback {
             logger.critical(
