@@ -169,6 +169,11 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *connection, c
             MHD_lookup_connection_value(connection, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST) == NULL) {
             return queue_text(connection, MHD_HTTP_BAD_REQUEST, "no Host header\n");
         }
+        // A body comes with its length or not at all: browsers send one, and a chunked body
+        // (which libmicrohttpd would take) is how a program, not a page, would press a button.
+        if (MHD_lookup_connection_value(connection, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING) != NULL) {
+            return queue_text(connection, MHD_HTTP_LENGTH_REQUIRED, "a request body needs a Content-Length\n");
+        }
         if (announces_too_much(connection, server->limits.max_body)) {
             return queue_text(connection, MHD_HTTP_CONTENT_TOO_LARGE, "request body too large\n");
         }

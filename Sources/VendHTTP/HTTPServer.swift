@@ -8,9 +8,10 @@ import VendPOSIX
 /// libmicrohttpd listening with its internal thread (epoll on Linux), which parses every request
 /// and hands each complete one to `handler`: on that thread, one at a time (`.serverThread`), or
 /// on a thread of its own while the connection waits suspended (`.threadPerRequest`: a handler
-/// may wait on vendd). libmicrohttpd does the HTTP/1.1 (keep-alive, pipelining, HEAD, chunked
-/// bodies, 400 for what is malformed, 414 and 431 for heads beyond `connectionMemory`); the
-/// shim answers a body over `maxBody` 413, before it is read when its length is announced.
+/// may wait on vendd). libmicrohttpd does the HTTP/1.1 (keep-alive, pipelining, HEAD, 400 for
+/// what is malformed, 414 and 431 for heads beyond `connectionMemory`); the shim answers an
+/// HTTP/1.1 request without Host 400, a chunked body 411 and a `Content-Length` over `maxBody`
+/// 413, each before the body is read and with the connection closed.
 /// Unchecked: `server` and `context` are set once, and only `stop()` (once, by the owner) uses
 /// them after that.
 public final class HTTPServer: @unchecked Sendable {

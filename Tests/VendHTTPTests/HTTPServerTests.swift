@@ -159,17 +159,14 @@ import VendHTTP
         }
     }
 
-    @Test func aChunkedBodyOverTheLimitIs413() throws {
+    @Test func aChunkedBodyIs411() throws {
         try Self.serving { server in
             let client = try TestClient(port: server.port)
-            let chunk = String(repeating: "z", count: 800)
-            try client.send(
-                "POST /select/A1 HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n320\r\n\(chunk)\r\n320\r\n\(chunk)\r\n0\r\n\r\n")
-            #expect(try client.response().status == 413)
+            try client.send("POST /select/A1 HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n")
+            let refused = try client.response()
+            #expect(refused.status == 411)
+            #expect(refused.body == "a request body needs a Content-Length\n")
             #expect(client.closedByServer())
-            let next = try TestClient(port: server.port)
-            try next.send("POST /select/A1 HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n")
-            #expect(try next.response().body == "selected A1 5")
         }
     }
 

@@ -8,13 +8,14 @@ kiosk's event stream (/events) as a browser would, and measures vendd-display's 
   - streaming: COINS coins inserted in a loop with `vendctl sim coin` (each one a `coin`,
     `credit` and status round trip, and a view pushed to the page); the stream must deliver the
     final credit.
-  - under attack: `scripts/hostile-clients.py --http` (300 connections in 3 waves) while a
+  - under attack: `scripts/hostile-clients.py --http` (ATTACK connections a wave, 3 waves) while a
     visitor asks for the page every 0.2 s (2 s timeout, as scripts/test-kiosk does) and two coins
     go in: the attacker's line, the visitor's answers and slowest, the page's stream following,
     vendd-display's peak threads and memory.
 Prints figures; never fails on a timing.
 
-Usage: scripts/bench/display.py [bin-dir] [coins] [idle-seconds]   (default .build/release, 50, 30)
+Usage: scripts/bench/display.py [bin-dir] [coins] [idle-seconds] [attack]   (default .build/release, 50, 30, 300;
+       run it under `ulimit -n 1024`, as the attacker's descriptors are what bounds a wave)
 Build first (one product per command: swift build keeps only the last --product):
     for product in vendd vendctl vendd-display; do swift build -c release --product "$product"; done
 """
@@ -24,6 +25,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 BIN = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, ".build/release")
 COINS = int(sys.argv[2]) if len(sys.argv) > 2 else 50
 IDLE = int(sys.argv[3]) if len(sys.argv) > 3 else 30
+ATTACK = int(sys.argv[4]) if len(sys.argv) > 4 else 300
 TICK = os.sysconf("SC_CLK_TCK")
 
 
@@ -47,7 +49,7 @@ def attack(port, vendctl, received, pid):
     """The hostile local program against the kiosk while a visitor and the open page use it."""
     credit = COINS * 100
     attacker = subprocess.Popen([sys.executable, os.path.join(ROOT, "scripts/hostile-clients.py"), "--http",
-                                 f"127.0.0.1:{port}", "300", "3"], stdout=subprocess.PIPE, text=True)
+                                 f"127.0.0.1:{port}", str(ATTACK), "3"], stdout=subprocess.PIPE, text=True)
     asked = answered = busy = 0
     slowest = 0.0
     peak_threads = peak_rss = 0

@@ -1,8 +1,8 @@
 // A small HTTP server API over libmicrohttpd for VendHTTP (the kiosk and the back office). Swift
 // sees only this header: libmicrohttpd's start function and connection queries are C varargs,
 // and its access handler is called several times per request (headers, body pieces, end). Here a
-// request reaches the handler once, whole, with its body (at most `max_body` bytes: a larger one
-// is answered 413, before it is read when its Content-Length says so). The handler runs on
+// request reaches the handler once, whole, with its body (at most `max_body` bytes, announced by
+// Content-Length: a larger one is answered 413 before it is read, a chunked one 411). The handler runs on
 // libmicrohttpd's internal thread; it may answer there, or defer the request and answer it later
 // from any thread (the connection waits, suspended, without holding the server). An answer may
 // be a stream: server-sent events pushed with vhttp_stream_send until the client goes.
