@@ -3,6 +3,7 @@ import Synchronization
 import VendConfig
 import VendFleetIngest
 import VendFleetStore
+import VendHTTP
 import VendReports
 
 #if canImport(Glibc)
@@ -70,7 +71,7 @@ public final class Office: Sendable {
     }
 
     /// Answers one request; never throws: a database error is a 503 page, logged.
-    public func handle(_ request: OfficeRequest) -> OfficeResponse {
+    public func handle(_ request: HTTPRequest) -> HTTPResponse {
         let now = clock()
         do {
             return try state.withLock { state in try route(request, state: &state, now: now) }
@@ -84,7 +85,7 @@ public final class Office: Sendable {
 
     // MARK: Routing
 
-    private func route(_ request: OfficeRequest, state: inout State, now: Int64) throws -> OfficeResponse {
+    private func route(_ request: HTTPRequest, state: inout State, now: Int64) throws -> HTTPResponse {
         switch (request.method, request.path) {
         case ("GET", "/login"): return loginPage(message: nil, status: 200)
         case ("POST", "/login"): return try logIn(request, state: &state, now: now)
@@ -140,7 +141,7 @@ public final class Office: Sendable {
             }
             let list = try PickList.make(route: route, sql: state.sql, now: now)
             if request.path.hasSuffix(".csv") {
-                return OfficeResponse(
+                return HTTPResponse(
                     status: 200,
                     headers: commonHeaders + [
                         ("Content-Type", "text/csv; charset=utf-8"), ("Content-Disposition", "attachment; filename=\"pick-list.csv\""),
@@ -182,7 +183,7 @@ public final class Office: Sendable {
                 return respond(404, Pages.message("No such DEX file", "There is no archived DEX file by that name.", user: user, csrf: session.csrf))
             }
             let name = String(audit.machine.map { $0.isASCII && ($0.isLetter || $0.isNumber || "-_.".contains($0)) ? $0 : "_" })
-            return OfficeResponse(
+            return HTTPResponse(
                 status: 200,
                 headers: commonHeaders + [
                     ("Content-Type", "text/plain; charset=utf-8"),
@@ -195,7 +196,7 @@ public final class Office: Sendable {
         }
     }
 
-    private func fleet(_ request: OfficeRequest, state: State, user: OfficeUser, csrf: String, now: Int64) throws -> OfficeResponse {
+    private func fleet(_ request: HTTPRequest, state: State, user: OfficeUser, csrf: String, now: Int64) throws -> HTTPResponse {
         let today = Self.localMidnight(now, daysBack: 0)
         let machines = try FleetOverview(sql: state.sql).machines(now: now, todayStart: today, weekStart: Self.localMidnight(now, daysBack: 6))
         let sort = request.query["sort"].flatMap(Pages.FleetSort.init(rawValue:)) ?? .machine
@@ -209,7 +210,7 @@ public final class Office: Sendable {
     /// A collection's page, and the driver's count entered through its form: checked, stored
     /// and audited in one transaction (a new entry replaces the last, whose figures the audit
     /// line repeats).
-    private func collection(_ request: OfficeRequest, state: State, user: OfficeUser, csrf: String, now: Int64) throws -> OfficeResponse {
+    private func collection(_ request: HTTPRequest, state: State, user: OfficeUser, csrf: String, now: Int64) throws -> HTTPResponse {
         let form = request.method == "POST" ? request.form : [:]
         let machine = (request.method == "POST" ? form["id"] : request.query["id"]) ?? ""
         let seq = (request.method == "POST" ? form["seq"] : request.query["seq"]).flatMap { Int64($0) }
@@ -261,7 +262,7 @@ public final class Office: Sendable {
 
     /// Publishes the `dex` command to `machine` and notes the request; the machine page shows
     /// the answer when it comes, or after `DEXArchive.timeout` that none came.
-    private func requestDEX(_ machine: String, state: State, user: OfficeUser, csrf: String, now: Int64) throws -> OfficeResponse {
+    private func requestDEX(_ machine: String, state: State, user: OfficeUser, csrf: String, now: Int64) throws -> HTTPResponse {
         guard try MachineDetail.load(machine, sql: state.sql, recent: 0) != nil else {
             return respond(404, Pages.message("No such machine", "The store has nothing from that machine.", user: user, csrf: csrf))
         }
@@ -285,14 +286,14 @@ public final class Office: Sendable {
 
     // MARK: Logging in
 
-    private func loginPage(message: String?, status: Int) -> OfficeResponse {
+    private func loginPage(message: String?, status: Int) -> HTTPResponse {
         let csrf = Sodium.randomToken()
         var response = respond(status, Pages.login(csrf: csrf, message: message))
         response.headers.append(("Set-Cookie", cookie(Self.loginCookie, csrf, maxAge: 3600)))
         return response
     }
 
-    private func logIn(_ request: OfficeRequest, state: inout State, now: Int64) throws -> OfficeResponse {
+    private func logIn(_ request: HTTPRequest, state: inout State, now: Int64) throws -> HTTPResponse {
         let form = request.form
         let address = client(of: request)
         // Double submit: the form's token must be the cookie the login page set.
@@ -320,7 +321,7 @@ public final class Office: Sendable {
 
     /// The client: the peer, or behind the configured TLS proxy (a loopback peer) the address
     /// the proxy appended last to X-Forwarded-For.
-    private func client(of request: OfficeRequest) -> String {
+    private func client(of request: HTTPRequest) -> String {
         guard settings.tlsProxy, request.peer == "::1" || request.peer.hasPrefix("127."),
             let forwarded = request.headers["x-forwarded-for"]?.split(separator: ",").last
         else { return request.peer }
@@ -336,12 +337,12 @@ public final class Office: Sendable {
         ]
     }
 
-    private func respond(_ status: Int, _ page: String) -> OfficeResponse {
-        OfficeResponse(status: status, headers: commonHeaders + [("Content-Type", "text/html; charset=utf-8")], body: Array(page.utf8))
+    private func respond(_ status: Int, _ page: String) -> HTTPResponse {
+        HTTPResponse(status: status, headers: commonHeaders + [("Content-Type", "text/html; charset=utf-8")], body: Array(page.utf8))
     }
 
-    private func redirect(_ location: String, cookies: [String] = []) -> OfficeResponse {
-        OfficeResponse(status: 303, headers: commonHeaders + [("Location", location)] + cookies.map { ("Set-Cookie", $0) })
+    private func redirect(_ location: String, cookies: [String] = []) -> HTTPResponse {
+        HTTPResponse(status: 303, headers: commonHeaders + [("Location", location)] + cookies.map { ("Set-Cookie", $0) })
     }
 
     private func cookie(_ name: String, _ value: String, maxAge: Int64) -> String {

@@ -2,12 +2,13 @@ import Logging
 import VendConfig
 import VendFleetIngest
 import VendFleetStore
+import VendHTTP
 
 /// The back office as vendstore serves it: the HTTP server on the configured address with an
 /// `Office` on a database connection of its own, and the broker connection it sends the
 /// machines' `dex` command on.
 public final class OfficeService: Sendable {
-    private let server: OfficeHTTPServer
+    private let server: HTTPServer
     private let commands: MachineCommands?
     public var port: Int { server.port }
 
@@ -23,7 +24,13 @@ public final class OfficeService: Sendable {
             sql: try open(), settings: settings, logger: logger, throttleLimits: throttleLimits, commands: commands, clock: clock)
         try commands?.start()
         self.commands = commands
-        server = try OfficeHTTPServer(address: settings.address, port: settings.port) { office.handle($0) }
+        var limits = HTTPServer.Limits()
+        limits.headers = OfficeRequest.headers
+        limits.arguments = OfficeRequest.arguments
+        // No streams: the office's pages are whole.
+        limits.streams = 0
+        // On the server's thread, one at a time: the office's state is behind one lock anyway.
+        server = try HTTPServer(address: settings.address, port: settings.port, limits: limits) { .response(office.handle($0)) }
         let shown = settings.address.contains(":") ? "[\(settings.address)]:\(port)" : "\(settings.address):\(port)"
         if !settings.isLoopback {
             logger.critical(
