@@ -154,7 +154,8 @@ extension Input {
         var random = SplitMix64(seed: seed)
         let setups = Self.setups(&random)
         var generator = InputGenerator(random: random, setups: setups)
-        var machine = Machine(setup: setups[0])
+        // Each layout in turn from the start (the priced one too), then as reconfiguration picks.
+        var machine = Machine(setup: setups[Int(seed % UInt64(setups.count))])
         var now = Fixtures.start
         var started = 0, ended = 0, relayPulses = 0, payoutsStarted = 0, payoutsEnded = 0
         var floatAdded = Fixtures.won(0)
