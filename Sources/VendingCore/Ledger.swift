@@ -153,6 +153,8 @@ public struct Ledger: Hashable, Sendable, Codable {
     public private(set) var discarded: [ProductID: SalesFigure] = [:]
     public private(set) var salesByProduct: [ProductID: SalesFigure] = [:]
     public private(set) var salesBySlot: [SlotID: SalesFigure] = [:]
+    /// Paid sales per slot, payment and price list (EVA-DTS PA7); empty in books from before lists.
+    public private(set) var salesByList: [PriceListSales: SalesFigure] = [:]
     /// The most recent sales, oldest first, at most `MachineSetup.historyLimit` of them.
     public private(set) var history: [Sale] = []
     public private(set) var failedVends = 0
@@ -208,6 +210,7 @@ public struct Ledger: Hashable, Sendable, Codable {
         discarded = try container.decodeIfPresent([ProductID: SalesFigure].self, forKey: .discarded) ?? [:]
         // Books from before collections: the box's contents are unknown, counted from now.
         cashBox = try container.decodeIfPresent(CashBox.self, forKey: .cashBox) ?? CashBox()
+        salesByList = try container.decodeIfPresent([PriceListSales: SalesFigure].self, forKey: .salesByList) ?? [:]
     }
 
     var isEmpty: Bool {
@@ -273,6 +276,8 @@ public struct Ledger: Hashable, Sendable, Codable {
         }
         salesByProduct[sale.product, default: .zero(sale.price.currency)].add(sale.price)
         salesBySlot[sale.slot, default: .zero(sale.price.currency)].add(sale.price)
+        salesByList[PriceListSales(slot: sale.slot, payment: sale.payment, list: sale.priceList), default: .zero(sale.price.currency)]
+            .add(sale.price)
     }
 
     mutating func recordDiscard(of product: ProductID, count: Int, value: Money) {

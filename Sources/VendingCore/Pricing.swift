@@ -214,13 +214,28 @@ extension MachineSetup {
     public func decidePrice(
         of slotID: SlotID, listOnePrice: Money, payment: PricePayment, terms: CardPriceTerms, at instant: Instant
     ) -> PriceDecision? {
-        guard let slot = slot(slotID) else { return nil }
         let band = pricing.band(at: instant)
         var list = band?.list ?? .standardList
         if case .cashless(let reader) = payment, let cardList = terms.cardList {
             let mapped = pricing.machineList(forCard: cardList, on: reader)
             if mapped != .standardList { list = mapped }
         }
+        guard let (price, priced) = price(of: slotID, on: list, payment: payment, listOnePrice: listOnePrice) else { return nil }
+        let expected: Money
+        switch terms {
+        case .discount(let percent): expected = pricing.adjusted(price, percent: Int(percent), discount: true)
+        case .surcharge(let percent): expected = pricing.adjusted(price, percent: Int(percent), discount: false)
+        case .standard, .priceList, .discountGroup: expected = price
+        }
+        return PriceDecision(price: price, list: priced, band: band, expectedCharge: expected)
+    }
+
+    /// The slot's price on `list` for `payment`, and the list it came from: the most specific
+    /// line, the slot's before its product's; list 1 when `list` has none for the slot.
+    public func price(
+        of slotID: SlotID, on list: PriceListNumber, payment: PricePayment, listOnePrice: Money
+    ) -> (price: Money, list: PriceListNumber)? {
+        guard let slot = slot(slotID) else { return nil }
         let productLines = catalog[slot.product]?.priceLines ?? []
         func line(on list: PriceListNumber) -> Money? {
             for scope in payment.scopes {
@@ -230,13 +245,41 @@ extension MachineSetup {
             }
             return nil
         }
-        let price = line(on: list) ?? line(on: .standardList) ?? listOnePrice
-        let expected: Money
-        switch terms {
-        case .discount(let percent): expected = pricing.adjusted(price, percent: Int(percent), discount: true)
-        case .surcharge(let percent): expected = pricing.adjusted(price, percent: Int(percent), discount: false)
-        case .standard, .priceList, .discountGroup: expected = price
+        if let price = line(on: list) { return (price, list) }
+        return (line(on: .standardList) ?? listOnePrice, .standardList)
+    }
+
+    /// Prices other than each slot's one: the audit then reports sales per list (EVA-DTS PA7).
+    public var usesPriceLists: Bool {
+        !pricing.lists.isEmpty || slots.contains { !$0.priceLines.isEmpty } || catalog.products.values.contains { !$0.priceLines.isEmpty }
+    }
+}
+
+/// Sales of one slot on one list by one payment: an EVA-DTS 6.1.1 PA7 line (PA701 product,
+/// PA702 payment device, PA703 price list; p.141, p.254).
+public struct PriceListSales: Hashable, Comparable, Sendable, Codable {
+    public let slot: SlotID
+    public let payment: Payment
+    public let list: PriceListNumber
+
+    public init(slot: SlotID, payment: Payment, list: PriceListNumber) {
+        self.slot = slot
+        self.payment = payment
+        self.list = list
+    }
+
+    public static func < (lhs: PriceListSales, rhs: PriceListSales) -> Bool {
+        (lhs.slot, lhs.payment.description, lhs.list) < (rhs.slot, rhs.payment.description, rhs.list)
+    }
+}
+
+extension PricePayment {
+    /// How a sale paid so is priced; nil for a free-vend card or test media.
+    public init?(_ payment: Payment) {
+        switch payment {
+        case .cash: self = .cash
+        case .card(let reader): self = .cashless(reader)
+        case .freeCard: return nil
         }
-        return PriceDecision(price: price, list: line(on: list) == nil ? .standardList : list, band: band, expectedCharge: expected)
     }
 }

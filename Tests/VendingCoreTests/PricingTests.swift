@@ -144,6 +144,15 @@ import VendingCore
         #expect(sale.price == Fixtures.won(1_000) && sale.priceList == 2)
         #expect(rig.machine.credit == Fixtures.won(1_000))
         #expect(rig.machine.integrityProblems.isEmpty)
+        // The books per list (EVA-DTS PA7): one cash sale on list 2, and since no read, the same.
+        let line = PriceListSales(slot: "A1", payment: .cash, list: 2)
+        #expect(rig.machine.ledger.salesByList.keys.sorted() == [line])
+        #expect(rig.machine.ledger.salesByList[line]?.count == 1 && rig.machine.ledger.salesByList[line]?.amount == Fixtures.won(1_000))
+        #expect(rig.machine.interimTotals.byList[line]?.count == 1)
+        let read = AuditTotals(rig.machine.ledger)
+        rig.apply(.auditRead(read))
+        #expect(rig.machine.interimTotals.byList[line]?.count == 0, "a read with reset starts the list's interim again")
+        #expect(try JSON.roundTrip(read) == read)
     }
 
     /// A card selected before the band and approved in it: the VEND REQUEST had list 1's card
