@@ -100,7 +100,8 @@ extension VenddConfig {
         var parts = [
             "lists: 1 (the slots' prices)"
                 + pricing.lists.sorted { $0.key < $1.key }.map { list in
-                    ", \(list.key) \(list.value) (\(allLines.filter { $0.list == list.key }.count) prices)"
+                    let count = allLines.filter { $0.list == list.key }.count
+                    return ", \(list.key) \(list.value) (\(count) price\(count == 1 ? "" : "s"))"
                 }.joined()
         ]
         if !pricing.bands.isEmpty {

@@ -89,6 +89,14 @@ import VendingCore
         #expect(setup.slots[1].priceLines.isEmpty)
     }
 
+    @Test func theSummarySaysTheListsBandsAndCardLists() throws {
+        let summary = try ConfigLoader.parse(Self.base, file: "test.yaml").summary
+        #expect(
+            summary.contains(
+                "\npricing   lists: 1 (the slots' prices), 2 happy hour (1 price), 3 staff (1 price); bands in Asia/Seoul: list 2 mon,tue,wed,thu,fri 15:00-17:00, list 2 sat 22:00-02:00; cashless #1 card lists 0→1, 5→3\n"
+            ))
+    }
+
     @Test func theSystemZoneReadsAsADSTZoneDoes() throws {
         let text = Self.base.replacingOccurrences(of: "Asia/Seoul", with: "Europe/Berlin")
         let zone = try ConfigLoader.parse(text, file: "test.yaml").machineSetup.pricing.timeZone
