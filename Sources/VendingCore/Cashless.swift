@@ -45,6 +45,34 @@ public struct CardSession: Hashable, Sendable, Codable {
     /// What the card may spend; nil when the reader does not say.
     public let funds: Money?
     public let media: CardMedia
+    /// Its price list, discount or surcharge, from BEGIN SESSION's payment type and data.
+    public let terms: CardPriceTerms
+
+    public init(reader: CardReader, funds: Money?, media: CardMedia, terms: CardPriceTerms = .standard) {
+        self.reader = reader
+        self.funds = funds
+        self.media = media
+        self.terms = terms
+    }
+
+    private enum CodingKeys: String, CodingKey { case reader, funds, media, terms }
+
+    /// Sessions saved before price terms were read had the standard prices.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        reader = try container.decode(CardReader.self, forKey: .reader)
+        funds = try container.decodeIfPresent(Money.self, forKey: .funds)
+        media = try container.decode(CardMedia.self, forKey: .media)
+        terms = try container.decodeIfPresent(CardPriceTerms.self, forKey: .terms) ?? .standard
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(reader, forKey: .reader)
+        try container.encodeIfPresent(funds, forKey: .funds)
+        try container.encode(media, forKey: .media)
+        if terms != .standard { try container.encode(terms, forKey: .terms) }
+    }
 }
 
 /// A card vend's part with its reader: asked (VEND REQUEST sent), then approved with the amount
