@@ -223,7 +223,7 @@ office:
         submitted(lambda: driver.find_element(By.LINK_TEXT, "pick list").click())
 
         def loads():
-            return {(table.find_element(By.XPATH, "preceding-sibling::h2[1]").text, row[0]): (row[-2], row[-1])
+            return {(table.find_element(By.XPATH, "preceding-sibling::h2[1]").text, row[0]): (row[5], row[6])  # unload expired, load
                     for table in driver.find_elements(By.CSS_SELECTOR, "div.scroll")
                     for row in [[cell.text for cell in tr.find_elements(By.TAG_NAME, "td")]
                                 for tr in table.find_elements(By.CSS_SELECTOR, "tbody tr")]}
