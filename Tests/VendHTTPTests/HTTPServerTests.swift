@@ -10,17 +10,33 @@ import VendHTTP
 /// loopback: what a browser does, and what a hostile client does. libmicrohttpd's timeouts are
 /// whole seconds on the real clock: the tests that wait for one set it to 1 s.
 @Suite(.timeLimit(.minutes(2))) struct HTTPServerTests {
-    static func router(events: HTTPEventBroadcast = HTTPEventBroadcast()) -> HTTPRouter {
+    /// The `/slow` route's handler: it takes a second, and says when it started and finished, so
+    /// that a test waits for it rather than guessing how long a loaded machine takes to get there.
+    final class SlowHandler: Sendable {
+        let started = Atomic<Bool>(false)
+        let finished = Atomic<Bool>(false)
+
+        func handle() -> HTTPResponse {
+            started.store(true, ordering: .sequentiallyConsistent)
+            usleep(1_000_000)
+            finished.store(true, ordering: .sequentiallyConsistent)
+            return HTTPResponse(status: 204)
+        }
+
+        var isRunning: Bool { started.load(ordering: .sequentiallyConsistent) && !isFinished }
+        var isFinished: Bool { finished.load(ordering: .sequentiallyConsistent) }
+    }
+
+    static let slowRequest = "POST /slow HTTP/1.1\r\nHost: t\r\nContent-Length: 0\r\n\r\n"
+
+    static func router(events: HTTPEventBroadcast = HTTPEventBroadcast(), slow: SlowHandler = SlowHandler()) -> HTTPRouter {
         var router = HTTPRouter()
         router.get("/") { _, _ in .response(HTTPResponse(text: "the page", type: "text/html")) }
         router.get("/hello/:name") { _, parameters in .response(HTTPResponse(text: "hello \(parameters["name"]!)", type: "text/plain")) }
         router.post("/select/:slot") { request, parameters in
             .response(HTTPResponse(text: "selected \(parameters["slot"]!) \(request.body.count)", type: "text/plain"))
         }
-        router.post("/slow") { _, _ in
-            usleep(1_000_000)
-            return .response(HTTPResponse(status: 204))
-        }
+        router.post("/slow") { _, _ in .response(slow.handle()) }
         router.get("/events") { _, _ in .events(events) }
         return router
     }
@@ -35,9 +51,10 @@ import VendHTTP
     /// A server on a free port, serving; stopped by `body`'s end.
     static func serving(
         _ limits: HTTPServer.Limits = kiosk, address: String = "127.0.0.1", dispatch: HTTPServer.Dispatch = .threadPerRequest,
-        events: HTTPEventBroadcast = HTTPEventBroadcast(), _ body: (HTTPServer) throws -> Void
+        events: HTTPEventBroadcast = HTTPEventBroadcast(), slow: SlowHandler = SlowHandler(), _ body: (HTTPServer) throws -> Void
     ) throws {
-        let server = try HTTPServer(address: address, port: 0, limits: limits, dispatch: dispatch, router: router(events: events))
+        let server = try HTTPServer(
+            address: address, port: 0, limits: limits, dispatch: dispatch, router: router(events: events, slow: slow))
         defer { server.stop() }
         try body(server)
     }
@@ -189,29 +206,29 @@ import VendHTTP
     }
 
     @Test func aSlowHandlerHoldsNoOtherClient() throws {
-        try Self.serving { server in
+        let handler = SlowHandler()
+        try Self.serving(slow: handler) { server in
             let slow = try TestClient(port: server.port)
-            try slow.send("POST /slow HTTP/1.1\r\nHost: t\r\nContent-Length: 0\r\n\r\n")
-            usleep(100_000)
-            let started = ContinuousClock.now
+            try slow.send(Self.slowRequest)
+            #expect(eventually { handler.isRunning })
             let other = try TestClient(port: server.port)
             try other.send(Self.get)
             #expect(try other.response().status == 200)
-            #expect(ContinuousClock.now - started < .milliseconds(500))
+            #expect(!handler.isFinished, "answered only after the slow handler")
             #expect(try slow.response().status == 204)
         }
     }
 
     @Test func onTheServerThreadRequestsAreHandledOneAtATime() throws {
-        try Self.serving(dispatch: .serverThread) { server in
+        let handler = SlowHandler()
+        try Self.serving(dispatch: .serverThread, slow: handler) { server in
             let slow = try TestClient(port: server.port)
-            try slow.send("POST /slow HTTP/1.1\r\nHost: t\r\nContent-Length: 0\r\n\r\n")
-            usleep(100_000)
-            let started = ContinuousClock.now
+            try slow.send(Self.slowRequest)
+            #expect(eventually { handler.isRunning })
             let other = try TestClient(port: server.port)
             try other.send(Self.get)
             #expect(try other.response().status == 200)
-            #expect(ContinuousClock.now - started > .milliseconds(500), "the slow one went first")
+            #expect(handler.isFinished, "the slow one went first")
         }
     }
 
@@ -350,16 +367,17 @@ import VendHTTP
     }
 
     @Test func stopWaitsForHandlersAndHangsUpStreams() throws {
-        let server = try HTTPServer(address: "127.0.0.1", port: 0, limits: Self.kiosk, dispatch: .threadPerRequest, router: Self.router())
+        let handler = SlowHandler()
+        let server = try HTTPServer(
+            address: "127.0.0.1", port: 0, limits: Self.kiosk, dispatch: .threadPerRequest, router: Self.router(slow: handler))
         let stream = try TestClient(port: server.port)
         try stream.send("GET /events HTTP/1.1\r\nHost: t\r\n\r\n")
         #expect(stream.receive(until: "\r\n\r\n"))
         let slow = try TestClient(port: server.port)
-        try slow.send("POST /slow HTTP/1.1\r\nHost: t\r\nContent-Length: 0\r\n\r\n")
-        usleep(100_000)
-        let started = ContinuousClock.now
+        try slow.send(Self.slowRequest)
+        #expect(eventually { handler.isRunning })
         server.stop()
-        #expect(ContinuousClock.now - started > .milliseconds(500), "the slow handler finished first")
+        #expect(handler.isFinished, "stop waited for the slow handler")
         #expect(stream.closedByServer())
         #expect(slow.closedByServer())
     }
