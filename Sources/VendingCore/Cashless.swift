@@ -81,6 +81,9 @@ public struct CardVend: Hashable, Sendable, Codable {
     public let reader: CardReader
     public let media: CardMedia
     public internal(set) var approved: Money?
+    /// The most the reader may take for it while no approval is seen (a surcharge is the
+    /// reader's to add); nil in vends saved before surcharges: the price.
+    public let mostCharged: Money?
 }
 
 /// What the reader must be told of a card vend that was approved or may have been: VEND SUCCESS
@@ -94,8 +97,9 @@ public struct CardSettlement: Hashable, Sendable, Codable {
     public let success: Bool
     /// What the card was charged (zero when no approval was seen).
     public let amount: Money
-    /// The price in the VEND REQUEST: what the reader may have charged when no approval was seen
-    /// (the MDB interface ACKs an approval before vendd can journal it).
+    /// What the reader may have charged when no approval was seen (the MDB interface ACKs an
+    /// approval before vendd can journal it): the price in the VEND REQUEST, with the card's
+    /// surcharge added when it has one.
     public let requested: Money
 
     public init(vend: VendID, reader: CardReader, slot: SlotID, success: Bool, amount: Money, requested: Money) {

@@ -55,6 +55,9 @@ public struct PendingVend: Hashable, Sendable, Codable {
 
     /// What the vend holds of cash credit: its price, unless a card pays.
     public var heldCredit: Money { card == nil ? price : .zero(price.currency) }
+    /// What the card may be charged while no approval is seen: the price, or with a surcharge
+    /// the most the reader may add.
+    public var mostCharged: Money { card?.mostCharged ?? price }
     /// A card vend still waiting for its approval: the relay has not moved.
     public var awaitsApproval: Bool { card != nil && card?.approved == nil }
 }
@@ -585,7 +588,8 @@ public struct Machine: Hashable, Sendable, Codable {
         let id = VendID(rawValue: lastVendNumber)
         pendingVend = PendingVend(
             id: id, slot: slot.id, product: slot.product, price: price, startedAt: now, deadline: now + .cardApprovalLimit,
-            card: CardVend(reader: reader, media: cardSession?.media ?? .normal, approved: nil), priceList: decision.list)
+            card: CardVend(reader: reader, media: cardSession?.media ?? .normal, approved: nil, mostCharged: decision.mostCharged),
+            priceList: decision.list)
         effects.command(.requestCardVend(reader, id, price: price, slot: slot.id))
         effects.emit(.cardVendRequested(id, reader: reader, slot: slot.id, product: slot.product, price: price))
     }
@@ -643,7 +647,7 @@ public struct Machine: Hashable, Sendable, Codable {
 
     private mutating func settle(_ vend: PendingVend, _ card: CardVend, success: Bool, amount: Money, into effects: inout Effects) {
         let settlement = CardSettlement(
-            vend: vend.id, reader: card.reader, slot: vend.slot, success: success, amount: amount, requested: vend.price)
+            vend: vend.id, reader: card.reader, slot: vend.slot, success: success, amount: amount, requested: vend.mostCharged)
         cardSettlements.append(settlement)
         effects.command(.settleCardVend(settlement))
     }
@@ -669,14 +673,14 @@ public struct Machine: Hashable, Sendable, Codable {
     }
 
     /// The reader was reset or lost while the vend awaited its approval: nothing dispensed, and
-    /// the price it was asked for is booked as possibly charged.
+    /// what it may have charged (the price, a surcharge added) is booked as possibly charged.
     private mutating func leaveCardVendUnresolved(_ id: VendID, into effects: inout Effects) {
         guard let vend = pendingVend, vend.id == id, let card = vend.card, card.approved == nil else {
             return effects.reject(.staleVendOutcome(id))
         }
         pendingVend = nil
-        ledger.recordCardPossiblyCharged(vend.price, on: card.reader)
-        effects.emit(.cardVendUnresolved(id, reader: card.reader, slot: vend.slot, amount: vend.price))
+        ledger.recordCardPossiblyCharged(vend.mostCharged, on: card.reader)
+        effects.emit(.cardVendUnresolved(id, reader: card.reader, slot: vend.slot, amount: vend.mostCharged))
     }
 
     /// A card presented while cash credit or another session is open is refused: its session is

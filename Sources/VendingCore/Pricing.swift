@@ -188,6 +188,16 @@ public struct PricingSetup: Hashable, Sendable, Codable {
         if (hundredths % step) * 2 > step { units += 1 }
         return Money(minorUnits: units * roundingUnit, currency: price.currency)
     }
+
+    /// The most a reader may take for `price` with a card's surcharge of `percent`: added and
+    /// rounded up to `roundingUnit`. The reader rounds its own way, and a charge vendd did not
+    /// see is booked at what it may have been, never less.
+    public func mostCharged(_ price: Money, surcharge percent: Int) -> Money {
+        let hundredths = price.minorUnits * Int64(100 + min(percent, 100))
+        let step = roundingUnit * 100
+        let units = (hundredths + step - 1) / step
+        return Money(minorUnits: units * roundingUnit, currency: price.currency)
+    }
 }
 
 /// The price a customer pays for one selection, decided once when they select: the machine
@@ -203,6 +213,9 @@ public struct PriceDecision: Hashable, Sendable, Codable {
     /// applies it and says what it took in VEND APPROVED, which the books follow (MDB 4.2
     /// p.7•29). The price itself otherwise.
     public let expectedCharge: Money
+    /// The most the reader may take for it: the price, or with a surcharge more (`mostCharged`).
+    /// What a vend whose approval vendd never saw is booked as possibly charged.
+    public let mostCharged: Money
 }
 
 extension MachineSetup {
@@ -222,12 +235,15 @@ extension MachineSetup {
         }
         guard let (price, priced) = price(of: slotID, on: list, payment: payment, listOnePrice: listOnePrice) else { return nil }
         let expected: Money
+        var most = price
         switch terms {
         case .discount(let percent): expected = pricing.adjusted(price, percent: Int(percent), discount: true)
-        case .surcharge(let percent): expected = pricing.adjusted(price, percent: Int(percent), discount: false)
+        case .surcharge(let percent):
+            expected = pricing.adjusted(price, percent: Int(percent), discount: false)
+            most = pricing.mostCharged(price, surcharge: Int(percent))
         case .standard, .priceList, .discountGroup: expected = price
         }
-        return PriceDecision(price: price, list: priced, band: band, expectedCharge: expected)
+        return PriceDecision(price: price, list: priced, band: band, expectedCharge: expected, mostCharged: most)
     }
 
     /// The slot's price on `list` for `payment`, and the list it came from: the most specific

@@ -112,6 +112,29 @@ import VendingCore
         #expect(PricingSetup(roundingUnit: 0).roundingUnit == 1, "no coin: the minor unit")
     }
 
+    /// A reader that adds a surcharge may take more than the price asked: a vend whose approval
+    /// vendd never saw is booked as possibly charged at the most it may have taken, rounded up
+    /// (1,100 + 5 % = 1,155 → 1,200 in coins of 50), never at the price alone.
+    @Test func aSurchargedVendWhoseApprovalWasNotSeenIsPossiblyChargedTheSurcharge() throws {
+        #expect(PricingSetup(roundingUnit: 50).mostCharged(Fixtures.won(1_100), surcharge: 5) == Fixtures.won(1_200))
+        #expect(PricingSetup(roundingUnit: 50).mostCharged(Fixtures.won(1_000), surcharge: 5) == Fixtures.won(1_050), "exact: not rounded")
+        var rig = Rig(setup: Self.setup())
+        rig.now = Self.beforeBand
+        rig.apply(.cardReaderReady(.first, CardReaderReadiness(reader: .first, selectionFirst: false)))
+        rig.apply(.cardSessionBegan(.first, funds: nil, media: .normal, terms: .surcharge(percent: 5)))
+        let requested = rig.select("A1")
+        let cut = try #require(rig.pendingVend)
+        #expect(requested.contains(.requestCardVend(.first, cut, price: Fixtures.won(1_100), slot: "A1")), "the request is the price")
+        rig.apply(.cardVendUnresolved(cut))
+        #expect(rig.machine.ledger.cardPossiblyCharged[.first]?.amount == Fixtures.won(1_200))
+
+        rig.select("A1")
+        let unknown = try #require(rig.pendingVend)
+        let settled = rig.apply(.vendEnded(unknown, .unknown))
+        let settlement = try #require(settled.compactMap { if case .settleCardVend(let asked) = $0 { asked } else { nil } }.first)
+        #expect(settlement.requested == Fixtures.won(1_200) && settlement.atStake == Fixtures.won(1_200))
+    }
+
     /// A run-time price (`vendctl price`) replaces list 1 for every payment, not the other lines.
     @Test func aPriceSetAtRunTimeIsListOne() {
         var rig = Rig(setup: Self.setup())
