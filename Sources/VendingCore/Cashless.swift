@@ -81,9 +81,20 @@ public struct CardVend: Hashable, Sendable, Codable {
     public let reader: CardReader
     public let media: CardMedia
     public internal(set) var approved: Money?
-    /// The most the reader may take for it while no approval is seen (a surcharge is the
-    /// reader's to add); nil in vends saved before surcharges: the price.
-    public let mostCharged: Money?
+    /// What the reader may take for it (a discount or surcharge is the reader's to apply); nil
+    /// in vends saved before them: the price.
+    public let chargeBounds: ChargeBounds?
+}
+
+/// What a reader may have charged for a vend whose approved amount vendd did not read.
+public struct ChargeBounds: Hashable, Sendable, Codable {
+    public let least: Money
+    public let most: Money
+
+    public init(least: Money, most: Money) {
+        self.least = least
+        self.most = max(least, most)
+    }
 }
 
 /// What the reader must be told of a card vend that was approved or may have been: VEND SUCCESS
@@ -97,24 +108,37 @@ public struct CardSettlement: Hashable, Sendable, Codable {
     public let success: Bool
     /// What the card was charged (zero when no approval was seen).
     public let amount: Money
-    /// What the reader may have charged when no approval was seen (the MDB interface ACKs an
-    /// approval before vendd can journal it): the price in the VEND REQUEST, with the card's
-    /// surcharge added when it has one.
+    /// The price in the VEND REQUEST: what the reader may have charged when no approval was seen
+    /// (the MDB interface ACKs an approval before vendd can journal it).
     public let requested: Money
+    /// What the reader may take for the price requested when it applies a discount or surcharge
+    /// itself; nil: the price requested.
+    public let chargeBounds: ChargeBounds?
 
-    public init(vend: VendID, reader: CardReader, slot: SlotID, success: Bool, amount: Money, requested: Money) {
+    public init(
+        vend: VendID, reader: CardReader, slot: SlotID, success: Bool, amount: Money, requested: Money, chargeBounds: ChargeBounds? = nil
+    ) {
         self.vend = vend
         self.reader = reader
         self.slot = slot
         self.success = success
         self.amount = amount
         self.requested = requested
+        self.chargeBounds = chargeBounds
     }
 
     /// What the card may be charged for this vend: the approved amount, else the price requested.
     public var atStake: Money { amount.isZero ? requested : amount }
 
-    private enum CodingKeys: String, CodingKey { case vend, reader, slot, success, amount, requested }
+    /// What an amount in the driver's answer stands for: a driver that never read the reader's
+    /// charge answers with the price requested, and a reader that applied a discount or
+    /// surcharge took something within `chargeBounds`; any other amount is itself.
+    public func bounds(of answered: Money) -> ChargeBounds {
+        guard amount.isZero, answered == requested, let chargeBounds else { return ChargeBounds(least: answered, most: answered) }
+        return chargeBounds
+    }
+
+    private enum CodingKeys: String, CodingKey { case vend, reader, slot, success, amount, requested, chargeBounds }
 
     /// Settlements journaled before `requested` existed take the approved amount for it.
     public init(from decoder: any Decoder) throws {
@@ -125,6 +149,7 @@ public struct CardSettlement: Hashable, Sendable, Codable {
         success = try container.decode(Bool.self, forKey: .success)
         amount = try container.decode(Money.self, forKey: .amount)
         requested = try container.decodeIfPresent(Money.self, forKey: .requested) ?? amount
+        chargeBounds = try container.decodeIfPresent(ChargeBounds.self, forKey: .chargeBounds)
     }
 }
 
@@ -147,10 +172,13 @@ public struct CardReaderReadiness: Hashable, Sendable, Codable {
     public let reader: CardReader
     /// It takes a VEND REQUEST without a session ("always idle"): select first, then tap.
     public let selectionFirst: Bool
+    /// The smallest amount it counts, in minor units (its SETUP scale factor); nil: unknown.
+    public let moneyUnit: Int64?
 
-    public init(reader: CardReader, selectionFirst: Bool) {
+    public init(reader: CardReader, selectionFirst: Bool, moneyUnit: Int64? = nil) {
         self.reader = reader
         self.selectionFirst = selectionFirst
+        self.moneyUnit = moneyUnit
     }
 }
 

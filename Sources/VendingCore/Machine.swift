@@ -55,9 +55,9 @@ public struct PendingVend: Hashable, Sendable, Codable {
 
     /// What the vend holds of cash credit: its price, unless a card pays.
     public var heldCredit: Money { card == nil ? price : .zero(price.currency) }
-    /// What the card may be charged while no approval is seen: the price, or with a surcharge
-    /// the most the reader may add.
-    public var mostCharged: Money { card?.mostCharged ?? price }
+    /// What the card may be charged while no approval is seen: the price, or with a discount or
+    /// surcharge the reader applies a range around it.
+    public var chargeBounds: ChargeBounds { card?.chargeBounds ?? ChargeBounds(least: price, most: price) }
     /// A card vend still waiting for its approval: the relay has not moved.
     public var awaitsApproval: Bool { card != nil && card?.approved == nil }
 }
@@ -588,7 +588,11 @@ public struct Machine: Hashable, Sendable, Codable {
         let id = VendID(rawValue: lastVendNumber)
         pendingVend = PendingVend(
             id: id, slot: slot.id, product: slot.product, price: price, startedAt: now, deadline: now + .cardApprovalLimit,
-            card: CardVend(reader: reader, media: cardSession?.media ?? .normal, approved: nil, mostCharged: decision.mostCharged),
+            card: CardVend(
+                reader: reader, media: cardSession?.media ?? .normal, approved: nil,
+                chargeBounds: setup.pricing.chargeBounds(
+                    price, terms: cardSession.flatMap { $0.reader == reader ? $0.terms : nil } ?? .standard,
+                    readerUnit: cardReaders[reader]?.moneyUnit ?? 1)),
             priceList: decision.list)
         effects.command(.requestCardVend(reader, id, price: price, slot: slot.id))
         effects.emit(.cardVendRequested(id, reader: reader, slot: slot.id, product: slot.product, price: price))
@@ -647,7 +651,8 @@ public struct Machine: Hashable, Sendable, Codable {
 
     private mutating func settle(_ vend: PendingVend, _ card: CardVend, success: Bool, amount: Money, into effects: inout Effects) {
         let settlement = CardSettlement(
-            vend: vend.id, reader: card.reader, slot: vend.slot, success: success, amount: amount, requested: vend.mostCharged)
+            vend: vend.id, reader: card.reader, slot: vend.slot, success: success, amount: amount, requested: vend.price,
+            chargeBounds: vend.card?.chargeBounds)
         cardSettlements.append(settlement)
         effects.command(.settleCardVend(settlement))
     }
@@ -661,10 +666,13 @@ public struct Machine: Hashable, Sendable, Codable {
         let booked: CardSettlementResult
         switch result {
         case .refundLost(let amount) where !settlement.success && !amount.isZero && amount.currency == setup.currency:
-            ledger.recordCardRefundLost(amount, on: settlement.reader)
+            // What the reader surely kept is lost; what it may have kept beyond, possibly charged.
+            let bounds = settlement.bounds(of: amount)
+            if !bounds.least.isZero { ledger.recordCardRefundLost(bounds.least, on: settlement.reader) }
+            if bounds.most > bounds.least { ledger.recordCardPossiblyCharged(bounds.most - bounds.least, on: settlement.reader) }
             booked = result
         case .unknown(let amount) where !settlement.success && !amount.isZero && amount.currency == setup.currency:
-            ledger.recordCardPossiblyCharged(amount, on: settlement.reader)
+            ledger.recordCardPossiblyCharged(settlement.bounds(of: amount).most, on: settlement.reader)
             booked = result
         default:
             booked = .asAsked
@@ -673,14 +681,14 @@ public struct Machine: Hashable, Sendable, Codable {
     }
 
     /// The reader was reset or lost while the vend awaited its approval: nothing dispensed, and
-    /// what it may have charged (the price, a surcharge added) is booked as possibly charged.
+    /// the most it may have charged (the price, or a surcharge added) is booked as possibly charged.
     private mutating func leaveCardVendUnresolved(_ id: VendID, into effects: inout Effects) {
         guard let vend = pendingVend, vend.id == id, let card = vend.card, card.approved == nil else {
             return effects.reject(.staleVendOutcome(id))
         }
         pendingVend = nil
-        ledger.recordCardPossiblyCharged(vend.mostCharged, on: card.reader)
-        effects.emit(.cardVendUnresolved(id, reader: card.reader, slot: vend.slot, amount: vend.mostCharged))
+        ledger.recordCardPossiblyCharged(vend.chargeBounds.most, on: card.reader)
+        effects.emit(.cardVendUnresolved(id, reader: card.reader, slot: vend.slot, amount: vend.chargeBounds.most))
     }
 
     /// A card presented while cash credit or another session is open is refused: its session is

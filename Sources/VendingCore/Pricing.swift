@@ -189,14 +189,24 @@ public struct PricingSetup: Hashable, Sendable, Codable {
         return Money(minorUnits: units * roundingUnit, currency: price.currency)
     }
 
-    /// The most a reader may take for `price` with a card's surcharge of `percent`: added and
-    /// rounded up to `roundingUnit`. The reader rounds its own way, and a charge vendd did not
-    /// see is booked at what it may have been, never less.
-    public func mostCharged(_ price: Money, surcharge percent: Int) -> Money {
-        let hundredths = price.minorUnits * Int64(100 + min(percent, 100))
-        let step = roundingUnit * 100
-        let units = (hundredths + step - 1) / step
-        return Money(minorUnits: units * roundingUnit, currency: price.currency)
+    /// What a reader that applies the card's discount or surcharge itself may take for `price`:
+    /// the percentage applied, rounded down and up to the smallest coin or to the reader's own
+    /// unit (`readerUnit` minor units), whichever reaches further: the reader rounds its own
+    /// way. Nil for terms the reader does not apply (it takes the price). A charge vendd did
+    /// not read is booked within these.
+    public func chargeBounds(_ price: Money, terms: CardPriceTerms, readerUnit: Int64) -> ChargeBounds? {
+        let factor: Int64
+        switch terms {
+        case .discount(let percent): factor = 100 - Int64(min(percent, 100))
+        case .surcharge(let percent): factor = 100 + Int64(min(percent, 100))
+        case .standard, .priceList, .discountGroup: return nil
+        }
+        let hundredths = price.minorUnits * factor
+        let units = [roundingUnit, max(1, readerUnit)]
+        func money(_ minorUnits: Int64) -> Money { Money(minorUnits: minorUnits, currency: price.currency) }
+        return ChargeBounds(
+            least: money(units.map { hundredths / ($0 * 100) * $0 }.min()!),
+            most: money(units.map { (hundredths + $0 * 100 - 1) / ($0 * 100) * $0 }.max()!))
     }
 }
 
@@ -213,9 +223,6 @@ public struct PriceDecision: Hashable, Sendable, Codable {
     /// applies it and says what it took in VEND APPROVED, which the books follow (MDB 4.2
     /// p.7•29). The price itself otherwise.
     public let expectedCharge: Money
-    /// The most the reader may take for it: the price, or with a surcharge more (`mostCharged`).
-    /// What a vend whose approval vendd never saw is booked as possibly charged.
-    public let mostCharged: Money
 }
 
 extension MachineSetup {
@@ -235,15 +242,12 @@ extension MachineSetup {
         }
         guard let (price, priced) = price(of: slotID, on: list, payment: payment, listOnePrice: listOnePrice) else { return nil }
         let expected: Money
-        var most = price
         switch terms {
         case .discount(let percent): expected = pricing.adjusted(price, percent: Int(percent), discount: true)
-        case .surcharge(let percent):
-            expected = pricing.adjusted(price, percent: Int(percent), discount: false)
-            most = pricing.mostCharged(price, surcharge: Int(percent))
+        case .surcharge(let percent): expected = pricing.adjusted(price, percent: Int(percent), discount: false)
         case .standard, .priceList, .discountGroup: expected = price
         }
-        return PriceDecision(price: price, list: priced, band: band, expectedCharge: expected, mostCharged: most)
+        return PriceDecision(price: price, list: priced, band: band, expectedCharge: expected)
     }
 
     /// The slot's price on `list` for `payment`, and the list it came from: the most specific

@@ -112,12 +112,21 @@ import VendingCore
         #expect(PricingSetup(roundingUnit: 0).roundingUnit == 1, "no coin: the minor unit")
     }
 
-    /// A reader that adds a surcharge may take more than the price asked: a vend whose approval
-    /// vendd never saw is booked as possibly charged at the most it may have taken, rounded up
-    /// (1,100 + 5 % = 1,155 → 1,200 in coins of 50), never at the price alone.
-    @Test func aSurchargedVendWhoseApprovalWasNotSeenIsPossiblyChargedTheSurcharge() throws {
-        #expect(PricingSetup(roundingUnit: 50).mostCharged(Fixtures.won(1_100), surcharge: 5) == Fixtures.won(1_200))
-        #expect(PricingSetup(roundingUnit: 50).mostCharged(Fixtures.won(1_000), surcharge: 5) == Fixtures.won(1_050), "exact: not rounded")
+    /// A reader that applies a card's percentage itself may take more or less than the price
+    /// asked, and a power cut can hide what it took. Bounds: the percentage applied, rounded
+    /// down and up to the smallest coin (50). Never read, the most is possibly charged; a lost
+    /// refund is the least, and the rest possibly charged.
+    @Test func aChargeVenddNeverReadIsBookedWithinWhatTheReaderMayHaveTaken() throws {
+        let pricing = PricingSetup(roundingUnit: 50)
+        func bounds(_ price: Int64, _ terms: CardPriceTerms, reader: Int64 = 1) -> ChargeBounds? {
+            pricing.chargeBounds(Fixtures.won(price), terms: terms, readerUnit: reader)
+        }
+        func within(_ least: Int64, _ most: Int64) -> ChargeBounds { ChargeBounds(least: Fixtures.won(least), most: Fixtures.won(most)) }
+        #expect(bounds(1_100, .surcharge(percent: 5)) == within(1_150, 1_200))
+        #expect(bounds(1_000, .surcharge(percent: 5)) == within(1_050, 1_050), "exact")
+        #expect(bounds(1_100, .discount(percent: 10)) == within(950, 1_000))
+        #expect(bounds(1_100, .discount(percent: 10), reader: 300) == within(900, 1_200), "the reader's unit reaches further")
+        #expect(bounds(1_100, .priceList(userGroup: 0, list: 2)) == nil, "the reader takes the price asked")
         var rig = Rig(setup: Self.setup())
         rig.now = Self.beforeBand
         rig.apply(.cardReaderReady(.first, CardReaderReadiness(reader: .first, selectionFirst: false)))
@@ -128,11 +137,15 @@ import VendingCore
         rig.apply(.cardVendUnresolved(cut))
         #expect(rig.machine.ledger.cardPossiblyCharged[.first]?.amount == Fixtures.won(1_200))
 
+        // Approved while vendd was down, its refund failed: the driver answers with the price.
         rig.select("A1")
-        let unknown = try #require(rig.pendingVend)
-        let settled = rig.apply(.vendEnded(unknown, .unknown))
+        let refused = try #require(rig.pendingVend)
+        let settled = rig.apply(.vendEnded(refused, .unknown))
         let settlement = try #require(settled.compactMap { if case .settleCardVend(let asked) = $0 { asked } else { nil } }.first)
-        #expect(settlement.requested == Fixtures.won(1_200) && settlement.atStake == Fixtures.won(1_200))
+        #expect(settlement.requested == Fixtures.won(1_100))
+        rig.apply(.cardSettlementAnswered(refused, .refundLost(Fixtures.won(1_100))))
+        #expect(rig.machine.ledger.cardRefundsLost[.first]?.amount == Fixtures.won(1_150))
+        #expect(rig.machine.ledger.cardPossiblyCharged[.first]?.amount == Fixtures.won(1_250), "1,200 + 50")
     }
 
     /// A run-time price (`vendctl price`) replaces list 1 for every payment, not the other lines.

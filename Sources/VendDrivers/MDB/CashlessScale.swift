@@ -18,6 +18,9 @@ struct CashlessScale: Equatable {
         denominator = shift >= 0 ? 1 : power
     }
 
+    /// One scaled unit in minor units, at least one.
+    var minorUnitsPerUnit: Int64 { max(1, numerator / denominator) }
+
     func money(_ scaled: UInt32) -> Money? {
         let units = Int64(scaled) * numerator
         guard units % denominator == 0 else { return nil }

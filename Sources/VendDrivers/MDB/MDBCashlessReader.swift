@@ -144,7 +144,10 @@ final class MDBCashlessReader: MDBPeripheralDriver {
         mailbox.describe(summary)
         emit(
             .card(
-                .cardReaderReady(settings.reader, CardReaderReadiness(reader: settings.reader, selectionFirst: enabledFeatures.contains(.alwaysIdle)))
+                .cardReaderReady(
+                    settings.reader,
+                    CardReaderReadiness(
+                        reader: settings.reader, selectionFirst: enabledFeatures.contains(.alwaysIdle), moneyUnit: scale?.minorUnitsPerUnit))
             ))
     }
 
