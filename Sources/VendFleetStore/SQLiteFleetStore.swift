@@ -8,6 +8,8 @@ public final class SQLiteFleetStore: FleetStore {
     private let database: SQLiteDatabase
     private let maxAhead: Int64
     private let statements: Statements
+    /// The sales tables' upserts, prepared at their first use.
+    private var salesStatements: [String: SQLiteStatement] = [:]
     public let migrationsApplied: [Int]
     public let name: String
 
@@ -286,6 +288,14 @@ extension SQLiteFleetStore: CommitSteps {
             case nil:
                 break
             }
+        }
+    }
+
+    func saveSales(_ tally: SalesTally) throws {
+        try tally.write(.sqlite) { sql, values in
+            let statement = try salesStatements[sql] ?? database.prepare(sql)
+            salesStatements[sql] = statement
+            try statement.run(values)
         }
     }
 

@@ -95,6 +95,10 @@ public final class Office: Sendable {
             return redirect("/login", cookies: [expiredCookie(Self.sessionCookie)])
         case ("GET", "/"): return redirect("/fleet")
         case ("GET", "/fleet"): return try fleet(request, state: state, user: user, csrf: session.csrf, now: now)
+        case ("GET", "/visit"):
+            let (machines, weekStart) = try overview(state, now: now)
+            let ranked = try VisitRanking(sql: state.sql).rank(machines, weekStart: weekStart)
+            return respond(200, Pages.visit(ranked, machines: machines.count, amounts: amounts, user: user, csrf: session.csrf))
         case ("GET", "/routes"):
             return respond(200, Pages.routes(try state.records.routes(), user: user, csrf: session.csrf, error: nil))
         case ("POST", "/routes"):
@@ -148,12 +152,17 @@ public final class Office: Sendable {
     }
 
     private func fleet(_ request: OfficeRequest, state: State, user: OfficeUser, csrf: String, now: Int64) throws -> OfficeResponse {
-        let today = Self.localMidnight(now, daysBack: 0)
-        let machines = try FleetOverview(sql: state.sql).machines(now: now, todayStart: today, weekStart: Self.localMidnight(now, daysBack: 6))
+        let machines = try overview(state, now: now).machines
         let sort = request.query["sort"].flatMap(Pages.FleetSort.init(rawValue:)) ?? .machine
         let filter = request.query["filter"].flatMap(Pages.FleetFilter.init(rawValue:)) ?? .all
         return respond(
             200, Pages.fleet(machines, sort: sort, filter: filter, search: request.query["q"] ?? "", amounts: amounts, user: user, csrf: csrf))
+    }
+
+    /// The fleet page's machines, and the first of its 7 days (box-local, `LocalDay`).
+    private func overview(_ state: State, now: Int64) throws -> (machines: [MachineSummary], weekStart: Int64) {
+        let weekStart = LocalDay.of(Self.localMidnight(now, daysBack: 6))
+        return (try FleetOverview(sql: state.sql).machines(now: now, today: LocalDay.of(now), weekStart: weekStart), weekStart)
     }
 
     // MARK: Logging in

@@ -333,7 +333,8 @@ struct OfficeTests {
             events.append(
                 officeEvent(
                     "m1", seq, "vend-ended", at: at + 1000,
-                    #","vend":\#(number),"slot":"A1","product":"cola","outcome":"\#(outcome)""# + (payment.map { #","payment":"\#($0)""# } ?? "")))
+                    #","vend":\#(number),"slot":"A1","product":"cola","amount":"\#(price)","outcome":"\#(outcome)""#
+                        + (payment.map { #","payment":"\#($0)""# } ?? "")))
         }
         vend(1, at: today, price: "1200", outcome: "sold", payment: "cash")
         vend(2, at: today, price: "1500", outcome: "sold", payment: "cashless1")
