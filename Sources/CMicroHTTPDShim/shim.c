@@ -3,6 +3,7 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -129,7 +130,8 @@ vhttp_server *vhttp_start(const char *address, unsigned port, size_t max_body, u
     struct sockaddr_in v4;
     struct sockaddr_in6 v6;
     const struct sockaddr *bind_to;
-    unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL;
+    // Suspend and resume: a stream with nothing to send waits without being polled.
+    unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_ALLOW_SUSPEND_RESUME;
     memset(&v4, 0, sizeof v4);
     memset(&v6, 0, sizeof v6);
     if (inet_pton(AF_INET, address, &v4.sin_addr) == 1) {
@@ -200,4 +202,118 @@ int vhttp_respond(vhttp_request *request, unsigned status, const char *const *he
     if (request->answered) return -1;
     request->answered = 1;
     return queue(request->connection, status, headers, count, body, length) == MHD_YES ? 0 : -1;
+}
+
+struct vhttp_stream {
+    pthread_mutex_t lock;
+    struct MHD_Connection *connection;
+    char *pending;
+    size_t length;
+    size_t max_pending;
+    int suspended;
+    int ended;
+    int failed;
+    vhttp_stream_closed closed;
+    void *context;
+};
+
+// Under the stream's lock: a suspended connection is resumed (libmicrohttpd's own thread picks
+// it up through its inter-thread channel).
+static void stream_wake(vhttp_stream *stream) {
+    if (!stream->suspended) return;
+    stream->suspended = 0;
+    MHD_resume_connection(stream->connection);
+}
+
+static ssize_t stream_read(void *cls, uint64_t position, char *buffer, size_t size) {
+    (void)position;
+    vhttp_stream *stream = cls;
+    ssize_t result;
+    pthread_mutex_lock(&stream->lock);
+    if (stream->failed) {
+        result = MHD_CONTENT_READER_END_WITH_ERROR;
+    } else if (stream->length > 0) {
+        size_t piece = stream->length < size ? stream->length : size;
+        memcpy(buffer, stream->pending, piece);
+        memmove(stream->pending, stream->pending + piece, stream->length - piece);
+        stream->length -= piece;
+        result = (ssize_t)piece;
+    } else if (stream->ended) {
+        result = MHD_CONTENT_READER_END_OF_STREAM;
+    } else {
+        // Nothing yet: suspended under the lock, so a send cannot slip in before it.
+        stream->suspended = 1;
+        MHD_suspend_connection(stream->connection);
+        result = 0;
+    }
+    pthread_mutex_unlock(&stream->lock);
+    return result;
+}
+
+static void stream_free(void *cls) {
+    vhttp_stream *stream = cls;
+    stream->closed(stream->context, stream);
+    pthread_mutex_destroy(&stream->lock);
+    free(stream->pending);
+    free(stream);
+}
+
+vhttp_stream *vhttp_respond_stream(vhttp_request *request, const char *const *headers, size_t count, size_t max_pending,
+                                   vhttp_stream_closed closed, void *context) {
+    if (request->answered) return NULL;
+    vhttp_stream *stream = calloc(1, sizeof *stream);
+    if (stream == NULL) return NULL;
+    pthread_mutex_init(&stream->lock, NULL);
+    stream->connection = request->connection;
+    stream->max_pending = max_pending;
+    stream->closed = closed;
+    stream->context = context;
+    struct MHD_Response *response = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, stream_read, stream, stream_free);
+    if (response == NULL) {
+        pthread_mutex_destroy(&stream->lock);
+        free(stream);
+        return NULL;
+    }
+    for (size_t index = 0; index + 1 < count; index += 2) {
+        if (MHD_add_response_header(response, headers[index], headers[index + 1]) != MHD_YES) {
+            // Destroying the response frees the stream through stream_free, which tells `closed`.
+            MHD_destroy_response(response);
+            return NULL;
+        }
+    }
+    request->answered = 1;
+    enum MHD_Result result = MHD_queue_response(request->connection, 200, response);
+    MHD_destroy_response(response);
+    return result == MHD_YES ? stream : NULL;
+}
+
+int vhttp_stream_send(vhttp_stream *stream, const void *bytes, size_t length) {
+    int result = 0;
+    pthread_mutex_lock(&stream->lock);
+    if (stream->failed || stream->ended) {
+        result = -1;
+    } else if (stream->length + length > stream->max_pending) {
+        stream->failed = 1;
+        result = -1;
+    } else {
+        char *grown = realloc(stream->pending, stream->length + length);
+        if (grown == NULL) {
+            stream->failed = 1;
+            result = -1;
+        } else {
+            memcpy(grown + stream->length, bytes, length);
+            stream->pending = grown;
+            stream->length += length;
+        }
+    }
+    stream_wake(stream);
+    pthread_mutex_unlock(&stream->lock);
+    return result;
+}
+
+void vhttp_stream_end(vhttp_stream *stream) {
+    pthread_mutex_lock(&stream->lock);
+    stream->ended = 1;
+    stream_wake(stream);
+    pthread_mutex_unlock(&stream->lock);
 }

@@ -88,11 +88,15 @@ public struct OfficeResponse: Sendable {
     public var status: Int
     public var headers: [(String, String)]
     public var body: [UInt8]
+    /// Instead of the body: a stream of server-sent events opened in this feed (status 200; 503
+    /// when the feed is full).
+    public var stream: LiveFeed?
 
-    public init(status: Int, headers: [(String, String)] = [], body: [UInt8] = []) {
+    public init(status: Int, headers: [(String, String)] = [], body: [UInt8] = [], stream: LiveFeed? = nil) {
         self.status = status
         self.headers = headers
         self.body = body
+        self.stream = stream
     }
 }
 
@@ -169,6 +173,15 @@ public final class OfficeHTTPServer: @unchecked Sendable {
     }
 
     private static func answer(_ request: OpaquePointer, with response: OfficeResponse) {
+        if let feed = response.stream {
+            guard !feed.open(request, headers: response.headers) else { return }
+            let busy = "Too many live pages are open: reload later.\n"
+            return answer(
+                request,
+                with: OfficeResponse(
+                    status: 503, headers: response.headers.filter { $0.0 != "Content-Type" } + [("Content-Type", "text/plain; charset=utf-8")],
+                    body: Array(busy.utf8)))
+        }
         let texts = response.headers.flatMap { [$0.0, $0.1] }
         var pointers: [UnsafeMutablePointer<CChar>?] = texts.map { strdup($0) }
         defer { for pointer in pointers { free(pointer) } }

@@ -22,6 +22,8 @@ public final class Office: Sendable {
     private let amounts: AmountFormatter
     private let logger: Logger
     private let clock: @Sendable () -> Int64
+    /// The live pages' server-sent events.
+    let feed: LiveFeed
     /// Verified against when the user name is unknown, so that a wrong name costs what a wrong
     /// password does.
     private let decoyHash: String
@@ -44,6 +46,7 @@ public final class Office: Sendable {
         amounts = AmountFormatter(formats: settings.currencies)
         self.logger = logger
         self.clock = clock
+        feed = LiveFeed(clock: clock)
         decoyHash = try Sodium.hashPassword(Sodium.randomToken())
     }
 
@@ -65,6 +68,9 @@ public final class Office: Sendable {
     private func route(_ request: OfficeRequest, state: inout State, now: Int64) throws -> OfficeResponse {
         switch (request.method, request.path) {
         case ("GET", "/login"): return loginPage(message: nil, status: 200)
+        case ("GET", "/office.js"):
+            return OfficeResponse(
+                status: 200, headers: commonHeaders + [("Content-Type", "text/javascript; charset=utf-8")], body: Array(OfficeScript.source.utf8))
         case ("POST", "/login"): return try logIn(request, state: &state, now: now)
         case ("GET", _), ("POST", _): break
         default: return respond(405, Pages.message("Not allowed", "\(request.method) is not served here.", user: nil, csrf: nil))
@@ -95,6 +101,9 @@ public final class Office: Sendable {
             return redirect("/login", cookies: [expiredCookie(Self.sessionCookie)])
         case ("GET", "/"): return redirect("/fleet")
         case ("GET", "/fleet"): return try fleet(request, state: state, user: user, csrf: session.csrf, now: now)
+        case ("GET", "/events"):
+            return OfficeResponse(
+                status: 200, headers: commonHeaders + [("Content-Type", "text/event-stream"), ("X-Accel-Buffering", "no")], stream: feed)
         case ("GET", "/visit"):
             let (machines, weekStart) = try overview(state, now: now)
             let ranked = try VisitRanking(sql: state.sql).rank(machines, weekStart: weekStart)
@@ -214,7 +223,10 @@ public final class Office: Sendable {
     private var commonHeaders: [(String, String)] {
         [
             ("Cache-Control", "no-store"), ("X-Content-Type-Options", "nosniff"), ("Referrer-Policy", "no-referrer"), ("X-Frame-Options", "DENY"),
-            ("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"),
+            (
+                "Content-Security-Policy",
+                "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+            ),
         ]
     }
 

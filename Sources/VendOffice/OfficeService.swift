@@ -6,6 +6,8 @@ import VendFleetStore
 /// `Office` on a database connection of its own.
 public final class OfficeService: Sendable {
     private let server: OfficeHTTPServer
+    let feed: LiveFeed
+    private let heartbeat: Task<Void, Never>
     public var port: Int { server.port }
 
     /// Opens `open()`'s connection and listens. Beyond loopback on plain HTTP (which the file
@@ -16,6 +18,14 @@ public final class OfficeService: Sendable {
     ) throws {
         let office = try Office(sql: try open(), settings: settings, logger: logger, throttleLimits: throttleLimits, clock: clock)
         server = try OfficeHTTPServer(address: settings.address, port: settings.port) { office.handle($0) }
+        let feed = office.feed
+        self.feed = feed
+        heartbeat = Task.detached {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: LiveFeed.heartbeat)
+                feed.beat()
+            }
+        }
         let shown = settings.address.contains(":") ? "[\(settings.address)]:\(port)" : "\(settings.address):\(port)"
         if !settings.isLoopback {
             logger.critical(
@@ -26,5 +36,15 @@ public final class OfficeService: Sendable {
         }
     }
 
-    public func stop() { server.stop() }
+    /// The store committed events or retained messages of `machines`: the live pages update.
+    public func changed(_ machines: Set<String>) { feed.changed(machines) }
+
+    /// The live pages' streams open now.
+    public var liveStreams: Int { feed.count }
+
+    public func stop() {
+        heartbeat.cancel()
+        feed.endAll()
+        server.stop()
+    }
 }

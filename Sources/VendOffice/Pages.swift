@@ -4,7 +4,8 @@ import VendText
     import Glibc
 #endif
 
-/// The office's HTML: server-rendered, one inline style sheet, no script and nothing fetched from
+/// The office's HTML: server-rendered, one inline style sheet, only its own optional script (the
+/// live pages' `/office.js`: a page works without it) and nothing fetched from
 /// elsewhere; every text from the database or the request goes through `html(_:)`.
 enum Pages {
     /// Text for HTML content and quoted attribute values.
@@ -154,12 +155,13 @@ enum Pages {
             <form method="get" action="/fleet"><input type="hidden" name="sort" value="\(sort.rawValue)">
             <label>Show <select name="filter">\(options)</select></label>
             <label>Machine <input name="q" value="\(html(search))"></label><button>Filter</button></form>
-            <p>\(shown.count) of \(machines.count) machines. Today: since local midnight; 7 days: today and the 6 days before.</p>
+            <div id="live"><p>\(shown.count) of \(machines.count) machines. Today: since local midnight; 7 days: today and the 6 days before.</p>
             <div class="scroll"><table><thead><tr>\(sortLink(.machine, "Machine"))\(sortLink(.state, "State"))\(sortLink(.alerts, "Alerts"))\
             \(sortLink(.today, "Today cash", numeric: true))<th class="n">Today card</th>\(sortLink(.week, "7 days cash", numeric: true))\
             <th class="n">7 days card</th></tr></thead>
             <tbody>
-            \(rows)</tbody></table></div>
+            \(rows)</tbody></table></div></div>
+            <script src="/office.js" defer></script>
             """
         return page(title: "Fleet", user: user, csrf: csrf, body: body)
     }

@@ -18,13 +18,14 @@ extension Pages {
                 """
         }
         let body = """
-            <p>\(candidates.count) of \(machines) machines, the most urgent first. Score = 3 × slots sold out + 2 × slots \
+            <div id="live"><p>\(candidates.count) of \(machines) machines, the most urgent first. Score = 3 × slots sold out + 2 × slots \
             projected to sell out within \(VisitRanking.horizonDays) days (stock ÷ the slot's sales a day over the last 7 days) \
             + other alerts; ties: the soonest sell-out, then the fuller cash box.</p>
             <div class="scroll"><table><thead><tr><th>Machine</th><th class="n">Score</th><th class="n">Sold out</th>\
             <th>Projected sell-out</th><th>Other alerts</th><th class="n">Cash box</th></tr></thead>
             <tbody>
-            \(rows)</tbody></table></div>
+            \(rows)</tbody></table></div></div>
+            <script src="/office.js" defer></script>
             """
         return page(title: "Machines to visit", user: user, csrf: csrf, body: body)
     }

@@ -38,14 +38,6 @@ struct Serve: ParsableCommand {
             throw ExitCode(StoreExit.unavailable)
         }
         let credentials = try settings.credentialsFile.map { try MQTTCredentials.read($0) }
-        let ingester = try Ingester(
-            settings: IngestSettings(
-                endpoint: MQTTEndpoint(host: settings.broker.host, port: settings.broker.port, tls: settings.broker.tls), caFile: settings.caFile,
-                credentials: credentials, clientID: settings.clientID, topicPrefix: settings.topicPrefix, sharedGroup: settings.sharedGroup,
-                sessionExpirySeconds: UInt32(settings.sessionExpirySeconds), batchSize: settings.batchEvents,
-                batchWindow: .milliseconds(settings.batchMilliseconds), ackInterval: .milliseconds(settings.ackMilliseconds),
-                bufferCapacity: settings.bufferEvents),
-            store: store, logger: logger, beforeCommit: Self.killHook())
         let office: OfficeService?
         do {
             office = try settings.office.map { officeSettings in
@@ -58,6 +50,17 @@ struct Serve: ParsableCommand {
             throw ExitCode(StoreExit.unavailable)
         }
         defer { office?.stop() }
+        // Each commit tells the office's live pages which machines changed.
+        var afterCommit: (@Sendable (Set<String>) -> Void)?
+        if let office { afterCommit = { office.changed($0) } }
+        let ingester = try Ingester(
+            settings: IngestSettings(
+                endpoint: MQTTEndpoint(host: settings.broker.host, port: settings.broker.port, tls: settings.broker.tls), caFile: settings.caFile,
+                credentials: credentials, clientID: settings.clientID, topicPrefix: settings.topicPrefix, sharedGroup: settings.sharedGroup,
+                sessionExpirySeconds: UInt32(settings.sessionExpirySeconds), batchSize: settings.batchEvents,
+                batchWindow: .milliseconds(settings.batchMilliseconds), ackInterval: .milliseconds(settings.ackMilliseconds),
+                bufferCapacity: settings.bufferEvents),
+            store: store, logger: logger, beforeCommit: Self.killHook(), afterCommit: afterCommit)
         signals.deliver { _ in
             notifier.stopping()
             ingester.stop()

@@ -36,4 +36,20 @@ const char *vhttp_client_address(const vhttp_request *request);
 // Queues the answer: `headers` holds `count` names and values alternately. 0 on success.
 int vhttp_respond(vhttp_request *request, unsigned status, const char *const *headers, size_t count, const void *body, size_t length);
 
+// A response that stays open (server-sent events): what vhttp_stream_send appends, from any
+// thread, is sent as it comes. While nothing waits the connection is suspended (no polling, no
+// timeout). When the connection ends, `closed` is called on libmicrohttpd's thread, then the
+// stream is freed: the caller must not use it once `closed` has returned, so it serialises its
+// sends with `closed` (a lock held around both).
+typedef struct vhttp_stream vhttp_stream;
+typedef void (*vhttp_stream_closed)(void *context, vhttp_stream *stream);
+// Queues a 200 answer with `headers` whose body is the stream; NULL if it could not.
+vhttp_stream *vhttp_respond_stream(vhttp_request *request, const char *const *headers, size_t count, size_t max_pending,
+                                   vhttp_stream_closed closed, void *context);
+// Appends bytes. -1 when more than `max_pending` would wait (a client that does not read): the
+// stream is then closed.
+int vhttp_stream_send(vhttp_stream *stream, const void *bytes, size_t length);
+// Ends the stream once what waits is sent.
+void vhttp_stream_end(vhttp_stream *stream);
+
 #endif
