@@ -10,6 +10,8 @@ struct MachineSummary {
     /// `in-service`, `service-mode`, `out-of-order`, `offline`; `unknown` before any state.
     var state = "unknown"
     var reason: String?
+    /// The credit a customer has on the machine now (the state message's), when not zero.
+    var credit: Amount?
     /// When the state was sent (or received, when the message has no `at`).
     var since: Int64?
     /// The last commit of the machine's events.
@@ -50,6 +52,7 @@ struct FleetOverview {
                 summary.online = message?.online
                 summary.state = message?.state ?? "unreadable state message"
                 summary.reason = message?.reason
+                summary.credit = message?.credit.flatMap(Amount.init).flatMap { $0.units > 0 ? $0 : nil }
                 summary.since = message?.at ?? row[2].flatMap { Int64($0) }
                 if summary.currency == nil { summary.currency = message?.currency }
             }

@@ -1,7 +1,8 @@
 /// `/office.js`, the office's one script, served by the office itself (the CSP allows no other
 /// and no inline script). On a page with a `live` element it opens the server-sent events of
 /// `/events`; on each `change` it fetches the page again (its own URL: the same sort, filter and
-/// search) and swaps the element's contents, at most once a second. Without it the page is the
+/// search) and swaps the element's contents, at most once a second; and once each time the
+/// stream opens, for what changed before it did. Without it the page is the
 /// same, reloaded by hand. A session that ended (the fetch lands on the login page) stops it.
 enum OfficeScript {
     static let source = """
@@ -36,6 +37,8 @@ enum OfficeScript {
             }, 1000);
           }
           source.addEventListener("change", refresh);
+          // What changed between the page's rendering and the stream's (re)opening.
+          source.addEventListener("open", refresh);
         })();
 
         """

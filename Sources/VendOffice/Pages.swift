@@ -139,7 +139,8 @@ enum Pages {
             case nil: status = "<span class=\"offline\">never reported</span>"
             }
             let since = summary.since.map { " since \(localTime($0))" } ?? ""
-            let state = summary.online == false ? "" : "<br>\(html(summary.state))\(summary.reason.map { ": " + html($0) } ?? "")"
+            let credit = summary.credit.map { " · credit \(html(money($0)))" } ?? ""
+            let state = summary.online == false ? "" : "<br>\(html(summary.state))\(summary.reason.map { ": " + html($0) } ?? "")\(credit)"
             let alerts = summary.alerts.isEmpty ? "-" : summary.alerts.map { "<span class=\"alert\">\(html($0))</span>" }.joined(separator: "<br>")
             rows += """
                 <tr><td><a href="\(html("/machine?id=\(queryValue(summary.machine))"))">\(html(summary.machine))</a></td><td>\(status)\(since)\(state)</td><td>\(alerts)</td>\

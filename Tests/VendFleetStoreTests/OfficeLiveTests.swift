@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import VendFleetStore
 import VenddTestSupport
 
 @testable import VendOffice
@@ -121,6 +122,22 @@ struct OfficeLiveTests {
         #expect(old.waitFor("\r\n0\r\n\r\n"))
         #expect(young.waitFor(": alive\n\n"))
         #expect(eventually { rig.service.liveStreams == 1 })
+    }
+
+    @Test(arguments: Engine.allCases)
+    func theStateShowsTheCreditACustomerHasOnTheMachine(_ engine: Engine) throws {
+        let rig = try OfficeRig(engine)
+        defer { rig.stop() }
+        func state(_ machine: String, credit: String) -> RetainedUpdate {
+            RetainedUpdate(
+                machine: machine, subject: "state",
+                payload: #"{"machine":"\#(machine)","online":true,"state":"in-service","credit":"\#(credit)","currency":"KRW","at":\#(rig.noon)}"#)
+        }
+        _ = try rig.store.commit(events: [], retained: [state("m1", credit: "1500"), state("m2", credit: "0")], receivedAt: rig.noon)
+        var dan = try rig.loggedIn("dan")
+        let page = try dan.get("/fleet").body
+        #expect(page.contains("<br>in-service · credit 1,500원</td>"))
+        #expect(page.components(separatedBy: "credit").count == 2, "no credit shown for m2's 0")
     }
 
     @Test func theScriptIsTheOfficesOwnAndThePageWorksWithoutIt() throws {

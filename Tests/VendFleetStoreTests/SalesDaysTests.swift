@@ -112,6 +112,23 @@ struct SalesDaysTests {
         #expect(try salesRows(try openSQL(engine, subject, conninfo: conninfo)) == kept)
     }
 
+    /// The ingester's connection keeps no read snapshot between commits: another connection's
+    /// write (a login's session, `vendstore user add`) once made every later BEGIN IMMEDIATE fail.
+    @Test func sqliteCommitsGoOnAfterAnotherConnectionWrote() throws {
+        let subject = try StoreUnderTest(.sqlite)
+        defer { subject.directory.remove() }
+        let store = try subject.open()
+        let today = localNoon(daysBack: 0)
+        // The second commit reads the machine's progress row the first one made.
+        for seq in Int64(1)...2 {
+            _ = try store.commit(events: [vendEnded(seq, at: today, amount: "1.00", payment: "cash")], retained: [], receivedAt: 10)
+        }
+        let other = try openFleetSQL(sqlitePath: subject.directory.path + "/fleet.db", now: 1)
+        try other.rows("INSERT INTO office_audit (at, actor, action, detail) VALUES (1, 'test', 'write', 'another connection')", [])
+        let next = try store.commit(events: [vendEnded(3, at: today, amount: "1.00", payment: "cash")], retained: [], receivedAt: 11)
+        #expect(next.inserted == 1 && next.acknowledgements == ["m1": 3])
+    }
+
     @Test func aLocalDayEndsAtLocalMidnight() {
         var parts = tm()
         parts.tm_year = 2026 - 1900
