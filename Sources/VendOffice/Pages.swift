@@ -10,7 +10,10 @@ import VendText
 enum Pages {
     /// Text for HTML content and quoted attribute values.
     static func html(_ text: String) -> String {
-        text.replacingScalars(["&": "&amp;", "<": "&lt;", ">": "&gt;", "\"": "&quot;", "'": "&#39;"])
+        // Most texts (ids, states, amounts) have nothing to escape: a 10,000-machine fleet page
+        // spent a tenth of its time rebuilding them.
+        guard text.utf8.contains(where: { $0 == 0x26 || $0 == 0x3C || $0 == 0x3E || $0 == 0x22 || $0 == 0x27 }) else { return text }
+        return text.replacingScalars(["&": "&amp;", "<": "&lt;", ">": "&gt;", "\"": "&quot;", "'": "&#39;"])
     }
 
     /// A query argument's value, percent-encoded (all but unreserved characters).
@@ -130,8 +133,17 @@ enum Pages {
             return "<th\(numeric ? " class=\"n\"" : "")><a href=\"\(html(href))\">\(label)</a>\(key == sort ? " ▾" : "")</th>"
         }
         var rows = ""
+        // The same amounts (0 above all) recur across a fleet: each is formatted once per page.
+        var formatted: [String: String] = [:]
         for summary in shown {
-            let money = { (amount: Amount) in summary.currency.map { amounts.string(amount, currency: $0) } ?? "-" }
+            let money = { (amount: Amount) -> String in
+                guard let currency = summary.currency else { return "-" }
+                let key = "\(amount.units) \(amount.digits) \(currency)"
+                if let text = formatted[key] { return text }
+                let text = amounts.string(amount, currency: currency)
+                formatted[key] = text
+                return text
+            }
             let status: String
             switch summary.online {
             case true?: status = "<span class=\"online\">online</span>"
