@@ -46,12 +46,17 @@ public final class SimulatedCashlessReader: SimulatedPeripheral {
     public private(set) var refunded: [UInt32] = []
     /// CASH SALEs the machine reported.
     public private(set) var cashSales: [UInt32] = []
+    /// The price of each VEND REQUEST, as the VMC asked it.
+    public private(set) var requested: [UInt32] = []
 
     private var queue: [CashlessResponse] = []
     private var funds: UInt32?
     /// A vend approved and not yet settled by SUCCESS or FAILURE.
     private var approved: UInt32?
     private var pendingRequest: (price: UInt32, polls: Int)?
+    /// The session's card takes a percentage off (or adds one): this reader applies it to each
+    /// price asked and approves what it charges (MDB 4.2 p.7•15, 7•29).
+    private var adjustment: (percent: UInt32, discount: Bool)?
 
     public init(
         address: MDBPeripheral = .cashless1, level: UInt8 = 3, maximumResponseTime: UInt8 = 30,
@@ -67,16 +72,31 @@ public final class SimulatedCashlessReader: SimulatedPeripheral {
 
     private var expanded: Bool { enabledFeatures.contains(.money32) }
 
-    /// A customer taps a card with `funds` (scaled; nil: the reader does not say).
-    public func presentCard(funds: UInt32?) {
+    /// A customer taps a card with `funds` (scaled; nil: the reader does not say). At levels 2
+    /// and 3 the card's payment type and data go with it (Z8, Z9–Z10: MDB 4.2 §7.4.4 p.7•15).
+    public func presentCard(funds: UInt32?, paymentType: UInt8 = 0, paymentData: UInt16 = 0) {
         guard state == .enabled, !faults.silent else { return }
         self.funds = funds
         state = .sessionIdle
+        let percent = UInt32(paymentData & 0xFF)
+        adjustment =
+            switch config.level >= 2 ? paymentType & 0x3F : 0 {
+            case 3 where percent <= 100: (percent, true)
+            case 4 where percent <= 100: (percent, false)
+            default: nil
+            }
         queue.append(
             .beginSession(
                 BeginSession(
                     funds: funds, mediaID: config.level >= 2 ? 0x0000_0042 : nil,
-                    paymentType: config.level >= 2 ? 0 : nil, paymentData: config.level >= 2 ? 0 : nil)))
+                    paymentType: config.level >= 2 ? paymentType : nil, paymentData: config.level >= 2 ? paymentData : nil)))
+    }
+
+    /// What this reader takes for a price asked: the card's percentage applied, to the scaled
+    /// unit below (a reader's own rounding; the machine books what it approves).
+    private func charge(for price: UInt32) -> UInt32 {
+        guard let adjustment else { return price }
+        return adjustment.discount ? price * (100 - adjustment.percent) / 100 : price * (100 + adjustment.percent) / 100
     }
 
     /// The customer takes the card away (or presses the reader's cancel).
@@ -93,9 +113,10 @@ public final class SimulatedCashlessReader: SimulatedPeripheral {
     public func approveUnheard() {
         guard state == .vend, let request = pendingRequest else { return }
         pendingRequest = nil
-        approved = request.price
-        charged.append(request.price)
-        funds = funds.map { $0 - request.price }
+        let amount = charge(for: request.price)
+        approved = amount
+        charged.append(amount)
+        funds = funds.map { $0 - amount }
     }
 
     public func busReset() {
@@ -104,6 +125,7 @@ public final class SimulatedCashlessReader: SimulatedPeripheral {
         pendingRequest = nil
         // A reset ends the session and the card's funds with it.
         funds = nil
+        adjustment = nil
         state = .inactive
         enabledFeatures = []
         vmcLevel = 1
@@ -134,6 +156,7 @@ public final class SimulatedCashlessReader: SimulatedPeripheral {
             guard state == .sessionIdle || alwaysIdle else { return outOfSequence() }
             let price = block.data[1...width].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
             state = .vend
+            requested.append(price)
             pendingRequest = (price, faults.approvalPolls)
             faults.approvalPolls = 0
             return .ack
@@ -168,6 +191,7 @@ public final class SimulatedCashlessReader: SimulatedPeripheral {
             guard state == .sessionIdle else { return outOfSequence() }
             state = .enabled
             funds = nil
+            adjustment = nil
             if !faults.loseEndSession { queue.append(.endSession) }
             return .ack
         case (3, 0x05):
@@ -208,7 +232,7 @@ public final class SimulatedCashlessReader: SimulatedPeripheral {
                 pendingRequest = (request.price, request.polls - 1)
             } else {
                 pendingRequest = nil
-                let affordable = funds.map { $0 >= request.price } ?? true
+                let affordable = funds.map { $0 >= charge(for: request.price) } ?? true
                 if faults.deny || !affordable {
                     faults.deny = false
                     state = .sessionIdle
@@ -225,10 +249,11 @@ public final class SimulatedCashlessReader: SimulatedPeripheral {
     }
 
     private func approve(_ price: UInt32) {
-        approved = price
-        charged.append(price)
-        funds = funds.map { $0 - price }
-        queue.append(.vendApproved(amount: price))
+        let amount = charge(for: price)
+        approved = amount
+        charged.append(amount)
+        funds = funds.map { $0 - amount }
+        queue.append(.vendApproved(amount: amount))
         if faults.outOfSequenceAfterApproval {
             faults.outOfSequenceAfterApproval = false
             queue.append(.commandOutOfSequence(readerState: config.level == 1 ? nil : State.vend.rawValue))

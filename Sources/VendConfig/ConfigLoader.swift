@@ -8,7 +8,7 @@ import VendingCore
 #endif
 
 /// The errno that stopped reading the configuration file.
-private struct ConfigReadErrno: Error {
+struct ConfigReadErrno: Error {
     let code: Int32
     init(_ code: Int32) { self.code = code }
 }
@@ -51,7 +51,7 @@ public enum ConfigLoader {
     }
 
     /// The whole file, or the errno that stopped reading it.
-    private static func readBytes(_ file: String) -> Result<[UInt8], ConfigReadErrno> {
+    static func readBytes(_ file: String) -> Result<[UInt8], ConfigReadErrno> {
         let descriptor = open(file, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { return .failure(ConfigReadErrno(errno)) }
         defer { close(descriptor) }
@@ -150,14 +150,18 @@ struct ConfigParser {
         guard let top = MappingReader(root, path: .root, sink: sink) else { return nil }
         let machineSection = top.nested("machine").map(parseMachine) ?? MachineSection()
         let gpio = top.nested("gpio").flatMap(parseGPIO)
-        let (products, productIDs, faces) = top.list("products").map(parseProducts) ?? ([], [], [:])
+        let pricing = top.nested("pricing", required: false).map(parsePricing) ?? PricingSection()
+        let knownLists = [PriceListNumber.standardList] + pricing.lists.keys.sorted()
+        let (products, productIDs, faces) =
+            top.list("products").map { parseProducts($0, machine: machineSection, knownLists: knownLists) } ?? ([], [], [:])
         let zoneNodes = top.list("zones", required: false)
         let zones = zoneNodes.map(parseZones) ?? []
         let zoneIDs = zoneNodes?.compactMap { $0.mapping.flatMap { labelValue(in: $0, key: "id") } } ?? []
         let motors = top.nested("motors", required: false).map { parseMotors($0, gpio: gpio) }
         let slots =
             top.list("slots").map {
-                parseSlots($0, machine: machineSection, gpio: gpio, motors: motors, productIDs: productIDs, zoneIDs: zoneIDs)
+                parseSlots(
+                    $0, machine: machineSection, gpio: gpio, motors: motors, productIDs: productIDs, zoneIDs: zoneIDs, knownLists: knownLists)
             } ?? []
         let buttons = top.list("buttons", required: false).map { parseButtons($0, gpio: gpio) } ?? []
         let coinAcceptor = top.nested("coin_acceptor", required: false).flatMap { parseCoinAcceptor($0, currency: machineSection.currency) }
@@ -180,6 +184,7 @@ struct ConfigParser {
         }
 
         checkLinesUsedOnce(defaultChip: gpio?.chip)
+        checkCardLists(pricing, readers: mdb?.cashless.map(\.reader) ?? [])
         checkPayout(payoutDevices, listNode: payoutList, machine: machineSection, coinAcceptor: coinAcceptor, mdbChanger: mdb?.changer != nil)
 
         guard sink.diagnostics.isEmpty, motors?.isValid ?? true, let machine = machineSection.settings, let gpio, let stateDirectory, let control,
@@ -193,7 +198,10 @@ struct ConfigParser {
                 maximumCredit: machine.maximumCredit, vendTimeout: machine.vendTimeout,
                 unknownOutcomePolicy: machine.unknownOutcomePolicy, failedVendPolicy: machine.failedVendPolicy,
                 payoutPolicy: machine.payout, historyLimit: machine.historyLimit,
-                machineLockZones: Set(zones.filter { $0.lock == .machine }.map(\.settings.id)))
+                machineLockZones: Set(zones.filter { $0.lock == .machine }.map(\.settings.id)),
+                pricing: PricingSetup(
+                    lists: pricing.lists, bands: pricing.bands, cardLists: pricing.cardLists, timeZone: pricing.timeZone,
+                    roundingUnit: Self.roundingUnit(coinAcceptor: coinAcceptor, payoutDevices: payoutDevices, mdb: mdb)))
         } catch {
             // Every rule MachineSetup checks is checked above with a position; reaching this is a bug.
             sink.report("internal check failed: \(error)", at: root, path: .root)

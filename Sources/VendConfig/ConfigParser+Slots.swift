@@ -20,7 +20,9 @@ extension ConfigParser {
 
     /// The valid products, and the ids of every product the file defines (valid or not), so that
     /// a slot naming a product with a mistake in it is not reported a second time.
-    func parseProducts(_ nodes: [Node]) -> (valid: [Product], definedIDs: [String], faces: [String: ProductFace]) {
+    func parseProducts(
+        _ nodes: [Node], machine: MachineSection, knownLists: [PriceListNumber]
+    ) -> (valid: [Product], definedIDs: [String], faces: [String: ProductFace]) {
         let listPath = ConfigPath.root.key("products")
         var products: [Product] = []
         var faces: [String: ProductFace] = [:]
@@ -45,6 +47,9 @@ extension ConfigParser {
             // nil: not given; .some(nil): given and wrong (already reported).
             let picture: String?? = section.string("picture", required: false).map { picturePath($0, in: section) }
             let shortName: String?? = section.string("short_name", required: false).map { self.shortName($0, in: section) }
+            let priceLines = section.list("prices", required: false).map {
+                self.priceLines($0, machine: machine, known: knownLists, path: section.path.key("prices"))
+            }
             section.finish()
             if let id, let first = seen[id] {
                 sink.report(
@@ -69,10 +74,11 @@ extension ConfigParser {
                 section.has("shelf_life_days") == (shelfLife != nil)
             else { continue }
             if case .some(nil) = expiryPolicy { continue }
+            if case .some(nil) = priceLines { continue }
             products.append(
                 Product(
                     id: ProductID(id), name: name, category: category, isHot: hot,
-                    shelfLifeDays: shelfLife, tags: tags, expiryPolicy: expiryPolicy ?? nil))
+                    shelfLifeDays: shelfLife, tags: tags, expiryPolicy: expiryPolicy ?? nil, priceLines: (priceLines ?? []) ?? []))
             if case .some(nil) = picture { continue }
             if case .some(nil) = shortName { continue }
             if picture != nil || shortName != nil { faces[id] = ProductFace(picture: picture ?? nil, shortName: shortName ?? nil) }
@@ -82,7 +88,8 @@ extension ConfigParser {
 
     /// `zoneIDs`: every zone the file defines (valid or not), for the slots' `zone`.
     func parseSlots(
-        _ nodes: [Node], machine: MachineSection, gpio: GPIOSettings?, motors: MotorsSection?, productIDs: [String], zoneIDs: [String]
+        _ nodes: [Node], machine: MachineSection, gpio: GPIOSettings?, motors: MotorsSection?, productIDs: [String], zoneIDs: [String],
+        knownLists: [PriceListNumber]
     ) -> [SlotConfig] {
         let listPath = ConfigPath.root.key("slots")
         var slots: [SlotConfig] = []
@@ -93,6 +100,9 @@ extension ConfigParser {
             let id = section.string("id").flatMap { identifier($0, kind: "slot id", key: "id", in: section) }
             let product = section.string("product")
             let price = section.money("price", currency: machine.currency)
+            let priceLines = section.list("prices", required: false).map {
+                self.priceLines($0, machine: machine, known: knownLists, path: section.path.key("prices"))
+            }
             let capacity = section.int("capacity", in: 1...999)
             let slotID = SlotID(id ?? label)
             let button = section.nested("button").flatMap { inputLine($0, gpio: gpio, purpose: .slotButton(slotID)) }
@@ -133,9 +143,11 @@ extension ConfigParser {
             guard let id, let product, let price, let capacity, let button, let drive,
                 dropSensorSection == nil || dropSensor != nil, let perishable
             else { continue }
+            if case .some(nil) = priceLines { continue }
             let zoneID = zone.map { ZoneID($0) }
             let setup = SlotSetup(
-                id: SlotID(id), product: ProductID(product), price: price, capacity: capacity, healthZone: perishable ? zoneID : nil)
+                id: SlotID(id), product: ProductID(product), price: price, capacity: capacity, healthZone: perishable ? zoneID : nil,
+                priceLines: (priceLines ?? []) ?? [])
             slots.append(
                 SlotConfig(
                     setup: setup, zone: zoneID,

@@ -40,6 +40,7 @@ extension VenddConfig {
             ])
         }
         lines += table.render(indent: "  ")
+        if let pricing = pricingSummary { lines.append("pricing   " + pricing) }
         let buttonList = buttons.map { "\($0.action.rawValue) on \(describe($0.line))" }
         lines.append("buttons   " + (buttonList.isEmpty ? "none" : buttonList.joined(separator: ", ")))
         if let coins = coinAcceptor {
@@ -89,6 +90,27 @@ extension VenddConfig {
             lines.append("dex       \(dex.port) at \(dex.baudRate) 8N1 as \(dex.communicationID) (asset \(dex.assetNumber)); \(first)")
         }
         return lines.joined(separator: "\n")
+    }
+
+    /// The lists, how many price lines name each, the bands with their zone, and the card lists.
+    private var pricingSummary: String? {
+        let pricing = machineSetup.pricing
+        let allLines = slots.flatMap(\.setup.priceLines) + products.flatMap(\.priceLines)
+        guard !allLines.isEmpty || !pricing.lists.isEmpty || !pricing.bands.isEmpty else { return nil }
+        var parts = [
+            "lists: 1 (the slots' prices)"
+                + pricing.lists.sorted { $0.key < $1.key }.map { list in
+                    let count = allLines.filter { $0.list == list.key }.count
+                    return ", \(list.key) \(list.value) (\(count) price\(count == 1 ? "" : "s"))"
+                }.joined()
+        ]
+        if !pricing.bands.isEmpty {
+            parts.append("bands in \(pricing.timeZone.name): " + pricing.bands.map(\.description).joined(separator: ", "))
+        }
+        for (reader, lists) in pricing.cardLists.sorted(by: { $0.key < $1.key }) {
+            parts.append("\(reader) card lists " + lists.sorted { $0.key < $1.key }.map { "\($0.key)→\($0.value)" }.joined(separator: ", "))
+        }
+        return parts.joined(separator: "; ")
     }
 
     private func describe(_ line: InputLineConfig) -> String {

@@ -39,11 +39,13 @@ extension VenddConfig {
             out.field("tags", "[" + product.tags.map(YAMLWriter.quote).joined(separator: ", ") + "]")
             if let picture = productFaces[product.id.rawValue]?.picture { out.field("picture", quoted: picture) }
             if let shortName = productFaces[product.id.rawValue]?.shortName { out.field("short_name", quoted: shortName) }
+            if !product.priceLines.isEmpty { out.field("prices", Self.inline(product.priceLines)) }
         }
         out.list("slots", slots) { out, slot in
             out.field("id", quoted: slot.id.rawValue)
             out.field("product", quoted: slot.setup.product.rawValue)
             out.field("price", quoted: slot.setup.price.decimalString)
+            if !slot.setup.priceLines.isEmpty { out.field("prices", Self.inline(slot.setup.priceLines)) }
             out.field("capacity", slot.setup.capacity)
             out.field("button", Self.inline(slot.button))
             switch slot.drive {
@@ -72,6 +74,7 @@ extension VenddConfig {
             }
         }
         out.list("zones", zones) { out, zone in Self.write(zone, to: &out) }
+        Self.write(machineSetup.pricing, to: &out)
         if let timing = slots.lazy.compactMap(\.spiral).first?.timing {
             out.section("motors") { out in
                 if let motorMatrix {
@@ -249,6 +252,40 @@ extension VenddConfig {
                 out.field("recovery_after_defrost_s", seconds(health.recoveryAfterDefrost))
                 out.field("recovery_after_power_on_s", seconds(health.recoveryAfterPowerOn))
                 out.field("sensor_grace_s", seconds(health.sensorGrace))
+            }
+        }
+    }
+
+    private static func inline(_ lines: [PriceLine]) -> String {
+        "["
+            + lines.map { "{list: \($0.list), payment: \($0.scope.rawValue), price: \(YAMLWriter.quote($0.price.decimalString))}" }
+            .joined(separator: ", ") + "]"
+    }
+
+    /// Only when the file had it: a zone read from the system's file (a path) is left to it again.
+    private static func write(_ pricing: PricingSetup, to out: inout YAMLWriter) {
+        let zoneName = pricing.timeZone.name.hasPrefix("/") ? nil : pricing.timeZone.name
+        guard !pricing.lists.isEmpty || !pricing.bands.isEmpty || !pricing.cardLists.isEmpty || zoneName != TimeZoneRules.utc.name
+        else { return }
+        out.section("pricing") { out in
+            if let zoneName { out.field("time_zone", quoted: zoneName) }
+            out.list("lists", pricing.lists.sorted { $0.key < $1.key }) { out, list in
+                out.field("list", list.key)
+                out.field("name", quoted: list.value)
+            }
+            out.list("bands", pricing.bands) { out, band in
+                out.field("list", band.list)
+                out.field("days", "[" + band.days.sorted().map(\.description).joined(separator: ", ") + "]")
+                out.field("from", quoted: LocalTime.clock(band.from))
+                out.field("to", quoted: LocalTime.clock(band.to))
+            }
+            let routes = pricing.cardLists.sorted { $0.key < $1.key }.flatMap { reader, lists in
+                lists.sorted { $0.key < $1.key }.map { (reader, $0.key, $0.value) }
+            }
+            out.list("card_lists", routes) { out, route in
+                out.field("reader", route.0.rawValue)
+                out.field("card", route.1)
+                out.field("list", route.2)
             }
         }
     }

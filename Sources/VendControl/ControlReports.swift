@@ -302,6 +302,30 @@ public struct SalesReport: Codable, Sendable, Equatable {
     /// Health and motor incidents for the DEX audit's events; absent from older daemons and from
     /// reports `since`.
     public var events: [Event]? = nil
+    /// Sales per slot, payment and price list, for the DEX audit's PA7; absent on a machine
+    /// without price lists (`pricing:`, `prices:`), from older daemons and from reports `since`.
+    public var priceLists: [PriceListLine]? = nil
+
+    /// One slot's sales on one price list by one payment.
+    public struct PriceListLine: Codable, Sendable, Equatable {
+        public let slot: String
+        /// `cash`, `cashless1` or `cashless2`.
+        public let payment: String
+        public let list: Int
+        /// The slot's price on that list for that payment now; absent for a slot no longer configured.
+        public let price: String?
+        public let sold: SalesFigures
+        public let soldSinceLastRead: SalesFigures
+
+        public init(slot: String, payment: String, list: Int, price: String?, sold: SalesFigures, soldSinceLastRead: SalesFigures) {
+            self.slot = slot
+            self.payment = payment
+            self.list = list
+            self.price = price
+            self.sold = sold
+            self.soldSinceLastRead = soldSinceLastRead
+        }
+    }
     /// The payment devices configured whose DEX records are conditional mandatory (`cashless1`,
     /// `cashless2`, `bill-validator`); absent from older daemons and from reports `since`.
     public var devices: [String]? = nil

@@ -54,6 +54,14 @@ extension DEXAudit {
             }
             sinceReset = DEXAudit.Interim(selections: sold, cash: try cash(interim.coinsIn, interim.cash), byPayment: try split(interim.byPayment))
         }
+        for line in sales.priceLists ?? [] {
+            guard let device = DEXAudit.ListSales.device(of: line.payment) else { continue }
+            priceLists[line.slot, default: []].append(
+                DEXAudit.ListSales(
+                    device: device, list: line.list, price: try line.price.map { amount throws(UnreadableAmount) in try minorUnits(amount) },
+                    total: DEXAudit.Sales(vends: line.sold.count, value: try minorUnits(line.sold.amount)),
+                    sinceReset: DEXAudit.Sales(vends: line.soldSinceLastRead.count, value: try minorUnits(line.soldSinceLastRead.amount))))
+        }
         devices = Set((sales.devices ?? []).compactMap(DEXAudit.Device.init(rawValue:)))
         if let dex = sales.dexReads {
             reads.reads = dex.reads

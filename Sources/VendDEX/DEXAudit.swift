@@ -41,6 +41,36 @@ public struct DEXAudit: Sendable, Equatable {
     public var devices: Set<Device> = []
     /// The reads and resets since initialisation and this read's date, time and reader (EA3).
     public var reads = Reads()
+    /// Each selection's sales per payment device and price list (PA7), by selection id; empty on
+    /// a machine without price lists, whose PA2 says it all.
+    public var priceLists: [String: [ListSales]] = [:]
+
+    /// PA7: a selection's sales on one price list by one payment device (EVA-DTS 6.1.1 p.141;
+    /// data dictionary p.254).
+    public struct ListSales: Sendable, Equatable {
+        /// PA702: `CA` cash (coins and bills), `DA` cashless 1, `DB` cashless 2.
+        public let device: String
+        /// PA703.
+        public let list: Int
+        /// PA704, the price on that list; nil for a selection no longer configured.
+        public let price: Int64?
+        /// PA705–PA706 and PA707–PA708.
+        public let total: Sales
+        public let sinceReset: Sales
+
+        public init(device: String, list: Int, price: Int64?, total: Sales, sinceReset: Sales) {
+            self.device = device
+            self.list = list
+            self.price = price
+            self.total = total
+            self.sinceReset = sinceReset
+        }
+
+        /// PA702's code for a payment as vendd names it (`cash`, `cashless1`, `cashless2`).
+        public static func device(of payment: String) -> String? {
+            ["cash": "CA", "cashless1": "DA", "cashless2": "DB"][payment]
+        }
+    }
 
     /// A payment device whose records are conditional mandatory.
     public enum Device: String, Sendable, Hashable, CaseIterable {

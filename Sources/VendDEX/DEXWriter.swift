@@ -28,6 +28,13 @@ public enum DEXWriter {
             body.append(["PA1", selection.id] + (selection.price.map { [String($0)] } ?? []))
             body.append(["PA2", count, value, String(since?.vends ?? 0), String(since?.value ?? 0)])
             body.append(["PA4", "0"])
+            // PA7 follows its PA1's other records (EVA-DTS 6.1.1 §2.2.2, p.18).
+            for line in audit.priceLists[selection.id] ?? [] {
+                body.append([
+                    "PA7", selection.id, line.device, String(line.list), line.price.map(String.init) ?? "", String(line.total.vends),
+                    String(line.total.value), String(line.sinceReset.vends), String(line.sinceReset.value),
+                ])
+            }
         }
         for event in audit.events where event.isReported { body += event.segments }
         // EA309 and EA310 are M: every audit carries EA3 (after the events, as p.27's example).

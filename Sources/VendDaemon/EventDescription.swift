@@ -31,11 +31,13 @@ struct EventDescription {
         case .vendCompleted(let sale):
             self.init(
                 "vend-completed",
-                "\(sale.vend) sold \(sale.product) from slot \(sale.slot) for \(money(sale.price)) (\(sale.confirmation.rawValue), \(sale.payment))",
+                "\(sale.vend) sold \(sale.product) from slot \(sale.slot) for \(money(sale.price)) (\(sale.confirmation.rawValue), \(sale.payment)"
+                    + (sale.priceList == .standardList ? ")" : ", price list \(sale.priceList))"),
                 sale.confirmation == .assumed ? .warning : .notice,
                 [
                     "VEND": "\(sale.vend.rawValue)", "SLOT": "\(sale.slot)", "PRODUCT": "\(sale.product)",
                     "AMOUNT": "\(sale.price.decimalString)", "CONFIRMATION": "\(sale.confirmation.rawValue)", "PAYMENT": "\(sale.payment)",
+                    "PRICE_LIST": "\(sale.priceList)",
                 ])
         case .vendFailed(let vend, let slot, let product, let outcome, let restored):
             let money = restored.map { "\(money($0)) back to credit" } ?? "paid by card, nothing goes back to credit (the reader is told)"
@@ -154,7 +156,8 @@ struct EventDescription {
             self.init("rejected", "refused: \(reason.describe(format))", .info, [:])
         case .cardSessionBegan(let session):
             self.init(
-                "card-session", "\(session.reader): card presented (\(session.media.rawValue)), funds \(session.funds.map(money) ?? "not told")",
+                "card-session",
+                "\(session.reader): card presented (\(session.media.rawValue), \(session.terms)), funds \(session.funds.map(money) ?? "not told")",
                 .info,
                 ["CASHLESS": "\(session.reader.rawValue)", "SESSION": "began", "AMOUNT": session.funds.map { "\($0.decimalString)" } ?? "unknown"])
         case .cardSessionEnded(let reader):

@@ -176,6 +176,7 @@ struct Reports {
         if since == nil {
             report.sinceLastRead = interim
             report.byPayment = AuditTotals(machine.ledger).byPayment.mapValues(figures)
+            if machine.setup.usesPriceLists { report.priceLists = priceLists }
             report.events = events(at: now)
             report.devices = paymentDevices
             report.dexCommunicationID = dexIdentity?.communicationID
@@ -186,6 +187,20 @@ struct Reports {
                 lastReadAt: dex.lastRead?.at.millisecondsSinceEpoch, lastTerminal: dex.lastRead?.terminal)
         }
         return report
+    }
+
+    /// Each slot's sales per payment and list, whole-life and since the last DEX read, with the
+    /// list's price for that payment now.
+    private var priceLists: [SalesReport.PriceListLine] {
+        let sinceRead = machine.interimTotals.byList
+        return AuditTotals(machine.ledger).byList.sorted { $0.key < $1.key }.map { line, figure in
+            let price = PricePayment(line.payment).flatMap { payment in
+                machine.price(of: line.slot).flatMap { machine.setup.price(of: line.slot, on: line.list, payment: payment, listOnePrice: $0) }
+            }
+            return SalesReport.PriceListLine(
+                slot: line.slot.rawValue, payment: line.payment.description, list: line.list, price: price?.price.decimalString,
+                sold: figures(figure), soldSinceLastRead: figures(sinceRead[line] ?? .zero(machine.setup.currency)))
+        }
     }
 
     private var cashFigures: SalesReport.CashFigures {

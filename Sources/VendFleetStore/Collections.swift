@@ -52,6 +52,14 @@ public struct CollectionRecord: Sendable, Equatable {
     /// What the driver counted; nil until entered.
     public let counted: CountedCollection?
 
+    public init(machine: String, seq: Int64, at: Int64, columns: CollectionColumns, counted: CountedCollection?) {
+        self.machine = machine
+        self.seq = seq
+        self.at = at
+        self.columns = columns
+        self.counted = counted
+    }
+
     /// Per denomination (the machine's and the driver's together, coins first, smallest
     /// first): the machine's count, the driver's (nil before an entry), and counted − machine.
     public var comparison: [DenominationComparison] {
@@ -153,6 +161,50 @@ struct ExactDecimal: Comparable {
         let (left, right) = (ExactDecimal(lhs), ExactDecimal(rhs))
         let scale = max(left.scale, right.scale)
         return ExactDecimal(units: left.scaled(to: scale) - right.scaled(to: scale), scale: scale).text
+    }
+}
+
+/// The collection tables read and the driver's count written, the same statements on both
+/// engines (the stores' `collections(of:)` and `recordCount`, and the back office).
+public struct CollectionBook {
+    let sql: FleetSQL
+
+    public init(_ sql: FleetSQL) { self.sql = sql }
+
+    /// A machine's collections, oldest first, each with the driver's count if entered.
+    public func collections(of machine: String) throws -> [CollectionRecord] {
+        func int(_ text: String?) -> Int64 { text.flatMap { Int64($0) } ?? 0 }
+        let denominations = try sql.rows("SELECT seq, kind, value, count FROM collection_denominations WHERE machine = ?", [.text(machine)]).map {
+            (int($0[0]), CollectionRows.denomination($0[1] ?? "", $0[2] ?? "", int($0[3])))
+        }
+        let counts = try sql.rows(
+            "SELECT seq, kind, value, count, entered_by, entered_at FROM collection_counts WHERE machine = ?", [.text(machine)]
+        ).map { (int($0[0]), CollectionRows.denomination($0[1] ?? "", $0[2] ?? "", int($0[3])), enteredBy: $0[4] ?? "", enteredAt: int($0[5])) }
+        let heads = try sql.rows(
+            "SELECT seq, collection, at, since, currency, total, collected_by FROM collections WHERE machine = ? ORDER BY seq", [.text(machine)]
+        ).map {
+            CollectionRows.Head(
+                seq: int($0[0]), number: int($0[1]), at: int($0[2]), since: $0[3].flatMap { Int64($0) }, currency: $0[4] ?? "", total: $0[5] ?? "",
+                collectedBy: $0[6])
+        }
+        return CollectionRows.records(machine: machine, heads: heads, denominations: denominations, counts: counts)
+    }
+
+    /// Replaces the driver's count of the collection stored as `seq` of `machine`; throws if
+    /// no such collection is stored. Run it in the caller's transaction.
+    public func recordCount(machine: String, seq: Int64, counted: CountedCollection) throws {
+        guard !(try sql.rows("SELECT 1 FROM collections WHERE machine = ? AND seq = ?", [.text(machine), .integer(seq)])).isEmpty else {
+            throw CollectionRows.unknown(machine: machine, seq: seq)
+        }
+        try sql.rows("DELETE FROM collection_counts WHERE machine = ? AND seq = ?", [.text(machine), .integer(seq)])
+        for count in counted.denominations {
+            try sql.rows(
+                "INSERT INTO collection_counts (machine, seq, kind, value, count, entered_by, entered_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [
+                    .text(machine), .integer(seq), .text(count.kind.rawValue), .text(count.value), .integer(count.count), .text(counted.enteredBy),
+                    .integer(counted.enteredAt),
+                ])
+        }
     }
 }
 

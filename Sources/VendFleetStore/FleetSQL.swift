@@ -51,7 +51,7 @@ public func openFleetSQL(conninfo: String, now: Int64) throws -> FleetSQL {
 }
 
 /// One SQLite connection; statements prepared once per SQL text.
-private final class SQLiteFleetSQL: FleetSQL {
+final class SQLiteFleetSQL: FleetSQL {
     private let database: SQLiteDatabase
     private var prepared: [String: SQLiteStatement] = [:]
 
@@ -79,7 +79,7 @@ private final class SQLiteFleetSQL: FleetSQL {
 }
 
 /// One libpq connection, made again after the server went away.
-private final class PostgresFleetSQL: FleetSQL {
+final class PostgresFleetSQL: FleetSQL {
     private let conninfo: String
     private var live: PostgresConnection?
 

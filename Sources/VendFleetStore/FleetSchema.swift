@@ -221,10 +221,52 @@ enum FleetSchema {
                 backfill: { run in
                     try SalesTally.stored(dialect, rows: run).write(dialect) { sql, values in _ = try run(sql, values) }
                 }),
+            // The machine page's history: the zones' temperatures (one reading per zone and
+            // minute of the store's clock, kept `ZoneReadings.keptMinutes`) and the DEX audits
+            // the office asked for with the `dex` command, archived.
+            Migration(
+                version: 6,
+                statements: [
+                    """
+                    CREATE TABLE zone_readings (
+                        machine TEXT NOT NULL,
+                        zone TEXT NOT NULL,
+                        minute \(bigint) NOT NULL,
+                        at \(bigint) NOT NULL,
+                        temperature TEXT NOT NULL,
+                        PRIMARY KEY (machine, zone, minute))
+                    """,
+                    """
+                    CREATE TABLE dex_audits (
+                        request TEXT PRIMARY KEY,
+                        machine TEXT NOT NULL,
+                        requested_by TEXT NOT NULL,
+                        requested_at \(bigint) NOT NULL,
+                        received_at \(bigint),
+                        file TEXT,
+                        refusal TEXT)
+                    """,
+                    "CREATE INDEX dex_audits_machine ON dex_audits (machine, requested_at)",
+                ]),
         ]
     }
 
     static let migrationsTable = "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at BIGINT NOT NULL)"
+}
+
+/// The zones' temperature history (schema 6): one reading per zone and minute of the store's
+/// clock, the minute's last, so a machine sending more often cannot grow it; each zone's
+/// readings older than `keptMinutes` go when a newer one comes.
+public enum ZoneReadings {
+    public static let keptMinutes: Int64 = 7 * 24 * 60
+
+    static func minute(_ receivedAt: Int64) -> Int64 { receivedAt / 60_000 }
+
+    static let upsert = """
+        INSERT INTO zone_readings (machine, zone, minute, at, temperature) VALUES (?, ?, ?, ?, ?)
+        ON CONFLICT (machine, zone, minute) DO UPDATE SET at = excluded.at, temperature = excluded.temperature
+        """
+    static let prune = "DELETE FROM zone_readings WHERE machine = ? AND zone = ? AND minute <= ?"
 }
 
 /// The columns an upsert of schema 2's tables overwrites (all but the key), for both engines.

@@ -93,6 +93,21 @@ public final class PostgresFleetStore: FleetStore {
             """
         ),
         (
+            "save_zone_readings",
+            """
+            INSERT INTO zone_readings (machine, zone, minute, at, temperature)
+            SELECT m, z, $5::bigint, a, t FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[]) AS u(m, z, a, t)
+            ON CONFLICT (machine, zone, minute) DO UPDATE SET at = excluded.at, temperature = excluded.temperature
+            """
+        ),
+        (
+            "prune_zone_readings",
+            """
+            DELETE FROM zone_readings r USING unnest($1::text[], $2::text[]) AS u(m, z)
+            WHERE r.machine = u.m AND r.zone = u.z AND r.minute <= $3::bigint
+            """
+        ),
+        (
             "insert_collections",
             """
             INSERT INTO collections (machine, seq, collection, at, since, currency, total, collected_by, received_at)
@@ -105,21 +120,6 @@ public final class PostgresFleetStore: FleetStore {
             """
             INSERT INTO collection_denominations (machine, seq, kind, value, count)
             SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::bigint[]) ON CONFLICT DO NOTHING
-            """
-        ),
-        (
-            "collections_of",
-            "SELECT seq, collection, at, since, currency, total, collected_by FROM collections WHERE machine = $1 ORDER BY seq"
-        ),
-        ("collection_denominations_of", "SELECT seq, kind, value, count FROM collection_denominations WHERE machine = $1"),
-        ("collection_counts_of", "SELECT seq, kind, value, count, entered_by, entered_at FROM collection_counts WHERE machine = $1"),
-        ("collection_exists", "SELECT 1 FROM collections WHERE machine = $1 AND seq = $2 FOR SHARE"),
-        ("delete_collection_counts", "DELETE FROM collection_counts WHERE machine = $1 AND seq = $2"),
-        (
-            "insert_collection_counts",
-            """
-            INSERT INTO collection_counts (machine, seq, kind, value, count, entered_by, entered_at)
-            SELECT $1, $2::bigint, k, v, c, $6, $7::bigint FROM unnest($3::text[], $4::text[], $5::bigint[]) AS u(k, v, c)
             """
         ),
         (
@@ -199,44 +199,12 @@ public final class PostgresFleetStore: FleetStore {
     }
 
     public func collections(of machine: String) throws -> [CollectionRecord] {
-        let connection = try connection()
-        let denominations = try connection.run("collection_denominations_of", [machine]).map {
-            (Int64($0[0] ?? "") ?? 0, CollectionRows.denomination($0[1] ?? "", $0[2] ?? "", Int64($0[3] ?? "") ?? 0))
-        }
-        let counts = try connection.run("collection_counts_of", [machine]).map {
-            (
-                Int64($0[0] ?? "") ?? 0, CollectionRows.denomination($0[1] ?? "", $0[2] ?? "", Int64($0[3] ?? "") ?? 0), enteredBy: $0[4] ?? "",
-                enteredAt: Int64($0[5] ?? "") ?? 0
-            )
-        }
-        let heads = try connection.run("collections_of", [machine]).map {
-            CollectionRows.Head(
-                seq: Int64($0[0] ?? "") ?? 0, number: Int64($0[1] ?? "") ?? 0, at: Int64($0[2] ?? "") ?? 0, since: $0[3].flatMap { Int64($0) },
-                currency: $0[4] ?? "", total: $0[5] ?? "", collectedBy: $0[6])
-        }
-        return CollectionRows.records(machine: machine, heads: heads, denominations: denominations, counts: counts)
+        try CollectionBook(PostgresFleetSQL(conninfo: conninfo, connection: try connection())).collections(of: machine)
     }
 
     public func recordCount(machine: String, seq: Int64, counted: CountedCollection) throws {
-        let connection = try connection()
-        try connection.execute("BEGIN")
-        do {
-            guard try !connection.run("collection_exists", [machine, String(seq)]).isEmpty else {
-                throw CollectionRows.unknown(machine: machine, seq: seq)
-            }
-            try connection.run("delete_collection_counts", [machine, String(seq)])
-            let counts = counted.denominations
-            try connection.run(
-                "insert_collection_counts",
-                [
-                    machine, String(seq), PostgresArray.text(counts.map(\.kind.rawValue)), PostgresArray.text(counts.map(\.value)),
-                    PostgresArray.integers(counts.map(\.count)), counted.enteredBy, String(counted.enteredAt),
-                ])
-            try connection.execute("COMMIT")
-        } catch {
-            _ = try? connection.execute("ROLLBACK")
-            throw error
-        }
+        let sql = PostgresFleetSQL(conninfo: conninfo, connection: try connection())
+        try sql.transaction { try CollectionBook(sql).recordCount(machine: machine, seq: seq, counted: counted) }
     }
 
     public func zones(of machine: String) throws -> [ZonePosition] {
@@ -389,6 +357,18 @@ private struct PostgresCommitSteps: CommitSteps {
                     PostgresArray.integers(zones.map(\.zone.since)), PostgresArray.text(zones.map(\.zone.cause)),
                     PostgresArray.integers(zones.map(\.zone.at)), at,
                 ])
+            let readings = zones.compactMap { entry in entry.zone.temperature.map { (entry.machine, entry.zone, $0) } }
+            guard !readings.isEmpty else { return }
+            let minute = ZoneReadings.minute(receivedAt)
+            try connection.run(
+                "save_zone_readings",
+                [
+                    PostgresArray.text(readings.map(\.0)), PostgresArray.text(readings.map(\.1.zone)),
+                    PostgresArray.integers(readings.map { $0.1.at ?? receivedAt }), PostgresArray.text(readings.map(\.2)), String(minute),
+                ])
+            try connection.run(
+                "prune_zone_readings",
+                [PostgresArray.text(readings.map(\.0)), PostgresArray.text(readings.map(\.1.zone)), String(minute - ZoneReadings.keptMinutes)])
         }
     }
 

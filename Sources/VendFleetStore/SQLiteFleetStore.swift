@@ -27,6 +27,8 @@ public final class SQLiteFleetStore: FleetStore {
         let insertSlot: SQLiteStatement
         let upsertCash: SQLiteStatement
         let upsertZone: SQLiteStatement
+        let upsertReading: SQLiteStatement
+        let pruneReadings: SQLiteStatement
         let insertCollection: SQLiteStatement
         let insertDenomination: SQLiteStatement
 
@@ -67,6 +69,8 @@ public final class SQLiteFleetStore: FleetStore {
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT (machine, zone) DO UPDATE SET \(PositionColumns.overwrite(PositionColumns.zone))
                 """)
+            upsertReading = try database.prepare(ZoneReadings.upsert)
+            pruneReadings = try database.prepare(ZoneReadings.prune)
             insertCollection = try database.prepare(
                 """
                 INSERT INTO collections (machine, seq, collection, at, since, currency, total, collected_by, received_at)
@@ -142,44 +146,12 @@ public final class SQLiteFleetStore: FleetStore {
     }
 
     public func collections(of machine: String) throws -> [CollectionRecord] {
-        let denominations = try database.prepare(
-            "SELECT seq, kind, value, count FROM collection_denominations WHERE machine = ?"
-        ).rows([.text(machine)]) { ($0.integer(0), CollectionRows.denomination($0.text(1), $0.text(2), $0.integer(3))) }
-        let counts = try database.prepare(
-            "SELECT seq, kind, value, count, entered_by, entered_at FROM collection_counts WHERE machine = ?"
-        ).rows([.text(machine)]) { ($0.integer(0), CollectionRows.denomination($0.text(1), $0.text(2), $0.integer(3)), $0.text(4), $0.integer(5)) }
-        let heads = try database.prepare(
-            "SELECT seq, collection, at, since, currency, total, collected_by FROM collections WHERE machine = ? ORDER BY seq"
-        ).rows([.text(machine)]) {
-            CollectionRows.Head(
-                seq: $0.integer(0), number: $0.integer(1), at: $0.integer(2), since: $0.optionalInteger(3), currency: $0.text(4), total: $0.text(5),
-                collectedBy: $0.optionalText(6))
-        }
-        return CollectionRows.records(machine: machine, heads: heads, denominations: denominations, counts: counts)
+        try CollectionBook(SQLiteFleetSQL(database)).collections(of: machine)
     }
 
     public func recordCount(machine: String, seq: Int64, counted: CountedCollection) throws {
-        try database.execute("BEGIN IMMEDIATE")
-        do {
-            guard
-                try !database.prepare("SELECT 1 FROM collections WHERE machine = ? AND seq = ?").rows(
-                    [.text(machine), .integer(seq)], { $0.integer(0) }
-                ).isEmpty
-            else { throw CollectionRows.unknown(machine: machine, seq: seq) }
-            try database.prepare("DELETE FROM collection_counts WHERE machine = ? AND seq = ?").run([.text(machine), .integer(seq)])
-            let insert = try database.prepare(
-                "INSERT INTO collection_counts (machine, seq, kind, value, count, entered_by, entered_at) VALUES (?, ?, ?, ?, ?, ?, ?)")
-            for count in counted.denominations {
-                try insert.run([
-                    .text(machine), .integer(seq), .text(count.kind.rawValue), .text(count.value), .integer(count.count), .text(counted.enteredBy),
-                    .integer(counted.enteredAt),
-                ])
-            }
-            try database.execute("COMMIT")
-        } catch {
-            try? database.execute("ROLLBACK")
-            throw error
-        }
+        let sql = SQLiteFleetSQL(database)
+        try sql.transaction { try CollectionBook(sql).recordCount(machine: machine, seq: seq, counted: counted) }
     }
 
     public func zones(of machine: String) throws -> [ZonePosition] {
@@ -285,6 +257,12 @@ extension SQLiteFleetStore: CommitSteps {
                     .text(zone.sensorFault), .text(zone.setPoint), .integer(zone.relayOn?.storedInteger), .text(zone.maxReached),
                     .integer(zone.since), .text(zone.cause), .integer(zone.at), .integer(receivedAt),
                 ])
+                guard let temperature = zone.temperature else { continue }
+                let minute = ZoneReadings.minute(receivedAt)
+                try statements.upsertReading.run([
+                    .text(update.machine), .text(zone.zone), .integer(minute), .integer(zone.at ?? receivedAt), .text(temperature),
+                ])
+                try statements.pruneReadings.run([.text(update.machine), .text(zone.zone), .integer(minute - ZoneReadings.keptMinutes)])
             case nil:
                 break
             }

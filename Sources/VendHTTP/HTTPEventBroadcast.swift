@@ -4,12 +4,9 @@ import Synchronization
 /// event when it connects, then each new one. The server keeps a few unsent events per client; a
 /// client that reads slower loses the older ones, never the latest.
 public final class HTTPEventBroadcast: Sendable {
-    public typealias Sink = @Sendable ([UInt8]) -> Void
-
     private struct State {
         var latest: [UInt8]?
-        var next = 0
-        var sinks: [Int: Sink] = [:]
+        var clients: [EventStream] = []
     }
 
     private let state = Mutex(State())
@@ -23,35 +20,31 @@ public final class HTTPEventBroadcast: Sendable {
         state.withLock { state in
             guard state.latest != event else { return false }
             state.latest = event
-            for sink in state.sinks.values { sink(event) }
+            // A client that has gone is let go here.
+            state.clients.removeAll { !$0.send(event) }
             return true
         }
     }
 
-    /// The clients following now.
-    public var subscriberCount: Int { state.withLock { $0.sinks.count } }
+    /// The clients following now (those gone are counted until the next event finds them out).
+    public var subscriberCount: Int { state.withLock { $0.clients.count } }
 
-    /// `sink` gets the latest event now (if any) and every later one, on the publishing thread.
-    func subscribe(_ sink: @escaping Sink) -> Int {
+    /// `client` gets the latest event now (if any) and every later one.
+    func subscribe(_ client: EventStream) {
         state.withLock { state in
-            state.next += 1
-            state.sinks[state.next] = sink
-            if let latest = state.latest { sink(latest) }
-            return state.next
+            if let latest = state.latest, !client.send(latest) { return }
+            state.clients.append(client)
         }
-    }
-
-    func unsubscribe(_ token: Int) {
-        _ = state.withLock { $0.sinks.removeValue(forKey: token) }
     }
 
     /// One `data:` message: a `data:` line per line of `text`, and the empty line that ends it.
     public static func message(data text: String) -> [UInt8] {
         var message: [UInt8] = []
         // Bytes, not characters: "\r\n" is one Character, and a CR alone would end a line too.
-        for line in Array(text.utf8).split(separator: .lf, omittingEmptySubsequences: false) {
-            message += Array("data: ".utf8) + line.filter { $0 != .cr } + [.lf]
+        let (lf, cr) = (UInt8(ascii: "\n"), UInt8(ascii: "\r"))
+        for line in Array(text.utf8).split(separator: lf, omittingEmptySubsequences: false) {
+            message += Array("data: ".utf8) + line.filter { $0 != cr } + [lf]
         }
-        return message + [.lf]
+        return message + [lf]
     }
 }

@@ -1,16 +1,8 @@
 /// Routes by method and path: `/select/:slot` matches `/select/A1` with `slot` = `A1` (one whole
-/// segment, percent-decoded). A path no route has is 404; a path some route has, with another
-/// method, is 405 with `Allow`. HEAD is answered by the GET route, without the body.
+/// segment). A path no route has is 404; a path some route has, with another method, is 405 with
+/// `Allow`. HEAD is answered by the GET route (libmicrohttpd leaves the body out).
 public struct HTTPRouter: Sendable {
-    /// What a handler answers: a whole response, or a stream of server-sent events.
-    public enum Reply: Sendable {
-        case response(HTTPResponse)
-        /// `200 text/event-stream`: the broadcast's latest event at once, then every new one,
-        /// until the client goes.
-        case events(HTTPEventBroadcast)
-    }
-
-    public typealias Handler = @Sendable (HTTPRequest, _ parameters: [String: String]) -> Reply
+    public typealias Handler = @Sendable (HTTPRequest, _ parameters: [String: String]) -> HTTPReply
 
     private struct Route: Sendable {
         let method: String
@@ -31,7 +23,7 @@ public struct HTTPRouter: Sendable {
     }
 
     /// The reply to `request`: its route's, or 404/405.
-    public func reply(to request: HTTPRequest) -> Reply {
+    public func reply(to request: HTTPRequest) -> HTTPReply {
         let method = request.method == "HEAD" ? "GET" : request.method
         var allowed: [String] = []
         for route in routes {
@@ -39,9 +31,9 @@ public struct HTTPRouter: Sendable {
             if route.method == method { return route.handler(request, parameters) }
             allowed.append(route.method)
         }
-        guard !allowed.isEmpty else { return .response(.error(.notFound)) }
+        guard !allowed.isEmpty else { return .response(.error(404)) }
         if allowed.contains("GET") { allowed.append("HEAD") }
-        var refusal = HTTPResponse.error(.methodNotAllowed)
+        var refusal = HTTPResponse.error(405)
         refusal.headers.append(("Allow", allowed.joined(separator: ", ")))
         return .response(refusal)
     }

@@ -20,7 +20,21 @@ public struct KioskServer: Sendable {
     private let views: HTTPEventBroadcast
     private let limits: HTTPServer.Limits
 
-    public init(config: VenddConfig, kiosk: DisplaySettings.Kiosk, follower: MachineFollower, limits: HTTPServer.Limits = HTTPServer.Limits()) {
+    /// What a kiosk takes: small bodies (a tap has none), a browser or two, and a hostile local
+    /// program. libmicrohttpd has no eviction: a newcomer gets in only while there is room, so
+    /// the room is what the unit's descriptors allow (1,024, less 64 for vendd's socket, the
+    /// pictures, epoll and the journal), at 16 KiB of memory at most each. With 256, a wave of
+    /// 300 hostile connections kept the page from a visitor for seconds (README, the figures).
+    public static var limits: HTTPServer.Limits {
+        var limits = HTTPServer.Limits()
+        limits.maxBody = 1024
+        limits.connections = 960
+        limits.timeoutSeconds = 10
+        limits.connectionMemory = 16 * 1024
+        return limits
+    }
+
+    public init(config: VenddConfig, kiosk: DisplaySettings.Kiosk, follower: MachineFollower, limits: HTTPServer.Limits = KioskServer.limits) {
         self.config = config
         self.kiosk = kiosk
         self.follower = follower
@@ -42,17 +56,10 @@ public struct KioskServer: Sendable {
         config.productFaces.values.compactMap(\.picture).filter { !Self.isReadable($0) }.sorted()
     }
 
-    /// Listens at the configured address and port, without serving yet: `server.address` says
-    /// where (the real port when 0 was asked for).
-    public func listen() throws(HTTPServerError) -> HTTPServer {
-        try HTTPServer(address: kiosk.address, port: kiosk.port, router: router(), serverName: "vendd-display", limits: limits)
-    }
-
-    /// Serves until the process ends; `onRunning` gets the address it listens at ("127.0.0.1:8080").
-    public func run(onRunning: (String) -> Void) throws(HTTPServerError) {
-        let server = try listen()
-        onRunning(server.address)
-        server.run()
+    /// Listens at the configured address and port and serves, each request on a thread of its
+    /// own (a tap waits on vendd): `server.address` says where (the real port when 0 was asked for).
+    public func start() throws(HTTPServer.Failure) -> HTTPServer {
+        try HTTPServer(address: kiosk.address, port: kiosk.port, limits: limits, dispatch: .threadPerRequest, router: router())
     }
 
     func router() -> HTTPRouter {
@@ -63,30 +70,30 @@ public struct KioskServer: Sendable {
         router.get("/events") { _, _ in .events(views) }
         router.post("/select/:slot") { _, parameters in
             follower.select(parameters["slot"]!)
-            return .response(HTTPResponse(status: .noContent))
+            return .response(HTTPResponse(status: 204))
         }
         router.post("/coin-return") { _, _ in
             follower.coinReturn()
-            return .response(HTTPResponse(status: .noContent))
+            return .response(HTTPResponse(status: 204))
         }
         router.post("/restock/:slot") { _, parameters in
             // Only from the technician's screen: the service key must be on now.
-            guard follower.current.status?.serviceKey == true else { return .response(.error(.forbidden, "the service key is off")) }
+            guard follower.current.status?.serviceKey == true else { return .response(.error(403, "the service key is off")) }
             switch follower.restock(parameters["slot"]!) {
             case .done(let message): return .response(HTTPResponse(text: message, type: "text/plain; charset=utf-8"))
-            case .refused(let message): return .response(HTTPResponse(status: .conflict, text: message, type: "text/plain; charset=utf-8"))
-            case nil: return .response(.error(.serviceUnavailable, "vendd did not answer"))
+            case .refused(let message): return .response(HTTPResponse(status: 409, text: message, type: "text/plain; charset=utf-8"))
+            case nil: return .response(.error(503, "vendd did not answer"))
             }
         }
         router.get("/pictures/:product") { _, parameters in
             guard let path = config.productFaces[parameters["product"]!]?.picture, let data = Self.contents(of: path) else {
-                return .response(.error(.notFound))
+                return .response(.error(404))
             }
             return .response(
-                HTTPResponse(status: .ok, headers: [("Content-Type", Self.imageType(path)), ("Cache-Control", "max-age=300")], body: data))
+                HTTPResponse(status: 200, headers: [("Content-Type", Self.imageType(path)), ("Cache-Control", "max-age=300")], body: data))
         }
         router.get("/sales.svg") { _, _ in
-            guard let sales = follower.current.sales else { return .response(.error(.notFound)) }
+            guard let sales = follower.current.sales else { return .response(.error(404)) }
             // The page draws the title and the legend (`MachineView.salesLegend`) in its own type.
             let chart = MachineView.salesChart(sales, texts: DisplayTexts(config.display.language))
             return .response(HTTPResponse(text: chart.svgWithoutLegend, type: "image/svg+xml"))

@@ -32,21 +32,15 @@ struct Amount: Equatable {
         self.init(units: units, digits: digits)
     }
 
-    private func scaled(to wanted: Int) -> Int64 {
-        var units = units
-        for _ in digits..<max(digits, wanted) { units *= 10 }
-        return units
-    }
-
     static func + (left: Amount, right: Amount) -> Amount {
         let digits = max(left.digits, right.digits)
-        return Amount(units: left.scaled(to: digits) + right.scaled(to: digits), digits: digits)
+        return Amount(units: left.units(at: digits) + right.units(at: digits), digits: digits)
     }
 
     /// By value: "1.5" and "1.50" are neither less than the other.
     static func lessThan(_ left: Amount, _ right: Amount) -> Bool {
         let digits = max(left.digits, right.digits)
-        return left.scaled(to: digits) < right.scaled(to: digits)
+        return left.units(at: digits) < right.units(at: digits)
     }
 
     static func * (left: Amount, count: Int64) -> Amount { Amount(units: left.units * count, digits: left.digits) }
@@ -66,5 +60,33 @@ struct AmountFormatter {
             // A code that itself holds "{amount}" (a hostile machine) is shown without it.
             ?? Self.bare
         return format.string(for: Money(minorUnits: amount.units, currency: Currency(code: code, minorDigits: amount.digits)))
+    }
+}
+
+extension Amount {
+    /// An amount that may be negative ("-500", "-0.50"): a difference.
+    static func signed(_ text: String) -> Amount? {
+        guard let amount = Amount(text.hasPrefix("-") ? String(text.dropFirst()) : text) else { return nil }
+        return Amount(units: text.hasPrefix("-") ? -amount.units : amount.units, digits: amount.digits)
+    }
+
+    /// `self` × `count`, nil beyond 64 bits.
+    func times(_ count: Int64) -> Amount? {
+        let (product, overflow) = units.multipliedReportingOverflow(by: count)
+        return overflow ? nil : Amount(units: product, digits: digits)
+    }
+
+    /// The minor units at `digits` (at least its own) after the point; Int64.max beyond 64 bits.
+    func units(at digits: Int) -> Int64 { checkedUnits(at: digits) ?? .max }
+
+    /// The minor units at `wanted` digits (at least its own) after the point; nil beyond 64 bits.
+    func checkedUnits(at wanted: Int) -> Int64? {
+        var value = units
+        for _ in digits..<max(digits, wanted) {
+            let (scaled, overflow) = value.multipliedReportingOverflow(by: 10)
+            guard !overflow else { return nil }
+            value = scaled
+        }
+        return value
     }
 }

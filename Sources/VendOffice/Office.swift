@@ -1,7 +1,10 @@
 import Logging
 import Synchronization
 import VendConfig
+import VendFleetIngest
 import VendFleetStore
+import VendHTTP
+import VendReports
 
 #if canImport(Glibc)
     import Glibc
@@ -23,7 +26,9 @@ public final class Office: Sendable {
     private let logger: Logger
     private let clock: @Sendable () -> Int64
     /// The live pages' server-sent events.
-    let feed: LiveFeed
+    let feed = LiveFeed()
+    /// Sends the machines' `dex` command; nil: the office has no broker connection (tests).
+    private let commands: MachineCommands?
     /// Verified against when the user name is unknown, so that a wrong name costs what a wrong
     /// password does.
     private let decoyHash: String
@@ -33,7 +38,7 @@ public final class Office: Sendable {
 
     public init(
         sql: sending FleetSQL, settings: OfficeSettings, logger: Logger, throttleLimits: (perUser: Int, perAddress: Int)? = nil,
-        clock: @escaping @Sendable () -> Int64
+        commands: MachineCommands? = nil, clock: @escaping @Sendable () -> Int64
     ) throws {
         try Sodium.start()
         var limits = LoginThrottle.Limits()
@@ -46,30 +51,66 @@ public final class Office: Sendable {
         amounts = AmountFormatter(formats: settings.currencies)
         self.logger = logger
         self.clock = clock
-        feed = LiveFeed(clock: clock)
         decoyHash = try Sodium.hashPassword(Sodium.randomToken())
+        self.commands = commands
+        commands?.onReply { [weak self] reply in self?.received(reply) }
     }
 
-    /// Answers one request; never throws: a database error is a 503 page, logged.
-    public func handle(_ request: OfficeRequest) -> OfficeResponse {
+    /// A machine's answer to a command the office sent: a DEX file is archived.
+    func received(_ reply: MachineReply) {
+        guard reply.command == "dex" else { return }
+        let now = clock()
+        do {
+            let archived = try state.withLock { try DEXArchive(sql: $0.sql).received(reply, at: now) }
+            if archived {
+                logger.info("office: DEX audit of \(reply.machine) archived (\(reply.payload.count) bytes)")
+            } else {
+                logger.warning("office: a DEX answer from \(reply.machine) matches no open request; not kept")
+            }
+        } catch {
+            logger.error("office: cannot archive the DEX answer of \(reply.machine): \(error)")
+        }
+    }
+
+    /// Answers one request; never throws: a database error is a 503 page, logged. `GET /events`
+    /// with a session is the live pages' stream.
+    public func handle(_ request: HTTPRequest) -> HTTPReply {
+        guard request.method == "GET", request.path == "/events" else { return .response(answer(request)) }
+        let now = clock()
+        do {
+            let session = try request.cookie(Self.sessionCookie).flatMap { token in
+                try state.withLock { try $0.records.session(token: token, now: now) }
+            }
+            return session == nil ? .response(redirect("/login")) : .events(feed.broadcast)
+        } catch {
+            return .response(unavailable(request, error))
+        }
+    }
+
+    private func answer(_ request: HTTPRequest) -> HTTPResponse {
         let now = clock()
         do {
             return try state.withLock { state in try route(request, state: &state, now: now) }
         } catch {
-            logger.error("office: \(request.method) \(request.path): \(error)")
-            // The detail (SQL, the server's words) goes to the journal, not to the browser.
-            return respond(
-                503, Pages.message("Unavailable", "The database did not answer: try again shortly (the journal says why).", user: nil, csrf: nil))
+            return unavailable(request, error)
         }
+    }
+
+    /// A database error: logged, and a 503 page.
+    private func unavailable(_ request: HTTPRequest, _ error: any Error) -> HTTPResponse {
+        logger.error("office: \(request.method) \(request.path): \(error)")
+        // The detail (SQL, the server's words) goes to the journal, not to the browser.
+        return respond(
+            503, Pages.message("Unavailable", "The database did not answer: try again shortly (the journal says why).", user: nil, csrf: nil))
     }
 
     // MARK: Routing
 
-    private func route(_ request: OfficeRequest, state: inout State, now: Int64) throws -> OfficeResponse {
+    private func route(_ request: HTTPRequest, state: inout State, now: Int64) throws -> HTTPResponse {
         switch (request.method, request.path) {
         case ("GET", "/login"): return loginPage(message: nil, status: 200)
         case ("GET", "/office.js"):
-            return OfficeResponse(
+            return HTTPResponse(
                 status: 200, headers: commonHeaders + [("Content-Type", "text/javascript; charset=utf-8")], body: Array(OfficeScript.source.utf8))
         case ("POST", "/login"): return try logIn(request, state: &state, now: now)
         case ("GET", _), ("POST", _): break
@@ -91,7 +132,8 @@ public final class Office: Sendable {
                         "Refused", "The form's security token is missing or wrong: reload the page and try again.", user: user, csrf: session.csrf))
             }
         }
-        let operatorOnly: Set<String> = ["/audit", "/routes/delete", "/par"]
+        // /dex.txt: a DEX file holds the prices.
+        let operatorOnly: Set<String> = ["/audit", "/routes/delete", "/par", "/dex.txt"]
         if user.role != .operator_ && (operatorOnly.contains(request.path) || (request.method == "POST" && request.path == "/routes")) {
             return respond(403, Pages.message("Operators only", "Your role (\(user.role.rawValue)) may not do this.", user: user, csrf: session.csrf))
         }
@@ -101,9 +143,6 @@ public final class Office: Sendable {
             return redirect("/login", cookies: [expiredCookie(Self.sessionCookie)])
         case ("GET", "/"): return redirect("/fleet")
         case ("GET", "/fleet"): return try fleet(request, state: state, user: user, csrf: session.csrf, now: now)
-        case ("GET", "/events"):
-            return OfficeResponse(
-                status: 200, headers: commonHeaders + [("Content-Type", "text/event-stream"), ("X-Accel-Buffering", "no")], stream: feed)
         case ("GET", "/visit"):
             let (machines, weekStart) = try overview(state, now: now)
             let ranked = try VisitRanking(sql: state.sql).rank(machines, weekStart: weekStart)
@@ -130,7 +169,7 @@ public final class Office: Sendable {
             }
             let list = try PickList.make(route: route, sql: state.sql, now: now)
             if request.path.hasSuffix(".csv") {
-                return OfficeResponse(
+                return HTTPResponse(
                     status: 200,
                     headers: commonHeaders + [
                         ("Content-Type", "text/csv; charset=utf-8"), ("Content-Disposition", "attachment; filename=\"pick-list.csv\""),
@@ -152,7 +191,32 @@ public final class Office: Sendable {
             guard let id = request.query["id"], let detail = try MachineDetail.load(id, sql: state.sql, recent: 30) else {
                 return respond(404, Pages.message("No such machine", "The store has nothing from that machine.", user: user, csrf: session.csrf))
             }
-            return respond(200, Pages.machine(detail, amounts: amounts, now: now, user: user, csrf: session.csrf))
+            let charts = MachineCharts(sql: state.sql, amounts: amounts)
+            let sales = try charts.salesCharts(of: id, now: now, prices: user.role == .operator_)
+            let shown = MachinePageCharts(
+                days: sales.days, products: sales.products, zones: try charts.zoneCharts(of: id, zones: detail.zones, now: now))
+            let dex = try DEXArchive(sql: state.sql).latest(of: id)
+            return respond(200, Pages.machine(detail, charts: shown, dex: dex, amounts: amounts, now: now, user: user, csrf: session.csrf))
+        case ("GET", "/cash"):
+            let id = request.query["id"] ?? ""
+            let records = try CollectionBook(state.sql).collections(of: id)
+            return respond(
+                200, Pages.cash(machine: id, records: records, chart: cashChart(records), amounts: amounts, user: user, csrf: session.csrf))
+        case ("GET", "/collection"), ("POST", "/collection"):
+            return try collection(request, state: state, user: user, csrf: session.csrf, now: now)
+        case ("POST", "/dex"):
+            return try requestDEX(request.form["id"] ?? "", state: state, user: user, csrf: session.csrf, now: now)
+        case ("GET", "/dex.txt"):
+            guard let audit = try DEXArchive(sql: state.sql).audit(request.query["request"] ?? ""), let file = audit.file else {
+                return respond(404, Pages.message("No such DEX file", "There is no archived DEX file by that name.", user: user, csrf: session.csrf))
+            }
+            let name = String(audit.machine.map { $0.isASCII && ($0.isLetter || $0.isNumber || "-_.".contains($0)) ? $0 : "_" })
+            return HTTPResponse(
+                status: 200,
+                headers: commonHeaders + [
+                    ("Content-Type", "text/plain; charset=utf-8"),
+                    ("Content-Disposition", "attachment; filename=\"\(name)-dex-\(audit.receivedAt ?? audit.requestedAt).txt\""),
+                ], body: Array(file.utf8))
         case ("GET", "/audit"):
             return respond(200, Pages.audit(try state.records.auditLog(limit: 500), user: user, csrf: session.csrf))
         default:
@@ -160,7 +224,7 @@ public final class Office: Sendable {
         }
     }
 
-    private func fleet(_ request: OfficeRequest, state: State, user: OfficeUser, csrf: String, now: Int64) throws -> OfficeResponse {
+    private func fleet(_ request: HTTPRequest, state: State, user: OfficeUser, csrf: String, now: Int64) throws -> HTTPResponse {
         let machines = try overview(state, now: now).machines
         let sort = request.query["sort"].flatMap(Pages.FleetSort.init(rawValue:)) ?? .machine
         let filter = request.query["filter"].flatMap(Pages.FleetFilter.init(rawValue:)) ?? .all
@@ -174,16 +238,95 @@ public final class Office: Sendable {
         return (try FleetOverview(sql: state.sql).machines(now: now, today: LocalDay.of(now), weekStart: weekStart), weekStart)
     }
 
+    // MARK: Cash and DEX
+
+    /// A collection's page, and the driver's count entered through its form: checked, stored
+    /// and audited in one transaction (a new entry replaces the last, whose figures the audit
+    /// line repeats).
+    private func collection(_ request: HTTPRequest, state: State, user: OfficeUser, csrf: String, now: Int64) throws -> HTTPResponse {
+        let form = request.method == "POST" ? request.form : [:]
+        let machine = (request.method == "POST" ? form["id"] : request.query["id"]) ?? ""
+        let seq = (request.method == "POST" ? form["seq"] : request.query["seq"]).flatMap { Int64($0) }
+        let book = CollectionBook(state.sql)
+        let records = try book.collections(of: machine)
+        guard let record = records.first(where: { $0.seq == seq }) else {
+            return respond(404, Pages.message("No such collection", "The store holds no such collection of that machine.", user: user, csrf: csrf))
+        }
+        let known = CashEntry.known(records)
+        guard request.method == "POST" else {
+            return respond(200, Pages.collection(record, known: known, amounts: amounts, user: user, csrf: csrf, error: nil, typed: nil))
+        }
+        let counts: [DenominationCount]
+        switch CashEntry.parse(form, known: known, machineTotal: record.columns.total) {
+        case .success(let parsed): counts = parsed
+        case .failure(let refusal):
+            return respond(
+                400, Pages.collection(record, known: known, amounts: amounts, user: user, csrf: csrf, error: refusal.description, typed: form))
+        }
+        let entry = CountedCollection(denominations: counts, enteredBy: user.name, enteredAt: now)
+        try state.sql.transaction {
+            try book.recordCount(machine: machine, seq: record.seq, counted: entry)
+            let stored = CollectionRecord(machine: machine, seq: record.seq, at: record.at, columns: record.columns, counted: entry)
+            var detail = "\(machine) collection \(record.columns.number) (event \(record.seq)): "
+            detail += counts.map { "\($0.kind.rawValue) \($0.value) × \($0.count)" }.joined(separator: ", ")
+            detail += "; counted \(stored.countedTotal ?? "-"), machine \(record.columns.total), difference \(stored.difference ?? "-")"
+            if let previous = record.counted {
+                detail += "; replaces \(previous.enteredBy)'s of \(Pages.localTime(previous.enteredAt)) (counted \(record.countedTotal ?? "-"))"
+            }
+            try state.records.audit(actor: user.name, action: "cash-counted", detail: detail, now: now)
+        }
+        return redirect("/collection?id=\(Pages.queryValue(machine))&seq=\(record.seq)")
+    }
+
+    /// Cash per collection: what the machine counted in and what the driver counted, side by side.
+    private func cashChart(_ records: [CollectionRecord]) -> String {
+        let shown = records.suffix(20)
+        let currency = shown.last?.columns.currency ?? ""
+        let same = shown.filter { $0.columns.currency == currency }
+        let digits = same.map { Amount($0.columns.total)?.digits ?? 0 }.max() ?? 0
+        func units(_ text: String?) -> Int64 { text.flatMap(Amount.init).map { $0.units(at: digits) } ?? 0 }
+        let formatter = amounts
+        return ColumnChart(
+            title: "Cash per collection", series: ["machine counted", "driver counted"],
+            categories: same.map { .init(label: "#\($0.columns.number)", values: [units($0.columns.total), units($0.countedTotal)]) }, stacked: false,
+            emptyText: "no collection", valueText: { formatter.string(Amount(units: $0, digits: digits), currency: currency) }
+        ).svgElement
+    }
+
+    /// Publishes the `dex` command to `machine` and notes the request; the machine page shows
+    /// the answer when it comes, or after `DEXArchive.timeout` that none came.
+    private func requestDEX(_ machine: String, state: State, user: OfficeUser, csrf: String, now: Int64) throws -> HTTPResponse {
+        guard try MachineDetail.load(machine, sql: state.sql, recent: 0) != nil else {
+            return respond(404, Pages.message("No such machine", "The store has nothing from that machine.", user: user, csrf: csrf))
+        }
+        guard let commands else {
+            return respond(503, Pages.message("No broker", "This office sends no commands to machines.", user: user, csrf: csrf))
+        }
+        let request: String
+        do {
+            request = try commands.send("dex", to: machine, payload: Array("{\"sender\":\"vendstore office: \(user.name)\"}".utf8))
+        } catch {
+            logger.warning("office: DEX request to \(machine) not sent: \(error)")
+            return respond(
+                503, Pages.message("Not sent", "The broker is not connected: the request was not sent. Try again shortly.", user: user, csrf: csrf))
+        }
+        try state.sql.transaction {
+            try DEXArchive(sql: state.sql).requested(request, machine: machine, by: user.name, at: now)
+            try state.records.audit(actor: user.name, action: "dex-requested", detail: machine, now: now)
+        }
+        return redirect("/machine?id=\(Pages.queryValue(machine))#dex")
+    }
+
     // MARK: Logging in
 
-    private func loginPage(message: String?, status: Int) -> OfficeResponse {
+    private func loginPage(message: String?, status: Int) -> HTTPResponse {
         let csrf = Sodium.randomToken()
         var response = respond(status, Pages.login(csrf: csrf, message: message))
         response.headers.append(("Set-Cookie", cookie(Self.loginCookie, csrf, maxAge: 3600)))
         return response
     }
 
-    private func logIn(_ request: OfficeRequest, state: inout State, now: Int64) throws -> OfficeResponse {
+    private func logIn(_ request: HTTPRequest, state: inout State, now: Int64) throws -> HTTPResponse {
         let form = request.form
         let address = client(of: request)
         // Double submit: the form's token must be the cookie the login page set.
@@ -211,7 +354,7 @@ public final class Office: Sendable {
 
     /// The client: the peer, or behind the configured TLS proxy (a loopback peer) the address
     /// the proxy appended last to X-Forwarded-For.
-    private func client(of request: OfficeRequest) -> String {
+    private func client(of request: HTTPRequest) -> String {
         guard settings.tlsProxy, request.peer == "::1" || request.peer.hasPrefix("127."),
             let forwarded = request.headers["x-forwarded-for"]?.split(separator: ",").last
         else { return request.peer }
@@ -230,12 +373,12 @@ public final class Office: Sendable {
         ]
     }
 
-    private func respond(_ status: Int, _ page: String) -> OfficeResponse {
-        OfficeResponse(status: status, headers: commonHeaders + [("Content-Type", "text/html; charset=utf-8")], body: Array(page.utf8))
+    private func respond(_ status: Int, _ page: String) -> HTTPResponse {
+        HTTPResponse(status: status, headers: commonHeaders + [("Content-Type", "text/html; charset=utf-8")], body: Array(page.utf8))
     }
 
-    private func redirect(_ location: String, cookies: [String] = []) -> OfficeResponse {
-        OfficeResponse(status: 303, headers: commonHeaders + [("Location", location)] + cookies.map { ("Set-Cookie", $0) })
+    private func redirect(_ location: String, cookies: [String] = []) -> HTTPResponse {
+        HTTPResponse(status: 303, headers: commonHeaders + [("Location", location)] + cookies.map { ("Set-Cookie", $0) })
     }
 
     private func cookie(_ name: String, _ value: String, maxAge: Int64) -> String {

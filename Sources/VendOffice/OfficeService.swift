@@ -1,31 +1,38 @@
 import Logging
 import VendConfig
+import VendFleetIngest
 import VendFleetStore
+import VendHTTP
 
 /// The back office as vendstore serves it: the HTTP server on the configured address with an
-/// `Office` on a database connection of its own.
+/// `Office` on a database connection of its own, and the broker connection it sends the
+/// machines' `dex` command on.
 public final class OfficeService: Sendable {
-    private let server: OfficeHTTPServer
-    let feed: LiveFeed
-    private let heartbeat: Task<Void, Never>
+    private let server: HTTPServer
+    private let commands: MachineCommands?
+    private let feed: LiveFeed
     public var port: Int { server.port }
 
     /// Opens `open()`'s connection and listens. Beyond loopback on plain HTTP (which the file
-    /// must have allowed) it says so loudly in the log.
+    /// must have allowed) it says so loudly in the log. With `broker`, commands go to machines
+    /// through it (`MachineCommands`, its own connection).
     public init(
-        settings: OfficeSettings, logger: Logger, throttleLimits: (perUser: Int, perAddress: Int)? = nil, clock: @escaping @Sendable () -> Int64,
-        open: () throws -> FleetSQL
+        settings: OfficeSettings, logger: Logger, throttleLimits: (perUser: Int, perAddress: Int)? = nil, broker: IngestSettings? = nil,
+        clock: @escaping @Sendable () -> Int64, open: () throws -> FleetSQL
     ) throws {
-        let office = try Office(sql: try open(), settings: settings, logger: logger, throttleLimits: throttleLimits, clock: clock)
-        server = try OfficeHTTPServer(address: settings.address, port: settings.port) { office.handle($0) }
-        let feed = office.feed
-        self.feed = feed
-        heartbeat = Task.detached {
-            while !Task.isCancelled {
-                try? await Task.sleep(for: LiveFeed.heartbeat)
-                feed.beat()
-            }
-        }
+        let commands = try broker.map { try MachineCommands(settings: $0, logger: logger) }
+        let office = try Office(
+            sql: try open(), settings: settings, logger: logger, throttleLimits: throttleLimits, commands: commands, clock: clock)
+        try commands?.start()
+        self.commands = commands
+        var limits = HTTPServer.Limits()
+        limits.headers = OfficeRequest.headers
+        limits.arguments = OfficeRequest.arguments
+        // The live pages' streams.
+        limits.streams = LiveFeed.maxStreams
+        // On the server's thread, one at a time: the office's state is behind one lock anyway.
+        server = try HTTPServer(address: settings.address, port: settings.port, limits: limits) { office.handle($0) }
+        feed = office.feed
         let shown = settings.address.contains(":") ? "[\(settings.address)]:\(port)" : "\(settings.address):\(port)"
         if !settings.isLoopback {
             logger.critical(
@@ -40,11 +47,10 @@ public final class OfficeService: Sendable {
     public func changed(_ machines: Set<String>) { feed.changed(machines) }
 
     /// The live pages' streams open now.
-    public var liveStreams: Int { feed.count }
+    public var liveStreams: Int { server.streams }
 
     public func stop() {
-        heartbeat.cancel()
-        feed.endAll()
         server.stop()
+        commands?.stop()
     }
 }

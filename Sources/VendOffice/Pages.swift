@@ -49,6 +49,7 @@ enum Pages {
         .offline{color:#a40000;font-weight:600}.online{color:#1f6e2c}.alert{color:#a40000}
         .error{background:#fde7e7;border:1px solid #a40000;padding:.5em}form.inline{display:inline}
         input,select,button,textarea{font-size:1em;padding:.3em}label{display:block;margin:.4em 0}
+        .chart svg{max-width:100%;height:auto;display:block;margin:.5em 0}
         """
 
     /// A whole page: `user` nil for the login page.
@@ -218,7 +219,7 @@ enum Pages {
             }
             body += """
                 <div class="scroll"><table><thead><tr><th>Slot</th><th>Product</th><th class="n">Stock</th><th class="n">Capacity</th>\
-                <th class="n">Par</th><th class="n">Unload expired</th><th class="n">Load</th></tr></thead><tbody>
+                <th class="n">Par</th><th class="n">Unload expired</th><th class="n">Load</th><th>Expires soon</th></tr></thead><tbody>
                 """
             for line in lines {
                 var par = line.par.map { "\($0)" } ?? "-"
@@ -232,7 +233,8 @@ enum Pages {
                 }
                 body += """
                     <tr><td>\(html(line.slot))</td><td>\(html(line.product))</td><td class="n">\(line.stock)</td><td class="n">\(line.capacity)</td>\
-                    <td class="n">\(par)</td><td class="n">\(line.expired)</td><td class="n"><strong>\(line.load)</strong></td></tr>
+                    <td class="n">\(par)</td><td class="n">\(line.expired)</td><td class="n"><strong>\(line.load)</strong></td>\
+                    <td>\(line.expiresSoon.map { "<span class=\"alert\">\(localTime($0)): check and unload</span>" } ?? "")</td></tr>
 
                     """
             }
@@ -260,7 +262,10 @@ enum Pages {
 
 extension Pages {
     /// A machine's page. A driver sees no prices.
-    static func machine(_ detail: MachineDetail, amounts: AmountFormatter, now: Int64, user: OfficeUser, csrf: String) -> String {
+    static func machine(
+        _ detail: MachineDetail, charts: MachinePageCharts, dex: (request: DEXArchive.Audit?, file: DEXArchive.Audit?), amounts: AmountFormatter,
+        now: Int64, user: OfficeUser, csrf: String
+    ) -> String {
         func money(_ text: String?, _ currency: String?) -> String {
             guard let text, let currency, let amount = Amount(text) else { return "-" }
             return html(amounts.string(amount, currency: currency))
@@ -274,6 +279,8 @@ extension Pages {
         } else {
             body += "<p class=\"offline\">no state reported</p>"
         }
+        body += "<p><a href=\"\(html("/cash?id=\(queryValue(detail.machine))"))\">Cash collections</a> · <a href=\"#dex\">DEX audit</a></p>"
+        body += "<h2>Sales</h2><div class=\"chart\">\(charts.days)</div><div class=\"chart\">\(charts.products)</div>"
         body += "<h2>Planogram</h2><div class=\"scroll\"><table><thead><tr><th>Slot</th><th>Product</th>"
         body += prices ? "<th class=\"n\">Price</th>" : ""
         body += "<th class=\"n\">Stock / capacity</th><th>Earliest expiry</th><th>Fault</th></tr></thead><tbody>"
@@ -296,6 +303,7 @@ extension Pages {
                 body += "<td>\(zone.since.map { localTime($0) } ?? "-")</td></tr>"
             }
             body += "</tbody></table>"
+            body += charts.zones.map { "<div class=\"chart\">\($0)</div>" }.joined()
         }
         if let cash = detail.cash {
             body += "<h2>Cash position</h2><table><tbody>"
@@ -322,6 +330,7 @@ extension Pages {
             body += "</tr>"
         }
         body += "</tbody></table></div>"
+        body += dexSection(detail.machine, dex, now: now, user: user, csrf: csrf)
         return page(title: "Machine \(detail.machine)", user: user, csrf: csrf, body: body)
     }
 }

@@ -2,8 +2,13 @@ import VendFleetStore
 
 /// What the driver loads for one route: per machine (in visit order) and slot, how many to bring
 /// each slot to its target (the par level the operator set, else the capacity), with the
-/// expired items to take out first; and the totals per product for the warehouse.
+/// expired items to take out first, the slots whose next item expires within two days (to check
+/// and unload on the visit); and the totals per product for the warehouse.
 struct PickList {
+    /// A slot whose earliest expiry is this close is named on the list: the store knows only each
+    /// slot's earliest expiry, not how many items share it, so the driver checks the slot.
+    static let expiringSoonWithin: Int64 = 2 * 86_400_000
+
     struct Line: Equatable {
         let machine: String
         let slot: String
@@ -14,6 +19,9 @@ struct PickList {
         let par: Int64?
         /// Items past their date, unloaded before loading.
         let expired: Int64
+        /// The slot's earliest expiry (ms since the epoch) when it is still ahead but within
+        /// `expiringSoonWithin`.
+        let expiresSoon: Int64?
         /// min(par, capacity), or the capacity.
         var target: Int64 { min(par ?? capacity, capacity) }
         /// What brings the slot to its target once the expired items are out.
@@ -56,27 +64,29 @@ struct PickList {
             else { continue }
             let expiry = row[6].flatMap { Int64($0) }
             let expired = expiry.map { $0 <= now } == true ? max(0, stock - available) : 0
+            let expiresSoon = expiry.flatMap { $0 > now && $0 - now <= expiringSoonWithin && stock > 0 ? $0 : nil }
             lines[machine, default: []].append(
                 Line(
                     machine: machine, slot: slot, product: product, stock: stock, capacity: capacity, par: row[7].flatMap { Int64($0) },
-                    expired: expired))
+                    expired: expired, expiresSoon: expiresSoon))
         }
         return PickList(route: route.name, machines: route.machines.map { ($0, lines[$0] ?? []) })
     }
 
     /// RFC 4180 CSV, one line per slot, then the totals; a cell that a spreadsheet would take for
     /// a formula (= + - @) is prefixed with a quote.
+    /// `expires_soon` is the slot's earliest expiry in the box's local time, when it is near.
     var csv: String {
-        var text = "machine,slot,product,stock,capacity,par,expired,load\r\n"
+        var text = "machine,slot,product,stock,capacity,par,expired,load,expires_soon\r\n"
         for line in machines.flatMap(\.lines) {
             let cells = [
                 line.machine, line.slot, line.product, "\(line.stock)", "\(line.capacity)", line.par.map { "\($0)" } ?? "", "\(line.expired)",
-                "\(line.load)",
+                "\(line.load)", line.expiresSoon.map(Pages.localTime) ?? "",
             ]
             text += cells.map(Self.cell).joined(separator: ",") + "\r\n"
         }
         for total in totals {
-            text += ["TOTAL", "", total.product, "", "", "", "\(total.expired)", "\(total.load)"].map(Self.cell).joined(separator: ",") + "\r\n"
+            text += ["TOTAL", "", total.product, "", "", "", "\(total.expired)", "\(total.load)", ""].map(Self.cell).joined(separator: ",") + "\r\n"
         }
         return text
     }

@@ -31,7 +31,7 @@ extension PieChart {
         let (left, top, side) = (Self.center.x - Self.radius - margin, Self.center.y - Self.radius - margin, 2 * (Self.radius + margin))
         var lines = [
             "<?xml version='1.0' encoding='UTF-8'?>",
-            "<svg xmlns='http://www.w3.org/2000/svg' width='\(n(side))' height='\(n(side))' viewBox='\(n(left)) \(n(top)) \(n(side)) \(n(side))' font-family='DejaVu Sans, Verdana, NanumGothic, Noto Sans CJK KR, sans-serif'>",
+            "<svg xmlns='http://www.w3.org/2000/svg' width='\(n(side))' height='\(n(side))' viewBox='\(n(left)) \(n(top)) \(n(side)) \(n(side))' font-family='\(SVG.fontFamily)'>",
             "<rect x='\(n(left))' y='\(n(top))' width='100%' height='100%' fill='#ffffff'/>",
         ]
         lines += pie(total: total)

@@ -1,5 +1,3 @@
-import VendText
-
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -35,10 +33,7 @@ public struct PieChart: Sendable {
         self.total = total
     }
 
-    static let palette = [
-        "#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
-        "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac",
-    ]
+    static let palette = SVG.palette
     static let center = (x: 250.0, y: 270.0)
     static let radius = 200.0
     static let legendX = 490.0
@@ -46,30 +41,33 @@ public struct PieChart: Sendable {
     /// Two lines per legend entry: the name, then the figures.
     static let legendRow = 40.0
 
-    public var svg: String {
+    /// The chart as a file: the XML declaration, then `svgElement`.
+    public var svg: String { "<?xml version='1.0' encoding='UTF-8'?>\n" + svgElement }
+
+    /// The chart as an element, for a page that holds it inline.
+    public var svgElement: String {
         let total = slices.reduce(0) { $0 + $1.value }
         let height = max(520, 110 + Int(Self.legendRow) * slices.count + (self.total == nil ? 0 : 30))
         var lines = [
-            "<?xml version='1.0' encoding='UTF-8'?>",
-            "<svg xmlns='http://www.w3.org/2000/svg' width='860' height='\(height)' viewBox='0 0 860 \(height)' font-family='DejaVu Sans, Verdana, NanumGothic, Noto Sans CJK KR, sans-serif'>",
+            "<svg xmlns='http://www.w3.org/2000/svg' width='860' height='\(height)' viewBox='0 0 860 \(height)' font-family='\(SVG.fontFamily)'>",
             "<rect width='100%' height='100%' fill='#ffffff'/>",
-            "<text x='30' y='40' font-size='22' font-weight='bold' fill='#222222'>\(escape(title))</text>",
+            "<text x='30' y='40' font-size='22' font-weight='bold' fill='#222222'>\(SVG.escape(title))</text>",
         ]
         lines += pie(total: total)
         let textX = Self.legendX + 24, room = Self.width - 16 - textX
         for (index, slice) in slices.enumerated() {
             let y = 110.0 + Self.legendRow * Double(index)
             let percent = percentText(slice.value, of: total)
-            let name = fitted("\(index + 1). \(slice.label)", fontSize: 14, width: room)
-            let figures = fitted(slice.detail.isEmpty ? percent : "\(slice.detail) · \(percent)", fontSize: 13, width: room)
+            let name = SVG.fitted("\(index + 1). \(slice.label)", fontSize: 14, width: room)
+            let figures = SVG.fitted(slice.detail.isEmpty ? percent : "\(slice.detail) · \(percent)", fontSize: 13, width: room)
             lines.append("<rect x='\(Self.legendX)' y='\(y - 13)' width='16' height='16' fill='\(Self.palette[index % Self.palette.count])'/>")
-            lines.append("<text class='legend-name' x='\(textX)' y='\(y)' font-size='14' fill='#222222'>\(escape(name))</text>")
-            lines.append("<text class='legend-figures' x='\(textX)' y='\(y + 17)' font-size='13' fill='#444444'>\(escape(figures))</text>")
+            lines.append("<text class='legend-name' x='\(textX)' y='\(y)' font-size='14' fill='#222222'>\(SVG.escape(name))</text>")
+            lines.append("<text class='legend-figures' x='\(textX)' y='\(y + 17)' font-size='13' fill='#444444'>\(SVG.escape(figures))</text>")
         }
         if let text = self.total {
             let y = 110.0 + Self.legendRow * Double(slices.count) + 6
             lines.append(
-                "<text class='legend-total' x='\(textX)' y='\(y)' font-size='14' font-weight='bold' fill='#222222'>\(escape(fitted(text, fontSize: 14, width: room)))</text>"
+                "<text class='legend-total' x='\(textX)' y='\(y)' font-size='14' font-weight='bold' fill='#222222'>\(SVG.escape(SVG.fitted(text, fontSize: 14, width: room)))</text>"
             )
         }
         lines.append("</svg>")
@@ -95,7 +93,7 @@ public struct PieChart: Sendable {
 
     func shape(from start: Double, sweep: Double, color: String, title: String) -> String {
         let (cx, cy, r) = (Self.center.x, Self.center.y, Self.radius)
-        let tooltip = "<title>\(escape(title))</title>"
+        let tooltip = "<title>\(SVG.escape(title))</title>"
         // An arc cannot start and end at the same point: a single product is a whole circle.
         guard sweep < 2 * Double.pi - 1e-9 else {
             return "<circle class='slice' cx='\(cx)' cy='\(cy)' r='\(r)' fill='\(color)' stroke='#ffffff' stroke-width='2'>\(tooltip)</circle>"
@@ -136,7 +134,7 @@ public struct PieChart: Sendable {
         let lineHeight = fontSize * 1.2
         let top = y - lineHeight * Double(text.count) / 2 + fontSize * 0.85
         let spans = text.enumerated().map { index, line in
-            "<tspan x='\(n(x))' y='\(n(top + lineHeight * Double(index)))'>\(escape(line))</tspan>"
+            "<tspan x='\(n(x))' y='\(n(top + lineHeight * Double(index)))'>\(SVG.escape(line))</tspan>"
         }
         return [
             "<text class='label\(outside ? " outside" : "")' font-size='\(n(fontSize))' text-anchor='middle' fill='\(color)'>" + spans.joined()
@@ -146,7 +144,7 @@ public struct PieChart: Sendable {
 
     /// Whether the text's bounding box, centred on (x, y), lies inside the slice.
     private func fits(_ text: [String], fontSize: Double, atX x: Double, y: Double, from start: Double, sweep: Double) -> Bool {
-        let width = text.map { estimatedWidth($0, fontSize: fontSize) }.max() ?? 0
+        let width = text.map { SVG.estimatedWidth($0, fontSize: fontSize) }.max() ?? 0
         let height = fontSize * 1.2 * Double(text.count)
         let margin = 3.0
         let corners = [(-1.0, -1.0), (1, -1), (1, 1), (-1, 1)].map { dx, dy in
@@ -163,23 +161,6 @@ public struct PieChart: Sendable {
         }
     }
 
-    /// `text` as it fits in `width`: whole, or cut with an ellipsis.
-    private func fitted(_ text: String, fontSize: Double, width: Double) -> String {
-        guard estimatedWidth(text, fontSize: fontSize) > width else { return text }
-        var cut = Substring(text)
-        while !cut.isEmpty, estimatedWidth(cut.trimmingSuffixSpaces + "…", fontSize: fontSize) > width { cut = cut.dropLast() }
-        return cut.trimmingSuffixSpaces + "…"
-    }
-
-    /// A generous estimate for a sans-serif face: wide (CJK) characters a full em, others 0.62 em.
-    private func estimatedWidth(_ text: String, fontSize: Double) -> Double {
-        text.unicodeScalars.reduce(0) { width, scalar in
-            width + fontSize
-                * ((0x1100...0x115F).contains(scalar.value) || (0x2E80...0xD7A3).contains(scalar.value)
-                    ? 1.0 : 0.62)
-        }
-    }
-
     /// Black or white, whichever reads better on the slice's colour.
     private func textColor(on background: String) -> String {
         let hex = Array(background.dropFirst())
@@ -189,32 +170,8 @@ public struct PieChart: Sendable {
     }
 
     func percentText(_ value: Int, of total: Int) -> String {
-        fixed(100 * Double(value) / Double(total), digits: 1) + "%"
+        SVG.fixed(100 * Double(value) / Double(total), digits: 1) + "%"
     }
 
-    func n(_ value: Double) -> String { fixed(value, digits: 2) }
-
-    /// `value` with `digits` decimals, rounded as printf's `%.Nf` rounds (which the charts
-    /// have always printed).
-    private func fixed(_ value: Double, digits: Int) -> String {
-        withVaList([value]) { arguments in
-            var buffer = [CChar](repeating: 0, count: 64)
-            let length = Int(vsnprintf(&buffer, buffer.count, "%.\(digits)f", arguments))
-            precondition(length < buffer.count, "\(value) is far outside any chart")
-            return String(decoding: buffer.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        }
-    }
-
-    private func escape(_ text: String) -> String {
-        text.replacingScalars(["&": "&amp;", "<": "&lt;", ">": "&gt;", "\"": "&quot;", "'": "&apos;"])
-    }
-}
-
-extension Substring {
-    /// Without the spaces it ends with ("Banana " + "…" reads worse than "Banana…").
-    fileprivate var trimmingSuffixSpaces: String {
-        var text = self
-        while text.last == " " { text = text.dropLast() }
-        return String(text)
-    }
+    func n(_ value: Double) -> String { SVG.n(value) }
 }

@@ -19,6 +19,8 @@ public struct AuditTotals: Hashable, Sendable, Codable {
     /// Each incident's occurrences as the "since last reset" count starts from them (see
     /// `Machine.incidentCountsForReset`). Empty in totals saved before incidents were kept.
     public var incidents: [Incident: Int] = [:]
+    /// Paid sales per slot, payment and price list (PA7). Empty in totals saved before lists.
+    public var byList: [PriceListSales: SalesFigure] = [:]
 
     /// Nothing yet: the base of the interim figures of a machine never read.
     public static func zero(_ currency: Currency) -> AuditTotals {
@@ -55,6 +57,7 @@ public struct AuditTotals: Hashable, Sendable, Codable {
             bySlot: ledger.salesBySlot, sales: sales, byPayment: byPayment, coinsIn: ledger.coinsIn, coinsToTubes: ledger.coinsToTubes,
             billsIn: ledger.billsIn,
             dispensed: ledger.dispensed, manuallyDispensed: ledger.testPayouts + ledger.manuallyDispensed, filled: ledger.floatFilled)
+        byList = ledger.salesByList
     }
 
     /// These figures less `base`, figure by figure.
@@ -63,11 +66,13 @@ public struct AuditTotals: Hashable, Sendable, Codable {
         for (slot, figure) in self.bySlot { bySlot[slot] = figure.less(base.bySlot[slot]) }
         var byPayment: [String: SalesFigure] = [:]
         for (payment, figure) in self.byPayment { byPayment[payment] = figure.less(base.byPayment[payment]) }
-        return AuditTotals(
+        var since = AuditTotals(
             bySlot: bySlot, sales: sales.less(base.sales), byPayment: byPayment, coinsIn: coinsIn - base.coinsIn,
             coinsToTubes: coinsToTubes - base.coinsToTubes,
             billsIn: billsIn - base.billsIn, dispensed: dispensed - base.dispensed,
             manuallyDispensed: manuallyDispensed - base.manuallyDispensed, filled: filled - base.filled)
+        for (line, figure) in byList { since.byList[line] = figure.less(base.byList[line]) }
+        return since
     }
 
     /// No figure is below its counterpart in `base`: these totals can follow `base`.
@@ -81,12 +86,15 @@ public struct AuditTotals: Hashable, Sendable, Codable {
             && base.byPayment.allSatisfy { payment, figure in
                 (byPayment[payment]?.count ?? 0) >= figure.count && (byPayment[payment]?.amount ?? .zero(figure.amount.currency)) >= figure.amount
             }
+            && base.byList.allSatisfy { line, figure in
+                (byList[line]?.count ?? 0) >= figure.count && (byList[line]?.amount ?? .zero(figure.amount.currency)) >= figure.amount
+            }
     }
 }
 
 extension AuditTotals {
     private enum CodingKeys: String, CodingKey {
-        case bySlot, sales, byPayment, coinsIn, coinsToTubes, billsIn, dispensed, manuallyDispensed, filled, incidents
+        case bySlot, sales, byPayment, coinsIn, coinsToTubes, billsIn, dispensed, manuallyDispensed, filled, incidents, byList
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -101,6 +109,7 @@ extension AuditTotals {
         try container.encode(manuallyDispensed, forKey: .manuallyDispensed)
         try container.encode(filled, forKey: .filled)
         if !incidents.isEmpty { try container.encode(incidents, forKey: .incidents) }
+        if !byList.isEmpty { try container.encode(byList, forKey: .byList) }
     }
 
     /// Totals saved before card readers were taken: every sale was cash.
@@ -115,6 +124,7 @@ extension AuditTotals {
             manuallyDispensed: try container.decode(Money.self, forKey: .manuallyDispensed), filled: try container.decode(Money.self, forKey: .filled)
         )
         incidents = try container.decodeIfPresent([Incident: Int].self, forKey: .incidents) ?? [:]
+        byList = try container.decodeIfPresent([PriceListSales: SalesFigure].self, forKey: .byList) ?? [:]
     }
 }
 

@@ -45,6 +45,34 @@ public struct CardSession: Hashable, Sendable, Codable {
     /// What the card may spend; nil when the reader does not say.
     public let funds: Money?
     public let media: CardMedia
+    /// Its price list, discount or surcharge, from BEGIN SESSION's payment type and data.
+    public let terms: CardPriceTerms
+
+    public init(reader: CardReader, funds: Money?, media: CardMedia, terms: CardPriceTerms = .standard) {
+        self.reader = reader
+        self.funds = funds
+        self.media = media
+        self.terms = terms
+    }
+
+    private enum CodingKeys: String, CodingKey { case reader, funds, media, terms }
+
+    /// Sessions saved before price terms were read had the standard prices.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        reader = try container.decode(CardReader.self, forKey: .reader)
+        funds = try container.decodeIfPresent(Money.self, forKey: .funds)
+        media = try container.decode(CardMedia.self, forKey: .media)
+        terms = try container.decodeIfPresent(CardPriceTerms.self, forKey: .terms) ?? .standard
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(reader, forKey: .reader)
+        try container.encodeIfPresent(funds, forKey: .funds)
+        try container.encode(media, forKey: .media)
+        if terms != .standard { try container.encode(terms, forKey: .terms) }
+    }
 }
 
 /// A card vend's part with its reader: asked (VEND REQUEST sent), then approved with the amount
@@ -53,6 +81,9 @@ public struct CardVend: Hashable, Sendable, Codable {
     public let reader: CardReader
     public let media: CardMedia
     public internal(set) var approved: Money?
+    /// The most the reader may take for it while no approval is seen (a surcharge is the
+    /// reader's to add); nil in vends saved before surcharges: the price.
+    public let mostCharged: Money?
 }
 
 /// What the reader must be told of a card vend that was approved or may have been: VEND SUCCESS
@@ -66,8 +97,9 @@ public struct CardSettlement: Hashable, Sendable, Codable {
     public let success: Bool
     /// What the card was charged (zero when no approval was seen).
     public let amount: Money
-    /// The price in the VEND REQUEST: what the reader may have charged when no approval was seen
-    /// (the MDB interface ACKs an approval before vendd can journal it).
+    /// What the reader may have charged when no approval was seen (the MDB interface ACKs an
+    /// approval before vendd can journal it): the price in the VEND REQUEST, with the card's
+    /// surcharge added when it has one.
     public let requested: Money
 
     public init(vend: VendID, reader: CardReader, slot: SlotID, success: Bool, amount: Money, requested: Money) {

@@ -38,10 +38,13 @@ public struct Product: Hashable, Sendable, Codable {
     /// Whether items past their shelf life still sell; nil: the default, which refuses them in a
     /// perishable slot and sells them elsewhere (see `sellsExpired(in:)`).
     public let expiryPolicy: ExpiryPolicy?
+    /// Prices for every slot holding the product, where the slot names none of its own (`prices:`).
+    public let priceLines: [PriceLine]
 
     public init(
         id: ProductID, name: String, category: CategoryPath,
-        isHot: Bool = false, shelfLifeDays: Int? = nil, tags: [String] = [], expiryPolicy: ExpiryPolicy? = nil
+        isHot: Bool = false, shelfLifeDays: Int? = nil, tags: [String] = [], expiryPolicy: ExpiryPolicy? = nil,
+        priceLines: [PriceLine] = []
     ) {
         self.id = id
         self.name = name
@@ -50,6 +53,35 @@ public struct Product: Hashable, Sendable, Codable {
         self.shelfLifeDays = shelfLifeDays
         self.tags = Array(Set(tags)).sorted()
         self.expiryPolicy = expiryPolicy
+        self.priceLines = priceLines
+    }
+
+    private enum CodingKeys: String, CodingKey { case id, name, category, isHot, shelfLifeDays, tags, expiryPolicy, priceLines }
+
+    /// Products saved before price lists had none.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        id = try container.decode(ProductID.self, forKey: .id)
+        name = try container.decode(String.self, forKey: .name)
+        category = try container.decode(CategoryPath.self, forKey: .category)
+        isHot = try container.decode(Bool.self, forKey: .isHot)
+        shelfLifeDays = try container.decodeIfPresent(Int.self, forKey: .shelfLifeDays)
+        tags = try container.decode([String].self, forKey: .tags)
+        expiryPolicy = try container.decodeIfPresent(ExpiryPolicy.self, forKey: .expiryPolicy)
+        priceLines = try container.decodeIfPresent([PriceLine].self, forKey: .priceLines) ?? []
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(name, forKey: .name)
+        try container.encode(category, forKey: .category)
+        try container.encode(isHot, forKey: .isHot)
+        try container.encodeIfPresent(shelfLifeDays, forKey: .shelfLifeDays)
+        try container.encode(tags, forKey: .tags)
+        try container.encodeIfPresent(expiryPolicy, forKey: .expiryPolicy)
+        // Written only when used, so that a file without it stays readable by an older vendd.
+        if !priceLines.isEmpty { try container.encode(priceLines, forKey: .priceLines) }
     }
 
     /// Whether an item of this product past its shelf life may still be sold from `slot`: only

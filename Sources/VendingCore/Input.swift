@@ -62,8 +62,9 @@ public enum Input: Hashable, Sendable, Codable {
     case setDraining(Bool)
     /// A reader is ready for vends (nil: not any more, it went offline or is being reset).
     case cardReaderReady(CardReader, CardReaderReadiness?)
-    /// A card was presented (BEGIN SESSION); `funds` nil when the reader does not say.
-    case cardSessionBegan(CardReader, funds: Money?, media: CardMedia)
+    /// A card was presented (BEGIN SESSION); `funds` nil when the reader does not say; `terms`
+    /// its price list, discount or surcharge (nil in journals from before they were read: standard).
+    case cardSessionBegan(CardReader, funds: Money?, media: CardMedia, terms: CardPriceTerms? = nil)
     /// The reader ended its session (END SESSION, or a reset).
     case cardSessionEnded(CardReader)
     /// VEND APPROVED: the card is charged `amount` (nil: a token, charged the price).

@@ -17,9 +17,12 @@ public struct Sale: Hashable, Sendable, Codable {
     public let at: Instant
     public let confirmation: SaleConfirmation
     public let payment: Payment
+    /// The machine's price list the price came from (EVA-DTS PA703).
+    public let priceList: PriceListNumber
 
     public init(
-        vend: VendID, slot: SlotID, product: ProductID, price: Money, at: Instant, confirmation: SaleConfirmation, payment: Payment = .cash
+        vend: VendID, slot: SlotID, product: ProductID, price: Money, at: Instant, confirmation: SaleConfirmation, payment: Payment = .cash,
+        priceList: PriceListNumber = .standardList
     ) {
         self.vend = vend
         self.slot = slot
@@ -28,18 +31,33 @@ public struct Sale: Hashable, Sendable, Codable {
         self.at = at
         self.confirmation = confirmation
         self.payment = payment
+        self.priceList = priceList
     }
 
-    private enum CodingKeys: String, CodingKey { case vend, slot, product, price, at, confirmation, payment }
+    private enum CodingKeys: String, CodingKey { case vend, slot, product, price, at, confirmation, payment, priceList }
 
-    /// Sales recorded before cards were taken were paid in cash.
+    /// Sales recorded before cards were taken were paid in cash; before price lists, at list 1.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         self.init(
             vend: try container.decode(VendID.self, forKey: .vend), slot: try container.decode(SlotID.self, forKey: .slot),
             product: try container.decode(ProductID.self, forKey: .product), price: try container.decode(Money.self, forKey: .price),
             at: try container.decode(Instant.self, forKey: .at), confirmation: try container.decode(SaleConfirmation.self, forKey: .confirmation),
-            payment: try container.decodeIfPresent(Payment.self, forKey: .payment) ?? .cash)
+            payment: try container.decodeIfPresent(Payment.self, forKey: .payment) ?? .cash,
+            priceList: try container.decodeIfPresent(PriceListNumber.self, forKey: .priceList) ?? .standardList)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(vend, forKey: .vend)
+        try container.encode(slot, forKey: .slot)
+        try container.encode(product, forKey: .product)
+        try container.encode(price, forKey: .price)
+        try container.encode(at, forKey: .at)
+        try container.encode(confirmation, forKey: .confirmation)
+        try container.encode(payment, forKey: .payment)
+        // Written only off list 1, so that a record without it stays readable by an older vendd.
+        if priceList != .standardList { try container.encode(priceList, forKey: .priceList) }
     }
 
     /// A sale to count: not a free-vend card or test media.
@@ -135,6 +153,8 @@ public struct Ledger: Hashable, Sendable, Codable {
     public private(set) var discarded: [ProductID: SalesFigure] = [:]
     public private(set) var salesByProduct: [ProductID: SalesFigure] = [:]
     public private(set) var salesBySlot: [SlotID: SalesFigure] = [:]
+    /// Paid sales per slot, payment and price list (EVA-DTS PA7); empty in books from before lists.
+    public private(set) var salesByList: [PriceListSales: SalesFigure] = [:]
     /// The most recent sales, oldest first, at most `MachineSetup.historyLimit` of them.
     public private(set) var history: [Sale] = []
     public private(set) var failedVends = 0
@@ -190,6 +210,7 @@ public struct Ledger: Hashable, Sendable, Codable {
         discarded = try container.decodeIfPresent([ProductID: SalesFigure].self, forKey: .discarded) ?? [:]
         // Books from before collections: the box's contents are unknown, counted from now.
         cashBox = try container.decodeIfPresent(CashBox.self, forKey: .cashBox) ?? CashBox()
+        salesByList = try container.decodeIfPresent([PriceListSales: SalesFigure].self, forKey: .salesByList) ?? [:]
     }
 
     var isEmpty: Bool {
@@ -255,6 +276,8 @@ public struct Ledger: Hashable, Sendable, Codable {
         }
         salesByProduct[sale.product, default: .zero(sale.price.currency)].add(sale.price)
         salesBySlot[sale.slot, default: .zero(sale.price.currency)].add(sale.price)
+        salesByList[PriceListSales(slot: sale.slot, payment: sale.payment, list: sale.priceList), default: .zero(sale.price.currency)]
+            .add(sale.price)
     }
 
     mutating func recordDiscard(of product: ProductID, count: Int, value: Money) {

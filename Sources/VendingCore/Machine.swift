@@ -9,9 +9,55 @@ public struct PendingVend: Hashable, Sendable, Codable {
     public internal(set) var deadline: Instant
     /// Paid by card: the reader's part. Nil: paid from cash credit.
     public internal(set) var card: CardVend?
+    /// The price list `price` came from, decided with it at the selection.
+    public let priceList: PriceListNumber
+
+    init(
+        id: VendID, slot: SlotID, product: ProductID, price: Money, startedAt: Instant, deadline: Instant, card: CardVend? = nil,
+        priceList: PriceListNumber
+    ) {
+        self.id = id
+        self.slot = slot
+        self.product = product
+        self.price = price
+        self.startedAt = startedAt
+        self.deadline = deadline
+        self.card = card
+        self.priceList = priceList
+    }
+
+    private enum CodingKeys: String, CodingKey { case id, slot, product, price, startedAt, deadline, card, priceList }
+
+    /// A vend saved before price lists was at list 1.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        id = try container.decode(VendID.self, forKey: .id)
+        slot = try container.decode(SlotID.self, forKey: .slot)
+        product = try container.decode(ProductID.self, forKey: .product)
+        price = try container.decode(Money.self, forKey: .price)
+        startedAt = try container.decode(Instant.self, forKey: .startedAt)
+        deadline = try container.decode(Instant.self, forKey: .deadline)
+        card = try container.decodeIfPresent(CardVend.self, forKey: .card)
+        priceList = try container.decodeIfPresent(PriceListNumber.self, forKey: .priceList) ?? .standardList
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(slot, forKey: .slot)
+        try container.encode(product, forKey: .product)
+        try container.encode(price, forKey: .price)
+        try container.encode(startedAt, forKey: .startedAt)
+        try container.encode(deadline, forKey: .deadline)
+        try container.encodeIfPresent(card, forKey: .card)
+        if priceList != .standardList { try container.encode(priceList, forKey: .priceList) }
+    }
 
     /// What the vend holds of cash credit: its price, unless a card pays.
     public var heldCredit: Money { card == nil ? price : .zero(price.currency) }
+    /// What the card may be charged while no approval is seen: the price, or with a surcharge
+    /// the most the reader may add.
+    public var mostCharged: Money { card?.mostCharged ?? price }
     /// A card vend still waiting for its approval: the relay has not moved.
     public var awaitsApproval: Bool { card != nil && card?.approved == nil }
 }
@@ -190,7 +236,8 @@ public struct Machine: Hashable, Sendable, Codable {
         case .tick: timeOutVend(at: now, into: &effects)
         case .setDraining(let on): isDraining = on
         case .cardReaderReady(let reader, let readiness): setReadiness(of: reader, readiness, into: &effects)
-        case .cardSessionBegan(let reader, let funds, let media): beginCardSession(reader, funds: funds, media: media, into: &effects)
+        case .cardSessionBegan(let reader, let funds, let media, let terms):
+            beginCardSession(CardSession(reader: reader, funds: funds, media: media, terms: terms ?? .standard), into: &effects)
         case .cardSessionEnded(let reader): endCardSession(of: reader, into: &effects)
         case .cardVendApproved(let vend, let amount): approveCardVend(vend, amount: amount, at: now, into: &effects)
         case .cardVendDenied(let vend): denyCardVend(vend, byReader: true, into: &effects)
@@ -265,9 +312,15 @@ public struct Machine: Hashable, Sendable, Codable {
     /// validator returns it.
     public func acceptsBill(_ value: Money) -> Bool { value.isStackable(within: billLimit) }
 
-    /// The price a customer pays at `slot` now.
+    /// The slot's list-1 price for every payment: the file's, or one set at run time.
     public func price(of slot: SlotID) -> Money? {
         priceOverrides[slot]?.price ?? setup.slot(slot)?.price
+    }
+
+    /// The price a customer paying so would pay at `slot` at `instant`, and where it came from
+    /// (see `MachineSetup.decidePrice`).
+    public func price(of slot: SlotID, payment: PricePayment, terms: CardPriceTerms = .standard, at instant: Instant) -> PriceDecision? {
+        price(of: slot).flatMap { setup.decidePrice(of: slot, listOnePrice: $0, payment: payment, terms: terms, at: instant) }
     }
 
     /// Items in `slot` that a customer can buy (the one a vend in flight reserved excluded).
@@ -401,23 +454,25 @@ public struct Machine: Hashable, Sendable, Codable {
         guard !isDraining else { return effects.reject(.draining) }
         if let pendingVend { return effects.reject(.vendInProgress(pendingVend.id)) }
         if let pendingPayout { return effects.reject(.payoutInProgress(pendingPayout.id)) }
-        guard let slot = setup.slot(slotID), let price = price(of: slotID) else {
+        guard let slot = setup.slot(slotID), let cash = price(of: slotID, payment: .cash, at: now) else {
             return effects.reject(.unknownSlot(slotID))
         }
         if let fault = slotFaults[slotID] { return effects.reject(.slotOutOfService(slotID, fault)) }
         guard available(in: slotID) > 0 else { return effects.reject(.outOfStock(slotID)) }
         if let zone = healthLock(on: slotID) { return effects.reject(.healthLocked(slotID, zone: zone)) }
         if let since = expiredSlots[slotID] { return effects.reject(.expired(slotID, since: since)) }
-        guard price <= credit else {
-            if let reader = cardPaying(for: slotID, price: price, into: &effects) {
-                return startCardVend(slot, price: price, reader: reader, at: now, into: &effects)
+        // Cash and cards never mix: an open session pays by card, cash credit (or none) by cash.
+        guard cardSession == nil, cash.price <= credit else {
+            if let (reader, decision) = cardPaying(for: slotID, cashPrice: cash.price, at: now, into: &effects) {
+                return startCardVend(slot, decision, reader: reader, at: now, into: &effects)
             }
             return
         }
+        let price = cash.price
         lastVendNumber += 1
         let vend = PendingVend(
             id: VendID(rawValue: lastVendNumber), slot: slotID, product: slot.product,
-            price: price, startedAt: now, deadline: now + setup.vendTimeout)
+            price: price, startedAt: now, deadline: now + setup.vendTimeout, priceList: cash.list)
         pendingVend = vend
         // The relay first: it is what the customer waits for; the events report what happened.
         effects.command(.energiseRelay(slotID, vend.id))
@@ -473,7 +528,7 @@ public struct Machine: Hashable, Sendable, Codable {
         stock[vend.slot]?.removeOldest(1)
         let sale = Sale(
             vend: vend.id, slot: vend.slot, product: vend.product, price: vend.card?.approved ?? vend.price,
-            at: now, confirmation: confirmation, payment: payment)
+            at: now, confirmation: confirmation, payment: payment, priceList: vend.priceList)
         ledger.recordSale(sale, historyLimit: setup.historyLimit)
         effects.emit(.stockChanged(slot: vend.slot, product: vend.product, from: before, to: before - 1, reason: .sold))
         effects.emit(.vendCompleted(sale))
@@ -499,29 +554,42 @@ public struct Machine: Hashable, Sendable, Codable {
 
     // MARK: - Card vends
 
-    /// The reader that pays for a selection the cash credit does not cover, or nil with the
-    /// rejection said: the open session's reader if its funds allow, else (no cash credit) a
-    /// reader that takes a selection before the card ("always idle").
-    private func cardPaying(for slot: SlotID, price: Money, into effects: inout Effects) -> CardReader? {
+    /// The reader that pays for a selection the cash credit does not cover, and the card's price,
+    /// or nil with the rejection said: the open session's reader if its funds allow, else (no
+    /// cash credit) a reader that takes a selection before the card ("always idle"). Funds do not
+    /// limit a card whose reader applies a discount (MDB 4.2 A3•12: it may charge less).
+    private func cardPaying(
+        for slot: SlotID, cashPrice: Money, at now: Instant, into effects: inout Effects
+    ) -> (CardReader, PriceDecision)? {
         if let session = cardSession {
-            if let funds = session.funds, funds < price {
-                effects.reject(.insufficientFunds(slot, price: price, funds: funds))
+            guard let decision = price(of: slot, payment: .cashless(session.reader), terms: session.terms, at: now) else { return nil }
+            if let funds = session.funds, funds < decision.price, !session.terms.readerAdjusts {
+                effects.reject(.insufficientFunds(slot, price: decision.price, funds: funds))
                 return nil
             }
-            return session.reader
+            return (session.reader, decision)
         }
-        if acceptsCards, let reader = cardReaders.values.filter(\.selectionFirst).map(\.reader).min() { return reader }
-        effects.reject(.insufficientCredit(slot, price: price, credit: credit))
+        if acceptsCards, let reader = cardReaders.values.filter(\.selectionFirst).map(\.reader).min(),
+            let decision = price(of: slot, payment: .cashless(reader), at: now)
+        {
+            return (reader, decision)
+        }
+        effects.reject(.insufficientCredit(slot, price: cashPrice, credit: credit))
         return nil
     }
 
-    /// VEND REQUEST first: the item is reserved, the relay waits for the reader's approval.
-    private mutating func startCardVend(_ slot: SlotSetup, price: Money, reader: CardReader, at now: Instant, into effects: inout Effects) {
+    /// VEND REQUEST first: the item is reserved, the relay waits for the reader's approval. The
+    /// price asked is the one decided now; an approval after a band began changes nothing in it.
+    private mutating func startCardVend(
+        _ slot: SlotSetup, _ decision: PriceDecision, reader: CardReader, at now: Instant, into effects: inout Effects
+    ) {
+        let price = decision.price
         lastVendNumber += 1
         let id = VendID(rawValue: lastVendNumber)
         pendingVend = PendingVend(
             id: id, slot: slot.id, product: slot.product, price: price, startedAt: now, deadline: now + .cardApprovalLimit,
-            card: CardVend(reader: reader, media: cardSession?.media ?? .normal, approved: nil))
+            card: CardVend(reader: reader, media: cardSession?.media ?? .normal, approved: nil, mostCharged: decision.mostCharged),
+            priceList: decision.list)
         effects.command(.requestCardVend(reader, id, price: price, slot: slot.id))
         effects.emit(.cardVendRequested(id, reader: reader, slot: slot.id, product: slot.product, price: price))
     }
@@ -579,7 +647,7 @@ public struct Machine: Hashable, Sendable, Codable {
 
     private mutating func settle(_ vend: PendingVend, _ card: CardVend, success: Bool, amount: Money, into effects: inout Effects) {
         let settlement = CardSettlement(
-            vend: vend.id, reader: card.reader, slot: vend.slot, success: success, amount: amount, requested: vend.price)
+            vend: vend.id, reader: card.reader, slot: vend.slot, success: success, amount: amount, requested: vend.mostCharged)
         cardSettlements.append(settlement)
         effects.command(.settleCardVend(settlement))
     }
@@ -605,27 +673,27 @@ public struct Machine: Hashable, Sendable, Codable {
     }
 
     /// The reader was reset or lost while the vend awaited its approval: nothing dispensed, and
-    /// the price it was asked for is booked as possibly charged.
+    /// what it may have charged (the price, a surcharge added) is booked as possibly charged.
     private mutating func leaveCardVendUnresolved(_ id: VendID, into effects: inout Effects) {
         guard let vend = pendingVend, vend.id == id, let card = vend.card, card.approved == nil else {
             return effects.reject(.staleVendOutcome(id))
         }
         pendingVend = nil
-        ledger.recordCardPossiblyCharged(vend.price, on: card.reader)
-        effects.emit(.cardVendUnresolved(id, reader: card.reader, slot: vend.slot, amount: vend.price))
+        ledger.recordCardPossiblyCharged(vend.mostCharged, on: card.reader)
+        effects.emit(.cardVendUnresolved(id, reader: card.reader, slot: vend.slot, amount: vend.mostCharged))
     }
 
     /// A card presented while cash credit or another session is open is refused: its session is
     /// ended at once (cash and cards never mix).
-    private mutating func beginCardSession(_ reader: CardReader, funds: Money?, media: CardMedia, into effects: inout Effects) {
+    private mutating func beginCardSession(_ session: CardSession, into effects: inout Effects) {
+        let reader = session.reader
         if cardSession?.reader == reader { return }
         guard cardSession == nil, credit.isZero, !isInServiceMode, !isDraining, pendingPayout == nil,
-            funds.map({ $0.currency == setup.currency }) ?? true
+            session.funds.map({ $0.currency == setup.currency }) ?? true
         else {
             effects.command(.endCardSession(reader))
             return effects.reject(.cardSessionRefused(reader))
         }
-        let session = CardSession(reader: reader, funds: funds, media: media)
         cardSession = session
         effects.emit(.cardSessionBegan(session))
     }

@@ -7,13 +7,42 @@ public struct SlotSetup: Hashable, Sendable, Codable {
     /// The zone whose health control protects this slot's items: set when they are perishable
     /// (time/temperature-controlled food). A lock on that zone stops the slot's sales.
     public let healthZone: ZoneID?
+    /// Prices besides `price` (list 1, every payment): other lists, other payments (`prices:`).
+    public let priceLines: [PriceLine]
 
-    public init(id: SlotID, product: ProductID, price: Money, capacity: Int, healthZone: ZoneID? = nil) {
+    public init(
+        id: SlotID, product: ProductID, price: Money, capacity: Int, healthZone: ZoneID? = nil, priceLines: [PriceLine] = []
+    ) {
         self.id = id
         self.product = product
         self.price = price
         self.capacity = capacity
         self.healthZone = healthZone
+        self.priceLines = priceLines
+    }
+
+    private enum CodingKeys: String, CodingKey { case id, product, price, capacity, healthZone, priceLines }
+
+    /// Slots saved before price lists had none.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        id = try container.decode(SlotID.self, forKey: .id)
+        product = try container.decode(ProductID.self, forKey: .product)
+        price = try container.decode(Money.self, forKey: .price)
+        capacity = try container.decode(Int.self, forKey: .capacity)
+        healthZone = try container.decodeIfPresent(ZoneID.self, forKey: .healthZone)
+        priceLines = try container.decodeIfPresent([PriceLine].self, forKey: .priceLines) ?? []
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(product, forKey: .product)
+        try container.encode(price, forKey: .price)
+        try container.encode(capacity, forKey: .capacity)
+        try container.encodeIfPresent(healthZone, forKey: .healthZone)
+        // Written only when used, so that a file without it stays readable by an older vendd.
+        if !priceLines.isEmpty { try container.encode(priceLines, forKey: .priceLines) }
     }
 }
 
@@ -56,6 +85,8 @@ public struct MachineSetup: Hashable, Sendable, Codable {
     public let historyLimit: Int
     /// Zones whose health lock stops every slot, not only their perishable ones (`lock: machine`).
     public let machineLockZones: Set<ZoneID>
+    /// Price lists, time bands and the cards' lists (`pricing:`); `standard` without them.
+    public let pricing: PricingSetup
 
     public init(
         currency: Currency,
@@ -67,7 +98,8 @@ public struct MachineSetup: Hashable, Sendable, Codable {
         failedVendPolicy: FailedVendPolicy = .keepCredit,
         payoutPolicy: PayoutPolicy = .none,
         historyLimit: Int = 10_000,
-        machineLockZones: Set<ZoneID> = []
+        machineLockZones: Set<ZoneID> = [],
+        pricing: PricingSetup = .standard
     ) throws(SetupError) {
         self.currency = currency
         self.catalog = catalog
@@ -79,6 +111,7 @@ public struct MachineSetup: Hashable, Sendable, Codable {
         self.payoutPolicy = payoutPolicy
         self.historyLimit = historyLimit
         self.machineLockZones = machineLockZones
+        self.pricing = pricing
         if let problem = firstProblem { throw problem }
     }
 
@@ -92,7 +125,7 @@ public struct MachineSetup: Hashable, Sendable, Codable {
 
     private enum CodingKeys: String, CodingKey {
         case currency, catalog, slots, maximumCredit, vendTimeoutMilliseconds, unknownOutcomePolicy, failedVendPolicy
-        case payoutPolicy, historyLimit, machineLockZones
+        case payoutPolicy, historyLimit, machineLockZones, pricing
         /// Written before payout policies: true meant `manual`.
         case payoutAvailable
     }
@@ -113,6 +146,7 @@ public struct MachineSetup: Hashable, Sendable, Codable {
         }
         historyLimit = try container.decode(Int.self, forKey: .historyLimit)
         machineLockZones = try container.decodeIfPresent(Set<ZoneID>.self, forKey: .machineLockZones) ?? []
+        pricing = try container.decodeIfPresent(PricingSetup.self, forKey: .pricing) ?? .standard
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -128,6 +162,7 @@ public struct MachineSetup: Hashable, Sendable, Codable {
         try container.encode(historyLimit, forKey: .historyLimit)
         // Written only when used, so that a file without it stays readable by an older vendd.
         if !machineLockZones.isEmpty { try container.encode(machineLockZones, forKey: .machineLockZones) }
+        if pricing != .standard { try container.encode(pricing, forKey: .pricing) }
     }
 
     /// The configuration module reports these with file positions first; this check keeps the
@@ -141,6 +176,10 @@ public struct MachineSetup: Hashable, Sendable, Codable {
                 return .invalidPrice(slot.id)
             }
             if slot.capacity < 1 { return .invalidCapacity(slot.id) }
+            let lines = slot.priceLines + (catalog[slot.product]?.priceLines ?? [])
+            if lines.contains(where: { $0.price.currency != currency || $0.price.minorUnits <= 0 }) {
+                return .invalidPrice(slot.id)
+            }
         }
         if maximumCredit.currency != currency || maximumCredit.minorUnits <= 0 {
             return .invalidMaximumCredit

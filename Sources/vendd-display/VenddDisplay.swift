@@ -2,6 +2,7 @@ import ArgumentParser
 import VendConfig
 import VendControl
 import VendDisplay
+import VendHTTP
 import VendKiosk
 import VendPOSIX
 
@@ -51,12 +52,16 @@ struct VenddDisplay: ParsableCommand {
         if let port { kiosk = DisplaySettings.Kiosk(address: kiosk.address, port: port) }
         let server = KioskServer(config: settings, kiosk: kiosk, follower: follower)
         for missing in server.missingPictures { say("warning: picture \(missing) cannot be read; its product is shown without one") }
+        let listening: HTTPServer
         do {
-            try server.run { address in say("kiosk at http://\(address)/") }
+            listening = try server.start()
         } catch {
             say("kiosk: cannot listen: \(error)")
             throw ExitCode.failure
         }
+        say("kiosk at http://\(listening.address)/")
+        // libmicrohttpd's thread serves; this one has nothing left to do.
+        withExtendedLifetime(listening) { while true { pause() } }
     }
 
     private func startLCD(_ lcd: DisplaySettings.LCD, config: VenddConfig, follower: MachineFollower) throws {

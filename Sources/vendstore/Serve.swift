@@ -38,10 +38,16 @@ struct Serve: ParsableCommand {
             throw ExitCode(StoreExit.unavailable)
         }
         let credentials = try settings.credentialsFile.map { try MQTTCredentials.read($0) }
+        let ingestSettings = IngestSettings(
+            endpoint: MQTTEndpoint(host: settings.broker.host, port: settings.broker.port, tls: settings.broker.tls), caFile: settings.caFile,
+            credentials: credentials, clientID: settings.clientID, topicPrefix: settings.topicPrefix, sharedGroup: settings.sharedGroup,
+            sessionExpirySeconds: UInt32(settings.sessionExpirySeconds), batchSize: settings.batchEvents,
+            batchWindow: .milliseconds(settings.batchMilliseconds), ackInterval: .milliseconds(settings.ackMilliseconds),
+            bufferCapacity: settings.bufferEvents)
         let office: OfficeService?
         do {
             office = try settings.office.map { officeSettings in
-                try OfficeService(settings: officeSettings, logger: logger, clock: { WallClock.milliseconds }) {
+                try OfficeService(settings: officeSettings, logger: logger, broker: ingestSettings, clock: { WallClock.milliseconds }) {
                     try openSQL(settings.database)
                 }
             }
@@ -53,14 +59,7 @@ struct Serve: ParsableCommand {
         // Each commit tells the office's live pages which machines changed.
         var afterCommit: (@Sendable (Set<String>) -> Void)?
         if let office { afterCommit = { office.changed($0) } }
-        let ingester = try Ingester(
-            settings: IngestSettings(
-                endpoint: MQTTEndpoint(host: settings.broker.host, port: settings.broker.port, tls: settings.broker.tls), caFile: settings.caFile,
-                credentials: credentials, clientID: settings.clientID, topicPrefix: settings.topicPrefix, sharedGroup: settings.sharedGroup,
-                sessionExpirySeconds: UInt32(settings.sessionExpirySeconds), batchSize: settings.batchEvents,
-                batchWindow: .milliseconds(settings.batchMilliseconds), ackInterval: .milliseconds(settings.ackMilliseconds),
-                bufferCapacity: settings.bufferEvents),
-            store: store, logger: logger, beforeCommit: Self.killHook(), afterCommit: afterCommit)
+        let ingester = try Ingester(settings: ingestSettings, store: store, logger: logger, beforeCommit: Self.killHook(), afterCommit: afterCommit)
         signals.deliver { _ in
             notifier.stopping()
             ingester.stop()

@@ -82,6 +82,25 @@ import Testing
         #expect(segments.contains("PA2*1*200*0*0"))
     }
 
+    /// A machine with price lists: each selection's sales per payment device and list follow its
+    /// PA1, PA2 and PA4 (EVA-DTS 6.1.1 §2.2.2), whole life then since the last reset.
+    @Test func priceListSalesFollowTheirSelection() {
+        var audit = Self.audit
+        audit.priceLists = [
+            "A1": [
+                .init(device: "CA", list: 1, price: 150, total: .init(vends: 2, value: 300), sinceReset: .init(vends: 1, value: 150)),
+                .init(device: "DA", list: 2, price: 120, total: .init(vends: 1, value: 108), sinceReset: .init(vends: 0, value: 0)),
+            ]
+        ]
+        let segments = DEXWriter.file(audit).components(separatedBy: "\r\n")
+        let a1 = segments.firstIndex(of: "PA1*A1*150")!
+        #expect(
+            Array(segments[a1..<(a1 + 6)]) == [
+                "PA1*A1*150", "PA2*1*150*1*150", "PA4*0", "PA7*A1*CA*1*150*2*300*1*150", "PA7*A1*DA*2*120*1*108*0*0", "PA1*A2*200",
+            ])
+        #expect(DEXAudit.ListSales.device(of: "cashless2") == "DB" && DEXAudit.ListSales.device(of: "free-cashless1") == nil)
+    }
+
     /// Card sales are paid vends (VA1) but not cash (CA2): each reader has its DA2/DB2, whole life
     /// then since the last reset, and a reader that never sold has none.
     @Test func cardSalesHaveTheirOwnSegments() {

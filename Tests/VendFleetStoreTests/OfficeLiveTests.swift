@@ -107,21 +107,18 @@ struct OfficeLiveTests {
         #expect(next.waitFor("retry: 2000"))
     }
 
-    @Test func aStreamEndsAfterItsLifetimeAndTheHeartbeatKeepsTheOthers() throws {
+    @Test func twoCommitsOfTheSameMachinesAreTwoEventsAndALaterPageGetsTheLast() throws {
         let rig = try OfficeRig(.sqlite)
         defer { rig.stop() }
         let dan = try rig.loggedIn("dan")
-        let old = try EventStreamClient(port: rig.port, cookie: cookie(dan))
-        #expect(old.waitFor("retry: 2000"))
-        rig.clock.advance(LiveFeed.lifetime - 1000)
-        let young = try EventStreamClient(port: rig.port, cookie: cookie(dan))
-        #expect(young.waitFor("retry: 2000"))
-        rig.clock.advance(1000)
-        rig.service.feed.beat()
-        // The response's last chunk: the browser reconnects (the connection itself may stay).
-        #expect(old.waitFor("\r\n0\r\n\r\n"))
-        #expect(young.waitFor(": alive\n\n"))
-        #expect(eventually { rig.service.liveStreams == 1 })
+        let stream = try EventStreamClient(port: rig.port, cookie: cookie(dan))
+        #expect(stream.waitFor("retry: 2000\n\n"))
+        rig.service.changed(["m1"])
+        #expect(stream.waitFor("id: 1\nevent: change\ndata: m1\n\n"))
+        rig.service.changed(["m1"])
+        #expect(stream.waitFor("retry: 2000\nid: 2\nevent: change\ndata: m1\n\n"))
+        let later = try EventStreamClient(port: rig.port, cookie: cookie(dan))
+        #expect(later.waitFor("id: 2\nevent: change\ndata: m1\n\n"))
     }
 
     @Test(arguments: Engine.allCases)

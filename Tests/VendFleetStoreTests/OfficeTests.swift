@@ -3,6 +3,7 @@ import Logging
 import Synchronization
 import Testing
 import VendConfig
+import VendFleetIngest
 import VendFleetStore
 import VenddTestSupport
 import VendingCore
@@ -30,11 +31,14 @@ struct OfficeRig {
     let clock: OfficeTestClock
     /// Noon today, local time: the office's "now".
     let noon: Int64
+    /// A connection of the test's own to the office's database.
+    let openSQL: () throws -> FleetSQL
 
     var port: Int { service.port }
 
     /// `cluster`: a PostgreSQL of the test's own (one it stops), instead of the run's shared one.
-    init(_ engine: Engine, throttle: (perUser: Int, perAddress: Int)? = nil, cluster: PostgresCluster? = nil) throws {
+    /// `broker`: the office sends commands to machines through it.
+    init(_ engine: Engine, throttle: (perUser: Int, perAddress: Int)? = nil, cluster: PostgresCluster? = nil, broker: IngestSettings? = nil) throws {
         directory = try TemporaryDirectory()
         let open: () throws -> FleetSQL
         switch engine {
@@ -47,6 +51,7 @@ struct OfficeRig {
             store = try PostgresFleetStore(conninfo: conninfo, now: 1)
             open = { try openFleetSQL(conninfo: conninfo, now: 1) }
         }
+        openSQL = open
         noon = Office.localMidnight(Int64(Date().timeIntervalSince1970 * 1000), daysBack: 0) + 12 * 3_600_000
         let clock = OfficeTestClock(noon)
         self.clock = clock
@@ -57,7 +62,7 @@ struct OfficeRig {
         let settings = OfficeSettings(
             port: try LocalPort.reserve(), currencies: ["KRW": MoneyFormat(template: "{amount}원", groupingSeparator: ",", decimalSeparator: ".")!])
         service = try OfficeService(
-            settings: settings, logger: Logger(label: "office-test") { _ in SwiftLogNoOpLogHandler() }, throttleLimits: throttle,
+            settings: settings, logger: Logger(label: "office-test") { _ in SwiftLogNoOpLogHandler() }, throttleLimits: throttle, broker: broker,
             clock: { clock.value }, open: open)
     }
 
@@ -261,7 +266,7 @@ struct OfficeTests {
         // The par level reached the slot, and the CSV defuses the formula.
         let csv = try ann.get("/pick-list.csv?route=north")
         #expect(csv.header("Content-Type") == "text/csv; charset=utf-8")
-        #expect(csv.body.contains(#""'=HYPERLINK(""http://evil"") <b>",1,4,3,0,2"#))
+        #expect(csv.body.contains(#""'=HYPERLINK(""http://evil"") <b>",1,4,3,0,2,"#))
         // A user name of SQL is a wrong name, and every table is still there.
         var sql = rig.client()
         #expect(try sql.logIn("' OR '1'='1' --", "' OR '1'='1' --").status == 403)
@@ -275,6 +280,9 @@ struct OfficeTests {
         let rig = try OfficeRig(engine)
         defer { rig.stop() }
         let past = rig.noon - 3_600_000
+        // Within two days the slot is named to check; beyond, it is not.
+        let soon = rig.noon + 2 * 86_400_000
+        let later = soon + 60_000
         _ = try rig.store.commit(
             events: [],
             retained: [
@@ -283,10 +291,10 @@ struct OfficeTests {
                     [
                         SlotPosition(slot: "A1", product: "cola", price: "1200", available: 0, stock: 0, capacity: 8, earliestExpiry: nil),
                         SlotPosition(slot: "A2", product: "water", price: "900", available: 3, stock: 5, capacity: 10, earliestExpiry: past),
-                        SlotPosition(slot: "B1", product: "cola", price: "1200", available: 6, stock: 6, capacity: 6, earliestExpiry: nil),
+                        SlotPosition(slot: "B1", product: "cola", price: "1200", available: 6, stock: 6, capacity: 6, earliestExpiry: soon),
                     ]),
                 stockUpdate(
-                    "m2", [SlotPosition(slot: "A1", product: "cola", price: "1200", available: 2, stock: 2, capacity: 8, earliestExpiry: nil)]),
+                    "m2", [SlotPosition(slot: "A1", product: "cola", price: "1200", available: 2, stock: 2, capacity: 8, earliestExpiry: later)]),
                 stockUpdate(
                     "m3", [SlotPosition(slot: "A1", product: "tea", price: "1000", available: 0, stock: 0, capacity: 5, earliestExpiry: nil)]),
             ], receivedAt: rig.noon)
@@ -300,22 +308,24 @@ struct OfficeTests {
         #expect(
             csv.body
                 == [
-                    "machine,slot,product,stock,capacity,par,expired,load",
-                    "m2,A1,cola,2,8,5,0,3",
-                    "m1,A1,cola,0,8,,0,8",
-                    "m1,A2,water,5,10,,2,7",
-                    "m1,B1,cola,6,6,,0,0",
-                    "TOTAL,,cola,,,,0,11",
-                    "TOTAL,,water,,,,2,7",
+                    "machine,slot,product,stock,capacity,par,expired,load,expires_soon",
+                    "m2,A1,cola,2,8,5,0,3,",
+                    "m1,A1,cola,0,8,,0,8,",
+                    "m1,A2,water,5,10,,2,7,",
+                    "m1,B1,cola,6,6,,0,0,\(Pages.localTime(soon))",
+                    "TOTAL,,cola,,,,0,11,",
+                    "TOTAL,,water,,,,2,7,",
                 ].map { $0 + "\r\n" }.joined())
         let page = try dan.get("/pick-list?route=north%201")
         #expect(page.body.contains("<h2>m9</h2><p class=\"alert\">no stock report stored for this machine</p>"))
+        #expect(page.body.contains("\(Pages.localTime(soon)): check and unload"))
+        #expect(!page.body.contains("\(Pages.localTime(later)): check"))
         #expect(!page.body.contains("action=\"/par\""))
         #expect(try ann.get("/pick-list?route=north%201").body.contains("action=\"/par\""))
         #expect(try dan.get("/pick-list?route=south").status == 404)
         // A par level cleared: back to capacity.
         #expect(try ann.post("/par", [("csrf", csrf), ("route", "north 1"), ("machine", "m2"), ("slot", "A1"), ("par", "")]).status == 303)
-        #expect(try dan.get("/pick-list.csv?route=north%201").body.contains("m2,A1,cola,2,8,,0,6\r\n"))
+        #expect(try dan.get("/pick-list.csv?route=north%201").body.contains("m2,A1,cola,2,8,,0,6,\r\n"))
     }
 
     @Test(arguments: Engine.allCases)

@@ -1,5 +1,3 @@
-import VendHTTP
-
 #if canImport(Glibc)
     import Glibc
 #endif

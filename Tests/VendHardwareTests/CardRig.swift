@@ -37,7 +37,7 @@ final class CardRig: @unchecked Sendable {
 
     init(
         readers: [SimulatedCashlessReader], selectionFirst: Bool = true, unknown: UnknownOutcomePolicy = .assumeDispensed,
-        currencyNumeric: Int? = nil
+        currencyNumeric: Int? = nil, priceLines: [PriceLine] = [], pricing: PricingSetup = .standard
     ) {
         self.readers = readers
         self.currencyNumeric = currencyNumeric
@@ -54,11 +54,11 @@ final class CardRig: @unchecked Sendable {
                 Product(id: "cola", name: "Cola", category: CategoryPath(["soda"])),
             ]),
             slots: [
-                SlotSetup(id: "A1", product: "milk", price: MDBRig.won(1_200), capacity: 50),
+                SlotSetup(id: "A1", product: "milk", price: MDBRig.won(1_200), capacity: 50, priceLines: priceLines),
                 SlotSetup(id: "A2", product: "cola", price: MDBRig.won(1_500), capacity: 50),
             ],
             maximumCredit: MDBRig.won(10_000), vendTimeout: .seconds(30), unknownOutcomePolicy: unknown, failedVendPolicy: .keepCredit,
-            payoutPolicy: .manual)
+            payoutPolicy: .manual, pricing: pricing)
         machine = Machine(setup: setup)
         for slot in setup.slots { apply(.restock(slot.id, count: nil, loadedAt: nil)) }
         makeDrivers()

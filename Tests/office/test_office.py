@@ -3,12 +3,14 @@
 Selenium) against a real `vendstore serve` with an `office:` section, its SQLite database filled
 with what the ingester stores (machine_slots, machine_latest, machine_zones, events). Each role
 logs in; the operator makes a route and sets a par level through the pages; the pick list's
-numbers are the stored slots'; the driver finds no operator forms and a forged POST is refused.
+numbers are the stored slots'; the machine page draws its charts; the driver finds no operator
+forms, a forged POST is refused, and the driver's count of a cash collection shows its difference.
 Every check prints PASS or FAIL; the first FAIL ends the run (exit 1). Screenshots go to
 $VENDD_OFFICE_SCREENSHOTS/office-*.png (a scratch directory unless told).
 
 Usage: Tests/office/test_office.py BUILD_DIR
 """
+import math
 import os
 import shutil
 import signal
@@ -82,14 +84,58 @@ def fill(database, now):
     ], start=1):
         payload = f'{{"id":"m1-{seq}","seq":{seq},"machine":"m1","at":{today + seq},"type":"{kind}","currency":"KRW",{fields}}}'
         events.append(("m1", seq, f"m1-{seq}", kind, today + seq, payload, today))
+    # Ten more days of m1's sales, for its chart: cash and card, two products. The fleet page's
+    # 7 days hold today's and the 6 days' before.
+    seq = len(events)
+    week = {"cash": 1200, "cashless1": 1200}
+    for day in range(1, 11):
+        for number in range(day % 4 + 1):
+            product, price = ("Cola", "1200") if number % 2 == 0 else ("Water", "900")
+            payment = "cash" if number % 3 else "cashless1"
+            at = today - day * 86_400_000 + number
+            vend = 100 * day + number
+            if day <= 6:
+                week[payment] += int(price)
+            for kind, fields in (("vend-started", f'"vend":{vend},"product":"{product}","amount":"{price}"'),
+                                 ("vend-ended", f'"vend":{vend},"product":"{product}","amount":"{price}","outcome":"sold","payment":"{payment}"')):
+                seq += 1
+                payload = f'{{"id":"m1-{seq}","seq":{seq},"machine":"m1","at":{at},"type":"{kind}","currency":"KRW",{fields}}}'
+                events.append(("m1", seq, f"m1-{seq}", kind, at, payload, today))
+    # The cash box emptied twice: the first counted by the driver already, the second not yet.
+    for number, (collection_seq, at, counts) in enumerate([
+        (seq + 1, today - 3 * 86_400_000, [("coin", "100", 12), ("coin", "500", 9), ("bill", "1000", 3)]),
+        (seq + 2, today - 3_600_000, [("coin", "100", 10), ("coin", "500", 4), ("bill", "1000", 2)]),
+    ], start=1):
+        total = sum(int(value) * count for _, value, count in counts)
+        payload = f'{{"id":"m1-{collection_seq}","seq":{collection_seq},"machine":"m1","at":{at},"type":"cash-collected","currency":"KRW"}}'
+        events.append(("m1", collection_seq, f"m1-{collection_seq}", "cash-collected", at, payload, today))
+        since = today - 3 * 86_400_000 if number == 2 else None
+        db.execute("INSERT INTO collections (machine, seq, collection, at, since, currency, total, collected_by, received_at)"
+                   " VALUES ('m1', ?, ?, ?, ?, 'KRW', ?, 'tech kim', ?)", (collection_seq, number, at, since, str(total), today))
+        db.executemany("INSERT INTO collection_denominations (machine, seq, kind, value, count) VALUES ('m1', ?, ?, ?, ?)",
+                       [(collection_seq, kind, value, count) for kind, value, count in counts])
+    db.executemany("INSERT INTO collection_counts (machine, seq, kind, value, count, entered_by, entered_at)"
+                   " VALUES ('m1', ?, ?, ?, ?, 'dan', ?)",
+                   [(seq + 1, "coin", "100", 12, today), (seq + 1, "coin", "500", 8, today), (seq + 1, "bill", "1000", 3, today)])
+    db.execute("INSERT INTO machine_zones (machine, zone, kind, health, temperature, set_point, at, received_at)"
+               " VALUES ('m1', 'cold', 'cold', 'ok', '4.5', '4', ?, ?)", (today, today))
+    # Six days of m1's cold zone, a reading every 10 minutes: the compressor's cycle, and a door
+    # left open for an hour.
+    readings = []
+    for step in range(6 * 144):
+        at = today - step * 600_000
+        temperature = 4 + 0.6 * math.sin(step / 4) + (3.5 if 200 <= step < 206 else 0)
+        readings.append(("m1", "cold", at // 60_000, at, f"{temperature:.1f}"))
+    db.executemany("INSERT INTO zone_readings (machine, zone, minute, at, temperature) VALUES (?, ?, ?, ?, ?)", readings)
     db.executemany("INSERT INTO events (machine, seq, id, type, at, payload, received_at) VALUES (?, ?, ?, ?, ?, ?, ?)", events)
-    db.execute("INSERT INTO machine_progress (machine, contiguous, highest, updated_at) VALUES ('m1', 4, 4, ?)", (today,))
+    db.execute("INSERT INTO machine_progress (machine, contiguous, highest, updated_at) VALUES ('m1', ?, ?, ?)", (seq + 2, seq + 2, today))
     # The sales tables as a store of schema 4 lacks them: vendstore's next start (migration 5)
     # fills them from these events, as it would from the ingester's.
     for statement in ("DROP TABLE sales_days", "DROP TABLE slot_sales_days", "DELETE FROM schema_migrations WHERE version = 5"):
         db.execute(statement)
     db.commit()
     db.close()
+    return week
 
 
 def wait_for(url, seconds=20):
@@ -137,7 +183,7 @@ office:
         check(server.poll() is None, f"vendstore serves the office on 127.0.0.1:{port}")
         server.send_signal(signal.SIGTERM)
         server.wait(timeout=20)
-        fill(database, time.time())
+        week = fill(database, time.time())
         server = subprocess.Popen([vendstore, "serve", "--config", config], stdout=log, stderr=log)
         wait_for(base + "/login")
         check(server.poll() is None, "vendstore serves again, its migration 5 applied to the filled database")
@@ -179,7 +225,8 @@ office:
         check("A1 sold out" in rows["m1"][2] and "A2 expired (2)" in rows["m1"][2], f"m1's alerts: {rows['m1'][2]!r}")
         check("zone cold locked (food safety)" in rows["m2"][2] and "out-of-order" in rows["m2"][1], f"m2: {rows['m2'][1:3]}")
         check(rows["m3"][1].startswith("offline"), f"m3 is offline: {rows['m3'][1]!r}")
-        check(rows["m1"][3:] == ["1,200원", "1,200원", "1,200원", "1,200원"], f"m1's sales, cash and card apart: {rows['m1'][3:]}")
+        check(rows["m1"][3:] == ["1,200원", "1,200원", f"{week['cash']:,}원", f"{week['cashless1']:,}원"],
+              f"m1's sales, cash and card apart: {rows['m1'][3:]}")
         driver.save_screenshot(os.path.join(SHOTS, "office-fleet.png"))
 
         submitted(lambda: driver.find_element(By.LINK_TEXT, "Routes").click())
@@ -190,7 +237,7 @@ office:
         submitted(lambda: driver.find_element(By.LINK_TEXT, "pick list").click())
 
         def loads():
-            return {(table.find_element(By.XPATH, "preceding-sibling::h2[1]").text, row[0]): (row[-2], row[-1])
+            return {(table.find_element(By.XPATH, "preceding-sibling::h2[1]").text, row[0]): (row[5], row[6])  # unload expired, load
                     for table in driver.find_elements(By.CSS_SELECTOR, "div.scroll")
                     for row in [[cell.text for cell in tr.find_elements(By.TAG_NAME, "td")]
                                 for tr in table.find_elements(By.CSS_SELECTOR, "tbody tr")]}
@@ -209,7 +256,15 @@ office:
         driver.get(base + "/fleet")
         submitted(lambda: driver.find_element(By.LINK_TEXT, "m1").click())
         check("Planogram" in driver.page_source and "1,200원" in driver.page_source, "the machine page shows m1's planogram with prices")
+        charts = driver.find_elements(By.CSS_SELECTOR, "div.chart svg")
+        check(len(charts) == 3, f"the machine page draws sales per day, per product and the cold zone ({len(charts)} charts)")
+        check(len(driver.find_elements(By.CSS_SELECTOR, "svg rect.column")) >= 10, "the sales chart has a column per day with sales")
+        check(driver.find_elements(By.CSS_SELECTOR, "svg polyline.reading"), "the cold zone's temperatures are drawn")
+        check(all(chart.size["width"] <= 1280 for chart in charts), "the charts fit the page")
+        check(driver.find_elements(By.CSS_SELECTOR, "form[action='/dex'] button"), "the machine page offers to ask for a DEX audit")
+        driver.set_window_size(1280, 2600)
         driver.save_screenshot(os.path.join(SHOTS, "office-machine.png"))
+        driver.set_window_size(1280, 900)
 
         # On a phone: nothing wider than the screen but the tables' own scroll boxes.
         driver.set_window_size(390, 844)
@@ -228,6 +283,28 @@ office:
         check("1,200원" not in driver.page_source and "Price" not in driver.page_source, "the driver sees no prices on the machine page")
         driver.get(base + "/audit")
         check("Operators only" in driver.page_source, "the audit log is refused to the driver")
+
+        # The driver counts the bag of m1's last collection: the difference per coin and in total.
+        driver.get(base + "/machine?id=m1")
+        submitted(lambda: driver.find_element(By.LINK_TEXT, "Cash collections").click())
+        rows = cells()
+        check(rows[0][:1] == ["2"] and rows[0][3:6] == ["5,000원", "-", "-"], f"collection 2 awaits its count: {rows[0]}")
+        check(rows[1][3:6] == ["8,700원", "8,200원", "-500원"], f"collection 1: one 500원 coin short: {rows[1]}")
+        submitted(lambda: driver.find_element(By.LINK_TEXT, "enter the count").click())
+        for name, value in (("coin:100", "9"), ("coin:500", "4"), ("bill:1000", "2")):
+            driver.find_element(By.NAME, name).send_keys(value)
+        submitted(lambda: driver.find_element(By.CSS_SELECTOR, "form[action='/collection'] button").click())
+        check("Counted by dan" in driver.page_source, "the driver's count is saved")
+        totals = [cell.text for cell in driver.find_elements(By.CSS_SELECTOR, "main table tbody tr:last-child th")]
+        check(totals == ["Total", "5,000원", "4,900원", "", "-100원"], f"machine 5,000원, counted 4,900원, difference -100원: {totals}")
+        check(cells()[0][3:] == ["-1", "-100원"], f"one 100원 coin missing: {cells()[0]}")
+        driver.set_window_size(1280, 1000)
+        driver.save_screenshot(os.path.join(SHOTS, "office-cash-collection.png"))
+        driver.set_window_size(1280, 900)
+        driver.find_element(By.NAME, "coin:100").clear()
+        driver.find_element(By.NAME, "coin:100").send_keys("1e3")
+        submitted(lambda: driver.find_element(By.CSS_SELECTOR, "form[action='/collection'] button").click())
+        check("is not a whole number of coins" in driver.page_source, "a count that is not a whole number is refused with a sentence")
         # A forged POST from the driver's own session (its real CSRF token): refused for the role.
         driver.get(base + "/routes")
         submitted(lambda: driver.execute_script("""

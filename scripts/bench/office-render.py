@@ -215,11 +215,12 @@ def run(engine, machines, postgres):
         shutil.rmtree(work, ignore_errors=True)
 
 
-postgres = Postgres() if "postgresql" in ENGINES else None
-try:
-    for engine in ENGINES:
-        for size in SIZES:
-            run(engine, size, postgres)
-finally:
-    if postgres is not None:
-        postgres.stop()
+if __name__ == "__main__":
+    postgres = Postgres() if "postgresql" in ENGINES else None
+    try:
+        for engine in ENGINES:
+            for size in SIZES:
+                run(engine, size, postgres)
+    finally:
+        if postgres is not None:
+            postgres.stop()

@@ -565,7 +565,24 @@ final class MDBCashlessReader: MDBPeripheralDriver {
         } else {
             phase = .session(since: bus.timekeeper.now)
         }
-        emit(.card(.cardSessionBegan(settings.reader, funds: funds, media: media)))
+        emit(.card(.cardSessionBegan(settings.reader, funds: funds, media: media, terms: Self.priceTerms(of: session))))
+    }
+
+    /// The card's prices from BEGIN SESSION's payment type (Z8, low six bits) and payment data
+    /// (Z9 high, Z10 low), MDB 4.2 §7.4.4 p.7•15 (7•16 in expanded currency mode, Z10–Z12). A
+    /// scheme vendd does not know, a percentage above 100 (64h) or a level-1 reader (no Z8) gets
+    /// the normal prices, as the spec says for what the VMC does not know.
+    static func priceTerms(of session: BeginSession) -> CardPriceTerms {
+        guard let type = session.paymentType, let data = session.paymentData else { return .standard }
+        let high = UInt8(data >> 8)
+        let low = UInt8(data & 0xFF)
+        switch type & 0x3F {
+        case 1: return .priceList(userGroup: high, list: low)
+        case 2: return .discountGroup(userGroup: high, group: low)
+        case 3 where low <= 100: return .discount(percent: low)
+        case 4 where low <= 100: return .surcharge(percent: low)
+        default: return .standard
+        }
     }
 
     private func approved(_ amount: UInt32?, _ bus: MDBDeviceBus) throws(MDBFailure) {
