@@ -59,12 +59,18 @@ public final class Ingester: @unchecked Sendable {
     private var acks = AckBoard()
     /// Called with each batch's number just before its commit (vendstore's kill test hook).
     private let beforeCommit: (@Sendable (Int) -> Void)?
+    /// Called after each commit with the machines it stored something of (the office's live pages).
+    private let afterCommit: (@Sendable (Set<String>) -> Void)?
 
-    public init(settings: IngestSettings, store: FleetStore, logger: Logger, beforeCommit: (@Sendable (Int) -> Void)? = nil) throws {
+    public init(
+        settings: IngestSettings, store: FleetStore, logger: Logger, beforeCommit: (@Sendable (Int) -> Void)? = nil,
+        afterCommit: (@Sendable (Set<String>) -> Void)? = nil
+    ) throws {
         self.settings = settings
         self.store = store
         self.logger = logger
         self.beforeCommit = beforeCommit
+        self.afterCommit = afterCommit
         let topics = FleetTopics(prefix: settings.topicPrefix)
         self.topics = topics
         let buffer = try IngestBuffer(batchSize: settings.batchSize, capacity: settings.bufferCapacity)
@@ -199,6 +205,11 @@ public final class Ingester: @unchecked Sendable {
                 if failures > 0 { logger.notice("\(store.name) takes commits again after \(failures) failures") }
                 report(outcome)
                 acks.record(outcome.acknowledgements)
+                if let afterCommit, outcome.inserted > 0 || !batch.retained.isEmpty {
+                    var machines = Set(batch.retained.map(\.machine))
+                    if outcome.inserted > 0 { machines.formUnion(batch.events.map(\.machine)) }
+                    afterCommit(machines)
+                }
                 return
             } catch {
                 failures += 1

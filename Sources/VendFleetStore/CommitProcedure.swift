@@ -20,6 +20,8 @@ protocol CommitSteps {
     func savePositions(_ updates: [RetainedUpdate], receivedAt: Int64) throws
     /// The collections of `cash-collected` events just inserted (schema 3).
     func saveCollections(_ events: [IncomingEvent], receivedAt: Int64) throws
+    /// Adds the sales of `vend-ended` events just inserted to the day tables (schema 5).
+    func saveSales(_ tally: SalesTally) throws
 }
 
 /// One batch, one transaction, the same on both engines.
@@ -49,10 +51,14 @@ enum CommitProcedure {
 
         let inserted = try steps.insert(admission.admitted, receivedAt: receivedAt)
         outcome.inserted = inserted.count
-        // Only what this commit inserted: a resend's collection is stored already.
-        var collected: Set<EventKey> = []
-        let collections = admission.admitted.filter { $0.collection != nil && inserted.contains($0.key) && collected.insert($0.key).inserted }
+        // Only what this commit inserted: a resend's collection and sale are stored already.
+        var counted: Set<EventKey> = []
+        let new = admission.admitted.filter { inserted.contains($0.key) && counted.insert($0.key).inserted }
+        let collections = new.filter { $0.collection != nil }
         if !collections.isEmpty { try steps.saveCollections(collections, receivedAt: receivedAt) }
+        var sales = SalesTally()
+        for event in new { if let sale = event.sale { sales.add(sale, machine: event.machine, at: event.at) } }
+        if !sales.isEmpty { try steps.saveSales(sales) }
         let notInserted = admission.admitted.filter { !inserted.contains($0.key) }
         if !notInserted.isEmpty {
             let stored = try steps.storedIDs(notInserted.map(\.key))

@@ -99,15 +99,7 @@ final class PostgresFleetSQL: FleetSQL {
     }
 
     func rows(_ sql: String, _ parameters: [SQLValue]) throws -> [[String?]] {
-        try connection().execute(
-            Self.numbered(sql),
-            parameters: parameters.map {
-                switch $0 {
-                case .integer(let number): String(number)
-                case .text(let text): text
-                case .null: nil
-                }
-            })
+        try connection().execute(sql, parameters)
     }
 
     func transaction<Result>(_ body: () throws -> Result) throws -> Result {
@@ -122,7 +114,10 @@ final class PostgresFleetSQL: FleetSQL {
             throw error
         }
     }
+}
 
+/// `FleetSQL`'s statements in libpq's terms.
+enum PostgresPlaceholders {
     /// `?` placeholders as PostgreSQL's `$1`, `$2`…
     static func numbered(_ sql: String) -> String {
         var number = 0
@@ -136,5 +131,14 @@ final class PostgresFleetSQL: FleetSQL {
             }
         }
         return text
+    }
+
+    /// A value as libpq's text parameter (nil: NULL).
+    static func text(_ value: SQLValue) -> String? {
+        switch value {
+        case .integer(let number): String(number)
+        case .text(let text): text
+        case .null: nil
+        }
     }
 }

@@ -7,6 +7,9 @@ enum FleetSchema {
     struct Migration {
         let version: Int
         let statements: [String]
+        /// Run after the statements, in the same transaction, with the engine's statement runner:
+        /// fills new tables from what is stored.
+        var backfill: ((_ run: (String, [SQLValue]) throws -> [[String?]]) throws -> Void)? = nil
     }
 
     static func migrations(_ dialect: Dialect) -> [Migration] {
@@ -188,6 +191,36 @@ enum FleetSchema {
                     "CREATE INDEX office_audit_at ON office_audit (at)",
                     "CREATE INDEX events_type_at ON events (type, at)",
                 ]),
+            // Sales per machine and box-local day (cash and card apart), and units sold per slot
+            // and day, kept by the commit that inserts the sold vend-ended events: the fleet
+            // page and the visit ranking read these, not the events.
+            Migration(
+                version: 5,
+                statements: [
+                    """
+                    CREATE TABLE sales_days (
+                        day \(bigint) NOT NULL,
+                        machine TEXT NOT NULL,
+                        currency TEXT NOT NULL,
+                        digits INTEGER NOT NULL,
+                        cash_count \(bigint) NOT NULL,
+                        cash_units \(bigint) NOT NULL,
+                        card_count \(bigint) NOT NULL,
+                        card_units \(bigint) NOT NULL,
+                        PRIMARY KEY (day, machine))
+                    """,
+                    """
+                    CREATE TABLE slot_sales_days (
+                        day \(bigint) NOT NULL,
+                        machine TEXT NOT NULL,
+                        slot TEXT NOT NULL,
+                        sold \(bigint) NOT NULL,
+                        PRIMARY KEY (day, machine, slot))
+                    """,
+                ],
+                backfill: { run in
+                    try SalesTally.stored(dialect, rows: run).write(dialect) { sql, values in _ = try run(sql, values) }
+                }),
             // The machine page's history: the zones' temperatures (one reading per zone and
             // minute of the store's clock, kept `ZoneReadings.keptMinutes`) and the DEX audits
             // the office asked for with the `dex` command, archived.

@@ -13,6 +13,8 @@ public struct IncomingEvent: Sendable, Equatable {
     public let payload: String
     /// A `cash-collected` event's collection, read into columns; nil for every other type.
     public let collection: CollectionColumns?
+    /// A sold `vend-ended` event's sale, read from the payload; nil for every other event.
+    public let sale: SaleColumns?
 
     public init(machine: String, seq: Int64, id: String, type: String, at: Int64, payload: String, collection: CollectionColumns? = nil) {
         self.machine = machine
@@ -22,6 +24,7 @@ public struct IncomingEvent: Sendable, Equatable {
         self.at = at
         self.payload = payload
         self.collection = collection
+        sale = SaleColumns(type: type, payload: payload)
     }
 
     var key: EventKey { EventKey(machine: machine, seq: seq) }

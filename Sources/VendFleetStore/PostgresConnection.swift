@@ -41,10 +41,17 @@ final class PostgresConnection {
     func migrateFleet(now: Int64) throws -> [Int] {
         try SchemaMigrator(
             execute: { try self.execute($0) },
+            rows: { sql, values in try self.execute(sql, values) },
             appliedVersions: { Set(try self.execute("SELECT version FROM schema_migrations").compactMap { $0[0].flatMap { Int($0) } }) },
             // Any constant shared by every vendstore: 0x76656e64 is "vend".
             lockStatement: "SELECT pg_advisory_xact_lock(1986358884)"
         ).migrate(FleetSchema.migrations(.postgresql), now: now)
+    }
+
+    /// Runs SQL with `?` placeholders (as `FleetSQL`'s) bound to the values, unprepared.
+    @discardableResult
+    func execute(_ sql: String, _ values: [SQLValue]) throws -> [[String?]] {
+        try execute(PostgresPlaceholders.numbered(sql), parameters: values.map(PostgresPlaceholders.text))
     }
 
     /// Runs SQL with text parameters `$1`, `$2`… (nil is NULL), unprepared; returns its rows.

@@ -372,6 +372,10 @@ private struct PostgresCommitSteps: CommitSteps {
         }
     }
 
+    func saveSales(_ tally: SalesTally) throws {
+        try tally.write(.postgresql) { sql, values in try connection.execute(sql, values) }
+    }
+
     func saveCollections(_ events: [IncomingEvent], receivedAt: Int64) throws {
         let heads = events.compactMap { event in event.collection.map { (event, $0) } }
         try connection.run(

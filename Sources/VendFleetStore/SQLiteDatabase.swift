@@ -27,6 +27,7 @@ final class SQLiteDatabase {
         try database.execute("PRAGMA synchronous = FULL")
         let applied = try SchemaMigrator(
             execute: database.execute,
+            rows: { sql, values in try database.prepare(sql).rows(values) { $0.textColumns } },
             appliedVersions: { Set(try database.prepare("SELECT version FROM schema_migrations").rows([]) { Int($0.integer(0)) }) }
         ).migrate(FleetSchema.migrations(.sqlite), now: now)
         return (database, applied)

@@ -8,6 +8,8 @@ public final class SQLiteFleetStore: FleetStore {
     private let database: SQLiteDatabase
     private let maxAhead: Int64
     private let statements: Statements
+    /// The sales tables' upserts, prepared at their first use.
+    private var salesStatements: [String: SQLiteStatement] = [:]
     public let migrationsApplied: [Int]
     public let name: String
 
@@ -174,11 +176,12 @@ extension SQLiteFleetStore: CommitSteps {
 
     func lockStates(_ machines: [String]) throws -> [String: SequenceState] {
         var states: [String: SequenceState] = [:]
+        // Read to the end (rows), never left on a row: a statement left on a row keeps its read
+        // snapshot after COMMIT, and once another connection (the office, `vendstore user add`)
+        // has written, every BEGIN IMMEDIATE on this one failed "database is locked" for good.
         for machine in machines {
-            try statements.selectState.bind([.text(machine)])
-            if try statements.selectState.step() {
-                states[machine] = SequenceState(contiguous: statements.selectState.integer(0), highest: statements.selectState.integer(1))
-            }
+            let rows = try statements.selectState.rows([.text(machine)]) { SequenceState(contiguous: $0.integer(0), highest: $0.integer(1)) }
+            if let state = rows.first { states[machine] = state }
         }
         return states
     }
@@ -198,8 +201,7 @@ extension SQLiteFleetStore: CommitSteps {
     func storedIDs(_ keys: [EventKey]) throws -> [EventKey: String] {
         var ids: [EventKey: String] = [:]
         for key in keys {
-            try statements.selectID.bind([.text(key.machine), .integer(key.seq)])
-            if try statements.selectID.step() { ids[key] = statements.selectID.text(0) }
+            if let id = try statements.selectID.rows([.text(key.machine), .integer(key.seq)], { $0.text(0) }).first { ids[key] = id }
         }
         return ids
     }
@@ -264,6 +266,14 @@ extension SQLiteFleetStore: CommitSteps {
             case nil:
                 break
             }
+        }
+    }
+
+    func saveSales(_ tally: SalesTally) throws {
+        try tally.write(.sqlite) { sql, values in
+            let statement = try salesStatements[sql] ?? database.prepare(sql)
+            salesStatements[sql] = statement
+            try statement.run(values)
         }
     }
 

@@ -3,6 +3,8 @@
 struct SchemaMigrator {
     /// Runs one statement (no rows).
     let execute: (String) throws -> Void
+    /// Runs one statement with `?` placeholders bound to the values; returns its rows as text.
+    let rows: (String, [SQLValue]) throws -> [[String?]]
     /// The versions recorded in `schema_migrations`.
     let appliedVersions: () throws -> Set<Int>
     /// Taken first in each migration's transaction (PostgreSQL: an advisory lock, so that
@@ -20,6 +22,7 @@ struct SchemaMigrator {
                 if let lockStatement { try execute(lockStatement) }
                 if try !appliedVersions().contains(migration.version) {
                     for statement in migration.statements { try execute(statement) }
+                    try migration.backfill?(rows)
                     try execute("INSERT INTO schema_migrations (version, applied_at) VALUES (\(migration.version), \(now))")
                     applied.append(migration.version)
                 }

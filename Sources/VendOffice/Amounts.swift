@@ -1,3 +1,4 @@
+import VendFleetStore
 import VendingCore
 
 /// An exact amount as the machines send it ("1.50" EUR, "1200" KRW): minor units and the digits
@@ -24,9 +25,22 @@ struct Amount: Equatable {
         self.digits = digits
     }
 
+    /// A sum as the sales tables hold it (`SaleColumns.scale` digits), shown with `digits`.
+    init(stored units: Int64, digits: Int) {
+        var units = units
+        for _ in digits..<max(digits, SaleColumns.scale) { units /= 10 }
+        self.init(units: units, digits: digits)
+    }
+
     static func + (left: Amount, right: Amount) -> Amount {
         let digits = max(left.digits, right.digits)
         return Amount(units: left.units(at: digits) + right.units(at: digits), digits: digits)
+    }
+
+    /// By value: "1.5" and "1.50" are neither less than the other.
+    static func lessThan(_ left: Amount, _ right: Amount) -> Bool {
+        let digits = max(left.digits, right.digits)
+        return left.units(at: digits) < right.units(at: digits)
     }
 
     static func * (left: Amount, count: Int64) -> Amount { Amount(units: left.units * count, digits: left.digits) }

@@ -10,12 +10,16 @@ struct MachineSummary {
     /// `in-service`, `service-mode`, `out-of-order`, `offline`; `unknown` before any state.
     var state = "unknown"
     var reason: String?
+    /// The credit a customer has on the machine now (the state message's), when not zero.
+    var credit: Amount?
     /// When the state was sent (or received, when the message has no `at`).
     var since: Int64?
     /// The last commit of the machine's events.
     var lastCommit: Int64?
     var currency: String?
     var alerts: [String] = []
+    /// How many of `alerts` are sold-out slots.
+    var soldOut = 0
     var sales = Sales()
 
     struct Sales {
@@ -31,8 +35,8 @@ struct MachineSummary {
 struct FleetOverview {
     let sql: FleetSQL
 
-    /// `todayStart` and `weekStart`: milliseconds since the epoch of the local midnights.
-    func machines(now: Int64, todayStart: Int64, weekStart: Int64) throws -> [MachineSummary] {
+    /// `today` and `weekStart`: box-local days (`LocalDay`), today's and 6 days before.
+    func machines(now: Int64, today: Int64, weekStart: Int64) throws -> [MachineSummary] {
         var machines: [String: MachineSummary] = [:]
         func update(_ machine: String?, _ change: (inout MachineSummary) -> Void) {
             guard let machine else { return }
@@ -48,11 +52,16 @@ struct FleetOverview {
                 summary.online = message?.online
                 summary.state = message?.state ?? "unreadable state message"
                 summary.reason = message?.reason
+                summary.credit = message?.credit.flatMap(Amount.init).flatMap { $0.units > 0 ? $0 : nil }
                 summary.since = message?.at ?? row[2].flatMap { Int64($0) }
                 if summary.currency == nil { summary.currency = message?.currency }
             }
         }
-        for row in try sql.rows("SELECT machine, slot, stock, available, earliest_expiry, currency FROM machine_slots ORDER BY machine, slot", []) {
+        for row in try sql.rows(
+            // Only the slots with an alert: a fleet's slots are 30 times its machines.
+            "SELECT machine, slot, stock, available, earliest_expiry, currency FROM machine_slots WHERE stock = 0 OR (earliest_expiry <= ? AND available < stock) ORDER BY machine, slot",
+            [.integer(now)])
+        {
             let slot = row[1] ?? ""
             let stock = row[2].flatMap { Int64($0) } ?? 0
             let available = row[3].flatMap { Int64($0) } ?? 0
@@ -61,6 +70,7 @@ struct FleetOverview {
                 summary.currency = summary.currency ?? row[5]
                 if stock == 0 {
                     summary.alerts.append("\(slot) sold out")
+                    summary.soldOut += 1
                 } else if let expiry, expiry <= now, available < stock {
                     summary.alerts.append("\(slot) expired (\(stock - available))")
                 }
@@ -100,72 +110,26 @@ struct FleetOverview {
         for row in try sql.rows("SELECT machine, SUM(last_seq - first_seq + 1) FROM gaps GROUP BY machine", []) {
             update(row[0]) { $0.alerts.append("\(row[1] ?? "?") events missing (gaps in its sequence)") }
         }
-        for sale in try sales(todayStart: todayStart, weekStart: weekStart) {
-            update(sale.machine) { summary in
-                summary.currency = summary.currency ?? sale.currency
-                let total = sale.price * sale.count
-                switch (sale.card, sale.today) {
-                case (false, true):
-                    summary.sales.todayCash = summary.sales.todayCash + total
-                    summary.sales.weekCash = summary.sales.weekCash + total
-                case (true, true):
-                    summary.sales.todayCard = summary.sales.todayCard + total
-                    summary.sales.weekCard = summary.sales.weekCard + total
-                case (false, false): summary.sales.weekCash = summary.sales.weekCash + total
-                case (true, false): summary.sales.weekCard = summary.sales.weekCard + total
+        // The week's sales: one indexed read of the day table the ingester keeps (schema 5).
+        let rows = try sql.rows(
+            """
+            SELECT machine, CASE WHEN day >= ? THEN 1 ELSE 0 END, MAX(currency), MAX(digits), SUM(cash_units), SUM(card_units)
+            FROM sales_days WHERE day >= ? GROUP BY 1, 2
+            """, [.integer(today), .integer(weekStart)])
+        for row in rows {
+            guard let digits = row[3].flatMap({ Int($0) }), let cash = row[4].flatMap({ Int64($0) }), let card = row[5].flatMap({ Int64($0) })
+            else { continue }
+            let (cashAmount, cardAmount) = (Amount(stored: cash, digits: digits), Amount(stored: card, digits: digits))
+            update(row[0]) { summary in
+                summary.currency = summary.currency ?? row[2]
+                summary.sales.weekCash = summary.sales.weekCash + cashAmount
+                summary.sales.weekCard = summary.sales.weekCard + cardAmount
+                if row[1] == "1" {
+                    summary.sales.todayCash = cashAmount
+                    summary.sales.todayCard = cardAmount
                 }
             }
         }
         return machines.values.sorted { $0.machine < $1.machine }
-    }
-
-    private struct SaleGroup {
-        let machine: String
-        let card: Bool
-        let price: Amount
-        let currency: String
-        let today: Bool
-        let count: Int64
-    }
-
-    /// Sold vends since `weekStart`, grouped by machine, payment, price and day: a sold
-    /// `vend-ended` (with its `payment`) and the price of its `vend-started` (same `vend`, begun
-    /// at most an hour before the week).
-    /// Free vends (free-cashless) are no sale.
-    private func sales(todayStart: Int64, weekStart: Int64) throws -> [SaleGroup] {
-        let d = sql.dialect
-        // One pass, grouped by (machine, vend), rather than a join of the two event types: both
-        // engines' planners joined them by walking every vend-started of the week for each
-        // vend-ended (9 s for 200 machines on SQLite).
-        let rows = try sql.rows(
-            """
-            SELECT machine, payment, amount, currency, today, COUNT(*) FROM (
-                SELECT machine, MAX(payment) AS payment, MAX(amount) AS amount, MAX(currency) AS currency, MAX(today) AS today,
-                    MAX(sold) AS sold, MAX(started) AS started
-                FROM (
-                    SELECT machine, \(d.jsonText("payload", "vend")) AS vend, \(d.jsonText("payload", "payment")) AS payment,
-                        CAST(NULL AS TEXT) AS amount, \(d.jsonText("payload", "currency")) AS currency,
-                        CASE WHEN at >= ? THEN 1 ELSE 0 END AS today,
-                        CASE WHEN \(d.jsonText("payload", "outcome")) = 'sold' THEN 1 ELSE 0 END AS sold, 0 AS started
-                    FROM events WHERE type = 'vend-ended' AND at >= ?
-                    UNION ALL
-                    SELECT machine, \(d.jsonText("payload", "vend")), NULL, \(d.jsonText("payload", "amount")), NULL, 0, 0, 1
-                    FROM events WHERE type = 'vend-started' AND at >= ?
-                ) AS vends GROUP BY machine, vend
-            ) AS paired WHERE sold = 1 AND started = 1
-            GROUP BY 1, 2, 3, 4, 5
-            """, [.integer(todayStart), .integer(weekStart), .integer(weekStart - 3_600_000)])
-        return rows.compactMap { row in
-            guard let machine = row[0], let payment = row[1], let price = row[2].flatMap(Amount.init), let currency = row[3],
-                let count = row[5].flatMap({ Int64($0) })
-            else { return nil }
-            let card: Bool
-            switch payment {
-            case "cash": card = false
-            case "cashless1", "cashless2": card = true
-            default: return nil
-            }
-            return SaleGroup(machine: machine, card: card, price: price, currency: currency, today: row[4] == "1", count: count)
-        }
     }
 }

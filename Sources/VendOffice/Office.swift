@@ -25,6 +25,8 @@ public final class Office: Sendable {
     private let amounts: AmountFormatter
     private let logger: Logger
     private let clock: @Sendable () -> Int64
+    /// The live pages' server-sent events.
+    let feed = LiveFeed()
     /// Sends the machines' `dex` command; nil: the office has no broker connection (tests).
     private let commands: MachineCommands?
     /// Verified against when the user name is unknown, so that a wrong name costs what a wrong
@@ -70,17 +72,36 @@ public final class Office: Sendable {
         }
     }
 
-    /// Answers one request; never throws: a database error is a 503 page, logged.
-    public func handle(_ request: HTTPRequest) -> HTTPResponse {
+    /// Answers one request; never throws: a database error is a 503 page, logged. `GET /events`
+    /// with a session is the live pages' stream.
+    public func handle(_ request: HTTPRequest) -> HTTPReply {
+        guard request.method == "GET", request.path == "/events" else { return .response(answer(request)) }
+        let now = clock()
+        do {
+            let session = try request.cookie(Self.sessionCookie).flatMap { token in
+                try state.withLock { try $0.records.session(token: token, now: now) }
+            }
+            return session == nil ? .response(redirect("/login")) : .events(feed.broadcast)
+        } catch {
+            return .response(unavailable(request, error))
+        }
+    }
+
+    private func answer(_ request: HTTPRequest) -> HTTPResponse {
         let now = clock()
         do {
             return try state.withLock { state in try route(request, state: &state, now: now) }
         } catch {
-            logger.error("office: \(request.method) \(request.path): \(error)")
-            // The detail (SQL, the server's words) goes to the journal, not to the browser.
-            return respond(
-                503, Pages.message("Unavailable", "The database did not answer: try again shortly (the journal says why).", user: nil, csrf: nil))
+            return unavailable(request, error)
         }
+    }
+
+    /// A database error: logged, and a 503 page.
+    private func unavailable(_ request: HTTPRequest, _ error: any Error) -> HTTPResponse {
+        logger.error("office: \(request.method) \(request.path): \(error)")
+        // The detail (SQL, the server's words) goes to the journal, not to the browser.
+        return respond(
+            503, Pages.message("Unavailable", "The database did not answer: try again shortly (the journal says why).", user: nil, csrf: nil))
     }
 
     // MARK: Routing
@@ -88,6 +109,9 @@ public final class Office: Sendable {
     private func route(_ request: HTTPRequest, state: inout State, now: Int64) throws -> HTTPResponse {
         switch (request.method, request.path) {
         case ("GET", "/login"): return loginPage(message: nil, status: 200)
+        case ("GET", "/office.js"):
+            return HTTPResponse(
+                status: 200, headers: commonHeaders + [("Content-Type", "text/javascript; charset=utf-8")], body: Array(OfficeScript.source.utf8))
         case ("POST", "/login"): return try logIn(request, state: &state, now: now)
         case ("GET", _), ("POST", _): break
         default: return respond(405, Pages.message("Not allowed", "\(request.method) is not served here.", user: nil, csrf: nil))
@@ -119,6 +143,10 @@ public final class Office: Sendable {
             return redirect("/login", cookies: [expiredCookie(Self.sessionCookie)])
         case ("GET", "/"): return redirect("/fleet")
         case ("GET", "/fleet"): return try fleet(request, state: state, user: user, csrf: session.csrf, now: now)
+        case ("GET", "/visit"):
+            let (machines, weekStart) = try overview(state, now: now)
+            let ranked = try VisitRanking(sql: state.sql).rank(machines, weekStart: weekStart)
+            return respond(200, Pages.visit(ranked, machines: machines.count, amounts: amounts, user: user, csrf: session.csrf))
         case ("GET", "/routes"):
             return respond(200, Pages.routes(try state.records.routes(), user: user, csrf: session.csrf, error: nil))
         case ("POST", "/routes"):
@@ -197,12 +225,17 @@ public final class Office: Sendable {
     }
 
     private func fleet(_ request: HTTPRequest, state: State, user: OfficeUser, csrf: String, now: Int64) throws -> HTTPResponse {
-        let today = Self.localMidnight(now, daysBack: 0)
-        let machines = try FleetOverview(sql: state.sql).machines(now: now, todayStart: today, weekStart: Self.localMidnight(now, daysBack: 6))
+        let machines = try overview(state, now: now).machines
         let sort = request.query["sort"].flatMap(Pages.FleetSort.init(rawValue:)) ?? .machine
         let filter = request.query["filter"].flatMap(Pages.FleetFilter.init(rawValue:)) ?? .all
         return respond(
             200, Pages.fleet(machines, sort: sort, filter: filter, search: request.query["q"] ?? "", amounts: amounts, user: user, csrf: csrf))
+    }
+
+    /// The fleet page's machines, and the first of its 7 days (box-local, `LocalDay`).
+    private func overview(_ state: State, now: Int64) throws -> (machines: [MachineSummary], weekStart: Int64) {
+        let weekStart = LocalDay.of(Self.localMidnight(now, daysBack: 6))
+        return (try FleetOverview(sql: state.sql).machines(now: now, today: LocalDay.of(now), weekStart: weekStart), weekStart)
     }
 
     // MARK: Cash and DEX
@@ -333,7 +366,10 @@ public final class Office: Sendable {
     private var commonHeaders: [(String, String)] {
         [
             ("Cache-Control", "no-store"), ("X-Content-Type-Options", "nosniff"), ("Referrer-Policy", "no-referrer"), ("X-Frame-Options", "DENY"),
-            ("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"),
+            (
+                "Content-Security-Policy",
+                "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+            ),
         ]
     }
 

@@ -10,6 +10,7 @@ import VendHTTP
 public final class OfficeService: Sendable {
     private let server: HTTPServer
     private let commands: MachineCommands?
+    private let feed: LiveFeed
     public var port: Int { server.port }
 
     /// Opens `open()`'s connection and listens. Beyond loopback on plain HTTP (which the file
@@ -27,10 +28,11 @@ public final class OfficeService: Sendable {
         var limits = HTTPServer.Limits()
         limits.headers = OfficeRequest.headers
         limits.arguments = OfficeRequest.arguments
-        // No streams: the office's pages are whole.
-        limits.streams = 0
+        // The live pages' streams.
+        limits.streams = LiveFeed.maxStreams
         // On the server's thread, one at a time: the office's state is behind one lock anyway.
-        server = try HTTPServer(address: settings.address, port: settings.port, limits: limits) { .response(office.handle($0)) }
+        server = try HTTPServer(address: settings.address, port: settings.port, limits: limits) { office.handle($0) }
+        feed = office.feed
         let shown = settings.address.contains(":") ? "[\(settings.address)]:\(port)" : "\(settings.address):\(port)"
         if !settings.isLoopback {
             logger.critical(
@@ -40,6 +42,12 @@ public final class OfficeService: Sendable {
             logger.info("office: listening on \(shown)\(settings.tlsProxy ? " behind a TLS proxy" : "")")
         }
     }
+
+    /// The store committed events or retained messages of `machines`: the live pages update.
+    public func changed(_ machines: Set<String>) { feed.changed(machines) }
+
+    /// The live pages' streams open now.
+    public var liveStreams: Int { server.streams }
 
     public func stop() {
         server.stop()

@@ -44,7 +44,6 @@ struct Serve: ParsableCommand {
             sessionExpirySeconds: UInt32(settings.sessionExpirySeconds), batchSize: settings.batchEvents,
             batchWindow: .milliseconds(settings.batchMilliseconds), ackInterval: .milliseconds(settings.ackMilliseconds),
             bufferCapacity: settings.bufferEvents)
-        let ingester = try Ingester(settings: ingestSettings, store: store, logger: logger, beforeCommit: Self.killHook())
         let office: OfficeService?
         do {
             office = try settings.office.map { officeSettings in
@@ -57,6 +56,10 @@ struct Serve: ParsableCommand {
             throw ExitCode(StoreExit.unavailable)
         }
         defer { office?.stop() }
+        // Each commit tells the office's live pages which machines changed.
+        var afterCommit: (@Sendable (Set<String>) -> Void)?
+        if let office { afterCommit = { office.changed($0) } }
+        let ingester = try Ingester(settings: ingestSettings, store: store, logger: logger, beforeCommit: Self.killHook(), afterCommit: afterCommit)
         signals.deliver { _ in
             notifier.stopping()
             ingester.stop()

@@ -24,6 +24,7 @@ import urllib.request
 
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
+from selenium.common.exceptions import TimeoutException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.expected_conditions import staleness_of
 from selenium.webdriver.support.ui import WebDriverWait
@@ -77,9 +78,9 @@ def fill(database, now):
     events = []
     for seq, (kind, fields) in enumerate([
         ("vend-started", '"vend":1,"slot":"A1","product":"Cola","amount":"1200"'),
-        ("vend-ended", '"vend":1,"slot":"A1","product":"Cola","outcome":"sold","payment":"cash"'),
+        ("vend-ended", '"vend":1,"slot":"A1","product":"Cola","amount":"1200","outcome":"sold","payment":"cash"'),
         ("vend-started", '"vend":2,"slot":"B1","product":"Cola","amount":"1200"'),
-        ("vend-ended", '"vend":2,"slot":"B1","product":"Cola","outcome":"sold","payment":"cashless1"'),
+        ("vend-ended", '"vend":2,"slot":"B1","product":"Cola","amount":"1200","outcome":"sold","payment":"cashless1"'),
     ], start=1):
         payload = f'{{"id":"m1-{seq}","seq":{seq},"machine":"m1","at":{today + seq},"type":"{kind}","currency":"KRW",{fields}}}'
         events.append(("m1", seq, f"m1-{seq}", kind, today + seq, payload, today))
@@ -96,7 +97,7 @@ def fill(database, now):
             if day <= 6:
                 week[payment] += int(price)
             for kind, fields in (("vend-started", f'"vend":{vend},"product":"{product}","amount":"{price}"'),
-                                 ("vend-ended", f'"vend":{vend},"product":"{product}","outcome":"sold","payment":"{payment}"')):
+                                 ("vend-ended", f'"vend":{vend},"product":"{product}","amount":"{price}","outcome":"sold","payment":"{payment}"')):
                 seq += 1
                 payload = f'{{"id":"m1-{seq}","seq":{seq},"machine":"m1","at":{at},"type":"{kind}","currency":"KRW",{fields}}}'
                 events.append(("m1", seq, f"m1-{seq}", kind, at, payload, today))
@@ -128,9 +129,22 @@ def fill(database, now):
     db.executemany("INSERT INTO zone_readings (machine, zone, minute, at, temperature) VALUES (?, ?, ?, ?, ?)", readings)
     db.executemany("INSERT INTO events (machine, seq, id, type, at, payload, received_at) VALUES (?, ?, ?, ?, ?, ?, ?)", events)
     db.execute("INSERT INTO machine_progress (machine, contiguous, highest, updated_at) VALUES ('m1', ?, ?, ?)", (seq + 2, seq + 2, today))
+    # The sales tables as a store of schema 4 lacks them: vendstore's next start (migration 5)
+    # fills them from these events, as it would from the ingester's.
+    for statement in ("DROP TABLE sales_days", "DROP TABLE slot_sales_days", "DELETE FROM schema_migrations WHERE version = 5"):
+        db.execute(statement)
     db.commit()
     db.close()
     return week
+
+
+def wait_for(url, seconds=20):
+    for _ in range(int(seconds / 0.05)):
+        try:
+            urllib.request.urlopen(url, timeout=1)
+            return
+        except OSError:
+            time.sleep(0.05)
 
 
 def browser():
@@ -165,14 +179,14 @@ office:
     driver = None
     base = f"http://127.0.0.1:{port}"
     try:
-        for _ in range(200):
-            try:
-                urllib.request.urlopen(base + "/login", timeout=1)
-                break
-            except OSError:
-                time.sleep(0.05)
+        wait_for(base + "/login")
         check(server.poll() is None, f"vendstore serves the office on 127.0.0.1:{port}")
+        server.send_signal(signal.SIGTERM)
+        server.wait(timeout=20)
         week = fill(database, time.time())
+        server = subprocess.Popen([vendstore, "serve", "--config", config], stdout=log, stderr=log)
+        wait_for(base + "/login")
+        check(server.poll() is None, "vendstore serves again, its migration 5 applied to the filled database")
         for (name, password), role in ((OPERATOR, "operator"), (DRIVER, "driver")):
             added = subprocess.run([vendstore, "user", "add", name, "--role", role, "--config", config],
                                    input=password + "\n", capture_output=True, text=True)
@@ -318,5 +332,144 @@ office:
         shutil.rmtree(work, ignore_errors=True)
 
 
+def machine_config(work, machine, example, broker_port, edit=lambda text: text):
+    """A shipped example configuration, edited, reporting to the broker as `machine`."""
+    with open(os.path.join(ROOT, example)) as file:
+        text = edit(file.read())
+    text += (f"\nmqtt:\n  broker: mqtt://127.0.0.1:{broker_port}\n  allow_plaintext: true\n  machine_id: {machine}\n"
+             "  keep_until_stored: true\n")
+    path = os.path.join(work, f"{machine}.yaml")
+    with open(path, "w") as file:
+        file.write(text)
+    return path
+
+
+def fast_health(text):
+    """The food machine's chilled zone read every second and a 2 s trip (as HealthLockProcessTests)."""
+    fast = "    health: { limit: 5, trip_s: 900 }"
+    check(fast in text, "the example food machine's health line is where the test edits it")
+    return text.replace(fast, "    read_interval_s: 1\n    start_delay_s: 0\n"
+                              "    health: { limit: 5, trip_s: 2, recovery_after_door_s: 1, recovery_after_power_on_s: 1, sensor_grace_s: 30 }")
+
+
+def follow_live_vendd():
+    """A real vendd in simulation publishing to a real Mosquitto, a real vendstore ingesting: the
+    fleet page, opened once, shows a coin, a sale and a zone lock (m1, the example food machine) and
+    a jam (m2, the example spiral machine) without a reload."""
+    work = tempfile.mkdtemp(prefix="vendd-office-live.")
+    processes = []
+    driver = None
+    try:
+        broker_port, office_port = free_port(), free_port()
+        with open(os.path.join(work, "mosquitto.conf"), "w") as file:
+            file.write(f"listener {broker_port} 127.0.0.1\nallow_anonymous true\npersistence false\n")
+        log = open(os.path.join(work, "processes.log"), "w")
+
+        def spawn(arguments):
+            process = subprocess.Popen(arguments, stdout=log, stderr=log)
+            processes.append(process)
+            return process
+
+        spawn(["/usr/sbin/mosquitto", "-c", os.path.join(work, "mosquitto.conf")])
+        config = os.path.join(work, "vendstore.yaml")
+        with open(config, "w") as file:
+            file.write(f"""mqtt:
+  broker: mqtt://127.0.0.1:{broker_port}
+  allow_plaintext: true
+database:
+  sqlite: {os.path.join(work, "fleet.db")}
+ingest:
+  ack_milliseconds: 20
+office:
+  listen: 127.0.0.1:{office_port}
+  currencies:
+    - code: USD
+      format: "${{amount}}"
+    - code: EUR
+      format: "€{{amount}}"
+""")
+        vendstore = os.path.join(BUILD, "vendstore")
+        base = f"http://127.0.0.1:{office_port}"
+        store = spawn([vendstore, "serve", "--config", config])
+        wait_for(base + "/login")
+        # Added beside the running vendstore: its ingester's commits go on after this write.
+        added = subprocess.run([vendstore, "user", "add", DRIVER[0], "--role", "driver", "--config", config],
+                               input=DRIVER[1] + "\n", capture_output=True, text=True)
+        check(added.returncode == 0, f"the driver is added: {added.stderr.strip()}")
+        check(store.poll() is None, "a vendstore ingests from a real Mosquitto and serves the office")
+        machines = {"m1": ("config/examples/chilled-food.yaml", fast_health), "m2": ("config/examples/spiral-matrix.yaml", lambda text: text)}
+        for machine, (example, edit) in machines.items():
+            spawn([os.path.join(BUILD, "vendd"), "run", "--config", machine_config(work, machine, example, broker_port, edit), "--simulate",
+                   "--state-dir", os.path.join(work, f"{machine}-state"), "--socket", os.path.join(work, f"{machine}.sock")])
+
+        def vendctl(machine, *arguments):
+            done = subprocess.run([os.path.join(BUILD, "vendctl"), "--socket", os.path.join(work, f"{machine}.sock")] + list(arguments),
+                                  capture_output=True, text=True, timeout=30)
+            check(done.returncode == 0, f"{machine}: vendctl {' '.join(arguments)}: {done.stdout.strip()} {done.stderr.strip()}")
+
+        for machine in machines:
+            for _ in range(200):
+                if os.path.exists(os.path.join(work, f"{machine}.sock")):
+                    break
+                time.sleep(0.05)
+            vendctl(machine, "restock", "all")
+
+        driver = browser()
+        driver.get(base + "/fleet")
+        driver.find_element(By.NAME, "user").send_keys(DRIVER[0])
+        driver.find_element(By.NAME, "password").send_keys(DRIVER[1])
+        old = driver.find_element(By.TAG_NAME, "html")
+        driver.find_element(By.CSS_SELECTOR, "form[action='/login'] button").click()
+        WebDriverWait(driver, 30).until(staleness_of(old))
+
+        def row(machine):
+            # Read in one script: the live table may be swapped between two WebDriver calls.
+            return driver.execute_script("""
+                for (const row of document.querySelectorAll("#live table tbody tr")) {
+                    const cells = Array.from(row.querySelectorAll("td"), cell => cell.innerText);
+                    if (cells[0] === arguments[0]) return cells;
+                }
+                return null;""", machine)
+
+        driver.get(base + "/fleet")
+        WebDriverWait(driver, 30).until(lambda _: row("m1") is not None and row("m2") is not None)
+        # The stream is open once the script has swapped the table a first time (it does at each opening).
+        WebDriverWait(driver, 30).until(lambda _: driver.execute_script("return document.getElementById('live').dataset.updated"))
+        # A mark on this document: a reload would lose it.
+        driver.execute_script("window.officeLiveMark = 'kept';")
+
+        def appears(what, machine, condition):
+            try:
+                WebDriverWait(driver, 30).until(lambda _: (cells := row(machine)) is not None and condition(cells))
+            except TimeoutException:
+                check(False, f"{what} appears on the open fleet page: {row(machine)}")
+            kept = driver.execute_script("return window.officeLiveMark;")
+            check(kept == "kept", f"{what} appears on the open fleet page without a reload: {row(machine)}")
+
+        vendctl("m1", "sim", "coin", "1.00")
+        appears("a coin (m1's credit)", "m1", lambda cells: "credit $1.00" in cells[1])
+        vendctl("m1", "sim", "coin", "1.00")
+        vendctl("m1", "sim", "press", "A3")
+        appears("a sale (m1's 7 days' cash)", "m1", lambda cells: cells[5] == "$1.25")
+        vendctl("m2", "sim", "coin", "2.00")
+        vendctl("m2", "sim", "jam", "C5")
+        vendctl("m2", "sim", "press", "C5")
+        appears("a jam (m2's C5 out of service)", "m2", lambda cells: "C5 out of service: jammed" in cells[2])
+        vendctl("m1", "sim", "temp", "chilled", "9")
+        appears("a zone lock (m1's chilled zone)", "m1", lambda cells: "zone chilled locked (food safety)" in cells[2])
+        driver.save_screenshot(os.path.join(SHOTS, "office-fleet-live.png"))
+    finally:
+        if driver:
+            driver.quit()
+        for process in reversed(processes):
+            process.send_signal(signal.SIGTERM)
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                process.kill()
+        shutil.rmtree(work, ignore_errors=True)
+
+
 if __name__ == "__main__":
     main()
+    follow_live_vendd()
