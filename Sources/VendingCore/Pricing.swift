@@ -202,11 +202,12 @@ public struct PricingSetup: Hashable, Sendable, Codable {
         case .standard, .priceList, .discountGroup: return nil
         }
         let hundredths = price.minorUnits * factor
-        let units = [roundingUnit, max(1, readerUnit)]
-        func money(_ minorUnits: Int64) -> Money { Money(minorUnits: minorUnits, currency: price.currency) }
+        func down(_ unit: Int64) -> Int64 { hundredths / (unit * 100) * unit }
+        func up(_ unit: Int64) -> Int64 { (hundredths + unit * 100 - 1) / (unit * 100) * unit }
+        let reader = max(1, readerUnit)
         return ChargeBounds(
-            least: money(units.map { hundredths / ($0 * 100) * $0 }.min()!),
-            most: money(units.map { (hundredths + $0 * 100 - 1) / ($0 * 100) * $0 }.max()!))
+            least: Money(minorUnits: min(down(roundingUnit), down(reader)), currency: price.currency),
+            most: Money(minorUnits: max(up(roundingUnit), up(reader)), currency: price.currency))
     }
 }
 

@@ -60,12 +60,10 @@ struct OfficeHTTPClient {
         return answer
     }
 
-    private static func exchange(_ port: Int, _ request: [UInt8]) throws -> Answer {
+    /// A TCP connection to the office on 127.0.0.1, its descriptor; the caller closes it.
+    static func connectLoopback(_ port: Int) throws -> Int32 {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw OfficeTestError("socket: errno \(errno)") }
-        defer { close(fd) }
-        var timeout = timeval(tv_sec: 30, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)
@@ -73,7 +71,19 @@ struct OfficeHTTPClient {
         let connected = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        guard connected == 0 else { throw OfficeTestError("connect to 127.0.0.1:\(port): errno \(errno)") }
+        guard connected == 0 else {
+            let error = errno
+            close(fd)
+            throw OfficeTestError("connect to 127.0.0.1:\(port): errno \(error)")
+        }
+        return fd
+    }
+
+    private static func exchange(_ port: Int, _ request: [UInt8]) throws -> Answer {
+        let fd = try connectLoopback(port)
+        defer { close(fd) }
+        var timeout = timeval(tv_sec: 30, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var sent = 0
         while sent < request.count {
             let count = request[sent...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }

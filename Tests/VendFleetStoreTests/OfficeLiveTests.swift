@@ -12,19 +12,7 @@ final class EventStreamClient {
     private(set) var received = ""
 
     init(port: Int, cookie: String?) throws {
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw OfficeTestError("socket: errno \(errno)") }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard connected == 0 else {
-            close(fd)
-            throw OfficeTestError("connect: errno \(errno)")
-        }
+        fd = try OfficeHTTPClient.connectLoopback(port)
         let request =
             "GET /events HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nAccept: text/event-stream\r\n\(cookie.map { "Cookie: \($0)\r\n" } ?? "")\r\n"
         _ = request.withCString { write(fd, $0, strlen($0)) }
