@@ -11,10 +11,13 @@ import VendingCore
 @testable import VendHardware
 
 /// The MDB transport with the simulated bus behind it and no I/O: each block goes straight to
-/// the simulated peripherals. `unplugged` makes every exchange fail as a pulled cable would.
+/// the simulated peripherals. `unplugged` makes every exchange fail as a pulled cable would;
+/// `unplugAfterDelivering` pulls it between a matching block reaching the device and its answer.
 final class LoopbackTransport: MDBTransport {
     let bus: SimulatedBus
     var unplugged = false
+    /// Once a block it matches is delivered, the answer is lost and the link is down.
+    var unplugAfterDelivering: ((MDBBlock) -> Bool)?
     private(set) var busResets = 0
 
     init(bus: SimulatedBus) { self.bus = bus }
@@ -29,7 +32,18 @@ final class LoopbackTransport: MDBTransport {
 
     func transact(_ block: MDBBlock) throws(MDBLinkFailure) -> MDBAnswer {
         try check()
-        return bus.transact(block)
+        let answer = bus.transact(block)
+        if let matches = unplugAfterDelivering, matches(block) {
+            unplugAfterDelivering = nil
+            unplugged = true
+            try check()
+        }
+        return answer
+    }
+
+    /// DISPENSE and ALTERNATIVE PAYOUT: the commands that pay coins (§5.2).
+    static func isMoneyCommand(_ block: MDBBlock) -> Bool {
+        block.addressByte == 0x0D || (block.addressByte == 0x0F && block.data.first == 0x02)
     }
 
     private func check() throws(MDBLinkFailure) {
@@ -100,6 +114,8 @@ final class MDBRig: @unchecked Sendable {
     /// Tube levels by value as the changer driver read them, each time.
     let tubeReadings = TubeReadings()
     var master: MDBMaster!
+    /// The changer's driver, as MDBBus reaches it while the interface cannot be opened.
+    private(set) var changerDriver: MDBCoinChanger!
 
     /// Set: the changer is told to stop paying (vendd stopping).
     var payoutStopped = false
@@ -140,6 +156,7 @@ final class MDBRig: @unchecked Sendable {
             source: "mdb:test:bills", lastSequence: nil, emit: log.record,
             wantsAcceptance: { [unowned self] in accepting },
             shouldStack: { [unowned self] in stackAllowed($0) })
+        self.changerDriver = changerDriver
         return MDBMaster(
             transport: transport, drivers: [changerDriver, billDriver], timekeeper: clock, pollInterval: Self.pollInterval, emit: log.record)
     }

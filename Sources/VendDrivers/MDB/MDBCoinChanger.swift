@@ -372,10 +372,9 @@ final class MDBCoinChanger: MDBPeripheralDriver {
             }
             job.lastProgress = now
             if alternativePayout {
-                guard let next = try sendAlternative(bus, job: &job, scaling: Int64(setup.scalingFactor)) else {
+                guard try askAlternative(bus, job: &job, scaling: Int64(setup.scalingFactor)) else {
                     return finish(job, uncertain: false, note: nil)
                 }
-                job.phase = next
             } else {
                 job.plan = plan(job.request.amount)
                 job.phase = .dispense
@@ -388,9 +387,10 @@ final class MDBCoinChanger: MDBPeripheralDriver {
             job.plan.removeFirst()
             // Open before it goes out: an unanswered DISPENSE may still be paying.
             job.open += Int64(next.count) * (values[next.type]?.minorUnits ?? 0)
-            let answer = try bus.sendOnce(ChangerCommand.dispense(type: next.type, count: next.count).block)
-            job.phase = .settling(type: next.type, count: next.count, acknowledged: answer != .noAnswer, before: tubes.counts[next.type])
+            job.phase = .settling(type: next.type, count: next.count, acknowledged: false, before: tubes.counts[next.type])
             job.lastProgress = now
+            let answer = try sendPaying(ChangerCommand.dispense(type: next.type, count: next.count).block, bus, job: job)
+            job.phase = .settling(type: next.type, count: next.count, acknowledged: answer != .noAnswer, before: tubes.counts[next.type])
         case .alternative(let scaled):
             // Data is the value paid since the last value poll; ACK alone means the payout ended.
             switch try bus.send(ChangerCommand.payoutValuePoll.block) {
@@ -411,11 +411,8 @@ final class MDBCoinChanger: MDBPeripheralDriver {
             job.lastProgress = now
             // The next chunk while each pays something: the tubes may not make a chunk's exact
             // value, and one that pays nothing means the changer can pay no more.
-            if !paidMoney(chunk).isZero, !job.jammed, !payoutStopped(),
-                let next = try sendAlternative(bus, job: &job, scaling: Int64(setup.scalingFactor))
-            {
-                job.phase = next
-            } else {
+            let mayPayMore = !paidMoney(chunk).isZero && !job.jammed && !payoutStopped()
+            guard mayPayMore, try askAlternative(bus, job: &job, scaling: Int64(setup.scalingFactor)) else {
                 payout = job
                 try readTubes(bus)
                 return finish(job, uncertain: job.uncertain, note: nil)
@@ -442,16 +439,25 @@ final class MDBCoinChanger: MDBPeripheralDriver {
         payout = job
     }
 
-    /// Sends ALTERNATIVE PAYOUT for as much of what is left as one command carries (255 scaled
-    /// units), counting it open first. Nil when nothing is left to ask for.
-    private func sendAlternative(_ bus: MDBDeviceBus, job: inout Payout, scaling: Int64) throws(MDBFailure) -> Payout.Phase? {
+    /// Asks ALTERNATIVE PAYOUT for as much of what is left as one command carries (255 scaled
+    /// units), counting it open first. False when nothing is left to ask for.
+    private func askAlternative(_ bus: MDBDeviceBus, job: inout Payout, scaling: Int64) throws(MDBFailure) -> Bool {
         let remaining = job.request.amount.minorUnits - paidMoney(job.paid).minorUnits - job.paidByTubes - job.open
         let scaled = Int(min(remaining / scaling, 255))
-        guard scaled > 0 else { return nil }
+        guard scaled > 0 else { return false }
         job.open += Int64(scaled) * scaling
+        job.phase = .alternative(scaled: scaled)
         // Silence is fine: PAYOUT VALUE POLL and PAYOUT STATUS tell whether it ran.
-        _ = try bus.sendOnce(ChangerCommand.alternativePayout(scaledValue: UInt8(scaled)).block)
-        return .alternative(scaled: scaled)
+        _ = try sendPaying(ChangerCommand.alternativePayout(scaledValue: UInt8(scaled)).block, bus, job: job)
+        return true
+    }
+
+    /// Sends a command that pays coins with the payout kept first as it stands once the command
+    /// is out: a link lost between the command reaching the changer and its answer leaves the
+    /// command open (paid or unknown), never forgotten and asked again.
+    private func sendPaying(_ block: MDBBlock, _ bus: MDBDeviceBus, job: Payout) throws(MDBFailure) -> MDBAnswer {
+        payout = job
+        return try bus.sendOnce(block)
     }
 
     /// Reads the tubes for a payout with no other news: true when a count went down (coins
