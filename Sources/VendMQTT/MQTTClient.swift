@@ -140,6 +140,19 @@ public final class MQTTClient: @unchecked Sendable {
         try check(status, "replying on \(topic)")
     }
 
+    /// An MQTT 5 request at QoS 1 (the answer wanted on `responseTopic` with `correlation`),
+    /// dropped by the broker if undelivered after `expirySeconds`; returns its message id.
+    @discardableResult
+    public func request(_ topic: String, _ payload: [UInt8], responseTopic: String, correlation: [UInt8], expirySeconds: UInt32) throws(MQTTError)
+        -> Int32
+    {
+        var mid: Int32 = 0
+        let status = vmqtt_request(
+            handle, topic, payload, Int32(payload.count), responseTopic, correlation, Int32(correlation.count), expirySeconds, &mid)
+        try check(status, "publishing on \(topic)")
+        return mid
+    }
+
     public func subscribe(_ pattern: String, qos: Int32 = 1) throws(MQTTError) {
         try check(vmqtt_subscribe(handle, pattern, qos), "subscribing to \(pattern)")
     }
