@@ -169,7 +169,8 @@ let package = Package(
         .target(
             name: "VendOffice",
             dependencies: [
-                "CMicroHTTPDShim", "CSodium", "VendConfig", "VendFleetStore", "VendingCore", "VendTelemetry", "VendText", "VendPOSIX",
+                "CMicroHTTPDShim", "CSodium", "VendConfig", "VendControl", "VendFleetIngest", "VendFleetStore", "VendingCore", "VendTelemetry",
+                "VendText", "VendPOSIX",
                 .product(name: "Logging", package: "swift-log"),
             ]),
         // The fleet store's daemon and its `status`.

@@ -188,6 +188,28 @@ enum FleetSchema {
                     "CREATE INDEX office_audit_at ON office_audit (at)",
                     "CREATE INDEX events_type_at ON events (type, at)",
                 ]),
+            // The back office's remote prices: each `price` command sent, and what its machine
+            // answered.
+            Migration(
+                version: 7,
+                statements: [
+                    """
+                    CREATE TABLE office_price_changes (
+                        change TEXT NOT NULL,
+                        machine TEXT NOT NULL,
+                        slot TEXT NOT NULL,
+                        product TEXT NOT NULL,
+                        price TEXT NOT NULL,
+                        currency TEXT NOT NULL,
+                        requested_by TEXT NOT NULL,
+                        requested_at \(bigint) NOT NULL,
+                        outcome TEXT NOT NULL,
+                        answer TEXT NOT NULL,
+                        answered_at \(bigint),
+                        PRIMARY KEY (change, machine, slot))
+                    """,
+                    "CREATE INDEX office_price_changes_at ON office_price_changes (requested_at)",
+                ]),
         ]
     }
 

@@ -1,6 +1,7 @@
 import Logging
 import Synchronization
 import VendConfig
+import VendFleetIngest
 import VendFleetStore
 
 #if canImport(Glibc)
@@ -11,7 +12,7 @@ import VendFleetStore
 /// its role and, for a POST, its CSRF token are checked. Runs on the HTTP server's thread; the
 /// database connection and the login throttle are behind one lock.
 public final class Office: Sendable {
-    private struct State {
+    struct State {
         let sql: FleetSQL
         let records: OfficeRecords
         var throttle: LoginThrottle
@@ -19,9 +20,13 @@ public final class Office: Sendable {
 
     private let state: Mutex<State>
     private let settings: OfficeSettings
-    private let amounts: AmountFormatter
-    private let logger: Logger
-    private let clock: @Sendable () -> Int64
+    let amounts: AmountFormatter
+    let logger: Logger
+    /// Sends the `price` commands; nil: this office sends none (its price pages say so).
+    let commands: MachineCommands?
+    /// How long a price change waits for the machines' answers.
+    let commandTimeout: Duration
+    let clock: @Sendable () -> Int64
     /// Verified against when the user name is unknown, so that a wrong name costs what a wrong
     /// password does.
     private let decoyHash: String
@@ -31,7 +36,7 @@ public final class Office: Sendable {
 
     public init(
         sql: sending FleetSQL, settings: OfficeSettings, logger: Logger, throttleLimits: (perUser: Int, perAddress: Int)? = nil,
-        clock: @escaping @Sendable () -> Int64
+        commands: MachineCommands? = nil, commandTimeout: Duration = .seconds(5), clock: @escaping @Sendable () -> Int64
     ) throws {
         try Sodium.start()
         var limits = LoginThrottle.Limits()
@@ -43,6 +48,8 @@ public final class Office: Sendable {
         self.settings = settings
         amounts = AmountFormatter(formats: settings.currencies)
         self.logger = logger
+        self.commands = commands
+        self.commandTimeout = commandTimeout
         self.clock = clock
         decoyHash = try Sodium.hashPassword(Sodium.randomToken())
     }
@@ -85,7 +92,7 @@ public final class Office: Sendable {
                         "Refused", "The form's security token is missing or wrong: reload the page and try again.", user: user, csrf: session.csrf))
             }
         }
-        let operatorOnly: Set<String> = ["/audit", "/routes/delete", "/par"]
+        let operatorOnly: Set<String> = ["/audit", "/routes/delete", "/par", "/prices", "/prices/slot", "/prices/product", "/price-change"]
         if user.role != .operator_ && (operatorOnly.contains(request.path) || (request.method == "POST" && request.path == "/routes")) {
             return respond(403, Pages.message("Operators only", "Your role (\(user.role.rawValue)) may not do this.", user: user, csrf: session.csrf))
         }
@@ -140,6 +147,12 @@ public final class Office: Sendable {
                 return respond(404, Pages.message("No such machine", "The store has nothing from that machine.", user: user, csrf: session.csrf))
             }
             return respond(200, Pages.machine(detail, amounts: amounts, now: now, user: user, csrf: session.csrf))
+        case ("GET", "/prices"):
+            return try pricesPage(state: state, user: user, csrf: session.csrf, error: nil)
+        case ("POST", "/prices/slot"), ("POST", "/prices/product"):
+            return try changePrices(request, state: state, user: user, csrf: session.csrf, now: now)
+        case ("GET", "/price-change"):
+            return try priceChangePage(request.query["id"] ?? "", state: state, user: user, csrf: session.csrf)
         case ("GET", "/audit"):
             return respond(200, Pages.audit(try state.records.auditLog(limit: 500), user: user, csrf: session.csrf))
         default:
@@ -209,11 +222,11 @@ public final class Office: Sendable {
         ]
     }
 
-    private func respond(_ status: Int, _ page: String) -> OfficeResponse {
+    func respond(_ status: Int, _ page: String) -> OfficeResponse {
         OfficeResponse(status: status, headers: commonHeaders + [("Content-Type", "text/html; charset=utf-8")], body: Array(page.utf8))
     }
 
-    private func redirect(_ location: String, cookies: [String] = []) -> OfficeResponse {
+    func redirect(_ location: String, cookies: [String] = []) -> OfficeResponse {
         OfficeResponse(status: 303, headers: commonHeaders + [("Location", location)] + cookies.map { ("Set-Cookie", $0) })
     }
 

@@ -1,9 +1,10 @@
 import Logging
 import VendConfig
+import VendFleetIngest
 import VendFleetStore
 
 /// The back office as vendstore serves it: the HTTP server on the configured address with an
-/// `Office` on a database connection of its own.
+/// `Office` on a database connection of its own, sending machine commands through `commands`.
 public final class OfficeService: Sendable {
     private let server: OfficeHTTPServer
     public var port: Int { server.port }
@@ -11,10 +12,12 @@ public final class OfficeService: Sendable {
     /// Opens `open()`'s connection and listens. Beyond loopback on plain HTTP (which the file
     /// must have allowed) it says so loudly in the log.
     public init(
-        settings: OfficeSettings, logger: Logger, throttleLimits: (perUser: Int, perAddress: Int)? = nil, clock: @escaping @Sendable () -> Int64,
-        open: () throws -> FleetSQL
+        settings: OfficeSettings, logger: Logger, throttleLimits: (perUser: Int, perAddress: Int)? = nil, commands: MachineCommands? = nil,
+        commandTimeout: Duration = .seconds(5), clock: @escaping @Sendable () -> Int64, open: () throws -> FleetSQL
     ) throws {
-        let office = try Office(sql: try open(), settings: settings, logger: logger, throttleLimits: throttleLimits, clock: clock)
+        let office = try Office(
+            sql: try open(), settings: settings, logger: logger, throttleLimits: throttleLimits, commands: commands, commandTimeout: commandTimeout,
+            clock: clock)
         server = try OfficeHTTPServer(address: settings.address, port: settings.port) { office.handle($0) }
         let shown = settings.address.contains(":") ? "[\(settings.address)]:\(port)" : "\(settings.address):\(port)"
         if !settings.isLoopback {

@@ -38,18 +38,21 @@ struct Serve: ParsableCommand {
             throw ExitCode(StoreExit.unavailable)
         }
         let credentials = try settings.credentialsFile.map { try MQTTCredentials.read($0) }
-        let ingester = try Ingester(
-            settings: IngestSettings(
-                endpoint: MQTTEndpoint(host: settings.broker.host, port: settings.broker.port, tls: settings.broker.tls), caFile: settings.caFile,
-                credentials: credentials, clientID: settings.clientID, topicPrefix: settings.topicPrefix, sharedGroup: settings.sharedGroup,
-                sessionExpirySeconds: UInt32(settings.sessionExpirySeconds), batchSize: settings.batchEvents,
-                batchWindow: .milliseconds(settings.batchMilliseconds), ackInterval: .milliseconds(settings.ackMilliseconds),
-                bufferCapacity: settings.bufferEvents),
-            store: store, logger: logger, beforeCommit: Self.killHook())
+        let ingestSettings = IngestSettings(
+            endpoint: MQTTEndpoint(host: settings.broker.host, port: settings.broker.port, tls: settings.broker.tls), caFile: settings.caFile,
+            credentials: credentials, clientID: settings.clientID, topicPrefix: settings.topicPrefix, sharedGroup: settings.sharedGroup,
+            sessionExpirySeconds: UInt32(settings.sessionExpirySeconds), batchSize: settings.batchEvents,
+            batchWindow: .milliseconds(settings.batchMilliseconds), ackInterval: .milliseconds(settings.ackMilliseconds),
+            bufferCapacity: settings.bufferEvents)
+        let ingester = try Ingester(settings: ingestSettings, store: store, logger: logger, beforeCommit: Self.killHook())
         let office: OfficeService?
+        // The back office's commands to machines (its prices) go on a connection of their own.
+        let commands = try settings.office.map { _ in try MachineCommands(settings: ingestSettings, logger: logger) }
+        try commands?.start()
+        defer { commands?.stop() }
         do {
             office = try settings.office.map { officeSettings in
-                try OfficeService(settings: officeSettings, logger: logger, clock: { WallClock.milliseconds }) {
+                try OfficeService(settings: officeSettings, logger: logger, commands: commands, clock: { WallClock.milliseconds }) {
                     try openSQL(settings.database)
                 }
             }
