@@ -10,15 +10,13 @@ import VenddTestSupport
     static let operatorPassword = "ann's long password"
     static let driverPassword = "dan's long password"
 
-    @Test func anOperatorsPriceChangesReachTheMachinesAndEachAnswerIsShown() throws {
-        let rig = try FleetRig()
-        defer { rig.tearDown() }
-        try rig.broker.start()
+    /// A started vendstore with an office on `rig`'s broker (as the store's user), its operator
+    /// `ann` and driver `dan`; the office's port and the SQLite file.
+    static func startStore(_ rig: FleetRig) throws -> (store: VendstoreProcess, port: Int, database: String) {
         let port = try LocalPort.reserve()
         let database = rig.directory.path + "/fleet.db"
         let config = rig.directory.path + "/vendstore.yaml"
         let store = VendstoreProcess(configPath: config, logPath: rig.directory.path + "/vendstore.log")
-        defer { store.stop(SIGKILL) }
         try store.start(
             config: """
                 mqtt:
@@ -37,17 +35,33 @@ import VenddTestSupport
                 """)
         for (user, role, password) in [("ann", "operator", Self.operatorPassword), ("dan", "driver", Self.driverPassword)] {
             let added = try VendstoreProcess.user(["add", user, "--role", role], config: config, password: password)
-            #expect(added.status == 0, "\(added)")
+            guard added.status == 0 else { throw HarnessError("vendstore user add \(user): \(added)") }
         }
+        return (store, port, database)
+    }
+
+    /// Waits until the store holds each machine's stock report.
+    static func waitForStock(_ machines: [String], in database: String, store: VendstoreProcess) throws {
+        let fleet = try SQLiteFleetStore(path: database, now: 0)
+        let deadline = Date().addingTimeInterval(15)
+        while try !machines.allSatisfy({ try !fleet.slots(of: $0).isEmpty }) {
+            guard Date() < deadline else { throw HarnessError("the store did not get \(machines)' stock within 15 s:\n\(store.log)") }
+            usleep(20_000)
+        }
+    }
+
+    @Test func anOperatorsPriceChangesReachTheMachinesAndEachAnswerIsShown() throws {
+        let rig = try FleetRig()
+        defer { rig.tearDown() }
+        try rig.broker.start()
+        let (store, port, database) = try Self.startStore(rig)
+        defer { store.stop(SIGKILL) }
         // m1 and m2 take the price command; m3's file does not allow it.
         let m1 = try rig.machine("m1", commands: ["price"])
         let m2 = try rig.machine("m2", commands: ["price"])
         let m3 = try rig.machine("m3")
         for machine in [m1, m2, m3] { try machine.start() }
-        let fleet = try SQLiteFleetStore(path: database, now: 0)
-        try waitUntil("the store holds the three machines' stock") {
-            try ["m1", "m2", "m3"].allSatisfy { try !fleet.slots(of: $0).isEmpty }
-        }
+        try Self.waitForStock(["m1", "m2", "m3"], in: database, store: store)
         // m2 goes offline; the store still knows its slots.
         #expect(try m2.stop() == 0)
 
@@ -69,7 +83,7 @@ import VenddTestSupport
         let done = try change("/prices/slot", [("machine", "m1"), ("slot", "A1"), ("price", "1300")])
         #expect(done.body.contains(">done<") && done.body.contains("slot A1 price 1,200원 → 1,300원"), "\(done.body)")
         #expect(try m1.status().slot("A1")?.price == "1300")
-        #expect(m1.log.contains("MQTT command 'price' from office:ann"))
+        try m1.waitForLog("MQTT command 'price' from office:ann")
 
         // vendd refuses, with its own reason: a slot it does not have, a price it could never take.
         let unknown = try change("/prices/slot", [("machine", "m1"), ("slot", "Z9"), ("price", "1300")])
@@ -88,7 +102,9 @@ import VenddTestSupport
         let byMachine = Dictionary(rows.map { (String($0.prefix { $0 != "<" }), $0) }, uniquingKeysWith: { $1 })
         #expect(byMachine["m1"]?.contains(">done<") == true && byMachine["m1"]?.contains("slot A4 price 1,500원 → 1,600원") == true)
         #expect(byMachine["m2"]?.contains(">no-answer<") == true && byMachine["m2"]?.contains("no answer within 5 s") == true)
-        #expect(byMachine["m3"]?.contains(">refused<") == true && byMachine["m3"]?.contains("command 'price' is not allowed on this machine") == true)
+        #expect(
+            byMachine["m3"]?.contains(">refused<") == true
+                && byMachine["m3"]?.contains("command &#39;price&#39; is not allowed on this machine") == true)
         #expect(try m1.status().slot("A4")?.price == "1600")
         #expect(try m3.status().slot("A4")?.price == "1500")
 
@@ -142,6 +158,30 @@ import VenddTestSupport
         #expect(!audit.contains("<td>dan</td>"), "the driver changed nothing")
         #expect(try m1.stop() == 0)
         #expect(try m3.stop() == 0)
+        #expect(store.stop())
+    }
+
+    @Test func aBrokerThatRefusesTheStoresCommandIsShownSo() throws {
+        let rig = try FleetRig(acl: MosquittoBroker.acl.replacingOccurrences(of: "topic write vendd/+/cmd/price\n", with: ""))
+        defer { rig.tearDown() }
+        try rig.broker.start()
+        let (store, port, database) = try Self.startStore(rig)
+        defer { store.stop(SIGKILL) }
+        let m1 = try rig.machine("m1", commands: ["price"])
+        try m1.start()
+        try Self.waitForStock(["m1"], in: database, store: store)
+        var ann = OfficeHTTPClient(port: port)
+        #expect(try ann.logIn("ann", Self.operatorPassword).status == 303)
+        let csrf = try #require(try ann.get("/prices").csrf)
+        let started = Date()
+        let answer = try ann.post("/prices/slot", [("csrf", csrf), ("machine", "m1"), ("slot", "A1"), ("price", "1300")])
+        let page = try ann.get(try #require(answer.header("Location"), "\(answer.status): \(answer.body)"))
+        #expect(Date().timeIntervalSince(started) < 4, "the broker's refusal ends the wait")
+        #expect(
+            page.body.contains(">not-sent<") && page.body.contains("the broker refused it")
+                && page.body.contains("topic write vendd/m1/cmd/price&#39; in the broker&#39;s ACL"), "\(page.body)")
+        #expect(try m1.status().slot("A1")?.price == "1200")
+        #expect(try m1.stop() == 0)
         #expect(store.stop())
     }
 }
