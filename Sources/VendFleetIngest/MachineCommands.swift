@@ -127,6 +127,9 @@ public final class MachineCommands: Sendable {
 
     public func stop() { client.stop() }
 
+    /// Whether commands can be sent now (the broker accepted the connection, which is up).
+    public var isConnected: Bool { shared.state.withLock { $0.connected } }
+
     /// Sends `name` with `payload` to `machine` and waits at most `timeout` for its answer.
     public func send(_ name: String, payload: [UInt8], to machine: String, within timeout: Duration) -> MachineReply {
         send([MachineCommand(machine: machine, name: name, payload: payload)], within: timeout)[0]

@@ -195,7 +195,7 @@ enum FleetSchema {
                 statements: [
                     """
                     CREATE TABLE office_price_changes (
-                        change TEXT NOT NULL,
+                        change_id TEXT NOT NULL,
                         machine TEXT NOT NULL,
                         slot TEXT NOT NULL,
                         product TEXT NOT NULL,
@@ -206,7 +206,7 @@ enum FleetSchema {
                         outcome TEXT NOT NULL,
                         answer TEXT NOT NULL,
                         answered_at \(bigint),
-                        PRIMARY KEY (change, machine, slot))
+                        PRIMARY KEY (change_id, machine, slot))
                     """,
                     "CREATE INDEX office_price_changes_at ON office_price_changes (requested_at)",
                 ]),

@@ -13,7 +13,7 @@ extension Office {
     func pricesPage(state: State, user: OfficeUser, csrf: String, error: String?) throws -> OfficeResponse {
         let page = Pages.prices(
             targets: try PriceTargets.load(state.sql), routes: try state.records.routes(), recent: try state.records.recentPriceChanges(limit: 200),
-            sending: commands != nil, user: user, csrf: csrf, error: error)
+            connected: commands?.isConnected, user: user, csrf: csrf, error: error)
         return respond(error == nil ? 200 : 400, page)
     }
 

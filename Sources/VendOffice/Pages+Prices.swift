@@ -4,10 +4,14 @@ extension Pages {
     static let priceHint = "minor units of the machine's currency (1300 for 1,300원, 150 for 1.50 €), or default for its configured price"
 
     static func prices(
-        targets: PriceTargets, routes: [OfficeRoute], recent: [PriceCommandRecord], sending: Bool, user: OfficeUser, csrf: String, error: String?
+        targets: PriceTargets, routes: [OfficeRoute], recent: [PriceCommandRecord], connected: Bool?, user: OfficeUser, csrf: String, error: String?
     ) -> String {
         var body = error.map { "<p class=\"error\">\(html($0))</p>" } ?? ""
-        if !sending { body += "<p class=\"error\">This vendstore has no broker connection for commands: prices cannot be changed here.</p>" }
+        switch connected {
+        case nil: body += "<p class=\"error\">This vendstore has no broker connection for commands: prices cannot be changed here.</p>"
+        case false?: body += "<p class=\"error\">vendstore is not connected to the broker now: a change would not be sent.</p>"
+        case true?: break
+        }
         let machines = targets.machines
         let currency = { (machine: String) in targets.slots(of: machine).first?.currency ?? "" }
         let machineOptions = machines.map { "<option value=\"\(html($0))\">\(html($0)) (\(html(currency($0))))</option>" }.joined()

@@ -114,7 +114,7 @@ extension OfficeRecords {
         try sql.transaction {
             for record in records {
                 try sql.rows(
-                    "UPDATE office_price_changes SET outcome = ?, answer = ?, answered_at = ? WHERE change = ? AND machine = ? AND slot = ?",
+                    "UPDATE office_price_changes SET outcome = ?, answer = ?, answered_at = ? WHERE change_id = ? AND machine = ? AND slot = ?",
                     [
                         .text(record.outcome.rawValue), .text(record.answer), .integer(record.answeredAt), .text(record.change),
                         .text(record.machine), .text(record.slot),
@@ -128,7 +128,7 @@ extension OfficeRecords {
     private func insert(_ record: PriceCommandRecord) throws {
         try sql.rows(
             """
-            INSERT INTO office_price_changes (change, machine, slot, product, price, currency, requested_by, requested_at, outcome, answer, answered_at)
+            INSERT INTO office_price_changes (change_id, machine, slot, product, price, currency, requested_by, requested_at, outcome, answer, answered_at)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """,
             [
@@ -140,18 +140,18 @@ extension OfficeRecords {
 
     /// The commands of `change`, by machine and slot; empty for no such change.
     func priceChange(_ change: String) throws -> [PriceCommandRecord] {
-        try priceRecords("WHERE change = ? ORDER BY machine, slot", [.text(change)])
+        try priceRecords("WHERE change_id = ? ORDER BY machine, slot", [.text(change)])
     }
 
     /// The commands of the latest changes, newest first.
     func recentPriceChanges(limit: Int) throws -> [PriceCommandRecord] {
-        try priceRecords("ORDER BY requested_at DESC, change, machine, slot LIMIT ?", [.integer(Int64(limit))])
+        try priceRecords("ORDER BY requested_at DESC, change_id, machine, slot LIMIT ?", [.integer(Int64(limit))])
     }
 
     private func priceRecords(_ tail: String, _ parameters: [SQLValue]) throws -> [PriceCommandRecord] {
         try sql.rows(
             """
-            SELECT change, machine, slot, product, price, currency, requested_by, requested_at, outcome, answer, answered_at
+            SELECT change_id, machine, slot, product, price, currency, requested_by, requested_at, outcome, answer, answered_at
             FROM office_price_changes \(tail)
             """, parameters
         ).compactMap { row in

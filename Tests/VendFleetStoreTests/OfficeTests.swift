@@ -3,6 +3,7 @@ import Logging
 import Synchronization
 import Testing
 import VendConfig
+import VendFleetIngest
 import VendFleetStore
 import VenddTestSupport
 import VendingCore
@@ -34,7 +35,11 @@ struct OfficeRig {
     var port: Int { service.port }
 
     /// `cluster`: a PostgreSQL of the test's own (one it stops), instead of the run's shared one.
-    init(_ engine: Engine, throttle: (perUser: Int, perAddress: Int)? = nil, cluster: PostgresCluster? = nil) throws {
+    /// `commands`: how the office reaches machines (none: it sends no prices).
+    init(
+        _ engine: Engine, throttle: (perUser: Int, perAddress: Int)? = nil, cluster: PostgresCluster? = nil, commands: MachineCommands? = nil,
+        commandTimeout: Duration = .seconds(5)
+    ) throws {
         directory = try TemporaryDirectory()
         let open: () throws -> FleetSQL
         switch engine {
@@ -58,7 +63,7 @@ struct OfficeRig {
             port: try LocalPort.reserve(), currencies: ["KRW": MoneyFormat(template: "{amount}원", groupingSeparator: ",", decimalSeparator: ".")!])
         service = try OfficeService(
             settings: settings, logger: Logger(label: "office-test") { _ in SwiftLogNoOpLogHandler() }, throttleLimits: throttle,
-            clock: { clock.value }, open: open)
+            commands: commands, commandTimeout: commandTimeout, clock: { clock.value }, open: open)
     }
 
     func stop() {
