@@ -221,15 +221,15 @@ public final class MachineCommands: Sendable {
     }
 
     private static func complete(_ correlation: [UInt8], shared: Shared, on topic: String? = nil, reply: (Waiting) -> MachineReply) {
-        let waiting = shared.state.withLock { state -> Waiting? in
+        // Answered under the lock `send` takes to give up: an answer is kept whole or not at all.
+        let batch = shared.state.withLock { state -> Batch? in
             guard let waiting = state.waiting[correlation], topic == nil || topic == waiting.responseTopic else { return nil }
             state.waiting[correlation] = nil
-            return waiting
+            let value = reply(waiting)
+            waiting.batch.replies.withLock { $0[waiting.index] = value }
+            return waiting.batch
         }
-        guard let waiting else { return }
-        let value = reply(waiting)
-        waiting.batch.replies.withLock { $0[waiting.index] = value }
-        waiting.batch.done.signal()
+        batch?.done.signal()
     }
 
     static func isTopicLevel(_ text: String) -> Bool {
