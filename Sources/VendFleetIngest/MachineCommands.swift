@@ -140,7 +140,7 @@ public final class MachineCommands: Sendable {
     public func send(_ commands: [MachineCommand], within timeout: Duration) -> [MachineReply] {
         let batch = Batch(count: commands.count)
         let (seconds, attoseconds) = timeout.components
-        let deadline = DispatchTime.now().advanced(by: .nanoseconds(Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)))
+        let deadline = DispatchTime.now() + DispatchTimeInterval.nanoseconds(Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000))
         // Whole seconds for the broker, rounded up.
         let expiry = UInt32(max(1, seconds + (attoseconds > 0 ? 1 : 0)))
         var sent = 0

@@ -156,7 +156,7 @@ extension OfficeRecords {
             """, parameters
         ).compactMap { row in
             guard let change = row[0], let machine = row[1], let slot = row[2], let product = row[3], let price = row[4], let currency = row[5],
-                let by = row[6], let at = row[7].flatMap({ Int64($0) }), let outcome = row[8].flatMap(PriceCommandRecord.Outcome.init),
+                let by = row[6], let at = row[7].flatMap({ Int64($0) }), let outcome = row[8].flatMap({ PriceCommandRecord.Outcome(rawValue: $0) }),
                 let answer = row[9]
             else { return nil }
             return PriceCommandRecord(
