@@ -14,8 +14,8 @@ office, and headless Debian chromium (chromium-driver, Selenium) drives it:
   token is refused; nothing changes.
 
 Every check prints PASS or FAIL; the first FAIL ends the run (exit 1). It writes
-office-pick-list-vs-status.txt (the pick list CSV next to the three machines' `vendctl status`) and
-office-price-change.png to $VENDD_OFFICE_EXAMPLES (a scratch directory unless told;
+office-pick-list-vs-status.txt (the pick list CSV next to the three machines' `vendctl status`),
+office-prices.png and office-price-change.png to $VENDD_OFFICE_EXAMPLES (a scratch directory unless told;
 docs/examples' copies came from it).
 
 Usage: Tests/office/test_office_live.py BUILD_DIR
@@ -97,9 +97,9 @@ def password(user):
 
 
 class Machine:
-    """vendd on simulated hardware (the ccTalk sample machine) reporting to the broker."""
+    """vendd on simulated hardware (`sample`: the ccTalk sample machine's file) reporting to the broker."""
 
-    def __init__(self, work, name, broker_port):
+    def __init__(self, work, name, broker_port, sample):
         self.name = name
         self.dir = os.path.join(work, name)
         os.makedirs(self.dir)
@@ -109,8 +109,8 @@ class Machine:
         with open(credentials, "w") as file:
             file.write(f"{name}:{password(name)}\n")
         os.chmod(credentials, 0o600)
-        with open(os.path.join(ROOT, "config/examples/cctalk-coins.yaml")) as sample, open(self.config, "w") as file:
-            file.write(sample.read() + f"""
+        with open(self.config, "w") as file:
+            file.write(sample + f"""
 mqtt:
   broker: mqtt://127.0.0.1:{broker_port}
   allow_plaintext: true
@@ -233,8 +233,14 @@ office:
 
         # Three machines, each stocked its own way: full with two sales; expired milk and part
         # loads; a few slots only.
+        with open(os.path.join(ROOT, "config/examples/cctalk-coins.yaml")) as file:
+            sample = file.read()
+        # Banana milk (the first product) stops selling once past its date, so its expired items are
+        # the pick list's to unload (a product that sells on keeps them available).
+        check("  - id: banana-milk\n" in sample and "    shelf_life_days: 10\n" in sample, "the sample machine's first product is banana milk")
+        sample = sample.replace("    shelf_life_days: 10\n", "    shelf_life_days: 10\n    expired: refuse\n", 1)
         for name in MACHINES:
-            machines.append(Machine(work, name, broker_port))
+            machines.append(Machine(work, name, broker_port, sample))
         m1, m2, m3 = machines
         m1.vendctl("restock", "all")
         m1.sell("A4", [500, 500, 500])
@@ -320,6 +326,7 @@ office:
         Select(form.find_element(By.NAME, "product")).select_by_visible_text("cola")
         form.find_element(By.NAME, "price").send_keys("1600")
         Select(form.find_element(By.NAME, "route")).select_by_visible_text("r3")
+        driver.save_screenshot(os.path.join(EXAMPLES, "office-prices.png"))
         submitted(lambda: form.find_element(By.TAG_NAME, "button").click())
         rows = {cells[0]: cells for cells in ([c.text for c in tr.find_elements(By.TAG_NAME, "td")]
                                                for tr in driver.find_elements(By.CSS_SELECTOR, "main tbody tr"))}
