@@ -12,8 +12,9 @@ import VendFleetStore
 extension Office {
     func pricesPage(state: State, user: OfficeUser, csrf: String, error: String?) throws -> OfficeResponse {
         let page = Pages.prices(
-            targets: try PriceTargets.load(state.sql), routes: try state.records.routes(), recent: try state.records.recentPriceChanges(limit: 200),
-            connected: commands?.isConnected, user: user, csrf: csrf, error: error)
+            choices: try PriceTargets.choices(state.sql), routes: try state.records.routes(),
+            recent: try state.records.recentPriceChanges(limit: 200),
+            connected: commands?.isConnected, waitSeconds: Int(commandTimeout.components.seconds), user: user, csrf: csrf, error: error)
         return respond(error == nil ? 200 : 400, page)
     }
 
@@ -27,14 +28,15 @@ extension Office {
 
     func changePrices(_ request: OfficeRequest, state: State, user: OfficeUser, csrf: String, now: Int64) throws -> OfficeResponse {
         let form = request.form
-        let targets = try PriceTargets.load(state.sql)
         let planned: [PriceCommandRecord]
         do {
             let entry = try PriceEntry.parse(form["price"] ?? "").get()
             let change = Sodium.randomToken(bytes: 8)
             if request.path == "/prices/slot" {
+                let machine = form["machine"] ?? ""
                 planned = try Self.slotChange(
-                    form["machine"] ?? "", slot: form["slot"] ?? "", entry, targets: targets, change: change, by: user.name, now: now)
+                    machine, slot: form["slot"] ?? "", entry, slots: try PriceTargets.slots(of: [machine], sql: state.sql)[machine] ?? [],
+                    change: change, by: user.name, now: now)
             } else {
                 let route = form["route"] ?? ""
                 let machines: [String]
@@ -47,7 +49,8 @@ extension Office {
                     machines = found.machines
                 }
                 planned = try Self.productChange(
-                    form["product"] ?? "", machines: machines, entry, targets: targets, change: change, by: user.name, now: now)
+                    form["product"] ?? "", machines: machines, entry, slots: try PriceTargets.slots(of: machines, sql: state.sql), change: change,
+                    by: user.name, now: now)
             }
         } catch let refusal as OfficeRecords.Refusal {
             return try pricesPage(state: state, user: user, csrf: csrf, error: refusal.description)
@@ -79,9 +82,8 @@ extension Office {
     /// One slot of one machine the store has a stock report from (its currency); the slot need
     /// not be in that report: the machine itself says whether it has it.
     static func slotChange(
-        _ machine: String, slot: String, _ entry: PriceEntry, targets: PriceTargets, change: String, by user: String, now: Int64
+        _ machine: String, slot: String, _ entry: PriceEntry, slots: [PriceTargets.Slot], change: String, by user: String, now: Int64
     ) throws -> [PriceCommandRecord] {
-        let slots = targets.slots(of: machine)
         guard let any = slots.first else {
             throw OfficeRecords.Refusal(
                 description: "the store has no stock report from machine '\(machine)': it knows neither its slots nor its currency")
@@ -100,17 +102,18 @@ extension Office {
     /// Every slot holding `product` on the machines given (a machine holding none is recorded
     /// not sent); the machines must share one currency, as one number of minor units is meant.
     static func productChange(
-        _ product: String, machines: [String], _ entry: PriceEntry, targets: PriceTargets, change: String, by user: String, now: Int64
+        _ product: String, machines: [String], _ entry: PriceEntry, slots reported: [String: [PriceTargets.Slot]], change: String, by user: String,
+        now: Int64
     ) throws -> [PriceCommandRecord] {
-        guard targets.products.contains(product) else {
-            throw OfficeRecords.Refusal(description: "no machine reports a product '\(product)': choose one from the list")
-        }
         guard !machines.isEmpty else { throw OfficeRecords.Refusal(description: "tick at least one machine, or choose a route") }
+        guard reported.values.contains(where: { $0.contains { $0.product == product } }) else {
+            throw OfficeRecords.Refusal(description: "none of the machines chosen holds a product '\(product)': choose one from the list")
+        }
         var seen: Set<String> = []
         var records: [PriceCommandRecord] = []
         var currencies: [String: [String]] = [:]
         for machine in machines where seen.insert(machine).inserted {
-            let slots = targets.slots(of: machine)
+            let slots = reported[machine] ?? []
             guard let any = slots.first else {
                 throw OfficeRecords.Refusal(
                     description: "the store has no stock report from machine '\(machine)': it knows neither its slots nor its currency")

@@ -4,7 +4,8 @@ extension Pages {
     static let priceHint = "minor units of the machine's currency (1300 for 1,300원, 150 for 1.50 €), or default for its configured price"
 
     static func prices(
-        targets: PriceTargets, routes: [OfficeRoute], recent: [PriceCommandRecord], connected: Bool?, user: OfficeUser, csrf: String, error: String?
+        choices: (machines: [(machine: String, currency: String)], products: [String]), routes: [OfficeRoute], recent: [PriceCommandRecord],
+        connected: Bool?, waitSeconds: Int, user: OfficeUser, csrf: String, error: String?
     ) -> String {
         var body = error.map { "<p class=\"error\">\(html($0))</p>" } ?? ""
         switch connected {
@@ -12,15 +13,14 @@ extension Pages {
         case false?: body += "<p class=\"error\">vendstore is not connected to the broker now: a change would not be sent.</p>"
         case true?: break
         }
-        let machines = targets.machines
-        let currency = { (machine: String) in targets.slots(of: machine).first?.currency ?? "" }
-        let machineOptions = machines.map { "<option value=\"\(html($0))\">\(html($0)) (\(html(currency($0))))</option>" }.joined()
+        let machines = choices.machines.map { (value: html($0.machine), label: "\(html($0.machine)) (\(html($0.currency)))") }
+        let machineOptions = machines.map { "<option value=\"\($0.value)\">\($0.label)</option>" }.joined()
         let priceField = """
             <label>Price <input name="price" required size="10" inputmode="numeric"> <small>\(html(priceHint))</small></label>
             """
         body += """
             <p>Each machine is asked through the broker (vendd's <code>price</code> command) and its answer shown; a machine \
-            that does not answer within a few seconds is shown so. Every change is in the audit log.</p>
+            that does not answer within \(waitSeconds) s is shown so. Every change is in the audit log.</p>
             <h2>One slot</h2>
             <form method="post" action="/prices/slot">\(csrfField(csrf))
             <label>Machine <select name="machine" required>\(machineOptions)</select></label>
@@ -29,10 +29,10 @@ extension Pages {
             <button>Change the price</button></form>
             <h2>A product across machines</h2>
             <form method="post" action="/prices/product">\(csrfField(csrf))
-            <label>Product <select name="product" required>\(targets.products.map { "<option>\(html($0))</option>" }.joined())</select></label>
+            <label>Product <select name="product" required>\(choices.products.map { "<option>\(html($0))</option>" }.joined())</select></label>
             \(priceField)
             <p>Machines:</p>
-            \(machines.map { "<label><input type=\"checkbox\" name=\"machine\" value=\"\(html($0))\"> \(html($0)) (\(html(currency($0))))</label>" }.joined())
+            \(machines.map { "<label><input type=\"checkbox\" name=\"machine\" value=\"\($0.value)\"> \($0.label)</label>" }.joined())
             <label>or a route <select name="route"><option value="">(the machines ticked above)</option>\
             \(routes.map { "<option>\(html($0.name))</option>" }.joined())</select></label>
             <button>Change the price</button></form>

@@ -67,8 +67,8 @@ struct PriceCommandRecord: Equatable {
     var answeredAt: Int64?
 }
 
-/// The slots a change reaches, from the machines' latest stock reports (`machine_slots`).
-struct PriceTargets {
+/// What the price forms know of the machines: their latest stock reports (`machine_slots`).
+enum PriceTargets {
     struct Slot: Equatable {
         let machine: String
         let slot: String
@@ -78,22 +78,28 @@ struct PriceTargets {
         let digits: Int
     }
 
-    let slots: [Slot]
-
-    static func load(_ sql: FleetSQL) throws -> PriceTargets {
-        let rows = try sql.rows("SELECT machine, slot, product, price, currency FROM machine_slots ORDER BY machine, slot", [])
-        return PriceTargets(
-            slots: rows.compactMap { row in
-                guard let machine = row[0], let slot = row[1], let product = row[2], let price = row[3].flatMap(Amount.init), let currency = row[4]
-                else { return nil }
+    /// The slots of each of `machines` (none for a machine without a report), one indexed
+    /// look-up per machine.
+    static func slots(of machines: [String], sql: FleetSQL) throws -> [String: [Slot]] {
+        var slots: [String: [Slot]] = [:]
+        for machine in machines where slots[machine] == nil {
+            let rows = try sql.rows("SELECT slot, product, price, currency FROM machine_slots WHERE machine = ? ORDER BY slot", [.text(machine)])
+            slots[machine] = rows.compactMap { row in
+                guard let slot = row[0], let product = row[1], let price = row[2].flatMap({ Amount($0) }), let currency = row[3] else { return nil }
                 return Slot(machine: machine, slot: slot, product: product, currency: currency, digits: price.digits)
-            })
+            }
+        }
+        return slots
     }
 
-    /// Machines with a stock report, in order.
-    var machines: [String] { Array(Set(slots.map(\.machine))).sorted() }
-    var products: [String] { Array(Set(slots.map(\.product))).sorted() }
-    func slots(of machine: String) -> [Slot] { slots.filter { $0.machine == machine } }
+    /// For the forms: each machine with a report and its currency, and every product reported.
+    static func choices(_ sql: FleetSQL) throws -> (machines: [(machine: String, currency: String)], products: [String]) {
+        let machines = try sql.rows("SELECT machine, MIN(currency) FROM machine_slots GROUP BY machine ORDER BY machine", []).compactMap { row in
+            row[0].map { (machine: $0, currency: row[1] ?? "") }
+        }
+        let products = try sql.rows("SELECT DISTINCT product FROM machine_slots ORDER BY product", []).compactMap { $0[0] }
+        return (machines, products)
+    }
 }
 
 /// The back office's price changes (schema version 7): one row per command, and the audit log.

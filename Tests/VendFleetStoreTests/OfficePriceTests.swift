@@ -25,7 +25,11 @@ final class AnsweringMachine: Sendable {
     /// The payloads of the commands received, as text.
     var received: [String] { shared.received.withLock { $0 } }
 
-    init(_ machine: String, port: Int, answer: @escaping @Sendable (String) -> String?) throws {
+    /// `replyTopic`: where it answers instead of the request's response topic; `delay`: how long
+    /// it takes to answer.
+    init(
+        _ machine: String, port: Int, replyTopic: String? = nil, delay: Duration = .zero, answer: @escaping @Sendable (String) -> String?
+    ) throws {
         let shared = Shared()
         self.shared = shared
         client = try MQTTClient(clientID: "machine-\(machine)", cleanStart: true) { event in
@@ -36,7 +40,8 @@ final class AnsweringMachine: Sendable {
             case .message(let message):
                 let text = String(decoding: message.payload, as: UTF8.self)
                 shared.received.withLock { $0.append(text) }
-                if let reply = answer(text), let topic = message.responseTopic {
+                if let reply = answer(text), let topic = replyTopic ?? message.responseTopic {
+                    usleep(UInt32(delay.components.seconds * 1_000_000 + delay.components.attoseconds / 1_000_000_000_000))
                     try? shared.client.withLock { $0 }?.reply(topic, Array(reply.utf8), correlation: message.correlation)
                 }
             default: break
