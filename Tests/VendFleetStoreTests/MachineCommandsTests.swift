@@ -57,5 +57,6 @@ struct MachineCommandsTests {
         #expect(next == .answered(Array("\(Self.ok) third".utf8)))
         usleep(1_000_000)
         #expect(commands.send("price", payload: Array("fourth".utf8), to: "m1", within: .seconds(5)) == .answered(Array("\(Self.ok) fourth".utf8)))
+        #expect(m1.received == ["first", "second", "third", "fourth"])
     }
 }

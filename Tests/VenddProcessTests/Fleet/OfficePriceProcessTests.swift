@@ -126,7 +126,7 @@ import VenddTestSupport
             ("/prices/product", [("product", "cola"), ("price", "100")], "tick at least one machine"),
             (
                 "/prices/product", [("product", "<script>"), ("price", "100"), ("machine", "m1")],
-                "no machine reports a product &#39;&lt;script&gt;&#39;"
+                "none of the machines chosen holds a product &#39;&lt;script&gt;&#39;"
             ),
             ("/prices/product", [("product", "cola"), ("price", "100"), ("route", "nowhere")], "there is no route &#39;nowhere&#39;"),
         ] {
