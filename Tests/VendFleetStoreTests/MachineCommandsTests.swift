@@ -50,7 +50,7 @@ struct MachineCommandsTests {
             ], within: .milliseconds(800))
         let waited = Date().timeIntervalSince(started)
         #expect(replies == [.answered(Array("\(Self.ok) first".utf8)), .noAnswer, .noAnswer, .answered(Array("\(Self.ok) second".utf8))])
-        #expect(waited >= 0.75 && waited < 1.5, "one deadline for all: \(waited) s")
+        #expect(waited >= 0.75 && waited < 3, "one deadline for all, not one each: \(waited) s")
         #expect(m2.received.count == 1 && m4.received.count == 1)
         // m4's late answer comes during the next wait: it is not taken for the next one's.
         let next = commands.send("price", payload: Array("third".utf8), to: "m1", within: .seconds(5))
