@@ -169,8 +169,8 @@ let package = Package(
         .target(
             name: "VendOffice",
             dependencies: [
-                "VendHTTP", "CSodium", "VendConfig", "VendFleetIngest", "VendFleetStore", "VendingCore", "VendReports", "VendTelemetry",
-                "VendText", "VendPOSIX", .product(name: "Logging", package: "swift-log"),
+                "VendHTTP", "CSodium", "VendConfig", "VendControl", "VendFleetIngest", "VendFleetStore", "VendingCore", "VendReports",
+                "VendTelemetry", "VendText", "VendPOSIX", .product(name: "Logging", package: "swift-log"),
             ]),
         // The fleet store's daemon and its `status`.
         .executableTarget(

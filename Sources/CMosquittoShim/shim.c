@@ -201,12 +201,13 @@ int vmqtt_reply(vmqtt_client *client, const char *topic, const void *payload, in
     return rc;
 }
 
-int vmqtt_request(vmqtt_client *client, const char *topic, const void *payload, int length,
-                  const char *response_topic, const void *correlation, int correlation_length, int *mid) {
+int vmqtt_request(vmqtt_client *client, const char *topic, const void *payload, int length, const char *response_topic,
+                  const void *correlation, int correlation_length, unsigned expiry_seconds, int *mid) {
     mosquitto_property *props = NULL;
     int rc = api.mosquitto_property_add_string(&props, MQTT_PROP_RESPONSE_TOPIC, response_topic);
     if (rc == MOSQ_ERR_SUCCESS)
         rc = api.mosquitto_property_add_binary(&props, MQTT_PROP_CORRELATION_DATA, correlation, (uint16_t)correlation_length);
+    if (rc == MOSQ_ERR_SUCCESS) rc = api.mosquitto_property_add_int32(&props, MQTT_PROP_MESSAGE_EXPIRY_INTERVAL, expiry_seconds);
     if (rc == MOSQ_ERR_SUCCESS) rc = api.mosquitto_publish_v5(client->mosq, mid, topic, length, payload, 1, false, props);
     api.mosquitto_property_free_all(&props);
     return rc;

@@ -248,6 +248,28 @@ enum FleetSchema {
                     """,
                     "CREATE INDEX dex_audits_machine ON dex_audits (machine, requested_at)",
                 ]),
+            // The back office's remote prices: each `price` command sent, and what its machine
+            // answered.
+            Migration(
+                version: 7,
+                statements: [
+                    """
+                    CREATE TABLE office_price_changes (
+                        change_id TEXT NOT NULL,
+                        machine TEXT NOT NULL,
+                        slot TEXT NOT NULL,
+                        product TEXT NOT NULL,
+                        price TEXT NOT NULL,
+                        currency TEXT NOT NULL,
+                        requested_by TEXT NOT NULL,
+                        requested_at \(bigint) NOT NULL,
+                        outcome TEXT NOT NULL,
+                        answer TEXT NOT NULL,
+                        answered_at \(bigint),
+                        PRIMARY KEY (change_id, machine, slot))
+                    """,
+                    "CREATE INDEX office_price_changes_at ON office_price_changes (requested_at)",
+                ]),
         ]
     }
 

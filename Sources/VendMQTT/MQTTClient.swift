@@ -140,13 +140,15 @@ public final class MQTTClient: @unchecked Sendable {
         try check(status, "replying on \(topic)")
     }
 
-    /// An MQTT 5 request (QoS 1): the answer is wanted on `responseTopic` with `correlation`
-    /// echoed back. Returns the message id; throws when not connected.
+    /// An MQTT 5 request at QoS 1 (the answer wanted on `responseTopic` with `correlation`),
+    /// dropped by the broker if undelivered after `expirySeconds`; returns its message id.
     @discardableResult
-    public func request(_ topic: String, _ payload: [UInt8], responseTopic: String, correlation: [UInt8]) throws(MQTTError) -> Int32 {
+    public func request(_ topic: String, _ payload: [UInt8], responseTopic: String, correlation: [UInt8], expirySeconds: UInt32) throws(MQTTError)
+        -> Int32
+    {
         var mid: Int32 = 0
         let status = vmqtt_request(
-            handle, topic, payload, Int32(payload.count), responseTopic, correlation, Int32(correlation.count), &mid)
+            handle, topic, payload, Int32(payload.count), responseTopic, correlation, Int32(correlation.count), expirySeconds, &mid)
         try check(status, "publishing on \(topic)")
         return mid
     }

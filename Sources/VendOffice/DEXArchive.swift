@@ -31,7 +31,7 @@ struct DEXArchive {
 
     /// Archives `reply`: false when it answers no open request of its machine (another
     /// machine's token, a second answer, or one not asked for here).
-    func received(_ reply: MachineReply, at now: Int64) throws -> Bool {
+    func received(_ reply: MachineAnswer, at now: Int64) throws -> Bool {
         var file: String?
         var refusal: String?
         if reply.payload.count > Self.largestFile {

@@ -14,21 +14,24 @@ import VendReports
 /// its role and, for a POST, its CSRF token are checked. Runs on the HTTP server's thread; the
 /// database connection and the login throttle are behind one lock.
 public final class Office: Sendable {
-    private struct State {
+    struct State {
         let sql: FleetSQL
         let records: OfficeRecords
         var throttle: LoginThrottle
     }
 
-    private let state: Mutex<State>
+    let state: Mutex<State>
     private let settings: OfficeSettings
-    private let amounts: AmountFormatter
-    private let logger: Logger
-    private let clock: @Sendable () -> Int64
+    let amounts: AmountFormatter
+    let logger: Logger
+    let clock: @Sendable () -> Int64
     /// The live pages' server-sent events.
     let feed = LiveFeed()
-    /// Sends the machines' `dex` command; nil: the office has no broker connection (tests).
-    private let commands: MachineCommands?
+    /// Sends the machines' `price` and `dex` commands; nil: this office sends none (its pages
+    /// say so).
+    let commands: MachineCommands?
+    /// How long a price change waits for the machines' answers.
+    let commandTimeout: Duration
     /// Verified against when the user name is unknown, so that a wrong name costs what a wrong
     /// password does.
     private let decoyHash: String
@@ -38,7 +41,7 @@ public final class Office: Sendable {
 
     public init(
         sql: sending FleetSQL, settings: OfficeSettings, logger: Logger, throttleLimits: (perUser: Int, perAddress: Int)? = nil,
-        commands: MachineCommands? = nil, clock: @escaping @Sendable () -> Int64
+        commands: MachineCommands? = nil, commandTimeout: Duration = .seconds(5), clock: @escaping @Sendable () -> Int64
     ) throws {
         try Sodium.start()
         var limits = LoginThrottle.Limits()
@@ -50,22 +53,22 @@ public final class Office: Sendable {
         self.settings = settings
         amounts = AmountFormatter(formats: settings.currencies)
         self.logger = logger
+        self.commands = commands
+        self.commandTimeout = commandTimeout
         self.clock = clock
         decoyHash = try Sodium.hashPassword(Sodium.randomToken())
-        self.commands = commands
-        commands?.onReply { [weak self] reply in self?.received(reply) }
+        commands?.onAnswer { [weak self] answer in self?.received(answer) }
     }
 
-    /// A machine's answer to a command the office sent: a DEX file is archived.
-    func received(_ reply: MachineReply) {
-        guard reply.command == "dex" else { return }
+    /// A machine's answer that no page waits for: a DEX file the office asked for is archived.
+    func received(_ reply: MachineAnswer) {
         let now = clock()
         do {
             let archived = try state.withLock { try DEXArchive(sql: $0.sql).received(reply, at: now) }
             if archived {
                 logger.info("office: DEX audit of \(reply.machine) archived (\(reply.payload.count) bytes)")
             } else {
-                logger.warning("office: a DEX answer from \(reply.machine) matches no open request; not kept")
+                logger.warning("office: an answer from \(reply.machine) matches no open DEX request (late, or not asked here); not kept")
             }
         } catch {
             logger.error("office: cannot archive the DEX answer of \(reply.machine): \(error)")
@@ -90,7 +93,10 @@ public final class Office: Sendable {
     private func answer(_ request: HTTPRequest) -> HTTPResponse {
         let now = clock()
         do {
-            return try state.withLock { state in try route(request, state: &state, now: now) }
+            var order: PriceChangeOrder?
+            let response = try state.withLock { state in try route(request, state: &state, now: now, order: &order) }
+            if let order { try send(order) }
+            return response
         } catch {
             return unavailable(request, error)
         }
@@ -106,7 +112,8 @@ public final class Office: Sendable {
 
     // MARK: Routing
 
-    private func route(_ request: HTTPRequest, state: inout State, now: Int64) throws -> HTTPResponse {
+    /// A price change's commands come out in `order`, to be sent once the lock is released.
+    private func route(_ request: HTTPRequest, state: inout State, now: Int64, order: inout PriceChangeOrder?) throws -> HTTPResponse {
         switch (request.method, request.path) {
         case ("GET", "/login"): return loginPage(message: nil, status: 200)
         case ("GET", "/office.js"):
@@ -133,7 +140,9 @@ public final class Office: Sendable {
             }
         }
         // /dex.txt: a DEX file holds the prices.
-        let operatorOnly: Set<String> = ["/audit", "/routes/delete", "/par", "/dex.txt"]
+        let operatorOnly: Set<String> = [
+            "/audit", "/routes/delete", "/par", "/dex.txt", "/prices", "/prices/slot", "/prices/product", "/price-change",
+        ]
         if user.role != .operator_ && (operatorOnly.contains(request.path) || (request.method == "POST" && request.path == "/routes")) {
             return respond(403, Pages.message("Operators only", "Your role (\(user.role.rawValue)) may not do this.", user: user, csrf: session.csrf))
         }
@@ -217,6 +226,12 @@ public final class Office: Sendable {
                     ("Content-Type", "text/plain; charset=utf-8"),
                     ("Content-Disposition", "attachment; filename=\"\(name)-dex-\(audit.receivedAt ?? audit.requestedAt).txt\""),
                 ], body: Array(file.utf8))
+        case ("GET", "/prices"):
+            return try pricesPage(state: state, user: user, csrf: session.csrf, error: nil)
+        case ("POST", "/prices/slot"), ("POST", "/prices/product"):
+            return try changePrices(request, state: state, user: user, csrf: session.csrf, now: now, order: &order)
+        case ("GET", "/price-change"):
+            return try priceChangePage(request.query["id"] ?? "", state: state, user: user, csrf: session.csrf)
         case ("GET", "/audit"):
             return respond(200, Pages.audit(try state.records.auditLog(limit: 500), user: user, csrf: session.csrf))
         default:
@@ -304,7 +319,8 @@ public final class Office: Sendable {
         }
         let request: String
         do {
-            request = try commands.send("dex", to: machine, payload: Array("{\"sender\":\"vendstore office: \(user.name)\"}".utf8))
+            request = try commands.post(
+                "dex", payload: Array("{\"sender\":\"vendstore office: \(user.name)\"}".utf8), to: machine, expiry: .milliseconds(DEXArchive.timeout))
         } catch {
             logger.warning("office: DEX request to \(machine) not sent: \(error)")
             return respond(
@@ -373,11 +389,11 @@ public final class Office: Sendable {
         ]
     }
 
-    private func respond(_ status: Int, _ page: String) -> HTTPResponse {
+    func respond(_ status: Int, _ page: String) -> HTTPResponse {
         HTTPResponse(status: status, headers: commonHeaders + [("Content-Type", "text/html; charset=utf-8")], body: Array(page.utf8))
     }
 
-    private func redirect(_ location: String, cookies: [String] = []) -> HTTPResponse {
+    func redirect(_ location: String, cookies: [String] = []) -> HTTPResponse {
         HTTPResponse(status: 303, headers: commonHeaders + [("Location", location)] + cookies.map { ("Set-Cookie", $0) })
     }
 

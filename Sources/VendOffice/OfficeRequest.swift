@@ -19,14 +19,24 @@ extension HTTPRequest {
 
     /// An `application/x-www-form-urlencoded` body's fields (the first of a repeated name).
     var form: [String: String] {
-        guard headers["content-type"]?.lowercased().hasPrefix("application/x-www-form-urlencoded") == true else { return [:] }
         var fields: [String: String] = [:]
-        for pair in body.split(separator: UInt8(ascii: "&")) {
-            let parts = pair.split(separator: UInt8(ascii: "="), maxSplits: 1, omittingEmptySubsequences: false)
-            guard let name = Self.formDecode(parts[0]), fields[name] == nil else { continue }
-            fields[name] = parts.count == 2 ? Self.formDecode(parts[1]) : ""
-        }
+        for (name, value) in formFields where fields[name] == nil { fields[name] = value }
         return fields
+    }
+
+    /// Every value of a repeated field (checkboxes of one name), in the body's order.
+    func formValues(_ name: String) -> [String] {
+        formFields.filter { $0.name == name }.compactMap(\.value)
+    }
+
+    /// The body's fields in order; a value that does not decode is nil.
+    private var formFields: [(name: String, value: String?)] {
+        guard headers["content-type"]?.lowercased().hasPrefix("application/x-www-form-urlencoded") == true else { return [] }
+        return body.split(separator: UInt8(ascii: "&")).compactMap { pair in
+            let parts = pair.split(separator: UInt8(ascii: "="), maxSplits: 1, omittingEmptySubsequences: false)
+            guard let name = Self.formDecode(parts[0]) else { return nil }
+            return (name, parts.count == 2 ? Self.formDecode(parts[1]) : "")
+        }
     }
 
     /// `+` as space and `%XX` as its byte; nil for a broken escape or bytes that are not UTF-8.

@@ -5,33 +5,31 @@ import VendFleetStore
 import VendHTTP
 
 /// The back office as vendstore serves it: the HTTP server on the configured address with an
-/// `Office` on a database connection of its own, and the broker connection it sends the
-/// machines' `dex` command on.
+/// `Office` on a database connection of its own, sending machine commands through `commands`.
 public final class OfficeService: Sendable {
     private let server: HTTPServer
-    private let commands: MachineCommands?
     private let feed: LiveFeed
     public var port: Int { server.port }
 
     /// Opens `open()`'s connection and listens. Beyond loopback on plain HTTP (which the file
-    /// must have allowed) it says so loudly in the log. With `broker`, commands go to machines
-    /// through it (`MachineCommands`, its own connection).
+    /// must have allowed) it says so loudly in the log.
     public init(
-        settings: OfficeSettings, logger: Logger, throttleLimits: (perUser: Int, perAddress: Int)? = nil, broker: IngestSettings? = nil,
-        clock: @escaping @Sendable () -> Int64, open: () throws -> FleetSQL
+        settings: OfficeSettings, logger: Logger, throttleLimits: (perUser: Int, perAddress: Int)? = nil, commands: MachineCommands? = nil,
+        commandTimeout: Duration = .seconds(5), clock: @escaping @Sendable () -> Int64, open: () throws -> FleetSQL
     ) throws {
-        let commands = try broker.map { try MachineCommands(settings: $0, logger: logger) }
         let office = try Office(
-            sql: try open(), settings: settings, logger: logger, throttleLimits: throttleLimits, commands: commands, clock: clock)
-        try commands?.start()
-        self.commands = commands
+            sql: try open(), settings: settings, logger: logger, throttleLimits: throttleLimits, commands: commands, commandTimeout: commandTimeout,
+            clock: clock)
         var limits = HTTPServer.Limits()
         limits.headers = OfficeRequest.headers
         limits.arguments = OfficeRequest.arguments
         // The live pages' streams.
         limits.streams = LiveFeed.maxStreams
-        // On the server's thread, one at a time: the office's state is behind one lock anyway.
-        server = try HTTPServer(address: settings.address, port: settings.port, limits: limits) { office.handle($0) }
+        // A thread per request: a price change waits up to `commandTimeout` for the machines
+        // (holding no lock), and the other pages are served meanwhile.
+        server = try HTTPServer(address: settings.address, port: settings.port, limits: limits, dispatch: .threadPerRequest) {
+            office.handle($0)
+        }
         feed = office.feed
         let shown = settings.address.contains(":") ? "[\(settings.address)]:\(port)" : "\(settings.address):\(port)"
         if !settings.isLoopback {
@@ -49,8 +47,5 @@ public final class OfficeService: Sendable {
     /// The live pages' streams open now.
     public var liveStreams: Int { server.streams }
 
-    public func stop() {
-        server.stop()
-        commands?.stop()
-    }
+    public func stop() { server.stop() }
 }

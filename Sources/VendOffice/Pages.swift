@@ -57,7 +57,7 @@ enum Pages {
         var header = "<header><strong>vendd back office</strong>"
         if let user {
             header += "<a href=\"/fleet\">Fleet</a><a href=\"/visit\">To visit</a><a href=\"/routes\">Routes</a>"
-            if user.role == .operator_ { header += "<a href=\"/audit\">Audit log</a>" }
+            if user.role == .operator_ { header += "<a href=\"/prices\">Prices</a><a href=\"/audit\">Audit log</a>" }
             header += "<span>\(html(user.name)) (\(user.role.rawValue))</span>"
             header += "<form method=\"post\" action=\"/logout\">\(csrfField(csrf))<button>Log out</button></form>"
         }

@@ -45,9 +45,13 @@ struct Serve: ParsableCommand {
             batchWindow: .milliseconds(settings.batchMilliseconds), ackInterval: .milliseconds(settings.ackMilliseconds),
             bufferCapacity: settings.bufferEvents)
         let office: OfficeService?
+        // The back office's commands to machines (prices, DEX audits) go on a connection of their own.
+        let commands = try settings.office.map { _ in try MachineCommands(settings: ingestSettings, logger: logger) }
+        try commands?.start()
+        defer { commands?.stop() }
         do {
             office = try settings.office.map { officeSettings in
-                try OfficeService(settings: officeSettings, logger: logger, broker: ingestSettings, clock: { WallClock.milliseconds }) {
+                try OfficeService(settings: officeSettings, logger: logger, commands: commands, clock: { WallClock.milliseconds }) {
                     try openSQL(settings.database)
                 }
             }

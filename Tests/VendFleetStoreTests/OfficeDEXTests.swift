@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import Synchronization
 import Testing
 import VendFleetIngest
@@ -52,12 +53,15 @@ struct OfficeDEXTests {
         let broker = try MosquittoRig(in: directory.path)
         try broker.start()
         defer { broker.stop() }
-        let rig = try OfficeRig(
-            engine,
-            broker: IngestSettings(
+        let commands = try MachineCommands(
+            settings: IngestSettings(
                 endpoint: MQTTEndpoint(host: "127.0.0.1", port: broker.port, tls: false), caFile: nil, credentials: nil, clientID: "office-test",
                 topicPrefix: "vendd", sharedGroup: nil, sessionExpirySeconds: 0, batchSize: 1, batchWindow: .zero, ackInterval: .zero,
-                bufferCapacity: 1))
+                bufferCapacity: 1),
+            logger: Logger(label: "office-test") { _ in SwiftLogNoOpLogHandler() })
+        try commands.start()
+        defer { commands.stop() }
+        let rig = try OfficeRig(engine, commands: commands)
         defer { rig.stop() }
         _ = try rig.store.commit(
             events: [], retained: [RetainedUpdate(machine: "m1", subject: "state", payload: #"{"machine":"m1","online":true,"state":"in-service"}"#)],
@@ -72,16 +76,16 @@ struct OfficeDEXTests {
         try waitUntil("the machine receives it") { !machine.commands.isEmpty }
         let command = try #require(machine.commands.first)
         #expect(command.topic == "vendd/m1/cmd/dex")
-        #expect(command.responseTopic == "vendd/m1/reply/dex/office-test")
+        #expect(command.responseTopic == "vendd/m1/reply/office-test-commands")
         #expect(String(decoding: command.payload, as: UTF8.self) == #"{"sender":"vendstore office: dan"}"#)
         let token = try #require(command.correlation)
         #expect(try dan.get("/machine?id=m1").body.contains("waiting for the machine's answer"))
 
         // Answers the office did not ask for: another token, or another machine's topic.
         let stranger = try TestMachineLink(broker.url, name: "stranger")
-        try stranger.client.reply("vendd/m1/reply/dex/office-test", Array("DXS*forged".utf8), correlation: Array("not the token".utf8))
-        try stranger.client.reply("vendd/m2/reply/dex/office-test", Array("DXS*forged".utf8), correlation: token)
-        try stranger.client.reply("vendd/m1/reply/dex/office-test", Array("DXS*forged".utf8), correlation: nil)
+        try stranger.client.reply("vendd/m1/reply/office-test-commands", Array("DXS*forged".utf8), correlation: Array("not the token".utf8))
+        try stranger.client.reply("vendd/m2/reply/office-test-commands", Array("DXS*forged".utf8), correlation: token)
+        try stranger.client.reply("vendd/m1/reply/office-test-commands", Array("DXS*forged".utf8), correlation: nil)
         rig.clock.advance(DEXArchive.timeout + 1)
         usleep(500_000)
         let late = try dan.get("/machine?id=m1").body
@@ -90,7 +94,7 @@ struct OfficeDEXTests {
 
         // A late answer to the request is still archived.
         let file = "DXS*VDD0000001*VA*V0/6*1\r\nDXE*1*1\r\n"
-        try stranger.client.reply("vendd/m1/reply/dex/office-test", Array(file.utf8), correlation: token)
+        try stranger.client.reply("vendd/m1/reply/office-test-commands", Array(file.utf8), correlation: token)
         var ann = try rig.loggedIn("ann")
         try waitUntil("the answer is archived") { try ann.get("/machine?id=m1").body.contains("download the DEX file") }
         #expect(try !dan.get("/machine?id=m1").body.contains("download the DEX file"), "a DEX file holds prices: operators only")

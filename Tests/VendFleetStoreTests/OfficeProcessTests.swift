@@ -6,14 +6,6 @@ import VenddTestSupport
 /// with an `office:` section answering on its port.
 @Suite("Back office in vendstore", .serialized, .timeLimit(.minutes(3)))
 struct OfficeProcessTests {
-    /// `vendstore user …` with `password` as stdin's first line.
-    static func user(_ arguments: [String], config: String, password: String = "") throws -> ProcessRun {
-        try ProcessRun.run(
-            "/bin/sh",
-            ["-c", #"printf '%s\n' "$OFFICE_PASSWORD" | "$0" user "$@" --config "$OFFICE_CONFIG""#, builtProduct("vendstore")] + arguments,
-            environment: ["OFFICE_PASSWORD": password, "OFFICE_CONFIG": config])
-    }
-
     @Test func usersAreAddedFromStdinAndTheOfficeServesThem() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }
@@ -34,7 +26,7 @@ struct OfficeProcessTests {
             """
         try text.write(toFile: config, atomically: true, encoding: .utf8)
 
-        let early = try Self.user(["add", "ann", "--role", "operator"], config: config, password: "a long enough password")
+        let early = try VendstoreProcess.user(["add", "ann", "--role", "operator"], config: config, password: "a long enough password")
         #expect(early.status == 69 && early.errors.contains("no database at \(directory.path)/fleet.db"), "\(early)")
 
         let store = VendstoreProcess(configPath: config, logPath: directory.path + "/vendstore.log")
@@ -42,22 +34,22 @@ struct OfficeProcessTests {
         defer { store.stop() }
         #expect(store.log.contains("office: listening on 127.0.0.1:\(port)"))
 
-        let added = try Self.user(["add", "ann", "--role", "operator"], config: config, password: "a long enough password")
+        let added = try VendstoreProcess.user(["add", "ann", "--role", "operator"], config: config, password: "a long enough password")
         #expect(added.status == 0 && added.output == "added ann (operator)\n", "\(added)")
-        let short = try Self.user(["add", "bob", "--role", "driver"], config: config, password: "too short")
+        let short = try VendstoreProcess.user(["add", "bob", "--role", "driver"], config: config, password: "too short")
         #expect(short.status == 1 && short.errors.contains("the password is too short: at least 10 characters"), "\(short)")
-        let role = try Self.user(["add", "bob", "--role", "boss"], config: config, password: "a long enough password")
+        let role = try VendstoreProcess.user(["add", "bob", "--role", "boss"], config: config, password: "a long enough password")
         #expect(role.status == 64 && role.errors.contains("--role boss: say operator or driver"), "\(role)")
-        let twice = try Self.user(["add", "ann", "--role", "driver"], config: config, password: "a long enough password")
+        let twice = try VendstoreProcess.user(["add", "ann", "--role", "driver"], config: config, password: "a long enough password")
         #expect(twice.status == 1 && twice.errors.contains("a user 'ann' exists already"), "\(twice)")
-        #expect(try Self.user(["list"], config: config).output == "ann\toperator\n")
+        #expect(try VendstoreProcess.user(["list"], config: config).output == "ann\toperator\n")
 
         var client = OfficeHTTPClient(port: port)
         #expect(try client.logIn("ann", "a long enough password").status == 303)
         #expect(try client.get("/fleet").status == 200)
-        #expect(try Self.user(["remove", "ann"], config: config).status == 0)
+        #expect(try VendstoreProcess.user(["remove", "ann"], config: config).status == 0)
         #expect(try client.get("/fleet").header("Location") == "/login")
-        #expect(try Self.user(["remove", "ann"], config: config).status == 1)
+        #expect(try VendstoreProcess.user(["remove", "ann"], config: config).status == 1)
     }
 
     @Test func plainHTTPBeyondLoopbackIsSaidAtStart() throws {

@@ -37,8 +37,11 @@ struct OfficeRig {
     var port: Int { service.port }
 
     /// `cluster`: a PostgreSQL of the test's own (one it stops), instead of the run's shared one.
-    /// `broker`: the office sends commands to machines through it.
-    init(_ engine: Engine, throttle: (perUser: Int, perAddress: Int)? = nil, cluster: PostgresCluster? = nil, broker: IngestSettings? = nil) throws {
+    /// `commands`: how the office reaches machines (none: it sends no prices).
+    init(
+        _ engine: Engine, throttle: (perUser: Int, perAddress: Int)? = nil, cluster: PostgresCluster? = nil, commands: MachineCommands? = nil,
+        commandTimeout: Duration = .seconds(5)
+    ) throws {
         directory = try TemporaryDirectory()
         let open: () throws -> FleetSQL
         switch engine {
@@ -62,8 +65,8 @@ struct OfficeRig {
         let settings = OfficeSettings(
             port: try LocalPort.reserve(), currencies: ["KRW": MoneyFormat(template: "{amount}원", groupingSeparator: ",", decimalSeparator: ".")!])
         service = try OfficeService(
-            settings: settings, logger: Logger(label: "office-test") { _ in SwiftLogNoOpLogHandler() }, throttleLimits: throttle, broker: broker,
-            clock: { clock.value }, open: open)
+            settings: settings, logger: Logger(label: "office-test") { _ in SwiftLogNoOpLogHandler() }, throttleLimits: throttle,
+            commands: commands, commandTimeout: commandTimeout, clock: { clock.value }, open: open)
     }
 
     func stop() {

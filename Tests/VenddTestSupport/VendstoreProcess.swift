@@ -41,6 +41,14 @@ public final class VendstoreProcess: @unchecked Sendable {
         usleep(200_000)
     }
 
+    /// `vendstore user …` on `config` with `password` as stdin's first line, as an operator types it.
+    public static func user(_ arguments: [String], config: String, password: String = "") throws -> ProcessRun {
+        try ProcessRun.run(
+            "/bin/sh",
+            ["-c", #"printf '%s\n' "$OFFICE_PASSWORD" | "$0" user "$@" --config "$OFFICE_CONFIG""#, builtProduct("vendstore")] + arguments,
+            environment: ["OFFICE_PASSWORD": password, "OFFICE_CONFIG": config])
+    }
+
     /// The process ended and was reaped by the caller.
     public func ended() { process = nil }
 

@@ -46,10 +46,10 @@ int vmqtt_publish(vmqtt_client *client, const char *topic, const void *payload, 
 // A reply to a command: `correlation` (may be NULL) sent back as MQTT 5 correlation data.
 int vmqtt_reply(vmqtt_client *client, const char *topic, const void *payload, int length,
                 const void *correlation, int correlation_length);
-// An MQTT 5 request at QoS 1: the answer is wanted on `response_topic`, with `correlation`
-// echoed back; `mid` gets its id.
-int vmqtt_request(vmqtt_client *client, const char *topic, const void *payload, int length,
-                  const char *response_topic, const void *correlation, int correlation_length, int *mid);
+// An MQTT 5 request at QoS 1: the answer is wanted on `response_topic` with `correlation` echoed;
+// the broker drops it after `expiry_seconds` undelivered (an offline machine never acts on it late).
+int vmqtt_request(vmqtt_client *client, const char *topic, const void *payload, int length, const char *response_topic,
+                  const void *correlation, int correlation_length, unsigned expiry_seconds, int *mid);
 int vmqtt_subscribe(vmqtt_client *client, const char *pattern, int qos);
 // Disconnects cleanly (no last will) and joins the network thread.
 void vmqtt_stop(vmqtt_client *client);

@@ -54,7 +54,8 @@ final class MosquittoBroker: @unchecked Sendable {
 
     /// The ACL of docs/mqtt.md: each machine writes only under its own id and reads only its
     /// commands and its store acknowledgement; the fleet console reads everything; only the
-    /// operator sends commands, and the store its back office's `dex`; only the store acknowledges.
+    /// operator sends commands, and the store its back office's `price` and `dex`; only the store
+    /// acknowledges.
     static let acl = """
         pattern write vendd/%u/events/#
         pattern write vendd/%u/backlog
@@ -76,6 +77,7 @@ final class MosquittoBroker: @unchecked Sendable {
         user store
         topic read vendd/#
         topic write vendd/+/stored
+        topic write vendd/+/cmd/price
         topic write vendd/+/cmd/dex
 
         """

@@ -115,7 +115,7 @@ import VenddTestSupport
         let csrf = try #require(Browser.csrf(try browser.get("/machine?id=m1")))
         #expect(try browser.post("/dex", [("csrf", csrf), ("id", "m1")]) == "303")
         let deadline = Date().addingTimeInterval(10)
-        while !store.log.contains("the broker refused a command: its ACL must let this user write vendd/+/cmd/<command>") {
+        while !store.log.contains("the broker refused it (not authorised?): the store's broker user needs 'topic write vendd/m1/cmd/dex'") {
             guard Date() < deadline else { throw HarnessError("no refusal logged:\n\(store.log)") }
             usleep(100_000)
         }

@@ -1,47 +1,48 @@
 import Foundation
 
 /// A plain HTTP/1.1 client for the office tests: one request per connection (Connection:
-/// close), the answer read to its end. Keeps cookies as a browser would for one site.
-struct OfficeHTTPClient {
-    struct Answer {
-        let status: Int
-        let headers: [(String, String)]
-        let body: String
+/// close), the answer read to its end. Keeps cookies as a browser would for one site. The office
+/// tests (VendFleetStoreTests) and the live fleet's (VenddProcessTests) drive it.
+public struct OfficeHTTPClient: Sendable {
+    public struct Answer: Sendable {
+        public let status: Int
+        public let headers: [(String, String)]
+        public let body: String
 
-        func header(_ name: String) -> String? { headers.first { $0.0.lowercased() == name.lowercased() }?.1 }
-        var cookies: [String] { headers.filter { $0.0.lowercased() == "set-cookie" }.map(\.1) }
+        public func header(_ name: String) -> String? { headers.first { $0.0.lowercased() == name.lowercased() }?.1 }
+        public var cookies: [String] { headers.filter { $0.0.lowercased() == "set-cookie" }.map(\.1) }
         /// The value of the form's hidden `csrf` field.
-        var csrf: String? {
+        public var csrf: String? {
             guard let range = body.range(of: "name=\"csrf\" value=\"") else { return nil }
             return String(body[range.upperBound...].prefix { $0 != "\"" })
         }
     }
 
-    let port: Int
-    var jar: [String: String] = [:]
-    var headers: [String: String] = [:]
+    public let port: Int
+    public var jar: [String: String] = [:]
+    public var headers: [String: String] = [:]
 
-    init(port: Int) { self.port = port }
+    public init(port: Int) { self.port = port }
 
-    mutating func get(_ path: String) throws -> Answer { try send("GET", path, body: nil) }
+    public mutating func get(_ path: String) throws -> Answer { try send("GET", path, body: nil) }
 
-    mutating func post(_ path: String, _ fields: [(String, String)]) throws -> Answer {
+    public mutating func post(_ path: String, _ fields: [(String, String)]) throws -> Answer {
         try send("POST", path, body: fields.map { "\(Self.encode($0.0))=\(Self.encode($0.1))" }.joined(separator: "&"))
     }
 
     /// Logs in through the login page's form (its CSRF token and cookie); the answer to the POST.
-    mutating func logIn(_ user: String, _ password: String) throws -> Answer {
+    public mutating func logIn(_ user: String, _ password: String) throws -> Answer {
         let page = try get("/login")
         return try post("/login", [("csrf", page.csrf ?? ""), ("user", user), ("password", password)])
     }
 
-    static func encode(_ text: String) -> String {
+    public static func encode(_ text: String) -> String {
         var allowed = CharacterSet.alphanumerics
         allowed.insert(charactersIn: "-._~")
         return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? ""
     }
 
-    mutating func send(_ method: String, _ path: String, body: String?) throws -> Answer {
+    public mutating func send(_ method: String, _ path: String, body: String?) throws -> Answer {
         var request = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n"
         if !jar.isEmpty { request += "Cookie: \(jar.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: "; "))\r\n" }
         for (name, value) in headers { request += "\(name): \(value)\r\n" }
@@ -61,7 +62,7 @@ struct OfficeHTTPClient {
     }
 
     /// A TCP connection to the office on 127.0.0.1, its descriptor; the caller closes it.
-    static func connectLoopback(_ port: Int) throws -> Int32 {
+    public static func connectLoopback(_ port: Int) throws -> Int32 {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw OfficeTestError("socket: errno \(errno)") }
         var address = sockaddr_in()
@@ -112,7 +113,7 @@ struct OfficeHTTPClient {
     }
 }
 
-struct OfficeTestError: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
+public struct OfficeTestError: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
 }
