@@ -24,3 +24,7 @@ int cvendsystem_accept_nonblocking(int socket) {
 void cvendsystem_name_this_thread(const char *name) {
     pthread_setname_np(pthread_self(), name);
 }
+
+int cvendsystem_poll_precise(struct pollfd *fds, nfds_t count, const struct timespec *timeout) {
+    return ppoll(fds, count, timeout, NULL);
+}

@@ -55,10 +55,16 @@ public enum Daemon {
         let startedAt = ContinuousClock.now
 
         let timekeeper = SystemTimekeeper()
+        // SCHED_FIFO 1, above every ordinary thread: a pulse ends when due on a busy board, not
+        // when the scheduler next gives the relay lane a core.
+        let relayTimers = SystemTimekeeper(threadName: "vendd-relays", neverWaits: true, realTimePriority: 1)
+        if let refusal = relayTimers.realTimeRefusal {
+            logger.warning(
+                "relay lane without real-time priority (\(refusal)): a relay pulse may end a few ms late while the board is busy; vendd.service grants it (LimitRTPRIO=1, RestrictRealtime=no)"
+            )
+        }
         let startup: Startup
-        switch await Startup.begin(
-            options, timekeeper: timekeeper, relayTimers: SystemTimekeeper(threadName: "vendd-relays", neverWaits: true), logger: logger)
-        {
+        switch await Startup.begin(options, timekeeper: timekeeper, relayTimers: relayTimers, logger: logger) {
         case .success(let ready): startup = ready
         case .failure(let failure):
             logger.critical("\(failure.message)")

@@ -18,7 +18,14 @@ public enum PosixThread {
 
     /// Starts `body` on a new detached thread. The name is cut to the 15 bytes Linux keeps. With
     /// `neverWaits`, the thread is one that must never wait for another (see `markNeverWaits`).
-    public static func start(name: String, neverWaits: Bool = false, _ body: @escaping @Sendable () -> Void) {
+    /// With `realTimePriority`, it is scheduled SCHED_FIFO at that priority, so that it runs as
+    /// soon as it wakes instead of waiting for a busy core's time slice; the error when the
+    /// system refuses (no CAP_SYS_NICE, RLIMIT_RTPRIO below it, systemd's RestrictRealtime=):
+    /// the thread then runs as any other.
+    @discardableResult
+    public static func start(
+        name: String, neverWaits: Bool = false, realTimePriority: Int32? = nil, _ body: @escaping @Sendable () -> Void
+    ) -> SystemError? {
         let run: () -> Void = {
             if neverWaits { markNeverWaits(name) }
             body()
@@ -35,7 +42,11 @@ public enum PosixThread {
                 return nil
             }, context)
         precondition(created == 0, "cannot start thread \(name): \(SystemError.text(created))")
-        pthread_detach(thread)
+        defer { pthread_detach(thread) }
+        guard let realTimePriority else { return nil }
+        var parameters = sched_param(sched_priority: realTimePriority)
+        let scheduled = pthread_setschedparam(thread, SCHED_FIFO, &parameters)
+        return scheduled == 0 ? nil : SystemError(call: "pthread_setschedparam(SCHED_FIFO, \(realTimePriority))", path: nil, errno: scheduled)
     }
 
     /// Where a thread that must never wait keeps its name (thread-specific data).

@@ -1,3 +1,5 @@
+import CVendSystem
+
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -51,7 +53,7 @@ public final class Waiter: @unchecked Sendable {
         return outcome(fds[0].revents)
     }
 
-    /// Waits at most `timeout` (rounded up to whole milliseconds) for `descriptor` (nil: only
+    /// Waits at most `timeout` for `descriptor` (nil: only
     /// for a wake-up). A wake-up wins over readability, so stopping is never delayed by traffic.
     public func wait(for descriptor: Int32?, timeout: Duration) -> Outcome {
         do {
@@ -86,17 +88,23 @@ public final class Waiter: @unchecked Sendable {
         return events & Int16(POLLIN) != 0 ? .readable : .hangUp
     }
 
-    /// poll(2) until something is ready or the time is up; a signal restarts it with the time left.
+    /// ppoll(2) until something is ready or the time is up, to the nanosecond: a timer lane's
+    /// deadline is not put off to the next whole millisecond, as poll(2) would. A signal restarts
+    /// it with the time left.
     private static func poll(_ fds: inout [pollfd], timeout: Duration?) throws(SystemError) {
         let deadline = timeout.map { MonotonicClock.now + $0 }
-        try systemCall("poll") {
-            Glibc.poll(&fds, nfds_t(fds.count), deadline.map { milliseconds($0 - MonotonicClock.now) } ?? -1)
+        try systemCall("ppoll") {
+            guard let deadline else { return cvendsystem_poll_precise(&fds, nfds_t(fds.count), nil) }
+            var left = timespec(max(.zero, deadline - MonotonicClock.now))
+            return cvendsystem_poll_precise(&fds, nfds_t(fds.count), &left)
         }
     }
+}
 
-    private static func milliseconds(_ timeout: Duration) -> Int32 {
-        let (seconds, attoseconds) = timeout.components
-        guard seconds >= 0, attoseconds >= 0 else { return 0 }
-        return Int32(clamping: seconds * 1_000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000)
+extension timespec {
+    /// A non-negative duration as seconds and nanoseconds.
+    fileprivate init(_ duration: Duration) {
+        let (seconds, attoseconds) = duration.components
+        self.init(tv_sec: Int(seconds), tv_nsec: Int(attoseconds / 1_000_000_000))
     }
 }

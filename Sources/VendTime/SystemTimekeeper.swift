@@ -10,25 +10,19 @@ import VendPOSIX
 /// action waiting, so a busy machine keeps the order (a drop sensed before its window closed is
 /// judged before the window's end).
 public final class SystemTimekeeper: Timekeeper {
-    private struct Scheduled {
-        let id: UInt64
-        let deadline: ContinuousClock.Instant
-        let action: @Sendable () -> Void
-    }
+    private let queue: Queue
 
-    /// Sorted by deadline, then by the order scheduled.
-    private let timers = Mutex<(next: UInt64, queue: [Scheduled])>((0, []))
-    private let waiter: Waiter
+    /// Why the thread runs without the real-time priority it was given; nil when it has it or
+    /// was given none.
+    public let realTimeRefusal: SystemError?
 
     /// `threadName` names the lane in `ps -L` (vendd runs its relay timers on a lane of their own);
-    /// `neverWaits` marks it as a lane that must never wait for another (the relays').
-    public init(threadName: String = "vendd-timers", neverWaits: Bool = false) {
-        do {
-            waiter = try Waiter()
-        } catch {
-            preconditionFailure("the timer thread's wake-up pipe: \(error)")
-        }
-        PosixThread.start(name: threadName, neverWaits: neverWaits) { [self] in run() }
+    /// `neverWaits` marks it as a lane that must never wait for another (the relays');
+    /// `realTimePriority` schedules it SCHED_FIFO (`PosixThread.start`).
+    public init(threadName: String = "vendd-timers", neverWaits: Bool = false, realTimePriority: Int32? = nil) {
+        let queue = Queue()
+        self.queue = queue
+        realTimeRefusal = PosixThread.start(name: threadName, neverWaits: neverWaits, realTimePriority: realTimePriority) { queue.run() }
     }
 
     public var now: ContinuousClock.Instant { .now }
@@ -37,34 +31,61 @@ public final class SystemTimekeeper: Timekeeper {
 
     @discardableResult
     public func schedule(at deadline: ContinuousClock.Instant, _ action: @escaping @Sendable () -> Void) -> TimerID {
-        let (id, isFirst) = timers.withLock { state in
-            state.next += 1
-            let timer = Scheduled(id: state.next, deadline: deadline, action: action)
-            let index = state.queue.firstIndex { $0.deadline > deadline } ?? state.queue.endIndex
-            state.queue.insert(timer, at: index)
-            return (state.next, index == 0)
+        TimerID(value: queue.schedule(at: deadline, action))
+    }
+
+    public func cancel(_ timer: TimerID) { queue.cancel(timer.value) }
+
+    /// The actions waiting, and the thread's loop that runs them.
+    private final class Queue: Sendable {
+        private struct Scheduled {
+            let id: UInt64
+            let deadline: ContinuousClock.Instant
+            let action: @Sendable () -> Void
         }
-        if isFirst { waiter.wake() }
-        return TimerID(value: id)
-    }
 
-    public func cancel(_ timer: TimerID) {
-        timers.withLock { $0.queue.removeAll { $0.id == timer.value } }
-    }
+        /// Sorted by deadline, then by the order scheduled.
+        private let timers = Mutex<(next: UInt64, queue: [Scheduled])>((0, []))
+        private let waiter: Waiter
 
-    private func run() {
-        while true {
-            let now = ContinuousClock.now
-            let (due, next) = timers.withLock { state -> (Scheduled?, ContinuousClock.Instant?) in
-                guard let first = state.queue.first else { return (nil, nil) }
-                guard first.deadline <= now else { return (nil, first.deadline) }
-                return (state.queue.removeFirst(), nil)
+        init() {
+            do {
+                waiter = try Waiter()
+            } catch {
+                preconditionFailure("the timer thread's wake-up pipe: \(error)")
             }
-            if let due {
-                due.action()
-                continue
+        }
+
+        func schedule(at deadline: ContinuousClock.Instant, _ action: @escaping @Sendable () -> Void) -> UInt64 {
+            let (id, isFirst) = timers.withLock { state in
+                state.next += 1
+                let timer = Scheduled(id: state.next, deadline: deadline, action: action)
+                let index = state.queue.firstIndex { $0.deadline > deadline } ?? state.queue.endIndex
+                state.queue.insert(timer, at: index)
+                return (state.next, index == 0)
             }
-            _ = waiter.wait(for: nil, timeout: next.map { $0 - now } ?? .seconds(3_600))
+            if isFirst { waiter.wake() }
+            return id
+        }
+
+        func cancel(_ id: UInt64) {
+            timers.withLock { $0.queue.removeAll { $0.id == id } }
+        }
+
+        func run() {
+            while true {
+                let now = ContinuousClock.now
+                let (due, next) = timers.withLock { state -> (Scheduled?, ContinuousClock.Instant?) in
+                    guard let first = state.queue.first else { return (nil, nil) }
+                    guard first.deadline <= now else { return (nil, first.deadline) }
+                    return (state.queue.removeFirst(), nil)
+                }
+                if let due {
+                    due.action()
+                    continue
+                }
+                _ = waiter.wait(for: nil, timeout: next.map { $0 - now } ?? .seconds(3_600))
+            }
         }
     }
 }

@@ -306,6 +306,37 @@ final class Flag: Sendable {
     }
 }
 
+/// The relay lane's real-time priority: granted, its thread is SCHED_FIFO; refused, the thread
+/// runs all the same and the refusal says what the system said (vendd logs it at start).
+@Suite struct RealTimeLaneTests {
+    @Test func aRefusedPriorityIsNamedAndTheTimersStillRun() {
+        // 100 is above SCHED_FIFO's highest priority (99): refused for every user.
+        let timers = SystemTimekeeper(threadName: "test-relays", realTimePriority: 100)
+        let refusal = timers.realTimeRefusal?.description ?? ""
+        #expect(refusal.contains("pthread_setschedparam(SCHED_FIFO, 100)") && refusal.contains("Invalid argument"), "\(refusal)")
+        let ran = DispatchSemaphore(value: 0)
+        timers.schedule(after: .milliseconds(1)) { ran.signal() }
+        #expect(ran.wait(timeout: .now() + 5) == .success)
+    }
+
+    @Test func aGrantedPriorityMakesTheThreadFIFO() throws {
+        let policy = Mutex<Int32?>(nil)
+        let ran = DispatchSemaphore(value: 0)
+        let timers = SystemTimekeeper(threadName: "test-relays", realTimePriority: 1)
+        try #require(
+            timers.realTimeRefusal == nil, "this test needs SCHED_FIFO (root, or RLIMIT_RTPRIO ≥ 1): \(timers.realTimeRefusal!)")
+        timers.schedule(after: .zero) {
+            var parameters = sched_param()
+            var current: Int32 = 0
+            pthread_getschedparam(pthread_self(), &current, &parameters)
+            policy.withLock { $0 = current }
+            ran.signal()
+        }
+        #expect(ran.wait(timeout: .now() + 5) == .success)
+        #expect(policy.withLock { $0 } == SCHED_FIFO)
+    }
+}
+
 /// The machine's state is its lane's in the types (`LaneBound`): touched from any other thread,
 /// the process stops; on the lane, it is the lane's to change.
 @Suite(.timeLimit(.minutes(5))) struct LaneBoundTests {
