@@ -203,22 +203,48 @@ import VendingCore
         #expect(rig.machine.integrityProblems.isEmpty)
     }
 
-    /// Killed between approval and settlement; at the restart the interface is lost once VEND
-    /// FAILURE has reached the reader, which refunds, before its answer: the settlement was then
-    /// taken for one never told, a sale to the reader at the bus reset (refund lost), and the
-    /// books held a charge the reader had refunded. Now it is possibly charged.
-    @Test func aLinkLostBeforeTheAnswerToVendFailureAtTheRestartIsPossiblyCharged() throws {
+    /// VEND FAILURE is lost on the bus three times (its answer or the command itself), and the
+    /// reader answers the POLLs after: their ACK, taken for the refund made, booked nothing
+    /// charged while the reader still held the approval. Now the refund is possibly charged.
+    @Test func anUnansweredVendFailureIsPossiblyCharged() throws {
+        let reader = SimulatedCashlessReader()
+        let rig = CardRig(readers: [reader])
+        rig.dispense = { _ in
+            reader.faults.vendFailureUnheard = true
+            return .notDropped
+        }
+        try rig.start()
+        rig.select("A1")
+        try rig.run(for: .seconds(3))
+        #expect(reader.charged == [120] && reader.refunded.isEmpty, "never told: a sale to the reader at its reset")
+        #expect(rig.machine.cardSettlements.isEmpty, "answered: \(rig.log.notices)")
+        #expect(rig.booksPossiblyCharged == 1_200)
+        #expect(rig.readersWithinBooks, "books \(rig.booksCardMoney) ≤ reader \(rig.readersNetCharged) ≤ books + \(rig.booksPossiblyCharged)")
+    }
+
+    /// Killed between approval and settlement; at the restart VEND FAILURE goes unanswered: the
+    /// interface is lost once it has reached the reader, which refunds, or it is lost on the bus
+    /// three times. The first was then taken for a settlement never told, a sale to the reader at
+    /// the bus reset (refund lost: the books held a charge the reader had refunded); the second
+    /// was sent again at every retry, never answered. Now either is possibly charged.
+    @Test(arguments: [true, false])
+    func aVendFailureUnansweredAtTheRestartIsPossiblyCharged(linkLost: Bool) throws {
         let reader = SimulatedCashlessReader()
         let rig = CardRig(readers: [reader], unknown: .refundCredit)
         try rig.start()
         rig.select("A1")
         while rig.pulses.isEmpty { try rig.run(for: .milliseconds(10)) }
-        rig.transport.unplugAfterDelivering = LoopbackTransport.isVendSettlement
+        if linkLost {
+            rig.transport.unplugAfterDelivering = LoopbackTransport.isVendSettlement
+        } else {
+            reader.faults.vendFailureUnheard = true
+        }
         try rig.restart()
         try rig.run(for: .seconds(3))
-        #expect(rig.transport.unplugAfterDelivering == nil, "the link was lost")
-        #expect(reader.charged == [120] && reader.refunded == [120])
+        #expect(rig.transport.unplugAfterDelivering == nil)
+        #expect(reader.charged == [120] && reader.refunded == (linkLost ? [120] : []))
         #expect(rig.machine.cardSettlements.isEmpty, "answered: \(rig.log.notices)")
+        #expect(rig.booksPossiblyCharged == 1_200)
         #expect(rig.readersWithinBooks, "books \(rig.booksCardMoney) ≤ reader \(rig.readersNetCharged) ≤ books + \(rig.booksPossiblyCharged)")
         #expect(rig.machine.integrityProblems.isEmpty)
     }

@@ -208,11 +208,11 @@ final class MDBCashlessReader: MDBPeripheralDriver {
             do {
                 verdict = try settleAtStart(settlement, item: item, bus)
             } catch {
-                // VEND FAILURE may have reached it: its refund made or not. Left to the reset,
-                // it would be the reader's sale.
-                if case .link = error, !settlement.success {
+                // VEND FAILURE may have reached it (the link lost, or its answer): its refund
+                // made or not. Left to the reset, it would be the reader's sale.
+                if !settlement.success {
                     settlements.removeFirst()
-                    settled(settlement, .unknown(settlement.atStake), why: "the interface was lost after VEND FAILURE went out")
+                    settled(settlement, .unknown(settlement.atStake), why: "no answer after VEND FAILURE went out (\(error))")
                 }
                 throw error
             }
@@ -444,7 +444,17 @@ final class MDBCashlessReader: MDBPeripheralDriver {
                     afterVend(origin, bus)
                 } else {
                     phase = .refunding(settlement, since: bus.timekeeper.now, origin: origin)
-                    _ = try bus.send(block(.vendFailure))
+                    do {
+                        _ = try bus.send(block(.vendFailure))
+                    } catch {
+                        // Unheard or its ACK lost: a POLL's ACK would not tell a refund made from
+                        // an approval still held.
+                        if case .noAnswer = error {
+                            settled(settlement, .unknown(settlement.atStake), why: "no answer to VEND FAILURE")
+                            afterVend(origin, bus)
+                        }
+                        throw error
+                    }
                 }
                 return false
             case .requesting(settlement.vend, _, nil, _):
