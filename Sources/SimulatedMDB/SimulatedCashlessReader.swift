@@ -23,6 +23,8 @@ public final class SimulatedCashlessReader: SimulatedPeripheral {
         public var loseEndSession = false
         /// The next VEND FAILURE's refund fails (MALFUNCTION C0h: the customer's funds are lost).
         public var refundFails = false
+        /// VEND FAILURE is lost on the bus (noise): no answer, and the approval is still held.
+        public var vendFailureUnheard = false
         /// The next VEND CANCEL crosses an approval: the bank said yes as the cancel arrived, so
         /// the reader answers VEND APPROVED (and charges) instead of VEND DENIED.
         public var approveOnCancel = false
@@ -177,6 +179,7 @@ public final class SimulatedCashlessReader: SimulatedPeripheral {
             state = .sessionIdle
             return .ack
         case (3, 0x03):
+            guard !faults.vendFailureUnheard else { return .noAnswer }
             guard state == .vend, let amount = approved else { return outOfSequence() }
             approved = nil
             if faults.refundFails || !config.options.contains(.canRefund) {

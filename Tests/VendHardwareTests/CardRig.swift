@@ -11,7 +11,8 @@ import VendingCore
 /// between them, on manual time: the machine's effects go to the drivers' mailboxes, the
 /// drivers' reports are applied to the machine, and a relay's outcome is `dispense`'s answer.
 /// A restart (`restart()`) keeps the machine (as its journal would) and the readers, and makes
-/// new drivers, told the machine's settlements first as the daemon tells them.
+/// new drivers, told the machine's settlements first as the daemon tells them. An interface lost
+/// (`transport`) is served as MDBBus serves it: every reader lost, then, `outage` later, a bus reset.
 final class CardRig: @unchecked Sendable {
     // @unchecked: one test thread drives it.
     static let won = MDBRig.krw
@@ -24,6 +25,11 @@ final class CardRig: @unchecked Sendable {
     private(set) var machine: Machine
     private(set) var mailboxes: [CardReaderMailbox] = []
     private(set) var master: MDBMaster!
+    private var drivers: [MDBCashlessReader] = []
+    /// How long the interface stays away once lost; then it is opened again with a bus reset.
+    var outage: Duration = .seconds(1)
+    /// Set while the interface is away: when it is opened again.
+    private(set) var reopensAt: ContinuousClock.Instant?
     /// The outcome each relay pulse reports, by slot; `.dropped` unless set.
     var dispense: (SlotID) -> VendOutcome = { _ in .dropped }
     /// Relay pulses, in order.
@@ -72,7 +78,7 @@ final class CardRig: @unchecked Sendable {
                 .post(.settle(settlement, item: machine.setup.itemNumber(of: settlement.slot) ?? 0xFFFF))
         }
         for mailbox in mailboxes { mailbox.accepting = machine.acceptsCards }
-        let drivers = zip(settings, mailboxes).map { setting, mailbox in
+        drivers = zip(settings, mailboxes).map { setting, mailbox in
             MDBCashlessReader(
                 settings: setting, currency: Self.won, currencyNumeric: currencyNumeric, mailbox: mailbox, emit: log.record, wantsAcceptance: { true }
             )
@@ -85,8 +91,11 @@ final class CardRig: @unchecked Sendable {
         try run(for: .seconds(1))
     }
 
-    /// vendd stops (SIGKILL: nothing more is said to the readers) and starts again.
+    /// vendd stops (SIGKILL: nothing more is said to the readers) and starts again, with the
+    /// interface in place.
     func restart() throws {
+        transport.unplugged = false
+        reopensAt = nil
         // A relay's outcome not yet journaled is lost with the process, and so is every report
         // its drivers made that the machine had not applied (an approval the interface ACKed).
         outcomes.removeAll()
@@ -116,10 +125,30 @@ final class CardRig: @unchecked Sendable {
             let due = outcomes
             outcomes.removeAll()
             for (vend, outcome) in due { apply(.vendEnded(vend, outcome)) }
-            try master.service()
+            try serveAsMDBBusDoes()
             deliverReports()
             clock.advance(by: .milliseconds(10))
             apply(.tick)
+        }
+    }
+
+    /// One service of the master; a link failure loses every reader until the interface is opened
+    /// again, `outage` later, with a bus reset. Meanwhile each reader is told it is still offline.
+    private func serveAsMDBBusDoes() throws {
+        if let reopensAt {
+            guard clock.now >= reopensAt else {
+                for driver in drivers { driver.stillOffline(clock.now) }
+                return
+            }
+            self.reopensAt = nil
+            transport.unplugged = false
+            try master.busReset()
+        }
+        do {
+            try master.service()
+        } catch {
+            master.interfaceLost()
+            reopensAt = clock.now + outage
         }
     }
 
@@ -177,5 +206,12 @@ final class CardRig: @unchecked Sendable {
     /// The rule card money keeps: books ≤ readers ≤ books + possibly charged.
     var readersWithinBooks: Bool {
         booksCardMoney <= readersNetCharged && readersNetCharged <= booksCardMoney + booksPossiblyCharged
+    }
+}
+
+extension LoopbackTransport {
+    /// VEND SUCCESS and VEND FAILURE: how a vend is settled with a card reader (§7.2).
+    static func isVendSettlement(_ block: MDBBlock) -> Bool {
+        block.command == 3 && (block.data.first == 0x02 || block.data.first == 0x03)
     }
 }

@@ -258,6 +258,48 @@ import VendingCore
         #expect(rig.log.notices.contains("bill validator: bill of type 2 (10,000원) in escrow: returning it (the machine cannot take it now)"))
     }
 
+    /// The interface is lost once ESCROW has reached the validator, before its answer, and is
+    /// back with a bus reset: a bill stacked lost its STACKED report with the reset and was
+    /// never credited, nor said to be; the stacker's one more bill now credits it, once. A bill
+    /// returned is never credited.
+    @Test(arguments: [true, false])
+    func aLinkLostBeforeTheAnswerToEscrowCreditsAStackedBillOnce(stack: Bool) throws {
+        let rig = MDBRig()
+        try rig.start()
+        rig.stackAllowed = { _ in stack }
+        rig.transport.unplugAfterDelivering = { $0.addressByte == 0x35 }
+        rig.validator.insert(type: 1)
+        try Self.loseTheInterfaceAndComeBack(rig)
+        #expect(rig.validator.stacked == (stack ? [1] : []) && rig.validator.returned == (stack ? [] : [1]))
+        #expect(rig.log.bills.map(\.0) == (stack ? [won(5000)] : []), "\(rig.log.notices)")
+    }
+
+    /// The same with the POLL that carried STACKED lost instead: the bill was only said to be
+    /// in doubt (not credited, count the cash box); the stacker now proves it stacked.
+    @Test func aLinkLostWithTheStackedReportCreditsTheBillOnce() throws {
+        let rig = MDBRig()
+        try rig.start()
+        var escrowSent = false
+        rig.transport.unplugAfterDelivering = { block in
+            if block.addressByte == 0x35 { escrowSent = true }
+            return escrowSent && block.addressByte == 0x33
+        }
+        rig.validator.insert(type: 1)
+        try Self.loseTheInterfaceAndComeBack(rig)
+        #expect(rig.validator.stacked == [1])
+        #expect(rig.log.bills.map(\.0) == [won(5000)], "\(rig.log.notices)")
+    }
+
+    /// Serves the bus until the link fails, then as MDBBus does: every device lost, the
+    /// interface opened again with a bus reset, and served on.
+    private static func loseTheInterfaceAndComeBack(_ rig: MDBRig) throws {
+        #expect(throws: MDBLinkFailure.self) { try rig.run(for: .milliseconds(500)) }
+        rig.master.interfaceLost()
+        rig.transport.unplugged = false
+        try rig.master.busReset()
+        try rig.run(for: .seconds(1))
+    }
+
     @Test func theMachineIsAskedWithTheBillsValue() throws {
         let rig = MDBRig()
         var asked: [Money] = []

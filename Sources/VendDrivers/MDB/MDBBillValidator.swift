@@ -28,8 +28,11 @@ final class MDBBillValidator: MDBPeripheralDriver {
     private var stackerFull = false
     private var stackerCapacity = 0
     private var applied: Bool?
-    /// The bill told to stack or return, and since when: its outcome is awaited.
-    private var decided: (type: Int, stack: Bool, at: ContinuousClock.Instant)?
+    /// The bill told to stack or return, since when, and the stacker's count before it: its
+    /// outcome is awaited.
+    private var decided: (type: Int, stack: Bool, at: ContinuousClock.Instant, stackerBefore: Int?)?
+    /// Bills in the stacker at its last STACKER read.
+    private var stackerBills: Int?
     private var lastRepeatingStatus: BillStatus?
 
     init(
@@ -53,16 +56,6 @@ final class MDBBillValidator: MDBPeripheralDriver {
 
     func initialise(_ bus: MDBDeviceBus) throws(MDBFailure) {
         applied = nil
-        if let decided {
-            // RESET returns an escrowed bill (§6.2), so only a bill told to stack is in doubt.
-            if decided.stack {
-                emit(
-                    .notice(
-                        "the bill validator reset while stacking a bill of type \(decided.type): if it was stacked it is NOT credited; count the cash box",
-                        isFault: true))
-            }
-            self.decided = nil
-        }
         let setup = try bus.request(BillCommand.setup.block, BillSetup.init)
         escrowCapable = setup.escrowCapable
         values = checkedValues(setup)
@@ -75,6 +68,8 @@ final class MDBBillValidator: MDBPeripheralDriver {
         stackerCapacity = Int(setup.stackerCapacity)
         let stacker = try bus.request(BillCommand.stacker.block, StackerStatus.init)
         stackerFull = stacker.full
+        settleDecidedAcrossReset(stackerNow: stacker.bills)
+        stackerBills = stacker.bills
         emit(.stacker(StackerLevel(bills: stacker.bills, capacity: stackerCapacity, full: stacker.full)))
         emit(
             .notice(
@@ -87,6 +82,28 @@ final class MDBBillValidator: MDBPeripheralDriver {
             )
         }
         try applyAcceptance(bus)
+    }
+
+    /// The bill told to stack or return when the validator was reset (by itself, or by the bus
+    /// reset after a lost interface): its report went with the reset. RESET returns an escrowed
+    /// bill (§6.2), so only a bill told to stack is in doubt: one more bill in the stacker proves
+    /// it stacked.
+    private func settleDecidedAcrossReset(stackerNow: Int) {
+        guard let decided else { return }
+        self.decided = nil
+        guard decided.stack else { return }
+        if let before = decided.stackerBefore, stackerNow == before + 1, let value = values[decided.type] {
+            emit(
+                .notice(
+                    "the bill validator reset while stacking a bill of type \(decided.type): the stacker holds one more bill, so it is credited",
+                    isFault: true))
+            credit(value)
+        } else {
+            emit(
+                .notice(
+                    "the bill validator reset while stacking a bill of type \(decided.type): if it was stacked it is NOT credited; count the cash box",
+                    isFault: true))
+        }
     }
 
     /// The table's types whose value SETUP confirms; the others are refused, loudly.
@@ -127,8 +144,10 @@ final class MDBBillValidator: MDBPeripheralDriver {
         case .bill(let type, .escrowPosition):
             let value = values[type]
             let stack = value.map(shouldStack) ?? false
+            // Decided before it goes out: a link lost before its answer leaves the bill awaited,
+            // settled from the stacker when the validator is back.
+            decided = (type, stack, bus.timekeeper.now, stackerBills)
             _ = try bus.send(BillCommand.escrow(stack: stack).block)
-            decided = (type, stack, bus.timekeeper.now)
             emit(
                 .notice(
                     "bill of type \(type) (\(value.map(format.string(for:)) ?? "not in the table")) in escrow: \(stack ? "stacking it" : "returning it (the machine cannot take it now)")",
@@ -142,8 +161,7 @@ final class MDBBillValidator: MDBPeripheralDriver {
                         isFault: true))
                 return
             }
-            sequence += 1
-            emit(.billStacked(value: value, event: CoinEventID(source: source, sequence: sequence)))
+            credit(value)
             try checkStacker(bus)
         case .bill(let type, let routing):
             if routing == .returned { decided = nil }
@@ -177,8 +195,14 @@ final class MDBBillValidator: MDBPeripheralDriver {
         return ": \(row.origin.path) is enabled: false (\(row.origin.location))"
     }
 
+    private func credit(_ value: Money) {
+        sequence += 1
+        emit(.billStacked(value: value, event: CoinEventID(source: source, sequence: sequence)))
+    }
+
     private func checkStacker(_ bus: MDBDeviceBus) throws(MDBFailure) {
         let stacker = try bus.request(BillCommand.stacker.block, StackerStatus.init)
+        stackerBills = stacker.bills
         emit(.stacker(StackerLevel(bills: stacker.bills, capacity: stackerCapacity, full: stacker.full)))
         guard stacker.full != stackerFull else { return }
         stackerFull = stacker.full

@@ -203,11 +203,22 @@ final class MDBCashlessReader: MDBPeripheralDriver {
             settlements.removeAll()
             return
         }
-        for (settlement, item) in settlements {
-            let verdict = try settleAtStart(settlement, item: item, bus)
+        while let (settlement, item) = settlements.first {
+            let verdict: (result: CardSettlementResult, why: String)
+            do {
+                verdict = try settleAtStart(settlement, item: item, bus)
+            } catch {
+                // VEND FAILURE may have reached it (the link lost, or its answer): its refund
+                // made or not. Left to the reset, it would be the reader's sale.
+                if !settlement.success {
+                    settlements.removeFirst()
+                    settled(settlement, .unknown(settlement.atStake), why: "no answer after VEND FAILURE went out (\(error))")
+                }
+                throw error
+            }
+            settlements.removeFirst()
             settled(settlement, verdict.result, why: verdict.why)
         }
-        settlements.removeAll()
     }
 
     /// What a reset left of a settlement not yet told: a sale is a sale; an approval seen is the
@@ -423,12 +434,27 @@ final class MDBCashlessReader: MDBPeripheralDriver {
                 if case .data(let bytes) = try bus.send(block(.poll)), try handle(bytes, bus) { return true }
                 guard case .approved(settlement.vend, _) = phase else { continue }
                 settlements.removeFirst()
-                _ = try bus.send(block(settlement.success ? .vendSuccess(item: item) : .vendFailure))
+                // The vend is kept as it stands once the command is out: a link lost before the
+                // answer leaves a sale sold (an approval still held is one at the reader's reset)
+                // and a refund awaited, never the settlement forgotten.
                 if settlement.success {
-                    settled(settlement, .asAsked, why: "VEND SUCCESS acknowledged")
+                    settled(settlement, .asAsked, why: "VEND SUCCESS sent")
+                    phase = .session(since: bus.timekeeper.now)
+                    _ = try bus.send(block(.vendSuccess(item: item)))
                     afterVend(origin, bus)
                 } else {
                     phase = .refunding(settlement, since: bus.timekeeper.now, origin: origin)
+                    do {
+                        _ = try bus.send(block(.vendFailure))
+                    } catch {
+                        // Unheard or its ACK lost: a POLL's ACK would not tell a refund made from
+                        // an approval still held.
+                        if case .noAnswer = error {
+                            settled(settlement, .unknown(settlement.atStake), why: "no answer to VEND FAILURE")
+                            afterVend(origin, bus)
+                        }
+                        throw error
+                    }
                 }
                 return false
             case .requesting(settlement.vend, _, nil, _):
