@@ -17,12 +17,7 @@ struct MachineCommandsTests {
         let broker = try MosquittoRig(in: directory.path)
         try broker.start()
         defer { broker.stop() }
-        let commands = try MachineCommands(
-            settings: IngestSettings(
-                endpoint: MQTTEndpoint(host: "127.0.0.1", port: broker.port, tls: false), caFile: nil, credentials: nil, clientID: "store",
-                topicPrefix: "vendd", sharedGroup: nil, sessionExpirySeconds: 0, batchSize: 1, batchWindow: .zero, ackInterval: .zero,
-                bufferCapacity: 1),
-            logger: Logger(label: "commands-test") { _ in SwiftLogNoOpLogHandler() })
+        let commands = try MachineCommands.onLoopback(port: broker.port, clientID: "store")
         defer { commands.stop() }
         let early = commands.send("price", payload: [], to: "m1", within: .seconds(5))
         #expect(early == .notSent("vendstore is not connected to the broker (mqtt://127.0.0.1:\(broker.port)): nothing was sent"))
@@ -58,5 +53,18 @@ struct MachineCommandsTests {
         usleep(1_000_000)
         #expect(commands.send("price", payload: Array("fourth".utf8), to: "m1", within: .seconds(5)) == .answered(Array("\(Self.ok) fourth".utf8)))
         #expect(m1.received == ["first", "second", "third", "fourth"])
+    }
+}
+
+extension MachineCommands {
+    /// The store's command connection to a test broker on loopback (no TLS, no credentials),
+    /// not started.
+    static func onLoopback(port: Int, clientID: String) throws -> MachineCommands {
+        try MachineCommands(
+            settings: IngestSettings(
+                endpoint: MQTTEndpoint(host: "127.0.0.1", port: port, tls: false), caFile: nil, credentials: nil, clientID: clientID,
+                topicPrefix: "vendd", sharedGroup: nil, sessionExpirySeconds: 0, batchSize: 1, batchWindow: .zero, ackInterval: .zero,
+                bufferCapacity: 1),
+            logger: Logger(label: "commands-test") { _ in SwiftLogNoOpLogHandler() })
     }
 }

@@ -84,12 +84,7 @@ struct OfficePriceTests {
         let broker = try MosquittoRig(in: directory.path)
         try broker.start()
         defer { broker.stop() }
-        let commands = try MachineCommands(
-            settings: IngestSettings(
-                endpoint: MQTTEndpoint(host: "127.0.0.1", port: broker.port, tls: false), caFile: nil, credentials: nil, clientID: "office-test",
-                topicPrefix: "vendd", sharedGroup: nil, sessionExpirySeconds: 0, batchSize: 1, batchWindow: .zero, ackInterval: .zero,
-                bufferCapacity: 1),
-            logger: Logger(label: "office-test") { _ in SwiftLogNoOpLogHandler() })
+        let commands = try MachineCommands.onLoopback(port: broker.port, clientID: "office-test")
         try commands.start()
         defer { commands.stop() }
         try waitUntil("the office's commands connect") { commands.isConnected }
@@ -150,12 +145,7 @@ struct OfficePriceTests {
         let broker = try MosquittoRig(in: directory.path)
         try broker.start()
         defer { broker.stop() }
-        let commands = try MachineCommands(
-            settings: IngestSettings(
-                endpoint: MQTTEndpoint(host: "127.0.0.1", port: broker.port, tls: false), caFile: nil, credentials: nil, clientID: "office-test",
-                topicPrefix: "vendd", sharedGroup: nil, sessionExpirySeconds: 0, batchSize: 1, batchWindow: .zero, ackInterval: .zero,
-                bufferCapacity: 1),
-            logger: Logger(label: "office-test") { _ in SwiftLogNoOpLogHandler() })
+        let commands = try MachineCommands.onLoopback(port: broker.port, clientID: "office-test")
         try commands.start()
         defer { commands.stop() }
         try waitUntil("the office's commands connect") { commands.isConnected }

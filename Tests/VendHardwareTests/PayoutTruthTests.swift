@@ -482,19 +482,7 @@ final class LockedBox<Value: Sendable>: @unchecked Sendable {
     /// stops it, its tubes say what left, and nothing is asked of it twice.
     @Test func aLinkLostBeforeTheAnswerToAlternativePayoutIsSettledFromTheTubesWhenBack() throws {
         let rig = try slowRig(coinInterval: .milliseconds(400))
-        let paidBefore = rig.changer.coinsPaid.count
-        rig.transport.unplugAfterDelivering = LoopbackTransport.isMoneyCommand
-        rig.pay(4_000)
-        #expect(throws: MDBLinkFailure.self) { try rig.run(for: .seconds(1)) }
-        rig.master.interfaceLost()
-        for _ in 0..<10 {
-            rig.clock.advance(by: .milliseconds(100))
-            rig.changer.advance()
-        }
-        rig.transport.unplugged = false
-        try rig.master.busReset()
-        try rig.run(for: .seconds(2))
-        let devicePaid = Int64(rig.changer.coinsPaid[paidBefore...].reduce(0) { $0 + rig.changer.value(ofType: $1) })
+        let devicePaid = try payWithTheFirstAnswerLostThenReplug(rig, 4_000)
         let result = try #require(rig.results.first, "the payout never ended: the machine is held")
         #expect(devicePaid > 0)
         #expect(result.paid.minorUnits == devicePaid, "what left the tubes is paid")
@@ -510,9 +498,19 @@ final class LockedBox<Value: Sendable>: @unchecked Sendable {
         rig.changer.faults.coinInterval = .milliseconds(400)
         rig.changer.tubes[0...3] = [100, 40, 0, 40]
         try rig.start()
+        let devicePaid = try payWithTheFirstAnswerLostThenReplug(rig, 1_000)
+        let result = try #require(rig.results.first, "the payout never ended: the machine is held")
+        #expect(result.paid.minorUnits <= devicePaid && devicePaid <= result.paid.minorUnits + result.unknown.minorUnits)
+        #expect(rig.bus.count(0x0D) == 1, "the DISPENSE is not sent again")
+    }
+
+    /// Pays `amount` on `rig`, the interface lost just after the first money command reached
+    /// the changer, before its answer; back 1 s later, with a bus reset, and served 2 s. Returns
+    /// what the changer paid meanwhile.
+    func payWithTheFirstAnswerLostThenReplug(_ rig: MDBRig, _ amount: Int64) throws -> Int64 {
         let paidBefore = rig.changer.coinsPaid.count
         rig.transport.unplugAfterDelivering = LoopbackTransport.isMoneyCommand
-        rig.pay(1_000)
+        rig.pay(amount)
         #expect(throws: MDBLinkFailure.self) { try rig.run(for: .seconds(1)) }
         rig.master.interfaceLost()
         for _ in 0..<10 {
@@ -522,10 +520,7 @@ final class LockedBox<Value: Sendable>: @unchecked Sendable {
         rig.transport.unplugged = false
         try rig.master.busReset()
         try rig.run(for: .seconds(2))
-        let devicePaid = Int64(rig.changer.coinsPaid[paidBefore...].reduce(0) { $0 + rig.changer.value(ofType: $1) })
-        let result = try #require(rig.results.first, "the payout never ended: the machine is held")
-        #expect(result.paid.minorUnits <= devicePaid && devicePaid <= result.paid.minorUnits + result.unknown.minorUnits)
-        #expect(rig.bus.count(0x0D) == 1, "the DISPENSE is not sent again")
+        return Int64(rig.changer.coinsPaid[paidBefore...].reduce(0) { $0 + rig.changer.value(ofType: $1) })
     }
 
     /// The changer resets itself 1.5 s into the first chunk, two 500s out: the reset is seen on
