@@ -20,9 +20,10 @@ import time
 import urllib.error
 import urllib.request
 
-from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from browsercheck import check, browser  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, ".build/debug"))
@@ -30,13 +31,6 @@ EXAMPLES = os.environ.get("VENDD_KIOSK_SCREENSHOTS") or tempfile.mkdtemp(prefix=
 SOLD_OUT = "B4"          # left empty: the sold-out slot
 CHEAP_ENOUGH = "A4"      # Cola, 1,500원: bought with 500 + 1000
 TOO_DEAR = "A1"          # Banana Milk, 1,200원: 500원 are 700원 short
-
-
-def check(condition, what):
-    if not condition:
-        print(f"FAIL: {what}", flush=True)
-        raise SystemExit(1)
-    print(f"PASS: {what}", flush=True)
 
 
 def wait_for(what, predicate, timeout=10.0, interval=0.02):
@@ -107,15 +101,6 @@ class Machine:
             if process and process.poll() is None:
                 process.send_signal(signal.SIGTERM)
                 process.wait(timeout=20)
-
-
-def browser():
-    options = webdriver.ChromeOptions()
-    options.binary_location = "/usr/bin/chromium"
-    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1280,900",
-                     "--force-device-scale-factor=1", "--hide-scrollbars"):
-        options.add_argument(argument)
-    return webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
 
 
 # Where a line of the page's text wraps between two characters of one word ("없습 / 니다",

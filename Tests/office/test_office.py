@@ -14,7 +14,6 @@ import math
 import os
 import shutil
 import signal
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -22,31 +21,19 @@ import tempfile
 import time
 import urllib.request
 
-from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
 from selenium.common.exceptions import TimeoutException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.expected_conditions import staleness_of
 from selenium.webdriver.support.ui import WebDriverWait
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from browsercheck import check, free_port, browser  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, ".build/debug"))
 SHOTS = os.environ.get("VENDD_OFFICE_SCREENSHOTS") or tempfile.mkdtemp(prefix="vendd-office-screenshots.")
 OPERATOR = ("ann", "ann's long password")
 DRIVER = ("dan", "dan's long password")
-
-
-def check(condition, what):
-    if not condition:
-        print(f"FAIL: {what}", flush=True)
-        raise SystemExit(1)
-    print(f"PASS: {what}", flush=True)
-
-
-def free_port():
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def millis(seconds):
@@ -145,15 +132,6 @@ def wait_for(url, seconds=20):
             return
         except OSError:
             time.sleep(0.05)
-
-
-def browser():
-    options = webdriver.ChromeOptions()
-    options.binary_location = "/usr/bin/chromium"
-    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1280,900",
-                     "--force-device-scale-factor=1", "--hide-scrollbars"):
-        options.add_argument(argument)
-    return webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
 
 
 def main():

@@ -35,11 +35,12 @@ import tempfile
 import time
 import urllib.request
 
-from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.expected_conditions import staleness_of
 from selenium.webdriver.support.ui import Select, WebDriverWait
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from browsercheck import check, free_port, browser  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, ".build/debug"))
@@ -49,7 +50,7 @@ DRIVER = ("dan", "dan's long password")
 MACHINES = ("m1", "m2", "m3")
 
 # The broker's ACL as docs/mqtt.md gives it: each machine under its own id; the store reads
-# everything, acknowledges, and sends `price` commands.
+# everything, acknowledges, and sends `price` and `dex` commands.
 ACL = """pattern write vendd/%u/events/#
 pattern write vendd/%u/backlog
 pattern write vendd/%u/state
@@ -64,14 +65,8 @@ user vendstore
 topic read vendd/#
 topic write vendd/+/stored
 topic write vendd/+/cmd/price
+topic write vendd/+/cmd/dex
 """
-
-
-def check(condition, what):
-    if not condition:
-        print(f"FAIL: {what}", flush=True)
-        raise SystemExit(1)
-    print(f"PASS: {what}", flush=True)
 
 
 def wait_for(what, predicate, timeout=20.0):
@@ -84,12 +79,6 @@ def wait_for(what, predicate, timeout=20.0):
         time.sleep(0.05)
     print(f"FAIL: {what} (within {timeout} s; last: {last!r})", flush=True)
     raise SystemExit(1)
-
-
-def free_port():
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def password(user):
@@ -160,15 +149,6 @@ def expected_lines(status, now_ms):
         load = max(0, slot["capacity"] - (slot["stock"] - expired))
         lines[slot["id"]] = (slot["product"], slot["stock"], slot["capacity"], expired, load)
     return lines
-
-
-def browser():
-    options = webdriver.ChromeOptions()
-    options.binary_location = "/usr/bin/chromium"
-    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1280,1000",
-                     "--force-device-scale-factor=1", "--hide-scrollbars"):
-        options.add_argument(argument)
-    return webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
 
 
 def main():
@@ -260,7 +240,7 @@ office:
         for machine in machines:
             wait_for(f"the store holds {machine.name}'s stock as its vendctl status says", lambda: stored(machine))
 
-        driver = browser()
+        driver = browser(height=1000)
         base = f"http://127.0.0.1:{office_port}"
 
         def submitted(action):
