@@ -131,6 +131,7 @@ public final class Dispenser: Sendable {
             notify(.fault("no relay or motor is configured for slot \(slotID)"))
             return .notDropped
         }
+        var poweredAt = timekeeper.now
         let refusal: (HardwareNotice, VendOutcome)? = vending.withLock { vending in
             if let busy = vending { return (.interlockRefused(slotID, busyWith: busy.slot), .notDropped) }
             if let home = drive.home, !isAtHome(home) {
@@ -143,10 +144,10 @@ public final class Dispenser: Sendable {
                 try? power(drive, on: false)
                 return (.fault("the drive of slot \(slotID) could not be powered: \(error)"), .notDropped)
             }
-            let now = timekeeper.now
+            poweredAt = timekeeper.now
             vending = Vend(
-                slot: slotID, drive: drive, config: slot, started: now, completion: completion,
-                cycle: slot.spiral.map { SpiralCycle(timing: $0.timing, startedAt: now) })
+                slot: slotID, drive: drive, config: slot, started: poweredAt, completion: completion,
+                cycle: slot.spiral.map { SpiralCycle(timing: $0.timing, startedAt: poweredAt) })
             return nil
         }
         if let (notice, outcome) = refusal {
@@ -156,16 +157,20 @@ public final class Dispenser: Sendable {
         switch slot.drive {
         case .relay(let relay):
             notify(.relayEnergised(slotID, line: relay.line.line))
-            // The pulse's end first: at equal deadlines it runs first and cancels the guard.
-            timekeeper.schedule(after: relay.pulse) { [self] in endPulse() }
-            let guardTimer = timekeeper.schedule(after: relay.maximumOn) { [self] in cutByGuard(drive, slot: slot, limit: relay.maximumOn) }
+            // Timed from the instant the relay was powered, not from now: the notice above, or this
+            // ordinary thread preempted meanwhile, must not lengthen the pulse. The pulse's end
+            // first: at equal deadlines it runs first and cancels the guard.
+            timekeeper.schedule(at: poweredAt + relay.pulse) { [self] in endPulse() }
+            let guardTimer = timekeeper.schedule(at: poweredAt + relay.maximumOn) { [self] in
+                cutByGuard(drive, slot: slot, limit: relay.maximumOn)
+            }
             vending.withLock { $0?.guardTimer = guardTimer }
         case .spiral(let spiral):
             notify(.motorStarted(slotID))
             // The cycle's own limit ends the turn; the guard, a little later, cuts the motor
             // even if that logic failed.
             let limit = spiral.timing.turnLimit + spiral.timing.camDebounce + Self.guardMargin
-            let guardTimer = timekeeper.schedule(after: limit) { [self] in cutByGuard(drive, slot: slot, limit: limit) }
+            let guardTimer = timekeeper.schedule(at: poweredAt + limit) { [self] in cutByGuard(drive, slot: slot, limit: limit) }
             vending.withLock { vending in
                 vending?.guardTimer = guardTimer
                 scheduleCycle(&vending)

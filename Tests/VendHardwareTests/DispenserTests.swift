@@ -40,6 +40,25 @@ import VendingCore
         #expect(time.pendingCount == 0)  // the guard went with the pulse
     }
 
+    /// The pulse is timed from the instant the relay was powered: time the vend's own thread
+    /// loses after that (its notice, a preemption; here 5 ms of the clock) does not lengthen it.
+    @Test func thePulseIsTimedFromThePowerOnNotFromWhenItsEndIsScheduled() throws {
+        let time = ManualTimekeeper()
+        let chip = SimulatedGPIOChip(timekeeper: time)
+        let outcomes = OutcomeLog()
+        let dispenser = try Dispenser(
+            chip: chip, slots: config.slots, timekeeper: time,
+            notify: { notice in
+                if case .relayEnergised = notice { time.advance(by: .milliseconds(5)) }
+            })
+        #expect(dispenser.start("A2", completion: outcomes.record) == nil)
+        time.advance(by: .milliseconds(44))
+        #expect(chip.isActive(.offset(11)), "49 ms after the power-on")
+        time.advance(by: .milliseconds(1))
+        #expect(!chip.isActive(.offset(11)), "50 ms after the power-on, whatever the lane did meanwhile")
+        #expect(outcomes.all == [.pulsedWithoutSensor])
+    }
+
     @Test func aDropWithinTheWindowConfirmsTheVend() {
         _ = dispenser.start("A1", completion: outcomes.record)
         time.advance(by: .milliseconds(150))  // after the 100 ms pulse
