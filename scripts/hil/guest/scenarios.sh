@@ -385,7 +385,7 @@ scenario_card_over_ttyS2() {
     within 300 reader_ready || { fail "the card reader at 10h was never ready: $(vendctl status | grep '^card')"; return; }
     # 1. Selection first: the press sends VEND REQUEST; approved, vended, seen falling: SUCCESS.
     card_vend 0 1 drop || { fail "selection first, A1: $WHY"; return; }
-    within 100 logged "settled as sold: VEND SUCCESS acknowledged" 1 || { fail "vend 1 never settled as sold with the reader"; return; }
+    within 100 logged "settled as sold: VEND SUCCESS sent" 1 || { fail "vend 1 never settled as sold with the reader"; return; }
     logged "(drop-sensor, cashless1)" 1 || { fail "the first card sale was not confirmed by the drop sensor"; return; }
     # 2. Selection first, nothing falls within the drop window: VEND FAILURE, the reader refunds.
     card_vend 0 1 nodrop || { fail "selection first, A1, no drop: $WHY"; return; }
@@ -405,7 +405,7 @@ scenario_card_over_ttyS2() {
     [ "$(level 3)" = 0 ] && [ "$(books itemsSold)" = 1 ] || { fail "relay A2 moved, or a sale was booked, for a denied vend"; return; }
     card_session_open || { fail "the session ended with the denial (funds left, one vend per session)"; return; }
     card_vend 0 1 drop || { fail "card first, A1: $WHY"; return; }
-    within 100 logged "settled as sold: VEND SUCCESS acknowledged" 2 || { fail "the card-first vend never settled as sold"; return; }
+    within 100 logged "settled as sold: VEND SUCCESS sent" 2 || { fail "the card-first vend never settled as sold"; return; }
     logged "(drop-sensor, cashless1)" 2 || { fail "the card-first sale was not confirmed by the drop sensor"; return; }
     within 100 card_session_closed || { fail "the session was never ended (SESSION COMPLETE, END SESSION)"; return; }
     expect_books 2 1 0 || { fail "$BOOKS"; return; }
