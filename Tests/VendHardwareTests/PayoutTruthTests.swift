@@ -36,6 +36,14 @@ import VendingCore
         try playAll("MDB changer") { try MDBTruthRun(seed: $0).play() }
     }
 
+    /// Seeds that overpaid before the changer kept a money command whose answer the lost
+    /// interface took (81305c7): kept whatever `VENDD_PAYOUT_TRUTH_SEED` says.
+    @Test(arguments: [35, 197, 219, 229] as [UInt64])
+    func mdbSeedsThatFoundABug(_ seed: UInt64) throws {
+        let run = try MDBTruthRun(seed: seed).play()
+        #expect(run.failure == nil, "seed \(seed): \(run.failure ?? "") [\(run.story)]")
+    }
+
     @Test func everyCcTalkHopperPayoutIsPaidOrUnknownNeverCredit() throws {
         try playAll("ccTalk hopper") { try HopperTruthRun(seed: $0).play() }
     }
