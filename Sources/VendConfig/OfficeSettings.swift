@@ -15,10 +15,14 @@ public struct OfficeSettings: Sendable, Equatable {
     public let sessionHours: Int
     /// How amounts are shown per currency code; others as "1,200 KRW".
     public let currencies: [String: MoneyFormat]
+    /// A machine online with this many events or more waiting in its outbox has an alert.
+    public let outboxAlertEvents: Int
+    /// A machine with a DEX port whose audit no handheld read for this many days has an alert.
+    public let dexAlertDays: Int
 
     public init(
         address: String = "127.0.0.1", port: Int = 8090, tlsProxy: Bool = false, plainHTTPBeyondLoopback: Bool = false, sessionHours: Int = 12,
-        currencies: [String: MoneyFormat] = [:]
+        currencies: [String: MoneyFormat] = [:], outboxAlertEvents: Int = 100, dexAlertDays: Int = 14
     ) {
         self.address = address
         self.port = port
@@ -26,6 +30,8 @@ public struct OfficeSettings: Sendable, Equatable {
         self.plainHTTPBeyondLoopback = plainHTTPBeyondLoopback
         self.sessionHours = sessionHours
         self.currencies = currencies
+        self.outboxAlertEvents = outboxAlertEvents
+        self.dexAlertDays = dexAlertDays
     }
 
     /// 127.0.0.0/8 and ::1: only this host reaches it.
@@ -39,6 +45,8 @@ extension ConfigParser {
         let plain = section.bool("plain_http_beyond_loopback", default: false)
         let sessionHours = section.int("session_hours", in: 1...720, default: 12)
         let currencies = section.list("currencies", required: false).map { parseOfficeCurrencies($0, path: section.path.key("currencies")) }
+        let outboxAlert = section.int("outbox_alert_events", in: 1...1_000_000, default: 100)
+        let dexAlert = section.int("dex_alert_days", in: 1...366, default: 14)
         section.finish()
 
         let endpoint = Self.listenAddress(listen)
@@ -52,10 +60,10 @@ extension ConfigParser {
                 "\(listen) is beyond loopback and the office speaks plain HTTP: put a TLS reverse proxy in front and listen on 127.0.0.1 (docs/office.md), or say 'plain_http_beyond_loopback: true' to accept passwords and cookies in clear on that network",
                 at: section.value("listen"), path: section.path.key("listen"))
         }
-        guard sink.diagnostics.isEmpty, let endpoint, let tlsProxy, let plain, let sessionHours else { return nil }
+        guard sink.diagnostics.isEmpty, let endpoint, let tlsProxy, let plain, let sessionHours, let outboxAlert, let dexAlert else { return nil }
         return OfficeSettings(
             address: endpoint.address, port: endpoint.port, tlsProxy: tlsProxy, plainHTTPBeyondLoopback: plain, sessionHours: sessionHours,
-            currencies: currencies ?? [:])
+            currencies: currencies ?? [:], outboxAlertEvents: outboxAlert, dexAlertDays: dexAlert)
     }
 
     /// `- code: KRW` with `format` and the separators, as vendd's `currency:` section spells them.

@@ -75,6 +75,8 @@ public enum StoreConfigLoader {
             "allow listening beyond loopback on plain HTTP (passwords and cookies in clear on that network; logged at start)"
         ),
         ("office.session_hours", "12", "how long a login lasts"),
+        ("office.outbox_alert_events", "100", "a machine with this many events waiting in its outbox has an alert"),
+        ("office.dex_alert_days", "14", "a machine whose DEX audit no handheld read for this many days has an alert"),
         ("office.currencies[].code", "none", "a currency the machines send (ISO 4217), shown with the format below"),
         ("office.currencies[].format", "none", "how its amounts are shown: {amount} once, e.g. \"{amount}원\" (else \"1,200 KRW\")"),
         ("office.currencies[].grouping_separator", ",", "between groups of three digits"),

@@ -14,6 +14,9 @@ extension StatusReport {
         public var resets: Int? = nil
         /// A DDCMP security and pass code is kept (learnt from a handheld): only it reads.
         public var passCodeSet: Bool? = nil
+        /// When a handheld last read the audit, in milliseconds since the Unix epoch; absent:
+        /// never (and from older daemons).
+        public var lastReadAt: Int64? = nil
 
         public init(port: String, open: Bool, sessions: [DEXSession]) {
             self.port = port

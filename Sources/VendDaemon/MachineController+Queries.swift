@@ -61,6 +61,7 @@ extension MachineController {
             port.reads = dex.reads
             port.resets = dex.resets
             port.passCodeSet = dex.passCode != nil
+            port.lastReadAt = dex.lastRead?.at.millisecondsSinceEpoch
             return port
         }
         report.zones = climate.withLock { $0 }?.status(locks: view.machine.healthLocks)

@@ -34,6 +34,13 @@ struct MachineSummary {
 /// number of statements whatever the fleet's size.
 struct FleetOverview {
     let sql: FleetSQL
+    let alerts: AlertLimits
+
+    /// From the office's settings (`outbox_alert_events`, `dex_alert_days`).
+    struct AlertLimits {
+        var outboxEvents = 100
+        var dexDays = 14
+    }
 
     /// `today` and `weekStart`: box-local days (`LocalDay`), today's and 6 days before.
     func machines(now: Int64, today: Int64, weekStart: Int64) throws -> [MachineSummary] {
@@ -55,6 +62,7 @@ struct FleetOverview {
                 summary.credit = message?.credit.flatMap(Amount.init).flatMap { $0.units > 0 ? $0 : nil }
                 summary.since = message?.at ?? row[2].flatMap { Int64($0) }
                 if summary.currency == nil { summary.currency = message?.currency }
+                if let message, message.online { summary.alerts += stateAlerts(message, now: now) }
             }
         }
         for row in try sql.rows(
@@ -131,5 +139,24 @@ struct FleetOverview {
             }
         }
         return machines.values.sorted { $0.machine < $1.machine }
+    }
+
+    /// What a machine online says of itself that needs someone: events not reaching the office,
+    /// an audit the route driver has not read. (Offline, its will says neither.)
+    private func stateAlerts(_ message: MachineStateMessage, now: Int64) -> [String] {
+        var found: [String] = []
+        if let waiting = message.outbox, waiting >= alerts.outboxEvents {
+            found.append("\(waiting) events waiting in its outbox")
+        }
+        if let dex = message.dex {
+            let day: Int64 = 86_400_000
+            if let read = dex.lastReadAt {
+                let days = (now - read) / day
+                if days >= alerts.dexDays { found.append("DEX audit not read for \(days) days") }
+            } else {
+                found.append("DEX audit never read")
+            }
+        }
+        return found
     }
 }

@@ -117,6 +117,19 @@ public struct MachineStateMessage: Codable, Sendable, Equatable {
     public let currency: String?
     /// When the machine published this, in milliseconds since the Unix epoch (absent in the will).
     public var at: Int64?
+    /// Events waiting in the machine's outbox for their acknowledgement; absent without events
+    /// kept (and in the will, and from older machines). Sent again when its order of magnitude
+    /// changes (`OutboxBacklog`), not at every event.
+    public var outbox: Int?
+    /// The machine's DEX port and when its audit was last read; absent without a DEX port.
+    public var dex: DEXAudit?
+
+    public struct DEXAudit: Codable, Sendable, Equatable {
+        /// Milliseconds since the Unix epoch; absent: never read.
+        public var lastReadAt: Int64?
+
+        public init(lastReadAt: Int64?) { self.lastReadAt = lastReadAt }
+    }
 
     public init(machine: String, online: Bool, state: String, reason: String?, credit: String?, currency: String?, at: Int64? = nil) {
         self.machine = machine
@@ -126,6 +139,22 @@ public struct MachineStateMessage: Codable, Sendable, Equatable {
         self.credit = credit
         self.currency = currency
         self.at = at
+    }
+}
+
+/// How a machine's outbox appears in its retained state: the count as it is, but only its order
+/// of magnitude decides whether the state is sent again. Up to 9 waiting is a moment's traffic
+/// (an event between sending and its acknowledgement); 10, 100, 1,000… is a backlog growing or
+/// draining, which the operator's alert follows without a retained message per event.
+public enum OutboxBacklog {
+    public static func magnitude(_ waiting: Int) -> Int {
+        var bound = 10
+        var order = 0
+        while waiting >= bound, bound < Int.max / 10 {
+            order += 1
+            bound *= 10
+        }
+        return order
     }
 }
 

@@ -47,6 +47,8 @@ import VendingCore
               tls_proxy: true
               plain_http_beyond_loopback: true
               session_hours: 8
+              outbox_alert_events: 500
+              dex_alert_days: 7
               currencies:
                 - code: EUR
                   format: "{amount} €"
@@ -60,7 +62,8 @@ import VendingCore
             settings.office
                 == OfficeSettings(
                     address: "0.0.0.0", port: 8090, tlsProxy: true, plainHTTPBeyondLoopback: true, sessionHours: 8,
-                    currencies: ["EUR": MoneyFormat(template: "{amount} €", groupingSeparator: ".", decimalSeparator: ",")!]))
+                    currencies: ["EUR": MoneyFormat(template: "{amount} €", groupingSeparator: ".", decimalSeparator: ",")!],
+                    outboxAlertEvents: 500, dexAlertDays: 7))
         // One line a listed key, but database.sqlite: a file names one engine.
         let leaves = every.split(separator: "\n").filter { !$0.hasSuffix(":") }.count
         #expect(leaves == StoreConfigLoader.keys.count - 1)
@@ -82,6 +85,8 @@ import VendingCore
         #expect("\(office.office?.address ?? ""):\(office.office?.port ?? 0)" == defaults["office.listen"])
         #expect("\(office.office?.sessionHours ?? 0)" == defaults["office.session_hours"])
         #expect(office.office?.tlsProxy == false && office.office?.plainHTTPBeyondLoopback == false)
+        #expect("\(office.office?.outboxAlertEvents ?? 0)" == defaults["office.outbox_alert_events"])
+        #expect("\(office.office?.dexAlertDays ?? 0)" == defaults["office.dex_alert_days"])
     }
 
     /// The back office never listens beyond loopback on plain HTTP unless the file says so.

@@ -427,4 +427,38 @@ struct OfficeTests {
         let searched = try dan.get("/fleet?q=M2").body
         #expect(searched.contains(">m2</a></td>") && !searched.contains(">m1</a></td>"))
     }
+
+    /// The machine's own word in its retained state: events piling up in its outbox, an audit no
+    /// route driver has read (docs/office.md, alerts); an offline machine's will says neither.
+    @Test func theStateMessageRaisesOutboxAndDEXAlerts() throws {
+        let rig = try OfficeRig(.sqlite)
+        defer { rig.stop() }
+        let day: Int64 = 86_400_000
+        func state(_ machine: String, online: Bool = true, _ fields: String) -> RetainedUpdate {
+            RetainedUpdate(
+                machine: machine, subject: "state",
+                payload: #"{"machine":"\#(machine)","online":\#(online),"state":"in-service","currency":"KRW","at":\#(rig.noon)\#(fields)}"#)
+        }
+        _ = try rig.store.commit(
+            events: [],
+            retained: [
+                state("m1", #","outbox":250,"dex":{"lastReadAt":\#(rig.noon - 20 * day)}"#),
+                state("m2", #","outbox":99,"dex":{"lastReadAt":\#(rig.noon - 13 * day)}"#),
+                state("m3", #","outbox":0,"dex":{}"#),
+                state("m4", online: false, #","outbox":5000,"dex":{}"#),
+                state("m5", ""),
+            ], receivedAt: rig.noon)
+        var dan = try rig.loggedIn("dan")
+        let rows = try dan.get("/fleet").body.components(separatedBy: "<tr>")
+        func row(_ machine: String) throws -> String {
+            try #require(rows.first { $0.hasPrefix(#"<td><a href="/machine?id=\#(machine)">\#(machine)</a></td>"#) })
+        }
+        #expect(try row("m1").contains("250 events waiting in its outbox") && row("m1").contains("DEX audit not read for 20 days"))
+        #expect(try !row("m2").contains("outbox") && !row("m2").contains("DEX"), "below the limits (100 events, 14 days)")
+        #expect(try row("m3").contains("DEX audit never read") && !row("m3").contains("outbox"))
+        #expect(try !row("m4").contains("outbox") && !row("m4").contains("DEX"), "offline: the store has only its will")
+        #expect(try !row("m5").contains("outbox") && !row("m5").contains("DEX"), "no DEX port, no events kept")
+        let alerting = try dan.get("/fleet?filter=alerts").body
+        #expect(alerting.contains(">m1</a></td>") && alerting.contains(">m3</a></td>") && !alerting.contains(">m2</a></td>"))
+    }
 }

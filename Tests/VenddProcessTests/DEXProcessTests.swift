@@ -138,6 +138,7 @@ import VenddTestSupport
         #expect(handheld.waitForMachine())
         let saved = try rig.daemon.waitUntil("the DEX port in status") { $0.dexPort != nil }
         #expect(saved.dexPort?.intervalResetMode == "SAVE", "SAVE outlives a restart")
+        #expect(saved.dexPort?.lastReadAt == nil, "no handheld read it yet (a configuration is no read)")
         #expect(try rig.daemon.vendctl("status").output.contains("SD105 SAVE: a read resets nothing"))
 
         #expect(try rig.segment("VA1", of: handheld.read()) == "VA1*1500*1*1500*1")
@@ -153,6 +154,8 @@ import VenddTestSupport
         #expect(try rig.segment("EA3", of: third).hasSuffix("**2*1"), "two reads before this one, one reset (EA309, EA310)")
         let status = try rig.daemon.waitUntil("the third read") { $0.dexPort?.reads == 3 }
         #expect(status.dexPort?.intervalResetMode == "SAVE" && status.dexPort?.resets == 1, "RESET leaves the mode")
+        let lastRead = try #require(status.dexPort?.lastReadAt, "the last read's time, for the office's DEX alert")
+        #expect(abs(lastRead - Int64(Date().timeIntervalSince1970 * 1000)) < 60_000)
         for line in rig.daemon.allLogs.split(separator: "\n") where line.contains("DEX RTE0000007") { print(line) }
         #expect(try rig.daemon.stop() == 0)
     }

@@ -146,6 +146,7 @@ final class FleetLink: Sendable {
         case .acknowledged(let messageID, let accepted):
             if accepted {
                 outbox.acknowledged(messageID: messageID, now: machine.timekeeper.now)
+                if !outbox.keepUntilStored { schedulePublish() }  // the state's outbox may have drained
             } else if outbox.refused(messageID: messageID) {
                 link.withLock { $0.backlogRefused = true }
                 problem(
@@ -235,7 +236,11 @@ final class FleetLink: Sendable {
             var state = MachineStateMessage(
                 machine: machine, online: true, state: status.state, reason: status.stateReason,
                 credit: status.credit, currency: status.currency)
+            state.dex = status.dexPort.map { MachineStateMessage.DEXAudit(lastReadAt: $0.lastReadAt) }
+            let waiting = outbox.keepsEvents ? status.fleetOutbox?.pending : nil
+            state.outbox = waiting.map(OutboxBacklog.magnitude)
             let content = Self.json(state)
+            state.outbox = waiting
             state.at = self.machine.timekeeper.wallClockMilliseconds
             messages.append((topics.state(machine), content, Self.json(state)))
         }
@@ -305,6 +310,7 @@ final class FleetLink: Sendable {
         switch outbox.storeAcknowledged(payload, now: machine.timekeeper.now) {
         case .accepted(let seq, let removed):
             logger.debug("MQTT: the store acknowledges events up to \(seq); \(removed) left the outbox")
+            if removed > 0 { schedulePublish() }  // the state's outbox may have drained
         case .ignored(let reason):
             logger.warning(
                 "MQTT: the store's acknowledgement on \(topics.stored(settings.machineID)) is ignored: \(reason); nothing leaves the outbox",

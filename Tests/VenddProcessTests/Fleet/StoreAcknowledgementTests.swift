@@ -94,6 +94,26 @@ import VenddTestSupport
         #expect(try daemon.stop() == 0)
     }
 
+    /// The retained state says how many events wait (for the office's backlog alert): sent again
+    /// when the count reaches another order of magnitude, up or down, not at every event.
+    @Test func theRetainedStateFollowsTheOutboxBacklogByOrderOfMagnitude() throws {
+        let rig = try FleetRig()
+        defer { rig.tearDown() }
+        let (daemon, store, total) = try machineWithStore(rig, coins: Array(repeating: "100", count: 6))
+        defer { store.stop() }
+        #expect(total >= 10, "six coins make at least 10 events")
+        let state = try FleetSubscriber(broker: rig.broker, topic: "vendd/m1/state", clientID: "test-m1-state")
+        defer { state.stop() }
+        func outboxes(_ lines: [(topic: String, payload: String)]) -> [Int?] {
+            lines.map { try? JSONDecoder().decode(MachineStateMessage.self, from: Data($0.payload.utf8)).outbox }
+        }
+        try state.waitUntil("a backlog of 10 or more in the state") { (outboxes($0).last ?? 0) ?? 0 >= 10 }
+        try rig.publish(as: MosquittoBroker.storeUser, Self.stored, #"{"seq": \#(total - 2)}"#, retain: true)
+        _ = try daemon.waitUntil("the store's acknowledgement") { $0.fleetOutbox?.pending == 2 }
+        try state.waitUntil("the drained backlog in the state") { outboxes($0).last == 2 }
+        #expect(try daemon.stop() == 0)
+    }
+
     /// A broker whose ACL predates the backlog topic refuses the batch (MQTT 5 PUBACK "not
     /// authorized"): vendd says what to allow and sends the events one by one, losing none.
     @Test func aBrokerThatRefusesTheBacklogGetsTheEventsOneByOne() throws {
