@@ -250,7 +250,8 @@ public final class Office: Sendable {
     /// The fleet page's machines, and the first of its 7 days (box-local, `LocalDay`).
     private func overview(_ state: State, now: Int64) throws -> (machines: [MachineSummary], weekStart: Int64) {
         let weekStart = LocalDay.of(Self.localMidnight(now, daysBack: 6))
-        return (try FleetOverview(sql: state.sql, alerts: .init(outboxEvents: settings.outboxAlertEvents, dexDays: settings.dexAlertDays)).machines(now: now, today: LocalDay.of(now), weekStart: weekStart), weekStart)
+        let overview = FleetOverview(sql: state.sql, alerts: .init(outboxEvents: settings.outboxAlertEvents, dexDays: settings.dexAlertDays))
+        return (try overview.machines(now: now, today: LocalDay.of(now), weekStart: weekStart), weekStart)
     }
 
     // MARK: Cash and DEX
