@@ -1,7 +1,7 @@
 /// The store's one schema, as versioned migrations. Both engines get the same tables, columns
 /// and keys; only the column types are spelt per engine. A migration is never edited once
 /// released: a change is a new version. docs/fleet-store.md describes every column.
-enum FleetSchema {
+public enum FleetSchema {
     typealias Dialect = SQLDialect
 
     struct Migration {
@@ -270,8 +270,19 @@ enum FleetSchema {
                     """,
                     "CREATE INDEX office_price_changes_at ON office_price_changes (requested_at)",
                 ]),
+            // The fleet page's slot alerts (sold out, or items not for sale: expired) read only
+            // the slots that may have one, not a fleet's every slot (30 times its machines).
+            Migration(
+                version: 8,
+                statements: [
+                    "CREATE INDEX machine_slots_alerts ON machine_slots (machine, slot) WHERE \(FleetSchema.slotMayAlert)"
+                ]),
         ]
     }
+
+    /// The partial index's condition, which a query must repeat as one of its AND terms for
+    /// either engine to use the index.
+    public static let slotMayAlert = "(stock = 0 OR available < stock)"
 
     static let migrationsTable = "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at BIGINT NOT NULL)"
 }

@@ -18,6 +18,7 @@ public final class Office: Sendable {
         let sql: FleetSQL
         let records: OfficeRecords
         var throttle: LoginThrottle
+        var stateMessages = StateMessageCache()
     }
 
     let state: Mutex<State>
@@ -151,9 +152,9 @@ public final class Office: Sendable {
             try state.records.closeSession(token: token)
             return redirect("/login", cookies: [expiredCookie(Self.sessionCookie)])
         case ("GET", "/"): return redirect("/fleet")
-        case ("GET", "/fleet"): return try fleet(request, state: state, user: user, csrf: session.csrf, now: now)
+        case ("GET", "/fleet"): return try fleet(request, state: &state, user: user, csrf: session.csrf, now: now)
         case ("GET", "/visit"):
-            let (machines, weekStart) = try overview(state, now: now)
+            let (machines, weekStart) = try overview(&state, now: now)
             let ranked = try VisitRanking(sql: state.sql).rank(machines, weekStart: weekStart)
             return respond(200, Pages.visit(ranked, machines: machines.count, amounts: amounts, user: user, csrf: session.csrf))
         case ("GET", "/routes"):
@@ -239,8 +240,8 @@ public final class Office: Sendable {
         }
     }
 
-    private func fleet(_ request: HTTPRequest, state: State, user: OfficeUser, csrf: String, now: Int64) throws -> HTTPResponse {
-        let machines = try overview(state, now: now).machines
+    private func fleet(_ request: HTTPRequest, state: inout State, user: OfficeUser, csrf: String, now: Int64) throws -> HTTPResponse {
+        let machines = try overview(&state, now: now).machines
         let sort = request.query["sort"].flatMap(Pages.FleetSort.init(rawValue:)) ?? .machine
         let filter = request.query["filter"].flatMap(Pages.FleetFilter.init(rawValue:)) ?? .all
         return respond(
@@ -248,10 +249,10 @@ public final class Office: Sendable {
     }
 
     /// The fleet page's machines, and the first of its 7 days (box-local, `LocalDay`).
-    private func overview(_ state: State, now: Int64) throws -> (machines: [MachineSummary], weekStart: Int64) {
+    private func overview(_ state: inout State, now: Int64) throws -> (machines: [MachineSummary], weekStart: Int64) {
         let weekStart = LocalDay.of(Self.localMidnight(now, daysBack: 6))
         let overview = FleetOverview(sql: state.sql, alerts: .init(outboxEvents: settings.outboxAlertEvents, dexDays: settings.dexAlertDays))
-        return (try overview.machines(now: now, today: LocalDay.of(now), weekStart: weekStart), weekStart)
+        return (try overview.machines(now: now, today: LocalDay.of(now), weekStart: weekStart, states: &state.stateMessages), weekStart)
     }
 
     // MARK: Cash and DEX

@@ -18,9 +18,14 @@ enum Pages {
 
     /// A query argument's value, percent-encoded (all but unreserved characters).
     static func queryValue(_ text: String) -> String {
+        func unreserved(_ byte: UInt8) -> Bool {
+            (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5a) || (byte >= 0x61 && byte <= 0x7a) || "-._~".utf8.contains(byte)
+        }
+        // Machine ids and slots mostly need nothing: a fleet page writes 10,000 of them.
+        guard !text.utf8.allSatisfy(unreserved) else { return text }
         var encoded = ""
         for byte in text.utf8 {
-            if (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5a) || (byte >= 0x61 && byte <= 0x7a) || "-._~".utf8.contains(byte) {
+            if unreserved(byte) {
                 encoded.unicodeScalars.append(Unicode.Scalar(byte))
             } else {
                 let digits = Array("0123456789ABCDEF".unicodeScalars)
@@ -114,32 +119,24 @@ enum Pages {
             case .alerts: return matches && !summary.alerts.isEmpty
             case .notInService: return matches && summary.state != "in-service"
             }
-        }.sorted { left, right in
-            switch sort {
-            case .machine: return left.machine < right.machine
-            case .state: return (left.state, left.machine) < (right.state, right.machine)
-            case .alerts: return (-left.alerts.count, left.machine) < (-right.alerts.count, right.machine)
-            case .today:
-                let a = left.sales.todayCash + left.sales.todayCard
-                let b = right.sales.todayCash + right.sales.todayCard
-                return (-a.units, left.machine) < (-b.units, right.machine)
-            case .week:
-                let a = left.sales.weekCash + left.sales.weekCard
-                let b = right.sales.weekCash + right.sales.weekCard
-                return (-a.units, left.machine) < (-b.units, right.machine)
-            }
-        }
+        }.sorted(by: sort)
         func sortLink(_ key: FleetSort, _ label: String, numeric: Bool = false) -> String {
             let href = "/fleet?sort=\(key.rawValue)&filter=\(filter.rawValue)&q=\(queryValue(search))"
             return "<th\(numeric ? " class=\"n\"" : "")><a href=\"\(html(href))\">\(label)</a>\(key == sort ? " ▾" : "")</th>"
         }
         var rows = ""
+        rows.reserveCapacity(shown.count * 512)
         // The same amounts (0 above all) recur across a fleet: each is formatted once per page.
-        var formatted: [String: String] = [:]
+        struct Shown: Hashable {
+            let units: Int64
+            let digits: Int
+            let currency: String
+        }
+        var formatted: [Shown: String] = [:]
         for summary in shown {
             let money = { (amount: Amount) -> String in
                 guard let currency = summary.currency else { return "-" }
-                let key = "\(amount.units) \(amount.digits) \(currency)"
+                let key = Shown(units: amount.units, digits: amount.digits, currency: currency)
                 if let text = formatted[key] { return text }
                 let text = amounts.string(amount, currency: currency)
                 formatted[key] = text
