@@ -131,8 +131,26 @@ public final class Dispenser: Sendable {
             notify(.fault("no relay or motor is configured for slot \(slotID)"))
             return .notDropped
         }
-        var poweredAt = timekeeper.now
-        let refusal: (HardwareNotice, VendOutcome)? = vending.withLock { vending in
+        // On the relay lane (SCHED_FIFO in vendd), as the pulse's end is: an ordinary thread
+        // preempted between powering the drive and reading the clock, or before scheduling the
+        // pulse's end, would lengthen the pulse by as long as it waited for a core (a 13 ms tail
+        // with the machine's lane doing it).
+        if let (notice, outcome) = timekeeper.perform({ [self] in powerOn(slotID, drive: drive, slot: slot, completion: completion) }) {
+            notify(notice)
+            return outcome
+        }
+        switch slot.drive {
+        case .relay(let relay): notify(.relayEnergised(slotID, line: relay.line.line))
+        case .spiral: notify(.motorStarted(slotID))
+        }
+        return nil
+    }
+
+    /// Powers the drive, unless another vend holds the machine or a spiral is away from home,
+    /// and times what follows from the instant it was powered: a relay's pulse and guard, a
+    /// spiral's guard and cycle. The refusal, or nil.
+    private func powerOn(_ slotID: SlotID, drive: Drive, slot: SlotConfig, completion: @escaping Completion) -> (HardwareNotice, VendOutcome)? {
+        vending.withLock { vending in
             if let busy = vending { return (.interlockRefused(slotID, busyWith: busy.slot), .notDropped) }
             if let home = drive.home, !isAtHome(home) {
                 // A shared line away may be another motor's cam: this slot keeps its service.
@@ -144,39 +162,28 @@ public final class Dispenser: Sendable {
                 try? power(drive, on: false)
                 return (.fault("the drive of slot \(slotID) could not be powered: \(error)"), .notDropped)
             }
-            poweredAt = timekeeper.now
-            vending = Vend(
+            let poweredAt = timekeeper.now
+            var vend = Vend(
                 slot: slotID, drive: drive, config: slot, started: poweredAt, completion: completion,
                 cycle: slot.spiral.map { SpiralCycle(timing: $0.timing, startedAt: poweredAt) })
-            return nil
-        }
-        if let (notice, outcome) = refusal {
-            notify(notice)
-            return outcome
-        }
-        switch slot.drive {
-        case .relay(let relay):
-            notify(.relayEnergised(slotID, line: relay.line.line))
-            // Timed from the instant the relay was powered, not from now: the notice above, or this
-            // ordinary thread preempted meanwhile, must not lengthen the pulse. The pulse's end
-            // first: at equal deadlines it runs first and cancels the guard.
-            timekeeper.schedule(at: poweredAt + relay.pulse) { [self] in endPulse() }
-            let guardTimer = timekeeper.schedule(at: poweredAt + relay.maximumOn) { [self] in
-                cutByGuard(drive, slot: slot, limit: relay.maximumOn)
-            }
-            vending.withLock { $0?.guardTimer = guardTimer }
-        case .spiral(let spiral):
-            notify(.motorStarted(slotID))
-            // The cycle's own limit ends the turn; the guard, a little later, cuts the motor
-            // even if that logic failed.
-            let limit = spiral.timing.turnLimit + spiral.timing.camDebounce + Self.guardMargin
-            let guardTimer = timekeeper.schedule(at: poweredAt + limit) { [self] in cutByGuard(drive, slot: slot, limit: limit) }
-            vending.withLock { vending in
-                vending?.guardTimer = guardTimer
+            switch slot.drive {
+            case .relay(let relay):
+                // The pulse's end first: at equal deadlines it runs first and cancels the guard.
+                timekeeper.schedule(at: poweredAt + relay.pulse) { [self] in endPulse() }
+                vend.guardTimer = timekeeper.schedule(at: poweredAt + relay.maximumOn) { [self] in
+                    cutByGuard(drive, slot: slot, limit: relay.maximumOn)
+                }
+                vending = vend
+            case .spiral(let spiral):
+                // The cycle's own limit ends the turn; the guard, a little later, cuts the motor
+                // even if that logic failed.
+                let limit = spiral.timing.turnLimit + spiral.timing.camDebounce + Self.guardMargin
+                vend.guardTimer = timekeeper.schedule(at: poweredAt + limit) { [self] in cutByGuard(drive, slot: slot, limit: limit) }
+                vending = vend
                 scheduleCycle(&vending)
             }
+            return nil
         }
-        return nil
     }
 
     /// How long after a spiral's turn limit the guard cuts its motor regardless.

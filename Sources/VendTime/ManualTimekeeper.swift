@@ -56,6 +56,9 @@ public final class ManualTimekeeper: Timekeeper {
         }
     }
 
+    /// Inline: a test's timekeeper has no thread.
+    public func perform<Result: Sendable>(_ body: @escaping @Sendable () -> Result) -> Result { body() }
+
     public func cancel(_ timer: TimerID) {
         state.withLock { $0.scheduled.removeAll { $0.id == timer.value } }
     }

@@ -36,6 +36,26 @@ public final class SystemTimekeeper: Timekeeper {
 
     public func cancel(_ timer: TimerID) { queue.cancel(timer.value) }
 
+    public func perform<Result: Sendable>(_ body: @escaping @Sendable () -> Result) -> Result {
+        if queue.isRunningHere { return body() }
+        let done: Waiter
+        do {
+            done = try Waiter()
+        } catch {
+            preconditionFailure("a wake-up pipe to wait for the timer thread: \(error)")
+        }
+        let result = Mutex<Result?>(nil)
+        // Due now: after any action already due, before every later one.
+        _ = queue.schedule(at: .now) {
+            result.withLock { $0 = body() }
+            done.wake()
+        }
+        while true {
+            if let value = result.withLock({ $0 }) { return value }
+            _ = done.wait(for: nil, timeout: .seconds(3_600))
+        }
+    }
+
     /// The actions waiting, and the thread's loop that runs them.
     private final class Queue: Sendable {
         private struct Scheduled {
@@ -47,6 +67,10 @@ public final class SystemTimekeeper: Timekeeper {
         /// Sorted by deadline, then by the order scheduled.
         private let timers = Mutex<(next: UInt64, queue: [Scheduled])>((0, []))
         private let waiter: Waiter
+        /// The thread running `run`, once it has started.
+        private let runner = Mutex<pthread_t?>(nil)
+
+        var isRunningHere: Bool { runner.withLock { $0.map { pthread_equal($0, pthread_self()) != 0 } ?? false } }
 
         init() {
             do {
@@ -73,6 +97,7 @@ public final class SystemTimekeeper: Timekeeper {
         }
 
         func run() {
+            runner.withLock { $0 = pthread_self() }
             while true {
                 let now = ContinuousClock.now
                 let (due, next) = timers.withLock { state -> (Scheduled?, ContinuousClock.Instant?) in

@@ -13,6 +13,11 @@ public protocol Timekeeper: Sendable {
     func schedule(at deadline: ContinuousClock.Instant, _ action: @escaping @Sendable () -> Void) -> TimerID
     /// The action will not run (a no-op if it ran already).
     func cancel(_ timer: TimerID)
+    /// Runs `body` on the thread that runs the actions, now, and returns what it returns; the
+    /// caller waits. What must not be delayed by an ordinary thread's preemption (a relay's
+    /// power-on and the instant its pulse is timed from) runs at that thread's priority. Inline
+    /// when called from that thread, and by a timekeeper without a thread of its own.
+    func perform<Result: Sendable>(_ body: @escaping @Sendable () -> Result) -> Result
 }
 
 /// Names one scheduled action, to cancel it.

@@ -1,3 +1,4 @@
+import Foundation
 import Synchronization
 import Testing
 import VendConfig
@@ -57,6 +58,26 @@ import VendingCore
         time.advance(by: .milliseconds(1))
         #expect(!chip.isActive(.offset(11)), "50 ms after the power-on, whatever the lane did meanwhile")
         #expect(outcomes.all == [.pulsedWithoutSensor])
+    }
+
+    /// The relay goes on, and its pulse is timed, on the relay timekeeper's own thread (vendd's
+    /// SCHED_FIFO lane), not on the caller's: an ordinary thread preempted between the power-on
+    /// and the clock's reading lengthened pulses by up to 13 ms (scripts/bench/relay-pulse.py).
+    @Test func theRelayIsPoweredOnTheRelayLaneNotOnTheCallersThread() throws {
+        let relays = SystemTimekeeper(threadName: "test-relays")
+        let chip = SimulatedGPIOChip(timekeeper: relays)
+        let changedOn = Mutex<[String]>([])
+        chip.observeOutputs { _, active in
+            let thread = (try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8))?.trimmingCharacters(in: .newlines) ?? "?"
+            changedOn.withLock { $0.append("\(active ? "on" : "off") on \(thread)") }
+        }
+        let outcomes = OutcomeLog()
+        let dispenser = try Dispenser(chip: chip, slots: config.slots, timekeeper: relays, notify: { _ in })
+        #expect(dispenser.start("A2", completion: outcomes.record) == nil)
+        let deadline = ContinuousClock.now + .seconds(10)
+        while outcomes.all.isEmpty && ContinuousClock.now < deadline { usleep(1_000) }
+        #expect(outcomes.all == [.pulsedWithoutSensor])
+        #expect(changedOn.withLock { $0 } == ["on on test-relays", "off on test-relays"])
     }
 
     @Test func aDropWithinTheWindowConfirmsTheVend() {
