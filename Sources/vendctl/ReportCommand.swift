@@ -16,8 +16,17 @@ struct Report: ParsableCommand {
     var since: Int64?
     @Option(help: ArgumentHelp("Also write the pie chart to this SVG file.", valueName: "file"))
     var svg: String?
+    @Flag(help: "Sales by price list and payment (and per slot) instead: the DEX audit's PA7 figures, since the machine was new.")
+    var byList = false
 
     static let barWidth = 30
+
+    func validate() throws {
+        if byList && since != nil {
+            throw ValidationError("--by-list reports whole-life totals (the DEX audit's PA7): leave out --since")
+        }
+        if byList && svg != nil { throw ValidationError("--by-list is a table: leave out --svg") }
+    }
 
     func run() throws {
         try reporting {
@@ -29,6 +38,10 @@ struct Report: ParsableCommand {
                 StandardError.write(
                     "vendctl: note: the history keeps only the last sales; older ones before \(dateText(since)) are missing here (without --since the totals are complete)\n"
                 )
+            }
+            if byList {
+                if !connection.json { print(Self.renderByList(sales)) }
+                return
             }
             if let svg { try write(Self.pieChart(sales).svg, to: svg) }
             if !connection.json { print(Self.render(sales)) }
@@ -52,6 +65,36 @@ struct Report: ParsableCommand {
         }
         table.add(["total", "", "\(sales.total.count)", sales.total.amountText])
         return ([title(sales)] + table.render()).joined(separator: "\n")
+    }
+
+    /// Each list and payment's sales, then its slots' lines: what was sold at which list's price.
+    static func renderByList(_ sales: SalesReport) -> String {
+        let title = "Sales by price list and payment, all time — \(sales.machine)"
+        guard let lines = sales.priceLists else {
+            return title + "\nthis machine has one price per slot (no pricing: or prices: in its file): every sale is list 1's"
+        }
+        guard !lines.isEmpty else { return title + "\nno sales" }
+        let groups = Dictionary(grouping: lines) { PriceGroup(list: $0.list, payment: $0.payment) }
+        var table = TextTable([.right, .left, .left, .right, .right, .right, .right])
+        table.add(["list", "payment", "slot", "price now", "sold", "amount", "since read"])
+        for group in groups.keys.sorted() {
+            let slots = groups[group, default: []].sorted { $0.slot < $1.slot }
+            table.add(["\(group.list)", group.payment, "all", "", "\(slots.reduce(0) { $0 + $1.sold.count })", "", ""])
+            for line in slots {
+                table.add([
+                    "", "", line.slot, line.price ?? "-", "\(line.sold.count)", line.sold.amountText,
+                    "\(line.soldSinceLastRead.count) (\(line.soldSinceLastRead.amountText))",
+                ])
+            }
+        }
+        return ([title] + table.render()).joined(separator: "\n")
+    }
+
+    private struct PriceGroup: Hashable, Comparable {
+        let list: Int
+        let payment: String
+
+        static func < (left: Self, right: Self) -> Bool { (left.list, left.payment) < (right.list, right.payment) }
     }
 
     static func pieChart(_ sales: SalesReport) -> PieChart {
