@@ -67,6 +67,8 @@ public enum ButtonAction: String, Sendable, CaseIterable {
     case serviceMode = "service-mode"
     /// The door switch: an open door puts the machine in service mode.
     case door
+    /// The age verifier's input (`age_verification:`, never in `buttons:`): the customer's age is confirmed.
+    case ageVerified = "age-verified"
 }
 
 public struct ButtonConfig: Sendable {
