@@ -53,10 +53,6 @@ extension ConfigParser {
             }
             let age = restriction(section)
             section.finish()
-            if case .some(nil) = age { continue }
-            if let id, let age = age ?? nil, let node = section.value("restricted") {
-                ages[id] = (age, node, section.path.key("restricted"))
-            }
             if let id, let first = seen[id] {
                 sink.report(
                     "product '\(id)' is already defined at line \(first.mark.line); product ids must be unique",
@@ -81,6 +77,8 @@ extension ConfigParser {
             else { continue }
             if case .some(nil) = expiryPolicy { continue }
             if case .some(nil) = priceLines { continue }
+            if case .some(nil) = age { continue }
+            if let age = age ?? nil, let node = section.value("restricted") { ages[id] = (age, node, section.path.key("restricted")) }
             products.append(
                 Product(
                     id: ProductID(id), name: name, category: category, isHot: hot,
@@ -208,6 +206,7 @@ extension ConfigParser {
                     at: section.value("action"), path: section.path.key("action"))
                 continue
             }
+            // A raw value `choice` accepts, though `allCases` does not list it.
             if action == .ageVerified {
                 sink.report(
                     "the age verifier is configured under age_verification: (verifier: gpio, line: …), not as a button",

@@ -69,6 +69,9 @@ public enum ButtonAction: String, Sendable, CaseIterable {
     case door
     /// The age verifier's input (`age_verification:`, never in `buttons:`): the customer's age is confirmed.
     case ageVerified = "age-verified"
+
+    /// What `buttons:` may name: the age verifier is configured under `age_verification:`.
+    public static let allCases: [ButtonAction] = [.coinReturn, .serviceMode, .door]
 }
 
 public struct ButtonConfig: Sendable {
