@@ -13,7 +13,8 @@ import VenddTestSupport
         try DaemonHarness(config: "config/examples/minimal.yaml") { text in
             let restricted = text.replacingOccurrences(
                 of: "    capacity: 12\n    button: { line: 13", with: "    capacity: 12\n    restricted: age 19\n    button: { line: 13")
-            return verifier ? restricted + "\nage_verification: { verifier: gpio, line: 26, active_low: true, bias: pull-up, timeout_s: 5 }\n" : restricted
+            return verifier
+                ? restricted + "\nage_verification: { verifier: gpio, line: 26, active_low: true, bias: pull-up, timeout_s: 5 }\n" : restricted
         }
     }
 
