@@ -74,6 +74,19 @@ import VendingCore
         #expect(config.warnings.isEmpty)
     }
 
+    /// `check-config --print` writes each slot's resolved restriction and the verifier in its own
+    /// section, and reads back to the same machine.
+    @Test func theResolvedFileReadsBackTheSame() throws {
+        let config = try Self.parse([])
+        let resolved = config.resolvedYAML
+        #expect(resolved.contains("\nage_verification:\n  verifier: gpio\n  line: 26\n"), "\(resolved)")
+        #expect(resolved.contains("restricted: \"age 21\""))
+        #expect(!resolved.contains("age-verified"))
+        let again = try ConfigLoader.parse(resolved, file: "resolved.yaml")
+        #expect(again.machineSetup == config.machineSetup)
+        #expect(again.buttons.map(\.action) == [.ageVerified])
+    }
+
     @Test func theTimeoutDefaultsToAMinute() throws {
         let config = try Self.parse([("  timeout_s: 45\n", "")])
         #expect(config.machineSetup.ageVerification?.timeout == .seconds(60))
