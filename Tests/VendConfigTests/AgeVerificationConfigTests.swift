@@ -87,6 +87,12 @@ import VendingCore
         #expect(again.buttons.map(\.action) == [.ageVerified])
     }
 
+    @Test func theSummarySaysTheRestrictedSlotsAndTheVerifier() throws {
+        let summary = try Self.parse([]).summary
+        #expect(summary.contains("\nbuttons   none\n"), "\(summary)")
+        #expect(summary.contains("\nage       restricted A1 19+, A2 21+; verified by gpio on 26 (low, pull-up) within 45 s\n"), "\(summary)")
+    }
+
     @Test func theTimeoutDefaultsToAMinute() throws {
         let config = try Self.parse([("  timeout_s: 45\n", "")])
         #expect(config.machineSetup.ageVerification?.timeout == .seconds(60))
