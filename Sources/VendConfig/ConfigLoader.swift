@@ -145,6 +145,8 @@ struct ConfigParser {
     let sink: DiagnosticSink
     /// Every line as it is read, valid item or not, for the check that each serves one purpose.
     let lineUses = LineUseLog()
+    /// Every restricted slot, for the warning when no verifier is configured.
+    let restrictions = RestrictionLog()
 
     func parse(_ root: Node) -> VenddConfig? {
         guard let top = MappingReader(root, path: .root, sink: sink) else { return nil }
@@ -152,8 +154,8 @@ struct ConfigParser {
         let gpio = top.nested("gpio").flatMap(parseGPIO)
         let pricing = top.nested("pricing", required: false).map(parsePricing) ?? PricingSection()
         let knownLists = [PriceListNumber.standardList] + pricing.lists.keys.sorted()
-        let (products, productIDs, faces) =
-            top.list("products").map { parseProducts($0, machine: machineSection, knownLists: knownLists) } ?? ([], [], [:])
+        let (products, productIDs, faces, productAges) =
+            top.list("products").map { parseProducts($0, machine: machineSection, knownLists: knownLists) } ?? ([], [], [:], [:])
         let zoneNodes = top.list("zones", required: false)
         let zones = zoneNodes.map(parseZones) ?? []
         let zoneIDs = zoneNodes?.compactMap { $0.mapping.flatMap { labelValue(in: $0, key: "id") } } ?? []
@@ -161,9 +163,15 @@ struct ConfigParser {
         let slots =
             top.list("slots").map {
                 parseSlots(
-                    $0, machine: machineSection, gpio: gpio, motors: motors, productIDs: productIDs, zoneIDs: zoneIDs, knownLists: knownLists)
+                    $0, machine: machineSection, gpio: gpio, motors: motors, productIDs: productIDs, zoneIDs: zoneIDs, knownLists: knownLists,
+                    productAges: productAges)
             } ?? []
-        let buttons = top.list("buttons", required: false).map { parseButtons($0, gpio: gpio) } ?? []
+        let ageSection = top.nested("age_verification", required: false)
+        let ageVerification = ageSection.flatMap { parseAgeVerification($0, gpio: gpio) }
+        // The verifier's input is a panel input like the buttons: read and debounced the same way.
+        let buttons =
+            (top.list("buttons", required: false).map { parseButtons($0, gpio: gpio) } ?? [])
+            + (ageVerification.map { [ButtonConfig(action: .ageVerified, line: $0.line)] } ?? [])
         let coinAcceptor = top.nested("coin_acceptor", required: false).flatMap { parseCoinAcceptor($0, currency: machineSection.currency) }
         let payoutList = top.value("payout_devices")
         let payoutDevices =
@@ -189,7 +197,7 @@ struct ConfigParser {
 
         guard sink.diagnostics.isEmpty, motors?.isValid ?? true, let machine = machineSection.settings, let gpio, let stateDirectory, let control,
             let display,
-            (mqttSection == nil) == (mqtt == nil), (dexSection == nil) == (dex == nil)
+            (mqttSection == nil) == (mqtt == nil), (dexSection == nil) == (dex == nil), (ageSection == nil) == (ageVerification == nil)
         else { return nil }
         let setup: MachineSetup
         do {
@@ -201,7 +209,8 @@ struct ConfigParser {
                 machineLockZones: Set(zones.filter { $0.lock == .machine }.map(\.settings.id)),
                 pricing: PricingSetup(
                     lists: pricing.lists, bands: pricing.bands, cardLists: pricing.cardLists, timeZone: pricing.timeZone,
-                    roundingUnit: Self.roundingUnit(coinAcceptor: coinAcceptor, payoutDevices: payoutDevices, mdb: mdb)))
+                    roundingUnit: Self.roundingUnit(coinAcceptor: coinAcceptor, payoutDevices: payoutDevices, mdb: mdb)),
+                ageVerification: ageVerification.map { AgeVerificationSetup(timeout: $0.timeout) })
         } catch {
             // Every rule MachineSetup checks is checked above with a position; reaching this is a bug.
             sink.report("internal check failed: \(error)", at: root, path: .root)
@@ -210,7 +219,8 @@ struct ConfigParser {
         return VenddConfig(
             file: sink.file, machine: machine, gpio: gpio, products: products, slots: slots, motorMatrix: motors?.matrix, buttons: buttons,
             coinAcceptor: coinAcceptor, payoutDevices: payoutDevices, mdb: mdb, stateDirectory: stateDirectory, control: control, display: display,
-            productFaces: faces, machineSetup: setup, mqtt: mqtt, dex: dex, zones: zones)
+            productFaces: faces, machineSetup: setup, mqtt: mqtt, dex: dex, zones: zones, ageVerification: ageVerification,
+            warnings: restrictionWarnings(verifier: ageVerification))
     }
 
     func origin(of node: Node, path: ConfigPath) -> ConfigOrigin {
@@ -247,6 +257,8 @@ enum Defaults {
     static let mdbPayoutStallMilliseconds = Int(MDBChangerSettings.defaultPayoutStallLimit / .milliseconds(1))
     static let mqttTopicPrefix = "vendd"
     static let mqttOutboxDays = 30
+    /// How long an age check waits for the verifier, and an approval for the customer.
+    static let ageCheckTimeoutSeconds = 60
 }
 
 final class LineUseLog {

@@ -22,10 +22,11 @@ extension ConfigParser {
     /// a slot naming a product with a mistake in it is not reported a second time.
     func parseProducts(
         _ nodes: [Node], machine: MachineSection, knownLists: [PriceListNumber]
-    ) -> (valid: [Product], definedIDs: [String], faces: [String: ProductFace]) {
+    ) -> (valid: [Product], definedIDs: [String], faces: [String: ProductFace], ages: [String: (age: Int, node: Node, path: ConfigPath)]) {
         let listPath = ConfigPath.root.key("products")
         var products: [Product] = []
         var faces: [String: ProductFace] = [:]
+        var ages: [String: (age: Int, node: Node, path: ConfigPath)] = [:]
         var definedIDs: [String] = []
         var seen: [String: Node] = [:]
         for (index, node) in nodes.enumerated() {
@@ -50,6 +51,7 @@ extension ConfigParser {
             let priceLines = section.list("prices", required: false).map {
                 self.priceLines($0, machine: machine, known: knownLists, path: section.path.key("prices"))
             }
+            let age = restriction(section)
             section.finish()
             if let id, let first = seen[id] {
                 sink.report(
@@ -75,6 +77,8 @@ extension ConfigParser {
             else { continue }
             if case .some(nil) = expiryPolicy { continue }
             if case .some(nil) = priceLines { continue }
+            if case .some(nil) = age { continue }
+            if let age = age ?? nil, let node = section.value("restricted") { ages[id] = (age, node, section.path.key("restricted")) }
             products.append(
                 Product(
                     id: ProductID(id), name: name, category: category, isHot: hot,
@@ -83,13 +87,13 @@ extension ConfigParser {
             if case .some(nil) = shortName { continue }
             if picture != nil || shortName != nil { faces[id] = ProductFace(picture: picture ?? nil, shortName: shortName ?? nil) }
         }
-        return (products, definedIDs, faces)
+        return (products, definedIDs, faces, ages)
     }
 
     /// `zoneIDs`: every zone the file defines (valid or not), for the slots' `zone`.
     func parseSlots(
         _ nodes: [Node], machine: MachineSection, gpio: GPIOSettings?, motors: MotorsSection?, productIDs: [String], zoneIDs: [String],
-        knownLists: [PriceListNumber]
+        knownLists: [PriceListNumber], productAges: [String: (age: Int, node: Node, path: ConfigPath)]
     ) -> [SlotConfig] {
         let listPath = ConfigPath.root.key("slots")
         var slots: [SlotConfig] = []
@@ -111,7 +115,10 @@ extension ConfigParser {
             let dropSensor = dropSensorSection.flatMap { self.dropSensor($0, gpio: gpio, purpose: .dropSensor(slotID)) }
             let zone = section.string("zone", required: false)
             let perishable = section.bool("perishable", default: false)
+            // The slot's own restriction overrides its product's.
+            let ownAge = restriction(section)
             section.finish()
+            if case .some(nil) = ownAge { continue }
 
             if let id, let first = seen[id] {
                 sink.report(
@@ -145,9 +152,15 @@ extension ConfigParser {
             else { continue }
             if case .some(nil) = priceLines { continue }
             let zoneID = zone.map { ZoneID($0) }
+            let restricted: (age: Int, node: Node, path: ConfigPath)? =
+                (ownAge ?? nil).flatMap { age in section.value("restricted").map { (age, $0, section.path.key("restricted")) } }
+                ?? productAges[product]
+            if let restricted {
+                restrictions.record(SlotID(id), age: restricted.age, location: sink.location(of: restricted.node), path: restricted.path.description)
+            }
             let setup = SlotSetup(
                 id: SlotID(id), product: ProductID(product), price: price, capacity: capacity, healthZone: perishable ? zoneID : nil,
-                priceLines: (priceLines ?? []) ?? [])
+                priceLines: (priceLines ?? []) ?? [], minimumAge: restricted?.age)
             slots.append(
                 SlotConfig(
                     setup: setup, zone: zoneID,
@@ -190,6 +203,13 @@ extension ConfigParser {
             if let action, let first = seen[action] {
                 sink.report(
                     "the \(action.rawValue) button is already defined at line \(first.mark.line); define each action once",
+                    at: section.value("action"), path: section.path.key("action"))
+                continue
+            }
+            // A raw value `choice` accepts, though `allCases` does not list it.
+            if action == .ageVerified {
+                sink.report(
+                    "the age verifier is configured under age_verification: (verifier: gpio, line: …), not as a button",
                     at: section.value("action"), path: section.path.key("action"))
                 continue
             }

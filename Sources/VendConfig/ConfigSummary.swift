@@ -41,8 +41,9 @@ extension VenddConfig {
         }
         lines += table.render(indent: "  ")
         if let pricing = pricingSummary { lines.append("pricing   " + pricing) }
-        let buttonList = buttons.map { "\($0.action.rawValue) on \(describe($0.line))" }
+        let buttonList = buttons.filter { $0.action != .ageVerified }.map { "\($0.action.rawValue) on \(describe($0.line))" }
         lines.append("buttons   " + (buttonList.isEmpty ? "none" : buttonList.joined(separator: ", ")))
+        if let age = ageSummary { lines.append("age       " + age) }
         if let coins = coinAcceptor {
             var settings = "\(coins.protocol.rawValue) on \(coins.port) at \(coins.baudRate) baud"
             if let cctalk = coins.cctalk {
@@ -111,6 +112,16 @@ extension VenddConfig {
             parts.append("\(reader) card lists " + lists.sorted { $0.key < $1.key }.map { "\($0.key)→\($0.value)" }.joined(separator: ", "))
         }
         return parts.joined(separator: "; ")
+    }
+
+    /// The restricted slots and their verifier; nil when no slot is restricted and none is configured.
+    private var ageSummary: String? {
+        let restricted = slots.compactMap { slot in slot.setup.minimumAge.map { "\(slot.id) \($0)+" } }
+        guard !restricted.isEmpty || ageVerification != nil else { return nil }
+        let verifier =
+            ageVerification.map { "verified by \($0.kind.rawValue) on \(describe($0.line)) within \($0.timeout.components.seconds) s" }
+            ?? "no verifier: refused"
+        return (restricted.isEmpty ? "no restricted slots" : "restricted " + restricted.joined(separator: ", ")) + "; " + verifier
     }
 
     private func describe(_ line: InputLineConfig) -> String {

@@ -47,6 +47,8 @@ extension VenddConfig {
             out.field("price", quoted: slot.setup.price.decimalString)
             if !slot.setup.priceLines.isEmpty { out.field("prices", Self.inline(slot.setup.priceLines)) }
             out.field("capacity", slot.setup.capacity)
+            // Each slot's own, its product's resolved into it.
+            if let age = slot.setup.minimumAge { out.field("restricted", quoted: "age \(age)") }
             out.field("button", Self.inline(slot.button))
             switch slot.drive {
             case .relay(let relay):
@@ -86,13 +88,17 @@ extension VenddConfig {
                 out.field("cam_debounce_ms", timing.camDebounce.wholeMilliseconds)
             }
         }
-        out.list("buttons", buttons) { out, button in
+        if let verification = ageVerification {
+            out.section("age_verification") { out in
+                out.field("verifier", verification.kind.rawValue)
+                Self.fields(of: verification.line, into: &out)
+                out.field("timeout_s", verification.timeout.components.seconds)
+            }
+        }
+        // The age verifier's line is written under age_verification.
+        out.list("buttons", buttons.filter { $0.action != .ageVerified }) { out, button in
             out.field("action", button.action.rawValue)
-            out.field("line", Self.line(button.line.line))
-            if let chip = button.line.chip { out.field("chip", quoted: chip) }
-            out.field("active_low", button.line.activeLow)
-            out.field("bias", button.line.bias.rawValue)
-            out.field("debounce_ms", button.line.debounce.wholeMilliseconds)
+            Self.fields(of: button.line, into: &out)
         }
         if let coins = coinAcceptor {
             out.section("coin_acceptor") { out in
@@ -299,6 +305,15 @@ extension VenddConfig {
 
     private static func inline(_ input: InputLineConfig) -> String {
         "{line: \(line(input.line)),\(chip(input.chip)) active_low: \(input.activeLow), bias: \(input.bias.rawValue), debounce_ms: \(input.debounce.wholeMilliseconds)}"
+    }
+
+    /// An input's keys, one a line (`buttons:`, `age_verification:`).
+    private static func fields(of input: InputLineConfig, into out: inout YAMLWriter) {
+        out.field("line", Self.line(input.line))
+        if let chip = input.chip { out.field("chip", quoted: chip) }
+        out.field("active_low", input.activeLow)
+        out.field("bias", input.bias.rawValue)
+        out.field("debounce_ms", input.debounce.wholeMilliseconds)
     }
 
     private static func inline(_ output: OutputLineConfig) -> String {

@@ -31,6 +31,10 @@ public struct VenddConfig: Sendable {
     public var dex: DEXSettings? = nil
     /// Temperature zones, in file order; empty without a `zones:` section.
     public var zones: [ZoneConfig] = []
+    /// The age verifier; nil without an `age_verification:` section (restricted slots sell nothing).
+    public var ageVerification: AgeVerificationSettings? = nil
+    /// What is valid but likely a mistake (a restricted slot without a verifier), with its place.
+    public var warnings: [ConfigDiagnostic] = []
 
     /// Every GPIO line the configuration uses, in file order (the zones' relays last).
     public var lines: [LineUse] { LineUse.all(slots: slots, buttons: buttons, matrix: motorMatrix) + zoneLines }

@@ -17,6 +17,8 @@ public enum SimCommand: Sendable, Equatable {
     case motor(slot: String, action: String)
     /// The coin return button.
     case coinReturn
+    /// The age verifier's input (`age_verification:` with `verifier: gpio`).
+    case verifyAge
     /// Turns the simulated service key switch on or off (it stays where it is put).
     case key(on: Bool)
     /// The simulated door switch: service mode while open, and every zone sees it.
@@ -35,6 +37,7 @@ public enum SimCommand: Sendable, Equatable {
         case .drop: "sim-drop"
         case .motor: "sim-motor"
         case .coinReturn: "sim-coin-return"
+        case .verifyAge: "sim-verify-age"
         case .key: "sim-key"
         case .door: "sim-door"
         case .temp: "sim-temp"
@@ -44,7 +47,7 @@ public enum SimCommand: Sendable, Equatable {
 
     public static let knownOps = [
         "sim-press", "sim-coin", "sim-note", "sim-card", "sim-drop", "sim-motor", "sim-coin-return", "sim-key", "sim-door", "sim-temp",
-        "sim-sensor-fault",
+        "sim-sensor-fault", "sim-verify-age",
     ]
 
     /// The command of a `sim-…` op, from the request's fields; nil for any other op.
@@ -73,6 +76,7 @@ public enum SimCommand: Sendable, Equatable {
         case "sim-motor":
             self = .motor(slot: try container.decode(String.self, forKey: .slot), action: try container.decode(String.self, forKey: .action))
         case "sim-coin-return": self = .coinReturn
+        case "sim-verify-age": self = .verifyAge
         case "sim-key": self = .key(on: try container.decode(Bool.self, forKey: .on))
         case "sim-door": self = .door(open: try container.decode(Bool.self, forKey: .on))
         case "sim-temp":
@@ -103,7 +107,7 @@ public enum SimCommand: Sendable, Equatable {
         case .motor(let slot, let action):
             try container.encode(slot, forKey: .slot)
             try container.encode(action, forKey: .action)
-        case .coinReturn: break
+        case .coinReturn, .verifyAge: break
         case .door(let open): try container.encode(open, forKey: .on)
         case .temp(let zone, let value):
             try container.encode(zone, forKey: .zone)

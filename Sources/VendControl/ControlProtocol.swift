@@ -489,6 +489,24 @@ public struct StatusReport: Codable, Sendable, Equatable {
     /// The vend in progress is a card vend still waiting for the reader's approval (the
     /// displays say so); absent otherwise.
     public var cardVendAwaitingApproval: Bool? = nil
+    /// A restricted selection's age check in progress (the displays say what to do); absent otherwise.
+    public var ageCheck: AgeCheckState? = nil
+
+    public struct AgeCheckState: Codable, Sendable, Equatable {
+        public let slot: String
+        public let age: Int
+        /// The verifier approved: the customer pays (if need be) and the vend follows.
+        public let approved: Bool
+        /// Until when (milliseconds since the Unix epoch) it waits for the verifier, or the approval holds.
+        public let until: Int64
+
+        public init(slot: String, age: Int, approved: Bool, until: Int64) {
+            self.slot = slot
+            self.age = age
+            self.approved = approved
+            self.until = until
+        }
+    }
     /// How many vends the machine has started, cash or card (the last was vend#N); absent from
     /// older daemons.
     public var vendsStarted: UInt64? = nil

@@ -24,6 +24,14 @@ extension CommandHandler {
                 try world.press(ButtonAction.coinReturn)
                 return "pressed coin return"
             }
+        case .verifyAge:
+            guard controller.config.ageVerification != nil else {
+                return .failure(ControlError(.badRequest, "this configuration has no age_verification: section"))
+            }
+            return simulate(controller) { world throws(SimulatedWorld.CommandError) in
+                try world.press(ButtonAction.ageVerified)
+                return "signalled the age verifier"
+            }
         case .key(let on):
             let turned = simulate(controller) { world throws(SimulatedWorld.CommandError) in
                 try world.set(ButtonAction.serviceMode, active: on)

@@ -37,6 +37,7 @@ final class DeviceReportRoute: Sendable {
         switch event {
         case .slotButtonPressed(let slot): machine.send(.slotSelected(slot))
         case .coinReturnPressed: machine.send(.coinReturnPressed)
+        case .ageVerified: machine.send(.ageVerified)
         case .serviceKey(let on): machine.moveSwitch(.serviceKey, on: on)
         case .door(let open):
             logger.notice(open ? "door opened" : "door closed")

@@ -73,6 +73,19 @@ struct EventDescription {
             self.init(
                 "stock-expired-cleared", "slot \(slot) (\(product)) sells again: its next item is within its shelf life", .notice,
                 ["SLOT": "\(slot)", "PRODUCT": "\(product)"])
+        case .ageCheckStarted(let check):
+            self.init(
+                "age-check", "slot \(check.slot): age check (\(check.age)+) started; waiting for the verifier until \(check.deadline)",
+                .notice, ["SLOT": "\(check.slot)", "AGE": "\(check.age)", "RESULT": "started"])
+        case .ageCheckApproved(let check):
+            self.init(
+                "age-check", "slot \(check.slot): age (\(check.age)+) verified; the approval holds until \(check.deadline)", .notice,
+                ["SLOT": "\(check.slot)", "AGE": "\(check.age)", "RESULT": "approved"])
+        case .ageCheckEnded(let check, let reason):
+            self.init(
+                reason == .used ? "age-check-used" : "age-check-ended",
+                "slot \(check.slot): age check (\(check.age)+) ended: \(reason.rawValue); no money moved on it",
+                reason == .used ? .info : .notice, ["SLOT": "\(check.slot)", "AGE": "\(check.age)", "RESULT": "\(reason.rawValue)"])
         case .expiredStockDiscarded(let slot, let product, let count, let value):
             self.init(
                 "stock-discarded", "slot \(slot) (\(product)): \(count) expired item(s) discarded, worth \(money(value)) at the slot's price",

@@ -86,6 +86,8 @@ struct Startup {
             machine: machine, store: store, config: config, logger: logger, timekeeper: timekeeper,
             relayTimers: relayTimers, outbox: outbox)
         let interruptedVendSlot = controller.resolveInterruptedVend()
+        // An age check's approval never survives a restart (the customer may have gone): ended, journaled.
+        if controller.currentMachine.ageCheck != nil { controller.sendAndWait(.ageCheckVoided) }
         if let rejection = controller.reconfigure(to: config) {
             return .failure(
                 StartupFailure(

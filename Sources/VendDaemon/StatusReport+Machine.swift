@@ -84,6 +84,9 @@ extension StatusReport {
         }
         cardMoneyToCheck = toCheck.isEmpty ? nil : toCheck
         cardVendAwaitingApproval = machine.pendingVend?.awaitsApproval == true ? true : nil
+        ageCheck = machine.ageCheck.map {
+            AgeCheckState(slot: $0.slot.rawValue, age: $0.age, approved: $0.isApproved, until: $0.deadline.millisecondsSinceEpoch)
+        }
         vendsStarted = machine.vendsStarted
         cashBox = reports.cashBox
         cardSession = machine.cardSession.map { session in

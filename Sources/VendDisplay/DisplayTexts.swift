@@ -21,6 +21,18 @@ public struct DisplayTexts: Sendable {
     public func cardApproval(_ product: String) -> String {
         pick("\(product): 카드를 대 주세요. 승인을 기다리는 중…", "\(product): tap your card. Waiting for approval…")
     }
+    public func ageCheck(_ product: String, age: Int) -> String {
+        pick("\(product): \(age)세 이상 연령 확인. 직원에게 신분증을 보여 주세요", "Age check (\(age)+) for \(product): show your ID to the attendant")
+    }
+    public func ageVerified(_ product: String) -> String {
+        pick("연령 확인 완료: \(product)", "Age verified: \(product)")
+    }
+    public var ageCheckEnded: String {
+        pick("연령 확인이 끝나지 않았습니다. 청구된 금액은 없습니다", "Age check not completed: nothing was charged. Choose again to retry")
+    }
+    public var ageNoVerifier: String {
+        pick("이 상품은 연령 확인이 필요하여 이 자판기에서 판매하지 않습니다", "This product needs an age check, which this machine cannot do: choose another product")
+    }
     public var cardDenied: String { pick("카드가 승인되지 않았습니다. 청구된 금액은 없습니다", "Card declined: nothing was charged") }
     public func insertMore(_ amount: String) -> String { pick("\(amount) 더 넣어 주세요", "Insert \(amount) more") }
     public func insertMore(_ amount: String, for product: String) -> String {

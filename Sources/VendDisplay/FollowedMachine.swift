@@ -27,6 +27,10 @@ public enum Notice: Sendable, Equatable {
     case busy
     /// The card reader (the bank) declined the card vend.
     case cardDenied
+    /// A restricted selection's age check timed out or was cancelled (or vendd restarted).
+    case ageCheckEnded
+    /// A restricted selection on a machine with no age verifier.
+    case ageNoVerifier
     /// vendd refused for a reason the display has no words of its own for: its sentence, as is.
     case refused(String)
 }
@@ -99,6 +103,9 @@ public struct FollowedMachine: Sendable, Equatable {
         case "card-denied":
             lastActivity = now
             post(.cardDenied, at: now)
+        case "age-check-ended":
+            lastActivity = now
+            post(.ageCheckEnded, at: now)
         default:
             break
         }

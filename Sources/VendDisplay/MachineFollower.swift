@@ -104,6 +104,8 @@ public final class MachineFollower: Sendable {
         if info.fault != nil { return .outOfService(product: info.product) }
         if info.healthLock != nil || info.expired != nil { return .notAvailable(product: info.product) }
         if info.available == 0 { return .soldOut(product: info.product) }
+        // vendd's words (Rejection.noAgeVerifier): the display has its own for it.
+        if refusal.contains("no age verifier") { return .ageNoVerifier }
         if let price = try? Money(parsing: info.price, currency: currency),
             let credit = try? Money(parsing: status.credit, currency: currency), credit < price
         {

@@ -187,6 +187,11 @@ public struct MachineView: Codable, Sendable, Equatable {
             } else {
                 message = Message(text: product.map(texts.vending) ?? texts.vendingSomething, tone: .info)
             }
+        } else if let check = status.ageCheck {
+            let product = status.slots.first { $0.id == check.slot }.map { style.name($0.product, status: status) } ?? check.slot
+            message =
+                check.approved
+                ? Message(text: texts.ageVerified(product), tone: .good) : Message(text: texts.ageCheck(product, age: check.age), tone: .info)
         } else if let notice = followed.notice?.notice {
             message = Self.message(for: notice, creditText: creditText, style: style) { style.name($0, status: status) }
         } else if status.cardSession != nil {
@@ -245,6 +250,8 @@ public struct MachineView: Codable, Sendable, Equatable {
         case .nothingToReturn: return Message(text: texts.nothingToReturn, tone: .info)
         case .busy: return Message(text: texts.busy, tone: .info)
         case .cardDenied: return Message(text: texts.cardDenied, tone: .warning)
+        case .ageCheckEnded: return Message(text: texts.ageCheckEnded, tone: .warning)
+        case .ageNoVerifier: return Message(text: texts.ageNoVerifier, tone: .warning)
         case .refused(let reason): return Message(text: reason, tone: .warning)
         }
     }

@@ -7,6 +7,8 @@ import VendingCore
 public enum PanelEvent: Sendable, Equatable {
     case slotButtonPressed(SlotID)
     case coinReturnPressed
+    /// The age verifier (an attendant's button, an ID scanner's output) confirmed the customer's age.
+    case ageVerified
     case serviceKey(on: Bool)
     case door(open: Bool)
     /// A drop sensor line became active (stably, at `at`); the dispenser decides which vend it
@@ -130,6 +132,7 @@ public final class InputPanel: Sendable {
         case .action(.coinReturn): isActive ? .coinReturnPressed : nil
         case .action(.serviceMode): .serviceKey(on: isActive)
         case .action(.door): .door(open: isActive)
+        case .action(.ageVerified): isActive ? .ageVerified : nil
         case .dropSensor(let line): isActive ? .dropSensed(line, at: instant) : nil
         }
     }

@@ -67,6 +67,11 @@ public enum ButtonAction: String, Sendable, CaseIterable {
     case serviceMode = "service-mode"
     /// The door switch: an open door puts the machine in service mode.
     case door
+    /// The age verifier's input (`age_verification:`, never in `buttons:`): the customer's age is confirmed.
+    case ageVerified = "age-verified"
+
+    /// What `buttons:` may name: the age verifier is configured under `age_verification:`.
+    public static let allCases: [ButtonAction] = [.coinReturn, .serviceMode, .door]
 }
 
 public struct ButtonConfig: Sendable {

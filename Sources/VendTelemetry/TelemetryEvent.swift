@@ -41,6 +41,9 @@ public struct TelemetryEvent: Codable, Sendable, Hashable {
         /// the machine counted into it per denomination since the previous one (`since`; absent
         /// for the first), `amount` their total, `reason` who collected it.
         case cashCollected = "cash-collected"
+        /// An age-restricted selection's check: `slot`, `count` the age asked, `reason` what
+        /// happened (started, approved, used, timed-out, cancelled, restarted, reloaded).
+        case ageCheck = "age-check"
     }
 
     /// cash-collected: how many of one coin or bill value the cash box took.

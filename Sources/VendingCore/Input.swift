@@ -43,8 +43,13 @@ public enum Input: Hashable, Sendable, Codable {
     case slotSelected(SlotID)
     /// The dispensing hardware reports how the vend went.
     case vendEnded(VendID, VendOutcome)
-    /// The coin-return button.
+    /// The coin-return button (it also cancels an age check in progress, and nothing else then).
     case coinReturnPressed
+    /// The age verifier (an attendant's button, an ID scanner) confirmed the customer's age for
+    /// the check in progress: the selection then proceeds as if made now.
+    case ageVerified
+    /// vendd restarted: an age check in progress, approved or not, ends (the customer may have gone).
+    case ageCheckVoided
     /// Items loaded into a slot; nil count fills it to capacity, nil instant means now.
     case restock(SlotID, count: Int?, loadedAt: Instant?)
     /// Items taken out of a slot, oldest first (expired ones, say); nil count empties it.

@@ -125,11 +125,14 @@ public struct Machine: Hashable, Sendable, Codable {
     public private(set) var expiredSlots: [SlotID: Instant] = [:]
     /// The DEX port's modes, counts and pass code (see `DEXState`). Journaled and saved.
     public internal(set) var dex = DEXState()
+    /// A restricted selection's age check, awaited or approved and not yet used. Journaled and
+    /// saved, so that replay is exact; a restart then ends it (`Input.ageCheckVoided`).
+    public private(set) var ageCheck: AgeCheck?
 
     private enum CodingKeys: String, CodingKey {
         case credit, pendingVend, lastVendNumber, pendingPayout, lastPayoutNumber, isInServiceMode, isFilling, coinCursors,
             payoutCounters, changeInventory, stock, priceOverrides, ledger, setup, cardSession, cardSettlements, lastAuditRead,
-            healthLocks, slotFaults, incidents, expiredSlots, dex
+            healthLocks, slotFaults, incidents, expiredSlots, dex, ageCheck
     }
 
     /// A new, empty machine: no credit, no stock, nothing sold.
@@ -165,6 +168,7 @@ public struct Machine: Hashable, Sendable, Codable {
         incidents = try container.decodeIfPresent([Incident: IncidentRecord].self, forKey: .incidents) ?? [:]
         expiredSlots = try container.decodeIfPresent([SlotID: Instant].self, forKey: .expiredSlots) ?? [:]
         dex = try container.decodeIfPresent(DEXState.self, forKey: .dex) ?? DEXState()
+        ageCheck = try container.decodeIfPresent(AgeCheck.self, forKey: .ageCheck)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -191,6 +195,7 @@ public struct Machine: Hashable, Sendable, Codable {
         if !incidents.isEmpty { try container.encode(incidents, forKey: .incidents) }
         if !expiredSlots.isEmpty { try container.encode(expiredSlots, forKey: .expiredSlots) }
         if dex != DEXState() { try container.encode(dex, forKey: .dex) }
+        try container.encodeIfPresent(ageCheck, forKey: .ageCheck)
     }
 
     public mutating func apply(_ input: Input, at now: Instant) -> [Effect] {
@@ -227,13 +232,19 @@ public struct Machine: Hashable, Sendable, Codable {
         case .collectCash(let technician): collectCash(by: technician, at: now, into: &effects)
         case .slotSelected(let slot): select(slot, at: now, into: &effects)
         case .vendEnded(let vend, let outcome): endVend(vend, outcome: outcome, at: now, into: &effects)
-        case .coinReturnPressed: returnCredit(at: now, into: &effects)
+        case .coinReturnPressed:
+            // With an age check in progress it ends only the check: the credit stays for a press more.
+            if let check = ageCheck { endAgeCheck(check, .cancelled, into: &effects) } else { returnCredit(at: now, into: &effects) }
+        case .ageVerified: approveAgeCheck(at: now, into: &effects)
+        case .ageCheckVoided: if let check = ageCheck { endAgeCheck(check, .restarted, into: &effects) }
         case .restock(let slot, let count, let loadedAt): restock(slot, count: count, loadedAt: loadedAt ?? now, into: &effects)
         case .unload(let slot, let count): unload(slot, count: count, at: now, into: &effects)
         case .setPrice(let slot, let price): setPrice(slot, price, into: &effects)
         case .setServiceMode(let on): setServiceMode(on, into: &effects)
         case .reconfigure(let newSetup): reconfigure(newSetup, at: now, into: &effects)
-        case .tick: timeOutVend(at: now, into: &effects)
+        case .tick:
+            timeOutVend(at: now, into: &effects)
+            if let check = ageCheck, now >= check.deadline { endAgeCheck(check, .timedOut, into: &effects) }
         case .setDraining(let on): isDraining = on
         case .cardReaderReady(let reader, let readiness): setReadiness(of: reader, readiness, into: &effects)
         case .cardSessionBegan(let reader, let funds, let media, let terms):
@@ -461,6 +472,20 @@ public struct Machine: Hashable, Sendable, Codable {
         guard available(in: slotID) > 0 else { return effects.reject(.outOfStock(slotID)) }
         if let zone = healthLock(on: slotID) { return effects.reject(.healthLocked(slotID, zone: zone)) }
         if let since = expiredSlots[slotID] { return effects.reject(.expired(slotID, since: since)) }
+        guard let age = slot.minimumAge else { return startVend(slot, cash: cash, at: now, into: &effects) }
+        if ageCheck?.allows(minimumAge: age, at: now) != true {
+            return startAgeCheck(slot, age: age, at: now, into: &effects)
+        }
+        let vendsBefore = lastVendNumber
+        startVend(slot, cash: cash, at: now, into: &effects)
+        // Used once: the next restricted selection is checked again. A selection the credit does
+        // not cover yet keeps it, for the customer to pay and choose again within its time.
+        if lastVendNumber != vendsBefore, let check = ageCheck { endAgeCheck(check, .used, into: &effects) }
+    }
+
+    /// Past every check of a selection: the vend starts, paid by cash credit or by a card.
+    private mutating func startVend(_ slot: SlotSetup, cash: PriceDecision, at now: Instant, into effects: inout Effects) {
+        let slotID = slot.id
         // Cash and cards never mix: an open session pays by card, cash credit (or none) by cash.
         guard cardSession == nil, cash.price <= credit else {
             if let (reader, decision) = cardPaying(for: slotID, cashPrice: cash.price, at: now, into: &effects) {
@@ -478,6 +503,39 @@ public struct Machine: Hashable, Sendable, Codable {
         effects.command(.energiseRelay(slotID, vend.id))
         changeCredit(to: credit - price, into: &effects)
         effects.emit(.vendStarted(vend.id, slot: slotID, product: slot.product, price: price))
+    }
+
+    // MARK: - Age checks
+
+    /// A restricted selection asks the verifier first; another check in progress (for another
+    /// slot, or approved for a lower age) gives way to it.
+    private mutating func startAgeCheck(_ slot: SlotSetup, age: Int, at now: Instant, into effects: inout Effects) {
+        guard let verification = setup.ageVerification else { return effects.reject(.noAgeVerifier(slot.id, age: age)) }
+        if let check = ageCheck {
+            if check.slot == slot.id, !check.isApproved { return effects.reject(.ageCheckInProgress(slot.id, age: age)) }
+            endAgeCheck(check, .cancelled, into: &effects)
+        }
+        let check = AgeCheck(slot: slot.id, age: age, startedAt: now, deadline: now + verification.timeout)
+        ageCheck = check
+        effects.emit(.ageCheckStarted(check))
+    }
+
+    /// The verifier's signal approves the check in time, and the selection proceeds as if made
+    /// now (the customer may still have to pay first; the approval then waits its own timeout).
+    private mutating func approveAgeCheck(at now: Instant, into effects: inout Effects) {
+        guard var check = ageCheck, !check.isApproved, now < check.deadline,
+            let verification = setup.ageVerification
+        else { return effects.reject(.noAgeCheck) }
+        check.approvedAt = now
+        check.deadline = now + verification.timeout
+        ageCheck = check
+        effects.emit(.ageCheckApproved(check))
+        select(check.slot, at: now, into: &effects)
+    }
+
+    private mutating func endAgeCheck(_ check: AgeCheck, _ reason: AgeCheckEnd, into effects: inout Effects) {
+        ageCheck = nil
+        effects.emit(.ageCheckEnded(check, reason: reason))
     }
 
     private mutating func endVend(_ id: VendID, outcome: VendOutcome, at now: Instant, into effects: inout Effects) {
@@ -910,6 +968,9 @@ public struct Machine: Hashable, Sendable, Codable {
         }
         let oldSetup = setup
         setup = newSetup
+        if let check = ageCheck, newSetup.ageVerification == nil || newSetup.slot(check.slot)?.minimumAge != check.age {
+            endAgeCheck(check, .reloaded, into: &effects)
+        }
         if newSetup.payoutPolicy != .change { setFillMode(false, into: &effects) }
         var removed: [SlotID] = []
         for old in oldSetup.slots {

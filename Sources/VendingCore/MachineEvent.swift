@@ -64,6 +64,13 @@ public enum MachineEvent: Hashable, Sendable, Codable {
     /// The slot sells again: its next item is within its shelf life (the expired ones were
     /// unloaded), or the file now lets its product sell past it.
     case expiredStockCleared(slot: SlotID, product: ProductID)
+    /// A restricted selection waits for the age verifier until `check.deadline`: nothing is
+    /// dispensed or charged before it approves.
+    case ageCheckStarted(AgeCheck)
+    /// The verifier confirmed the customer's age; the approval holds until `check.deadline`.
+    case ageCheckApproved(AgeCheck)
+    /// The check ended: used by its vend, or given up (`reason`); no money moved on it.
+    case ageCheckEnded(AgeCheck, reason: AgeCheckEnd)
     /// An unload took out items past their shelf life: discarded, `value` at the slot's price.
     case expiredStockDiscarded(slot: SlotID, product: ProductID, count: Int, value: Money)
 }
@@ -123,6 +130,12 @@ public enum Rejection: Hashable, Sendable, Codable, CustomStringConvertible {
     case expired(SlotID, since: Instant)
     /// An unload from a slot that holds no item that can be taken out.
     case nothingToUnload(SlotID)
+    /// The slot is age-restricted and the machine has no age verifier configured.
+    case noAgeVerifier(SlotID, age: Int)
+    /// The verifier signalled with no age check waiting for it.
+    case noAgeCheck
+    /// The slot's age check is already waiting for the verifier.
+    case ageCheckInProgress(SlotID, age: Int)
 
     public var description: String {
         switch self {
@@ -164,6 +177,10 @@ public enum Rejection: Hashable, Sendable, Codable, CustomStringConvertible {
         case .expired(let slot, _):
             "slot \(slot)'s items are past their shelf life: a technician must unload them (vendctl unload \(slot))"
         case .nothingToUnload(let slot): "slot \(slot) holds no item to unload"
+        case .noAgeVerifier(let slot, let age):
+            "slot \(slot) is sold only after an age check (\(age)+) and this machine has no age verifier: make another selection"
+        case .noAgeCheck: "no age check is waiting for a verification"
+        case .ageCheckInProgress(let slot, let age): "slot \(slot) waits for an age check (\(age)+): show your ID to the attendant"
         }
     }
 }

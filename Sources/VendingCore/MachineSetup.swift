@@ -9,9 +9,13 @@ public struct SlotSetup: Hashable, Sendable, Codable {
     public let healthZone: ZoneID?
     /// Prices besides `price` (list 1, every payment): other lists, other payments (`prices:`).
     public let priceLines: [PriceLine]
+    /// Sold only to a customer whose age a verifier confirmed at least this (`restricted: age 19`,
+    /// the slot's own or its product's); nil: unrestricted.
+    public let minimumAge: Int?
 
     public init(
-        id: SlotID, product: ProductID, price: Money, capacity: Int, healthZone: ZoneID? = nil, priceLines: [PriceLine] = []
+        id: SlotID, product: ProductID, price: Money, capacity: Int, healthZone: ZoneID? = nil, priceLines: [PriceLine] = [],
+        minimumAge: Int? = nil
     ) {
         self.id = id
         self.product = product
@@ -19,9 +23,10 @@ public struct SlotSetup: Hashable, Sendable, Codable {
         self.capacity = capacity
         self.healthZone = healthZone
         self.priceLines = priceLines
+        self.minimumAge = minimumAge
     }
 
-    private enum CodingKeys: String, CodingKey { case id, product, price, capacity, healthZone, priceLines }
+    private enum CodingKeys: String, CodingKey { case id, product, price, capacity, healthZone, priceLines, minimumAge }
 
     /// Slots saved before price lists had none.
     public init(from decoder: any Decoder) throws {
@@ -32,6 +37,7 @@ public struct SlotSetup: Hashable, Sendable, Codable {
         capacity = try container.decode(Int.self, forKey: .capacity)
         healthZone = try container.decodeIfPresent(ZoneID.self, forKey: .healthZone)
         priceLines = try container.decodeIfPresent([PriceLine].self, forKey: .priceLines) ?? []
+        minimumAge = try container.decodeIfPresent(Int.self, forKey: .minimumAge)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -43,6 +49,7 @@ public struct SlotSetup: Hashable, Sendable, Codable {
         try container.encodeIfPresent(healthZone, forKey: .healthZone)
         // Written only when used, so that a file without it stays readable by an older vendd.
         if !priceLines.isEmpty { try container.encode(priceLines, forKey: .priceLines) }
+        try container.encodeIfPresent(minimumAge, forKey: .minimumAge)
     }
 }
 
@@ -87,6 +94,8 @@ public struct MachineSetup: Hashable, Sendable, Codable {
     public let machineLockZones: Set<ZoneID>
     /// Price lists, time bands and the cards' lists (`pricing:`); `standard` without them.
     public let pricing: PricingSetup
+    /// The age verifier's timing (`age_verification:`); nil: no verifier, restricted slots sell nothing.
+    public let ageVerification: AgeVerificationSetup?
 
     public init(
         currency: Currency,
@@ -99,7 +108,8 @@ public struct MachineSetup: Hashable, Sendable, Codable {
         payoutPolicy: PayoutPolicy = .none,
         historyLimit: Int = 10_000,
         machineLockZones: Set<ZoneID> = [],
-        pricing: PricingSetup = .standard
+        pricing: PricingSetup = .standard,
+        ageVerification: AgeVerificationSetup? = nil
     ) throws(SetupError) {
         self.currency = currency
         self.catalog = catalog
@@ -112,6 +122,7 @@ public struct MachineSetup: Hashable, Sendable, Codable {
         self.historyLimit = historyLimit
         self.machineLockZones = machineLockZones
         self.pricing = pricing
+        self.ageVerification = ageVerification
         if let problem = firstProblem { throw problem }
     }
 
@@ -125,7 +136,7 @@ public struct MachineSetup: Hashable, Sendable, Codable {
 
     private enum CodingKeys: String, CodingKey {
         case currency, catalog, slots, maximumCredit, vendTimeoutMilliseconds, unknownOutcomePolicy, failedVendPolicy
-        case payoutPolicy, historyLimit, machineLockZones, pricing
+        case payoutPolicy, historyLimit, machineLockZones, pricing, ageVerification
         /// Written before payout policies: true meant `manual`.
         case payoutAvailable
     }
@@ -147,6 +158,7 @@ public struct MachineSetup: Hashable, Sendable, Codable {
         historyLimit = try container.decode(Int.self, forKey: .historyLimit)
         machineLockZones = try container.decodeIfPresent(Set<ZoneID>.self, forKey: .machineLockZones) ?? []
         pricing = try container.decodeIfPresent(PricingSetup.self, forKey: .pricing) ?? .standard
+        ageVerification = try container.decodeIfPresent(AgeVerificationSetup.self, forKey: .ageVerification)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -163,6 +175,7 @@ public struct MachineSetup: Hashable, Sendable, Codable {
         // Written only when used, so that a file without it stays readable by an older vendd.
         if !machineLockZones.isEmpty { try container.encode(machineLockZones, forKey: .machineLockZones) }
         if pricing != .standard { try container.encode(pricing, forKey: .pricing) }
+        try container.encodeIfPresent(ageVerification, forKey: .ageVerification)
     }
 
     /// The configuration module reports these with file positions first; this check keeps the
@@ -176,6 +189,7 @@ public struct MachineSetup: Hashable, Sendable, Codable {
                 return .invalidPrice(slot.id)
             }
             if slot.capacity < 1 { return .invalidCapacity(slot.id) }
+            if let age = slot.minimumAge, !(1...99).contains(age) { return .invalidMinimumAge(slot.id) }
             let lines = slot.priceLines + (catalog[slot.product]?.priceLines ?? [])
             if lines.contains(where: { $0.price.currency != currency || $0.price.minorUnits <= 0 }) {
                 return .invalidPrice(slot.id)
@@ -200,6 +214,7 @@ public enum SetupError: Error, Hashable, Sendable, CustomStringConvertible {
     case invalidVendTimeout
     case invalidHistoryLimit
     case payOutWithoutPayoutDevice
+    case invalidMinimumAge(SlotID)
 
     public var description: String {
         switch self {
@@ -207,6 +222,7 @@ public enum SetupError: Error, Hashable, Sendable, CustomStringConvertible {
         case .unknownProduct(let slot, let product): "slot \(slot) holds unknown product '\(product)'"
         case .invalidPrice(let slot): "slot \(slot) needs a positive price in the machine's currency"
         case .invalidCapacity(let slot): "slot \(slot) needs a capacity of at least 1"
+        case .invalidMinimumAge(let slot): "slot \(slot) needs a restricted age from 1 to 99"
         case .invalidMaximumCredit: "the maximum credit must be positive, in the machine's currency"
         case .invalidVendTimeout: "the vend timeout must be positive"
         case .invalidHistoryLimit: "the history limit cannot be negative"

@@ -6,7 +6,7 @@ struct Sim: ParsableCommand {
         abstract: "Drive the simulated hardware of `vendd run --simulate`.",
         subcommands: [
             Press.self, Coin.self, Note.self, Card.self, Drop.self, Jam.self, MotorMissing.self, FreeMotor.self, CoinReturn.self, Key.self,
-            Door.self, Temp.self, SensorFault.self,
+            Door.self, VerifyAge.self, Temp.self, SensorFault.self,
         ])
 
     struct Press: ParsableCommand {
@@ -101,6 +101,13 @@ struct Sim: ParsableCommand {
         static let configuration = CommandConfiguration(commandName: "coin-return", abstract: "Press the coin-return button.")
         @OptionGroup var connection: Connection
         func run() throws { try send(.sim(.coinReturn), connection) }
+    }
+
+    struct VerifyAge: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "verify-age", abstract: "Signal the age verifier's input (the attendant's button, the ID scanner's output).")
+        @OptionGroup var connection: Connection
+        func run() throws { try send(.sim(.verifyAge), connection) }
     }
 
     struct Key: ParsableCommand {

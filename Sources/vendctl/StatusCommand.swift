@@ -45,6 +45,11 @@ struct Status: ParsableCommand {
             lines.append("card     \(reader.ready ? "ready" : "NOT READY"): \(reader.description)")
         }
         if let session = status.cardSession { lines.append("card     session open: \(session)") }
+        if let check = status.ageCheck {
+            lines.append(
+                "age      slot \(check.slot) (\(check.age)+): "
+                    + (check.approved ? "verified, waiting for the vend" : "waiting for the age verifier"))
+        }
         for line in status.cardMoneyToCheck ?? [] { lines.append("card     CHECK \(line)") }
         if status.fillMode == true { lines.append("fill     FILL MODE: coins put in are float, not credit (vendctl cash fill off)") }
         if status.exactChangeOnly == true { lines.append("change   EXACT CHANGE ONLY: refill the payout devices") }

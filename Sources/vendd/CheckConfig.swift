@@ -31,6 +31,7 @@ struct CheckConfig: ParsableCommand {
             if let error = config.controlGroupError(groups) { throw error }
             Swift.print(print ? config.resolvedYAML : config.summary)
             for note in groups.notes { Swift.print("note: \(note)") }
+            for warning in config.warnings { Swift.print(warning.description) }
         } catch {
             StandardError.write(error.description + "\n")
             throw ExitCode(exitConfigError)

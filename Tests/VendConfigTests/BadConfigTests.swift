@@ -61,12 +61,12 @@ import VendConfig
         Case(
             name: "unknown top-level key", edits: [("    - { channel: 2, value: 500 }\n", "    - { channel: 2, value: 500 }\ncolour: red\n")],
             expected: [
-                "test.yaml:43:1: unknown key 'colour' (allowed here: machine, gpio, pricing, products, zones, motors, slots, buttons, coin_acceptor, payout_devices, mdb, state, control, display, mqtt, dex)"
+                "test.yaml:43:1: unknown key 'colour' (allowed here: machine, gpio, pricing, products, zones, motors, slots, age_verification, buttons, coin_acceptor, payout_devices, mdb, state, control, display, mqtt, dex)"
             ]),
         Case(
             name: "misspelt section name", edits: [("gpio:\n", "gpoi:\n")],
             expected: [
-                "test.yaml:9:1: unknown key 'gpoi'; did you mean 'gpio'? (allowed here: machine, gpio, pricing, products, zones, motors, slots, buttons, coin_acceptor, payout_devices, mdb, state, control, display, mqtt, dex)"
+                "test.yaml:9:1: unknown key 'gpoi'; did you mean 'gpio'? (allowed here: machine, gpio, pricing, products, zones, motors, slots, age_verification, buttons, coin_acceptor, payout_devices, mdb, state, control, display, mqtt, dex)"
             ]),
         Case(
             name: "missing maximum credit", edits: [("  maximum_credit: 10000\n", "")],
@@ -413,7 +413,7 @@ import VendConfig
             name: "empty slot list", edits: [("slots:\n", "slots: []\nx_slots:\n")],
             expected: [
                 "test.yaml:20:8: slots: a machine needs at least one slot",
-                "test.yaml:21:1: unknown key 'x_slots'; did you mean 'slots'? (allowed here: machine, gpio, pricing, products, zones, motors, slots, buttons, coin_acceptor, payout_devices, mdb, state, control, display, mqtt, dex)",
+                "test.yaml:21:1: unknown key 'x_slots'; did you mean 'slots'? (allowed here: machine, gpio, pricing, products, zones, motors, slots, age_verification, buttons, coin_acceptor, payout_devices, mdb, state, control, display, mqtt, dex)",
             ]),
         Case(
             name: "line that is neither offset nor name", edits: [("relay: { line: 13 }", "relay: { line: -1 }")],
@@ -605,7 +605,7 @@ import VendConfig
             name: "three mistakes at once",
             edits: [("price: 1200", "prise: 1200"), ("product: coffee", "product: cofee"), ("relay: { line: 13 }", "relay: { line: 6 }")],
             expected: [
-                "test.yaml:23:5: slots[A1]: unknown key 'prise'; did you mean 'price'? (allowed here: id, product, price, prices, capacity, button, drive, relay, drop_sensor, zone, perishable)",
+                "test.yaml:23:5: slots[A1]: unknown key 'prise'; did you mean 'price'? (allowed here: id, product, price, prices, capacity, button, drive, relay, drop_sensor, zone, perishable, restricted)",
                 "test.yaml:29:14: slots[A2].product: unknown product 'cofee'; did you mean 'coffee'? (products: milk, coffee)",
                 "test.yaml:33:20: slots[A2].relay.line: line 6 is already the relay of slot A1 (slots[A1].relay.line at line 26); each GPIO line can serve one purpose",
             ]),

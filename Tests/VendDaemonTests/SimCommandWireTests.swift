@@ -18,6 +18,7 @@ import VendControl
         (.coinReturn, #"{"op":"sim-coin-return","v":1}"#),
         (.key(on: true), #"{"on":true,"op":"sim-key","v":1}"#),
         (.door(open: false), #"{"on":false,"op":"sim-door","v":1}"#),
+        (.verifyAge, #"{"op":"sim-verify-age","v":1}"#),
         (.temp(zone: "chilled", value: "7.5"), #"{"op":"sim-temp","v":1,"value":"7.5","zone":"chilled"}"#),
         (.sensorFault(zone: "chilled", fault: "crc"), #"{"fault":"crc","op":"sim-sensor-fault","v":1,"zone":"chilled"}"#),
     ]

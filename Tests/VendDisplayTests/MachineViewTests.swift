@@ -93,6 +93,25 @@ import VendingCore
         #expect(lcd[1] == "Insert money or ", "the LCD scrolls the longer line: \(lcd)")
     }
 
+    /// A restricted selection: the customer is told to show their ID, then that it was verified;
+    /// a check that ended unused, or a machine with no verifier, is explained.
+    @Test func anAgeCheckTellsTheCustomerWhatToDo() {
+        var waiting = Self.status(credit: "1200")
+        waiting.ageCheck = .init(slot: "A1", age: 19, approved: false, until: 0)
+        #expect(
+            MachineView(Self.machine(waiting), style: Self.style()).message.text == "Age check (19+) for Banana Milk: show your ID to the attendant")
+        waiting.ageCheck = .init(slot: "A1", age: 19, approved: true, until: 0)
+        #expect(MachineView(Self.machine(waiting), style: Self.style()).message.text == "Age verified: Banana Milk")
+        var ended = Self.machine(Self.status(credit: "1200"))
+        ended.observe(kind: "age-check-ended", at: 1_000)
+        let view = MachineView(ended, style: Self.style())
+        #expect(view.message.text == "Age check not completed: nothing was charged. Choose again to retry" && view.message.tone == .warning)
+        let refusal = "slot A1 is sold only after an age check (19+) and this machine has no age verifier: make another selection"
+        #expect(
+            MachineFollower.explain(refusal: refusal, selecting: "A1", in: Self.machine(Self.status(credit: "1200")), currency: Self.won)
+                == .ageNoVerifier)
+    }
+
     @Test func modesFollowTheMachinesState() {
         #expect(MachineView(Self.machine(nil), style: Self.style()).mode == .outOfOrder)
         #expect(MachineView(Self.machine(nil), style: Self.style()).message.text == "Out of order")

@@ -15,6 +15,10 @@ struct InputGenerator {
         if let payout = machine.pendingPayout, Int.random(in: 0..<3, using: &random) == 0 {
             return payoutReport(for: payout)
         }
+        // An age check in progress hears its verifier, or a restart voids it, now and then.
+        if machine.ageCheck != nil, Int.random(in: 0..<4, using: &random) == 0 {
+            return Int.random(in: 0..<4, using: &random) == 0 ? .ageCheckVoided : .ageVerified
+        }
         switch Int.random(in: 0..<100, using: &random) {
         case 0..<30:
             let replay = coinSequence > 0 && Bool.random(using: &random) && Int.random(in: 0..<4, using: &random) == 0
@@ -111,7 +115,20 @@ extension Input {
                 unknownOutcomePolicy: unknown, failedVendPolicy: failed, payoutPolicy: payout,
                 maximumCredit: 6_000, historyLimit: 5, slots: $0)
         }
-        return plain + [Self.withPriceLists(plain[0], &random)]
+        return plain + [Self.withPriceLists(plain[0], &random), Self.withAgeChecks(plain[1])]
+    }
+
+    /// The second layout with C1 restricted to 19+ and A1 to 20+, and a verifier.
+    static func withAgeChecks(_ base: MachineSetup) -> MachineSetup {
+        let ages: [SlotID: Int] = ["C1": 19, "A1": 20]
+        return try! MachineSetup(
+            currency: base.currency, catalog: base.catalog,
+            slots: base.slots.map {
+                SlotSetup(id: $0.id, product: $0.product, price: $0.price, capacity: $0.capacity, minimumAge: ages[$0.id])
+            },
+            maximumCredit: base.maximumCredit, vendTimeout: base.vendTimeout, unknownOutcomePolicy: base.unknownOutcomePolicy,
+            failedVendPolicy: base.failedVendPolicy, payoutPolicy: base.payoutPolicy, historyLimit: base.historyLimit,
+            ageVerification: AgeVerificationSetup(timeout: .seconds(60)))
     }
 
     /// The first layout with a second list for cash and cards, in force in a band a few minutes
@@ -176,6 +193,24 @@ extension Input {
             let context = "step \(step), input \(input)"
 
             if let problem = machine.integrityProblems.first { return "\(context): \(problem)" }
+            // An age check moves no money: a restart's voiding, or coin return cancelling it.
+            let endsCheck: Bool =
+                switch input {
+                case .ageCheckVoided: true
+                case .coinReturnPressed: before.ageCheck != nil
+                default: false
+                }
+            if endsCheck, machine.credit != before.credit || machine.pendingVend != nil && before.pendingVend == nil {
+                return "\(context): ending an age check moved money"
+            }
+            // A restricted slot's vend starts only with an approval for its age, used up by it.
+            for case .vendStarted(_, let slot, _, _) in events {
+                if let age = machine.setup.slot(slot)?.minimumAge, before.ageCheck.map({ $0.isApproved && $0.age >= age }) != true,
+                    !events.contains(where: { if case .ageCheckApproved = $0 { true } else { false } })
+                {
+                    return "\(context): restricted slot \(slot) vended without an age approval"
+                }
+            }
             if machine.stock.values.contains(where: { $0.count < 0 }) { return "\(context): negative stock" }
             if !events.isEmpty, events.allSatisfy({ if case .rejected = $0 { true } else { false } }), machine != before {
                 return "\(context): a rejected input changed the machine"

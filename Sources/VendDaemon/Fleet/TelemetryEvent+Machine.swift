@@ -180,6 +180,17 @@ extension TelemetryEvent {
             self.slot = slot.rawValue
             self.product = product.rawValue
             on = false
+        case .ageCheckStarted(let check), .ageCheckApproved(let check), .ageCheckEnded(let check, _):
+            self = make(.ageCheck)
+            slot = check.slot.rawValue
+            count = check.age
+            reason =
+                switch event {
+                case .ageCheckStarted: "started"
+                case .ageCheckApproved: "approved"
+                case .ageCheckEnded(_, let end): end.rawValue
+                default: nil
+                }
         case .expiredStockDiscarded(let slot, let product, let discarded, let value):
             self = make(.stockDiscarded)
             self.slot = slot.rawValue
