@@ -175,7 +175,7 @@ enum CommandHandler {
                 return .success("slot \(slot) price \(config.machine.moneyFormat.string(for: from)) → \(config.machine.moneyFormat.string(for: to))")
             case .priceLineChanged(_, _, _, let from, let to):
                 let format = config.machine.moneyFormat
-                let none = "none (list 1's price applies)"
+                let none = "no line of its own"
                 return .success(
                     "slot \(slot) price on list \(list) for \(scope.rawValue) \(from.map(format.string(for:)) ?? none) → \(to.map(format.string(for:)) ?? none)"
                 )
