@@ -80,7 +80,7 @@ struct Reports {
     var purchasable: PurchasableReport {
         PurchasableReport(
             credit: machine.credit.decimalString, creditText: format.string(for: machine.credit),
-            slots: machine.purchasable.map(slot))
+            slots: (now.map(machine.purchasable(at:)) ?? machine.purchasable).map(slot))
     }
 
     func expired(at instant: Instant) -> ExpiredReport {
@@ -224,7 +224,7 @@ struct Reports {
         let sinceRead = machine.interimTotals.byList
         return AuditTotals(machine.ledger).byList.sorted { $0.key < $1.key }.map { line, figure in
             let price = PricePayment(line.payment).flatMap { payment in
-                machine.price(of: line.slot).flatMap { machine.setup.price(of: line.slot, on: line.list, payment: payment, listOnePrice: $0) }
+                machine.price(of: line.slot, on: line.list, payment: payment)
             }
             return SalesReport.PriceListLine(
                 slot: line.slot.rawValue, payment: line.payment.description, list: line.list, price: price?.price.decimalString,

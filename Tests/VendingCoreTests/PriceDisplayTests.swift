@@ -24,6 +24,17 @@ import VendingCore
         #expect(machine.shownPrices(of: "Z9", readers: [], at: Fixture.inBand) == nil)
     }
 
+    /// What 1,000 buys: A1 in the band (1,000), not before it (1,200).
+    @Test func whatTheCreditBuysFollowsTheBand() {
+        var rig = Rig(setup: Fixture.setup())
+        rig.now = Fixture.beforeBand
+        rig.apply(.restock("A1", count: nil, loadedAt: nil))
+        rig.apply(.restock("B1", count: nil, loadedAt: nil))
+        rig.insert(1_000)
+        #expect(rig.machine.purchasable(at: Fixture.beforeBand).map(\.slot) == ["B1"])
+        #expect(rig.machine.purchasable(at: Fixture.inBand).map(\.slot) == ["A1", "B1"])
+    }
+
     /// An open session shows what its card pays: its mapped list, or the reader's discount.
     @Test func theCardSessionsPriceIsShown() throws {
         var rig = Rig(setup: Fixture.setup())
