@@ -41,6 +41,13 @@ import VenddTestSupport
         #expect(
             try daemon.vendctl("price", "A1", "800", "--list", "2", "--payment", "cash").output == "slot A1 already has 800원 on list 2 for cash\n")
 
+        // The JSON as docs/vendctl.md documents it, with the new fields present.
+        let schemas = try DocumentedSchemas()
+        #expect(try schemas.violations(of: "status", in: daemon.vendctl("--json", "status").output) == [])
+        let pricesJSON = try daemon.vendctl("--json", "price", "--show").output
+        #expect(try schemas.violations(of: "prices", in: pricesJSON) == [])
+        #expect(pricesJSON.contains(#""source":"run-time""#) && pricesJSON.contains(#""inForce":{"#), "\(pricesJSON)")
+
         let prices = try daemon.vendctl("price", "--show")
         #expect(prices.status == 0, "\(prices.errors)")
         #expect(prices.output.contains("list 2   happy hour"), "\(prices.output)")
