@@ -554,6 +554,9 @@ public struct StatusReport: Codable, Sendable, Equatable {
     public var cashBox: CashBoxReport? = nil
     /// The time band whose price list applies now; absent outside bands (and from older daemons).
     public var priceBand: PriceBand? = nil
+    /// When a time band next begins or ends (milliseconds since the Unix epoch): no event says
+    /// so, and the displays ask for the status again then. Absent without bands.
+    public var nextPriceChange: Int64? = nil
 
     public struct CardReaderState: Codable, Sendable, Equatable {
         /// 1 (10h) or 2 (60h).

@@ -87,6 +87,7 @@ extension StatusReport {
         vendsStarted = machine.vendsStarted
         cashBox = reports.cashBox
         priceBand = reports.priceBand
+        nextPriceChange = machine.setup.pricing.nextBandChange(after: now)?.millisecondsSinceEpoch
         cardSession = machine.cardSession.map { session in
             "\(Payment.card(session.reader)), funds \(session.funds.map(format.string(for:)) ?? "not told")"
         }

@@ -210,6 +210,20 @@ public struct PricingSetup: Hashable, Sendable, Codable {
         return (Instant(millisecondsSinceEpoch: minuteStart + Int64(minutesLeft) * 60_000), LocalTime(weekday: endDay, minuteOfDay: band.to % 1_440))
     }
 
+    /// The next minute after `instant` at which the band in force changes (one begins or
+    /// ends); nil without bands. Reckoned in the offset in force at `instant`: across a change
+    /// of daylight saving time it may be an hour off, and whoever waits for it asks again then.
+    public func nextBandChange(after instant: Instant) -> Instant? {
+        guard !bands.isEmpty else { return nil }
+        let week = 7 * 1_440
+        let local = timeZone.localTime(at: instant)
+        let current = local.weekday.rawValue * 1_440 + local.minuteOfDay
+        let ahead = bands.flatMap(\.weekMinutes).flatMap { [$0.lowerBound, $0.upperBound] }
+            .map { (($0 - current) % week + week) % week }.filter { $0 > 0 }
+        let minuteStart = instant.millisecondsSinceEpoch - (instant.millisecondsSinceEpoch % 60_000 + 60_000) % 60_000
+        return Instant(millisecondsSinceEpoch: minuteStart + Int64(ahead.min() ?? week) * 60_000)
+    }
+
     /// What a reader that applies the card's discount or surcharge itself may take for `price`:
     /// the percentage applied, rounded down and up to the smallest coin or to the reader's own
     /// unit (`readerUnit` minor units), whichever reaches further: the reader rounds its own

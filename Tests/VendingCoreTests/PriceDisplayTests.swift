@@ -82,6 +82,17 @@ import VendingCore
         #expect(end.instant.millisecondsSinceEpoch == saturday.millisecondsSinceEpoch + 150 * 60_000)
         let morning = night.end(of: night.bands[0], at: saturday + .seconds(3_600))
         #expect(morning.local == LocalTime(weekday: .sunday, minuteOfDay: 120) && morning.instant == end.instant)
+
+        // The next change: the band's end while in it, its start before it (and the displays'
+        // refresh at Sunday 00:00, where the week's minutes wrap, is a harmless extra).
+        #expect(night.nextBandChange(after: saturday) == Instant(millisecondsSinceEpoch: saturday.millisecondsSinceEpoch + 30 * 60_000))
+        #expect(night.nextBandChange(after: saturday + .seconds(3_600)) == end.instant)
+        let before = Instant(millisecondsSinceEpoch: saturday.millisecondsSinceEpoch - 2 * 3_600_000)  // Saturday 21:30
+        #expect(night.nextBandChange(after: before) == Instant(millisecondsSinceEpoch: before.millisecondsSinceEpoch + 30 * 60_000))
+        let after = end.instant + .seconds(60)  // Sunday 02:01: next Saturday 22:00
+        #expect(
+            night.nextBandChange(after: after) == Instant(millisecondsSinceEpoch: after.millisecondsSinceEpoch + (6 * 1_440 + 20 * 60 - 1) * 60_000))
+        #expect(PricingSetup().nextBandChange(after: saturday) == nil)
     }
 
     /// `vendctl price A1 700 --list 2 --payment cash`: that line only, before the file's; default
