@@ -83,3 +83,8 @@ public struct ControlSettings: Sendable {
     /// Where the file names `group` and `customer_group` (absent: the default).
     var groupLocations: [String: SourceLocation] = [:]
 }
+
+extension VenddConfig {
+    /// The card readers `mdb.cashless` configures, in the file's order.
+    public var cardReaders: [CardReader] { (mdb?.cashless ?? []).map(\.reader) }
+}

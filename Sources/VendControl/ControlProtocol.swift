@@ -1,3 +1,5 @@
+import VendingCore
+
 /// The control socket speaks JSON lines: one request per line, one response per line, in order.
 /// `watch` turns the connection into a stream of event lines until the client hangs up.
 ///
@@ -45,6 +47,12 @@ public enum ControlCommand: Sendable, Equatable {
     case products
     /// A slot's price; `amount` "default" goes back to the configured price.
     case price(slot: String, amount: String)
+    /// A slot's price on `list` for the payments `payment` names (not list 1 for every payment,
+    /// which is `price`); "default" goes back to the file's line. Sent as op `price` with
+    /// `list` and `payment`.
+    case priceLine(slot: String, amount: String, list: Int, payment: PriceScope)
+    /// Every slot's prices by list and payment, the lists and the time bands.
+    case prices
     case service(on: Bool)
     /// Sales at or after `since`, the most recent `limit` of them.
     case history(since: Int64?, limit: Int?)
@@ -81,7 +89,8 @@ public enum ControlCommand: Sendable, Equatable {
         case .expired: "expired"
         case .hot: "hot"
         case .products: "products"
-        case .price: "price"
+        case .price, .priceLine: "price"
+        case .prices: "prices"
         case .service: "service"
         case .history: "history"
         case .coins: "coins"
@@ -97,7 +106,7 @@ public enum ControlCommand: Sendable, Equatable {
 
     public static let knownOps =
         [
-            "status", "watch", "restock", "unload", "select", "coin-return", "stock", "purchasable", "expired", "hot", "products", "price",
+            "status", "watch", "restock", "unload", "select", "coin-return", "stock", "purchasable", "expired", "hot", "products", "price", "prices",
             "service", "history", "coins", "sales", "fill", "payout-test", "cash-collect", "zone-service", "slot-clear", "temps",
             "dex-clear-pass-code",
         ] + SimCommand.knownOps
@@ -116,10 +125,10 @@ public enum ControlCommand: Sendable, Equatable {
 
     public var permission: Permission {
         switch self {
-        case .status, .watch, .stock, .purchasable, .expired, .hot, .products, .history, .coins, .sales, .temps: .anyone
+        case .status, .watch, .stock, .purchasable, .expired, .hot, .products, .history, .coins, .sales, .temps, .prices: .anyone
         case .select, .coinReturn: .customer
         case .restock, .unload: .serviceKey
-        case .sim, .price, .service, .fill, .payoutTest, .cashCollect, .zoneService, .slotClear, .dexClearPassCode: .technician
+        case .sim, .price, .priceLine, .service, .fill, .payoutTest, .cashCollect, .zoneService, .slotClear, .dexClearPassCode: .technician
         }
     }
 }
@@ -136,7 +145,7 @@ public struct ControlRequest: Sendable, Equatable {
 
 extension ControlRequest: Codable {
     enum Key: String, CodingKey {
-        case v, op, slot, amount, yes, succeeds, count, loadedAt, at, on, since, limit, reader, action, zone, value, fault, minutes
+        case v, op, slot, amount, list, payment, yes, succeeds, count, loadedAt, at, on, since, limit, reader, action, zone, value, fault, minutes
     }
 
     public init(from decoder: any Decoder) throws {
@@ -162,10 +171,8 @@ extension ControlRequest: Codable {
         case "expired": command = .expired(at: try container.decodeIfPresent(Int64.self, forKey: .at))
         case "hot": command = .hot
         case "products": command = .products
-        case "price":
-            command = .price(
-                slot: try container.decode(String.self, forKey: .slot),
-                amount: try container.decode(String.self, forKey: .amount))
+        case "price": command = try Self.price(container)
+        case "prices": command = .prices
         case "service": command = .service(on: try container.decode(Bool.self, forKey: .on))
         case "history":
             command = .history(
@@ -199,7 +206,7 @@ extension ControlRequest: Codable {
         try container.encode(version, forKey: .v)
         try container.encode(command.op, forKey: .op)
         switch command {
-        case .status, .watch, .coinReturn, .stock, .purchasable, .hot, .products, .coins, .cashCollect, .dexClearPassCode: break
+        case .status, .watch, .coinReturn, .stock, .purchasable, .hot, .products, .coins, .cashCollect, .dexClearPassCode, .prices: break
         case .sim(let command): try command.encodeFields(into: &container)
         case .select(let slot): try container.encode(slot, forKey: .slot)
         case .fill(let on): try container.encode(on, forKey: .on)
@@ -218,6 +225,11 @@ extension ControlRequest: Codable {
         case .price(let slot, let amount):
             try container.encode(slot, forKey: .slot)
             try container.encode(amount, forKey: .amount)
+        case .priceLine(let slot, let amount, let list, let payment):
+            try container.encode(slot, forKey: .slot)
+            try container.encode(amount, forKey: .amount)
+            try container.encode(list, forKey: .list)
+            try container.encode(payment.rawValue, forKey: .payment)
         case .service(let on): try container.encode(on, forKey: .on)
         case .history(let since, let limit):
             try container.encodeIfPresent(since, forKey: .since)
@@ -270,6 +282,7 @@ public struct ControlResponse: Codable, Sendable, Equatable {
     public private(set) var coins: CoinsReport?
     public private(set) var sales: SalesReport?
     public private(set) var temps: TempsReport?
+    public private(set) var prices: PricesReport?
     /// A `cash-collect`'s answer: what the collection took.
     public private(set) var collection: CashBoxReport?
     public let error: ControlError?
@@ -286,6 +299,7 @@ public struct ControlResponse: Codable, Sendable, Equatable {
         case coins(CoinsReport)
         case sales(SalesReport)
         case temps(TempsReport)
+        case prices(PricesReport)
     }
 
     private init(ok: Bool, message: String?, error: ControlError?) {
@@ -321,6 +335,7 @@ public struct ControlResponse: Codable, Sendable, Equatable {
         case .coins(let report): response.coins = report
         case .sales(let report): response.sales = report
         case .temps(let report): response.temps = report
+        case .prices(let report): response.prices = report
         }
         return response
     }
@@ -354,6 +369,19 @@ public struct StatusReport: Codable, Sendable, Equatable {
         /// (milliseconds since the Unix epoch). `available` is then 0 until a technician unloads
         /// the expired items (`vendctl unload`).
         public var expired: Int64? = nil
+        /// `price` is what a cash customer pays now (the band's price during a band, the price
+        /// requested while this slot's vend is under way). These are absent while they equal it
+        /// (and from older daemons): list 1's price (the "was" of a lower price), each card
+        /// reader's price, and what the open card session's card pays.
+        public var listPrice: String? = nil
+        public var listPriceText: String? = nil
+        public var cardPrices: [PaymentPrice]? = nil
+        public var sessionPrice: String? = nil
+        public var sessionPriceText: String? = nil
+
+        /// What the customer at the machine pays now: the card session's price while one is
+        /// open, else the cash price.
+        public var customerPrice: String { sessionPrice ?? price }
 
         public init(
             id: String, product: String, productName: String, price: String, priceText: String,
@@ -372,6 +400,36 @@ public struct StatusReport: Codable, Sendable, Equatable {
             self.stock = stock
             self.capacity = capacity
             self.earliestExpiry = earliestExpiry
+        }
+    }
+
+    /// A slot's price for one payment (`cashless1`, `cashless2`).
+    public struct PaymentPrice: Codable, Sendable, Equatable {
+        public let payment: String
+        public let price: String
+        public let priceText: String
+
+        public init(payment: String, price: String, priceText: String) {
+            self.payment = payment
+            self.price = price
+            self.priceText = priceText
+        }
+    }
+
+    /// The time band in force: its price list, the list's name, and when it ends.
+    public struct PriceBand: Codable, Sendable, Equatable {
+        public let list: Int
+        public let name: String?
+        /// Milliseconds since the Unix epoch.
+        public let until: Int64
+        /// The machine's local day and time it ends ("sat 18:00").
+        public let untilText: String
+
+        public init(list: Int, name: String?, until: Int64, untilText: String) {
+            self.list = list
+            self.name = name
+            self.until = until
+            self.untilText = untilText
         }
     }
 
@@ -512,6 +570,11 @@ public struct StatusReport: Codable, Sendable, Equatable {
     public var vendsStarted: UInt64? = nil
     /// What the cash box took since the last collection; absent from older daemons.
     public var cashBox: CashBoxReport? = nil
+    /// The time band whose price list applies now; absent outside bands (and from older daemons).
+    public var priceBand: PriceBand? = nil
+    /// When a time band next begins or ends (milliseconds since the Unix epoch): no event says
+    /// so, and the displays ask for the status again then. Absent without bands.
+    public var nextPriceChange: Int64? = nil
 
     public struct CardReaderState: Codable, Sendable, Equatable {
         /// 1 (10h) or 2 (60h).

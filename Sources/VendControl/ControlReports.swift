@@ -383,3 +383,83 @@ public struct SalesReport: Codable, Sendable, Equatable {
         self.cash = cash
     }
 }
+
+/// `vendctl price --show`: every slot's prices by list and payment, the lists, the time bands
+/// and the one in force.
+public struct PricesReport: Codable, Sendable, Equatable {
+    /// One price line: on `list`, for `payment` (`any`, `cash`, `cashless`, `cashless1`,
+    /// `cashless2`); `source` is `file`, `run-time` (`vendctl price`) or `product` (the
+    /// product's line, which the slot's own lines come before).
+    public struct Line: Codable, Sendable, Equatable {
+        public let list: Int
+        public let payment: String
+        public let price: String
+        public let priceText: String
+        public let source: String
+
+        public init(list: Int, payment: String, price: String, priceText: String, source: String) {
+            self.list = list
+            self.payment = payment
+            self.price = price
+            self.priceText = priceText
+            self.source = source
+        }
+    }
+
+    public struct Slot: Codable, Sendable, Equatable {
+        public let slot: String
+        public let product: String
+        public let productName: String
+        /// List 1 for every payment first, then by list and payment.
+        public let lines: [Line]
+
+        public init(slot: String, product: String, productName: String, lines: [Line]) {
+            self.slot = slot
+            self.product = product
+            self.productName = productName
+            self.lines = lines
+        }
+    }
+
+    public struct List: Codable, Sendable, Equatable {
+        public let list: Int
+        public let name: String
+
+        public init(list: Int, name: String) {
+            self.list = list
+            self.name = name
+        }
+    }
+
+    /// A time band as the file gives it: the days it starts on (`mon`…), `HH:MM` to `HH:MM`.
+    public struct Band: Codable, Sendable, Equatable {
+        public let list: Int
+        public let days: [String]
+        public let from: String
+        public let to: String
+
+        public init(list: Int, days: [String], from: String, to: String) {
+            self.list = list
+            self.days = days
+            self.from = from
+            self.to = to
+        }
+    }
+
+    /// The lists besides list 1.
+    public let lists: [List]
+    public let bands: [Band]
+    /// The machine's time zone, which the bands are in.
+    public let timeZone: String
+    /// The band in force now; absent outside bands.
+    public let inForce: StatusReport.PriceBand?
+    public let slots: [Slot]
+
+    public init(lists: [List], bands: [Band], timeZone: String, inForce: StatusReport.PriceBand?, slots: [Slot]) {
+        self.lists = lists
+        self.bands = bands
+        self.timeZone = timeZone
+        self.inForce = inForce
+        self.slots = slots
+    }
+}

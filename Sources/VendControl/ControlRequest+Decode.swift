@@ -1,4 +1,5 @@
 import FoundationEssentials
+import VendingCore
 
 extension ControlRequest {
     /// One request line as a client sent it (without its newline). A line that is not a valid
@@ -30,5 +31,25 @@ extension ControlRequest {
         } catch {
             return .failure(ControlError(.badRequest, "not a JSON request line: \(error)"))
         }
+    }
+
+    /// `price`: list 1 for every payment unless `list` or `payment` says another line; a list
+    /// number out of EVA-DTS's range or an unknown payment is refused here, naming what is allowed.
+    static func price(_ container: KeyedDecodingContainer<Key>) throws -> ControlCommand {
+        let slot = try container.decode(String.self, forKey: .slot)
+        let amount = try container.decode(String.self, forKey: .amount)
+        let list = try container.decodeIfPresent(Int.self, forKey: .list) ?? PriceListNumber.standardList
+        guard PriceListNumber.listRange.contains(list) else {
+            throw DecodingError.dataCorruptedError(
+                forKey: .list, in: container, debugDescription: "list \(list) is not a price list number (1 to 999)")
+        }
+        let name = try container.decodeIfPresent(String.self, forKey: .payment) ?? PriceScope.any.rawValue
+        guard let payment = PriceScope(rawValue: name) else {
+            throw DecodingError.dataCorruptedError(
+                forKey: .payment, in: container,
+                debugDescription: "unknown payment '\(name)' (known: \(PriceScope.allCases.map(\.rawValue).joined(separator: ", ")))")
+        }
+        if list == .standardList, payment == .any { return .price(slot: slot, amount: amount) }
+        return .priceLine(slot: slot, amount: amount, list: list, payment: payment)
     }
 }

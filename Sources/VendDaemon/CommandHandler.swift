@@ -45,6 +45,9 @@ enum CommandHandler {
             return .answer(.sales(controller.reports.sales(since: since.map(Instant.init(millisecondsSinceEpoch:)), at: controller.requests.now)))
         case .price(let slot, let amount):
             return setPrice(slot, amount, machine: controller.requests)
+        case .priceLine(let slot, let amount, let list, let payment):
+            return setPrice(slot, amount, list: list, scope: payment, machine: controller.requests)
+        case .prices: return .answer(.prices(controller.reports.prices))
         case .fill(let on):
             return fill(on, controller: controller)
         case .payoutTest(let amount, let confirmed):
@@ -146,8 +149,11 @@ enum CommandHandler {
             .badRequest, "no slot \(slot) (slots: \(config.slots.map(\.id.rawValue).joined(separator: ", "))\(orAll ? ", or all" : ""))")
     }
 
-    /// `vendctl price`, and each price a DEX handheld or the fleet sends.
-    static func setPrice(_ slot: String, _ amount: String, machine: MachineRequests) -> ControlResponse {
+    /// `vendctl price`, and each price a DEX handheld or the fleet sends: list 1's price for
+    /// every payment unless `list` and `scope` say another line.
+    static func setPrice(
+        _ slot: String, _ amount: String, list: PriceListNumber = .standardList, scope: PriceScope = .any, machine: MachineRequests
+    ) -> ControlResponse {
         let config = machine.view.config
         if let unknown = unknownSlot(slot, config) { return .failure(unknown) }
         var price: Money?
@@ -158,17 +164,33 @@ enum CommandHandler {
                 return .failure(ControlError(.badRequest, "\(error) (or say default for the configured price)"))
             }
         }
-        guard let outcome = machine.request(.setPrice(SlotID(slot), price)) else {
+        let line = list == .standardList && scope == .any
+        let input: Input = line ? .setPrice(SlotID(slot), price) : .setPriceLine(SlotID(slot), list: list, scope: scope, price: price)
+        guard let outcome = machine.request(input) else {
             return .failure(ControlError(.internal, "vendd is stopping: the price is not changed"))
         }
         for event in outcome.effects.events {
             switch event {
             case .priceChanged(_, let from, let to):
                 return .success("slot \(slot) price \(config.machine.moneyFormat.string(for: from)) → \(config.machine.moneyFormat.string(for: to))")
+            case .priceLineChanged(_, _, _, let from, let to):
+                let format = config.machine.moneyFormat
+                let none = "no line of its own"
+                return .success(
+                    "slot \(slot) price on list \(list) for \(scope.rawValue) \(from.map(format.string(for:)) ?? none) → \(to.map(format.string(for:)) ?? none)"
+                )
             case .rejected(let reason):
                 return .failure(ControlError(.badRequest, reason.describe(config.machine.moneyFormat)))
             default: continue
             }
+        }
+        guard line else {
+            let current =
+                outcome.after.machine.runTimeLines(of: SlotID(slot)).first { $0.list == list && $0.scope == scope }?.price
+                ?? config.machineSetup.slot(SlotID(slot))?.priceLines.first { $0.list == list && $0.scope == scope }?.price
+            return .success(
+                "slot \(slot) already has \(current.map(config.machine.moneyFormat.string(for:)) ?? "no price") on list \(list) for \(scope.rawValue)"
+            )
         }
         let current = outcome.after.reports.slots.first { $0.id == slot }?.priceText ?? amount
         return .success("slot \(slot) already costs \(current)")

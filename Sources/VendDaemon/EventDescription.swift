@@ -154,6 +154,10 @@ struct EventDescription {
             self.init(
                 "price", "slot \(slot) price \(money(from)) → \(money(to))", .notice,
                 ["SLOT": "\(slot)", "AMOUNT": "\(to.decimalString)"])
+        case .priceLineChanged(let slot, let list, let scope, let from, let to):
+            self.init(
+                "price", "slot \(slot) price on list \(list) for \(scope.rawValue) \(from.map(money) ?? "none") → \(to.map(money) ?? "none")",
+                .notice, ["SLOT": "\(slot)", "LIST": "\(list)", "PAYMENT": "\(scope.rawValue)", "AMOUNT": "\(to?.decimalString ?? "default")"])
         case .serviceModeChanged(let on):
             self.init("service-mode", on ? "service mode on: sales stopped" : "service mode off: back in service", .notice, [:])
         case .coinAcceptanceChanged(let accepting):

@@ -10,12 +10,12 @@ extension MachineController.View {
             levelSensedCoins: hardware?.payouts?.hasLevelSensedCoins ?? false, zoneOrder: config.zones.map(\.settings.id),
             coldZones: Set(config.zones.filter { $0.settings.kind == .cold }.map(\.settings.id)),
             paymentDevices: Self.paymentDevices(config),
-            dexIdentity: config.dex.map { ($0.communicationID, $0.assetNumber) })
+            dexIdentity: config.dex.map { ($0.communicationID, $0.assetNumber) }, readers: config.cardReaders)
     }
 
     /// The devices in `config` whose DEX records are sent even before they took money.
     static func paymentDevices(_ config: VenddConfig) -> [String] {
-        let readers = (config.mdb?.cashless ?? []).map { Payment.card($0.reader).description }
+        let readers = config.cardReaders.map { Payment.card($0).description }
         return readers + (config.mdb?.billValidator == nil ? [] : ["bill-validator"])
     }
 }
@@ -23,7 +23,11 @@ extension MachineController.View {
 /// What `vendctl status` and the reports read: the view the machine's lane published last.
 extension MachineController {
     /// The machine's queries as they stand now.
-    var reports: Reports { view.reports }
+    var reports: Reports {
+        var reports = view.reports
+        reports.now = requests.now
+        return reports
+    }
 
     func status() -> StatusReport {
         let view = view
@@ -32,7 +36,8 @@ extension MachineController {
             machine: view.machine, config: view.config, fault: view.fault?.reason, switches: view.switches,
             hardware: hardware.map { ($0.gpioDescription, $0.coinAcceptorDescription, $0.world != nil) },
             payouts: hardware?.payouts,
-            health: notices.report(gpio: hardware?.gpioDescription, coinAcceptor: hardware?.coinAcceptorDescription))
+            health: notices.report(gpio: hardware?.gpioDescription, coinAcceptor: hardware?.coinAcceptorDescription),
+            at: requests.now)
         if let stacker = hardware?.mdb?.bus.stacker {
             report.billStacker = StatusReport.Stacker(bills: stacker.bills, capacity: stacker.capacity, full: stacker.full)
         }

@@ -18,19 +18,48 @@ struct Reports {
     var paymentDevices: [String] = []
     /// The `dex:` section's communication ID and asset number, if there is one.
     var dexIdentity: (communicationID: String, assetNumber: String)? = nil
+    /// When the slots' prices are judged (the band in force); nil: each slot's list-1 price.
+    var now: Instant? = nil
+    /// The configured card readers, whose prices status shows where they differ from cash.
+    var readers: [CardReader] = []
 
     private var catalog: Catalog { machine.setup.catalog }
 
     /// A slot out of service shows nothing available: the kiosk and the LCD show it unavailable.
     func slot(_ offer: Offer) -> StatusReport.Slot {
         let fault = machine.slotFaults[offer.slot]
-        return StatusReport.Slot(
+        let prices = now.flatMap { machine.shownPrices(of: offer.slot, readers: readers, at: $0) }
+        let cash = prices?.cash ?? offer.price
+        var slot = StatusReport.Slot(
             id: offer.slot.rawValue, product: offer.product.id.rawValue, productName: offer.product.name,
-            price: offer.price.decimalString, priceText: format.string(for: offer.price),
+            price: cash.decimalString, priceText: format.string(for: cash),
             available: fault == nil ? offer.available : 0, stock: machine.stock[offer.slot]?.count ?? 0,
             capacity: machine.setup.slot(offer.slot)?.capacity ?? 0,
             earliestExpiry: machine.earliestExpiry(in: offer.slot)?.millisecondsSinceEpoch, fault: fault?.rawValue,
             healthLock: machine.healthLock(on: offer.slot)?.rawValue, expired: machine.expiredSlots[offer.slot]?.millisecondsSinceEpoch)
+        guard let prices else { return slot }
+        if prices.listOne != cash {
+            slot.listPrice = prices.listOne.decimalString
+            slot.listPriceText = format.string(for: prices.listOne)
+        }
+        if !prices.cards.isEmpty {
+            slot.cardPrices = prices.cards.sorted { $0.key.rawValue < $1.key.rawValue }.map {
+                StatusReport.PaymentPrice(
+                    payment: Payment.card($0.key).description, price: $0.value.decimalString, priceText: format.string(for: $0.value))
+            }
+        }
+        if let session = prices.session, session != cash {
+            slot.sessionPrice = session.decimalString
+            slot.sessionPriceText = format.string(for: session)
+        }
+        return slot
+    }
+
+    /// The time band in force `now`, if any.
+    var priceBand: StatusReport.PriceBand? {
+        guard let now, let band = machine.bandInForce(at: now) else { return nil }
+        return StatusReport.PriceBand(
+            list: band.band.list, name: band.name, until: band.until.millisecondsSinceEpoch, untilText: band.untilLocal.description)
     }
 
     var slots: [StatusReport.Slot] { machine.offers.map(slot) }
@@ -51,7 +80,7 @@ struct Reports {
     var purchasable: PurchasableReport {
         PurchasableReport(
             credit: machine.credit.decimalString, creditText: format.string(for: machine.credit),
-            slots: machine.purchasable.map(slot))
+            slots: (now.map(machine.purchasable(at:)) ?? machine.purchasable).map(slot))
     }
 
     func expired(at instant: Instant) -> ExpiredReport {
@@ -195,7 +224,7 @@ struct Reports {
         let sinceRead = machine.interimTotals.byList
         return AuditTotals(machine.ledger).byList.sorted { $0.key < $1.key }.map { line, figure in
             let price = PricePayment(line.payment).flatMap { payment in
-                machine.price(of: line.slot).flatMap { machine.setup.price(of: line.slot, on: line.list, payment: payment, listOnePrice: $0) }
+                machine.price(of: line.slot, on: line.list, payment: payment)
             }
             return SalesReport.PriceListLine(
                 slot: line.slot.rawValue, payment: line.payment.description, list: line.list, price: price?.price.decimalString,

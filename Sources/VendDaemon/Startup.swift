@@ -45,12 +45,6 @@ struct Startup {
                     message: "\(options.configPath): \(error.diagnostics.count) configuration error(s); not starting"))
         }
 
-        if config.machineSetup.usesPriceLists {
-            // Issue 40 is half done: the price is decided and charged, not yet shown.
-            logger.warning(
-                "\(options.configPath): pricing: customers pay the price their list, band or card decides, but the kiosk, the LCD and vendctl status still show each slot's list-1 price; until vendd shows them, put the other prices on a sign at the machine"
-            )
-        }
         let groups = config.controlGroupProblems { getgrnam($0) != nil }
         for problem in groups.errors.map(\.description) + groups.notes { logger.warning("\(problem)") }
         let socketPath = options.socketPath ?? config.control.socketPath

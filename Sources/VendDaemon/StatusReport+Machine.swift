@@ -10,7 +10,7 @@ extension StatusReport {
     init(
         machine: Machine, config: VenddConfig, fault: String?, switches: ServiceModeSwitches,
         hardware: (gpio: String, coinAcceptor: String, simulated: Bool)?, payouts: PayoutBank?,
-        health: StatusReport.Health
+        health: StatusReport.Health, at now: Instant
     ) {
         let format = config.machine.moneyFormat
         let state: (String, String?)
@@ -23,7 +23,7 @@ extension StatusReport {
         }
         let reports = Reports(
             machine: machine, format: format, machineName: config.machine.name,
-            levelSensedCoins: payouts?.hasLevelSensedCoins ?? false)
+            levelSensedCoins: payouts?.hasLevelSensedCoins ?? false, now: now, readers: config.cardReaders)
         self.init(
             machine: config.machine.name, state: state.0, stateReason: state.1,
             currency: config.machine.currency.code, credit: machine.credit.decimalString,
@@ -89,6 +89,8 @@ extension StatusReport {
         }
         vendsStarted = machine.vendsStarted
         cashBox = reports.cashBox
+        priceBand = reports.priceBand
+        nextPriceChange = machine.setup.pricing.nextBandChange(after: now)?.millisecondsSinceEpoch
         cardSession = machine.cardSession.map { session in
             "\(Payment.card(session.reader)), funds \(session.funds.map(format.string(for:)) ?? "not told")"
         }

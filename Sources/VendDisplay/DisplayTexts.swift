@@ -88,6 +88,13 @@ public struct DisplayTexts: Sendable {
     public var exactChangeOnly: String {
         pick("거스름돈이 부족합니다: 정확한 금액을 넣어 주세요", "Exact change only: the machine may not be able to give change")
     }
+    /// A time band's prices are shown ("Happy hour prices until 18:00").
+    public func bandPrices(_ name: String?, until: String) -> String {
+        guard let name else { return pick("\(until)까지 특별 가격", "Special prices until \(until)") }
+        return pick("\(name): \(until)까지 특별 가격", "\(name) prices until \(until)")
+    }
+    /// A card session's prices are shown.
+    public var cardPrices: String { pick("카드 가격입니다", "Prices shown are your card's") }
 
     // Labels of the page itself.
     public var credit: String { pick("투입 금액", "Credit") }

@@ -67,6 +67,9 @@ public final class MachineFollower: Sendable {
     private func tick() {
         let now = clock()
         change { $0.tick(at: now) }
+        // A time band began or ended: no event says so, and the prices it brings are in the
+        // status. A failed query is the event thread's to notice.
+        if let next = current.status?.nextPriceChange, now >= next { try? refresh(after: nil) }
     }
 
     // MARK: - Customer actions

@@ -21,7 +21,11 @@ public struct MachineView: Codable, Sendable, Equatable {
         public let name: String
         /// The LCD's ASCII name.
         public let shortName: String
+        /// What the customer pays: the card session's price while one is open, else the cash
+        /// price (the band's during a band).
         public let priceText: String
+        /// List 1's price while the customer pays less (the kiosk strikes it through); nil otherwise.
+        public let wasText: String?
         /// The kiosk's URL for the picture, if the product has one.
         public let picture: String?
         /// Nothing can be bought from it: sold out, health-locked or out of service.
@@ -56,6 +60,9 @@ public struct MachineView: Codable, Sendable, Equatable {
     public let message: Message
     /// A standing line under the message (no change given), if any.
     public let hint: String?
+    /// Whose prices are shown when they are not the usual ones: a time band's (until when) or
+    /// the card's; nil otherwise.
+    public let priceNote: String?
     public let slots: [Slot]
     public let bought: [Bought]
     /// The page's own labels in the machine's language.
@@ -137,6 +144,7 @@ public struct MachineView: Codable, Sendable, Equatable {
             creditText = ""
             message = Message(text: texts.outOfOrder, tone: .error)
             hint = texts.outOfOrderDetail
+            priceNote = nil
             slots = []
             bought = []
             salesVersion = nil
@@ -150,9 +158,15 @@ public struct MachineView: Codable, Sendable, Equatable {
             let price = style.money(slot.price)
             let name = slot.productName
             let shortName = LCDText.shortName(name, face: style.faces[slot.product], id: slot.product)
+            let pays = slot.customerPrice
+            // "Was" only for a discount: list 1's price above what the customer pays.
+            let was = slot.listPrice.flatMap { list -> String? in
+                guard let listPrice = style.money(list), let paid = style.money(pays), paid < listPrice else { return nil }
+                return style.format.string(for: listPrice)
+            }
             return Slot(
                 id: slot.id, product: slot.product, name: style.asciiNames ? shortName : name, shortName: shortName,
-                priceText: style.text(slot.price),
+                priceText: style.text(pays), wasText: was,
                 picture: style.pictureURL(slot.product), soldOut: slot.available == 0, badge: Self.badge(slot, texts: texts),
                 hot: style.hot.contains(slot.product),
                 affordable: slot.available > 0 && Self.covers(credit, price),
@@ -165,6 +179,7 @@ public struct MachineView: Codable, Sendable, Equatable {
         salesVersion = followed.sales.map { "\($0.total.count)-\($0.total.amount)" }
         salesLegend = followed.sales.map { Self.salesChart($0, texts: texts).legend }
         hint = style.givesNoChange ? texts.noChangeHint : status.exactChangeOnly == true ? texts.exactChangeOnly : nil
+        priceNote = Self.priceNote(status, texts: texts)
 
         switch status.state {
         case "out-of-order":
@@ -217,6 +232,14 @@ public struct MachineView: Codable, Sendable, Equatable {
         PieChart(
             title: "\(texts.sales) — \(sales.machine)",
             slices: sales.products.map { PieChart.Slice(label: $0.name, value: $0.sold.count, detail: "\($0.sold.count) · \($0.sold.amountText)") })
+    }
+
+    /// The card's prices while a session shows some other than cash's, else the band's.
+    private static func priceNote(_ status: StatusReport, texts: DisplayTexts) -> String? {
+        if status.cardSession != nil, status.slots.contains(where: { $0.sessionPrice != nil }) { return texts.cardPrices }
+        guard let band = status.priceBand else { return nil }
+        // "sat 18:00": the customer needs the time.
+        return texts.bandPrices(band.name, until: band.untilText.split(separator: " ").last.map(String.init) ?? band.untilText)
     }
 
     /// A fault or a health lock says more than "sold out": the customer should not wait for a restock.

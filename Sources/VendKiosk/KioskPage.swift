@@ -33,6 +33,7 @@ enum KioskPage {
               border: 4px solid #fff; background: #222; color: #fff; }
             #coin-return:active { background: #555; }
             #hint { padding: 6px 24px; font-size: 20px; color: #ccc; background: #111; }
+            #price-note { padding: 6px 24px; font-size: 20px; font-weight: 700; color: #ffd400; background: #111; }
             main { flex: 1; overflow: auto; padding: 14px 24px; }
             #grid { display: grid; grid-template-columns: repeat(5, 1fr); gap: 14px; }
             .card { position: relative; display: flex; flex-direction: column; align-items: center; min-height: 190px; padding: 8px;
@@ -44,6 +45,7 @@ enum KioskPage {
             .card .price { margin-top: 2px; font-size: 26px; font-weight: 800; }
             .card.affordable { border-color: #ffd400; background: #2a2500; box-shadow: 0 0 24px #ffd40088; }
             .card.affordable .price { color: #ffd400; }
+            .card .price .was { font-size: 18px; font-weight: 600; color: #aaa; }
             .card.soldout { opacity: 0.55; }
             .card.soldout img { filter: grayscale(1); }
             .badge { position: absolute; font-size: 20px; font-weight: 800; padding: 4px 10px; border-radius: 10px; }
@@ -79,7 +81,7 @@ enum KioskPage {
             #legend .swatch { flex: none; width: 20px; height: 20px; border-radius: 4px; align-self: center; }
             #legend .label { flex: 1; min-width: 0; font-weight: 700; }
             #legend .figures { flex: none; white-space: nowrap; color: #ddd; }
-            body.technician header, body.technician main, body.technician footer, body.technician #hint { display: none; }
+            body.technician header, body.technician main, body.technician footer, body.technician #hint, body.technician #price-note { display: none; }
             body.technician #technician { display: block; }
             </style>
             </head>
@@ -90,6 +92,7 @@ enum KioskPage {
               <button id="coin-return" type="button"></button>
             </header>
             <div id="hint"></div>
+            <div id="price-note"></div>
             <main><div id="grid"></div></main>
             <footer><div id="bought-label"></div><div id="bought"></div></footer>
             <section id="technician">
@@ -125,13 +128,15 @@ enum KioskPage {
               $('coin-return').textContent = L.coinReturn;
               $('hint').textContent = view.hint || '';
               $('hint').style.display = view.hint && view.mode === 'customer' ? 'block' : 'none';
+              $('price-note').textContent = view.priceNote || '';
+              $('price-note').style.display = view.priceNote && view.mode === 'customer' ? 'block' : 'none';
               set('grid', view.slots.map((s) => `
                 <button type="button" class="card${s.affordable ? ' affordable' : ''}${s.soldOut ? ' soldout' : ''}" data-slot="${esc(s.id)}"
                   data-affordable="${s.affordable}" data-soldout="${s.soldOut}">
                   <span class="slot">${esc(s.id)}</span>
                   ${picture(s.picture, 'noimg')}
                   <span class="name">${esc(s.name)}</span>
-                  <span class="price">${esc(s.priceText)}</span>
+                  <span class="price">${s.wasText ? `<s class="was">${esc(s.wasText)}</s> ` : ''}${esc(s.priceText)}</span>
                   ${s.hot ? `<span class="badge hot">${esc(L.hot)}</span>` : ''}
                   ${s.badge ? `<span class="badge soldout">${esc(s.badge)}</span>` : ''}
                 </button>`).join(''));

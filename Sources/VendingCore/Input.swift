@@ -56,6 +56,8 @@ public enum Input: Hashable, Sendable, Codable {
     case unload(SlotID, count: Int?)
     /// A price for one slot that replaces the configured one; nil goes back to the configured price.
     case setPrice(SlotID, Money?)
+    /// A price on one list for some payments that replaces the file's line; nil goes back to it.
+    case setPriceLine(SlotID, list: PriceListNumber, scope: PriceScope, price: Money?)
     case setServiceMode(Bool)
     /// A new configuration takes effect; state that no longer fits it is dropped with an event.
     case reconfigure(MachineSetup)

@@ -7,6 +7,9 @@ public enum Weekday: Int, Hashable, Comparable, Sendable, Codable, CaseIterable,
     /// The day before (a band that crosses midnight began on it).
     public var previous: Weekday { Weekday(rawValue: (rawValue + 6) % 7)! }
 
+    /// The day after (a band that crosses midnight ends on it).
+    public var next: Weekday { Weekday(rawValue: (rawValue + 1) % 7)! }
+
     /// The three letters the configuration file uses: `mon`, `tue`, …
     public var description: String { ["sun", "mon", "tue", "wed", "thu", "fri", "sat"][rawValue] }
 }

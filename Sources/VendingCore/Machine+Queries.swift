@@ -33,9 +33,17 @@ extension Machine {
         }
     }
 
-    /// Slots a customer can buy from with the current credit.
+    /// Slots a customer can buy from with the current credit, at list 1's prices.
     public var purchasable: [Offer] {
         offers.filter { $0.available > 0 && $0.price <= credit }
+    }
+
+    /// Slots a customer can buy from with the current credit at `instant`: at the cash price
+    /// then (a band's during a band).
+    public func purchasable(at instant: Instant) -> [Offer] {
+        offers.filter { offer in
+            offer.available > 0 && price(of: offer.slot, payment: .cash, at: instant).map { $0.price <= credit } == true
+        }
     }
 
     /// Items available per product, over all slots; products in a slot but sold out count 0.

@@ -69,6 +69,14 @@ public struct PriceOverride: Hashable, Sendable, Codable {
     public let replacedConfiguredPrice: Money
 }
 
+/// A price line set at run time (`vendctl price --list N --payment P`). It remembers the file's
+/// line it replaced (nil: the file had none): when a technician later edits that line in the
+/// file, the newer intent wins, as for `PriceOverride`.
+public struct PriceLineOverride: Hashable, Sendable, Codable {
+    public let line: PriceLine
+    public let replacedConfiguredPrice: Money?
+}
+
 /// The vending machine as a deterministic state machine: `apply(_:at:)` takes an input and the
 /// instant it happened and returns the effects the shell must carry out. It does no I/O and reads
 /// no clock, so replaying the same inputs from the same state gives the same machine.
@@ -93,6 +101,8 @@ public struct Machine: Hashable, Sendable, Codable {
     public private(set) var changeInventory: [ChangeStock] = []
     public private(set) var stock: [SlotID: SlotStock]
     public private(set) var priceOverrides: [SlotID: PriceOverride] = [:]
+    /// Price lines set at run time on other lists or payments than list 1's every-payment price.
+    public internal(set) var priceLineOverrides: [SlotID: [PriceLineOverride]] = [:]
     public private(set) var ledger: Ledger
     public private(set) var setup: MachineSetup
     /// The totals of the last audit a DEX handheld acknowledged (see `AuditTotals`).
@@ -131,7 +141,7 @@ public struct Machine: Hashable, Sendable, Codable {
 
     private enum CodingKeys: String, CodingKey {
         case credit, pendingVend, lastVendNumber, pendingPayout, lastPayoutNumber, isInServiceMode, isFilling, coinCursors,
-            payoutCounters, changeInventory, stock, priceOverrides, ledger, setup, cardSession, cardSettlements, lastAuditRead,
+            payoutCounters, changeInventory, stock, priceOverrides, priceLineOverrides, ledger, setup, cardSession, cardSettlements, lastAuditRead,
             healthLocks, slotFaults, incidents, expiredSlots, dex, ageCheck
     }
 
@@ -158,6 +168,7 @@ public struct Machine: Hashable, Sendable, Codable {
         changeInventory = try container.decodeIfPresent([ChangeStock].self, forKey: .changeInventory) ?? []
         stock = try container.decode([SlotID: SlotStock].self, forKey: .stock)
         priceOverrides = try container.decode([SlotID: PriceOverride].self, forKey: .priceOverrides)
+        priceLineOverrides = try container.decodeIfPresent([SlotID: [PriceLineOverride]].self, forKey: .priceLineOverrides) ?? [:]
         ledger = try container.decode(Ledger.self, forKey: .ledger)
         setup = try container.decode(MachineSetup.self, forKey: .setup)
         cardSession = try container.decodeIfPresent(CardSession.self, forKey: .cardSession)
@@ -185,6 +196,7 @@ public struct Machine: Hashable, Sendable, Codable {
         try container.encode(changeInventory, forKey: .changeInventory)
         try container.encode(stock, forKey: .stock)
         try container.encode(priceOverrides, forKey: .priceOverrides)
+        if !priceLineOverrides.isEmpty { try container.encode(priceLineOverrides, forKey: .priceLineOverrides) }
         try container.encode(ledger, forKey: .ledger)
         try container.encode(setup, forKey: .setup)
         try container.encodeIfPresent(cardSession, forKey: .cardSession)
@@ -240,6 +252,7 @@ public struct Machine: Hashable, Sendable, Codable {
         case .restock(let slot, let count, let loadedAt): restock(slot, count: count, loadedAt: loadedAt ?? now, into: &effects)
         case .unload(let slot, let count): unload(slot, count: count, at: now, into: &effects)
         case .setPrice(let slot, let price): setPrice(slot, price, into: &effects)
+        case .setPriceLine(let slot, let list, let scope, let price): setPriceLine(slot, list: list, scope: scope, price: price, into: &effects)
         case .setServiceMode(let on): setServiceMode(on, into: &effects)
         case .reconfigure(let newSetup): reconfigure(newSetup, at: now, into: &effects)
         case .tick:
@@ -331,8 +344,19 @@ public struct Machine: Hashable, Sendable, Codable {
     /// The price a customer paying so would pay at `slot` at `instant`, and where it came from
     /// (see `MachineSetup.decidePrice`).
     public func price(of slot: SlotID, payment: PricePayment, terms: CardPriceTerms = .standard, at instant: Instant) -> PriceDecision? {
-        price(of: slot).flatMap { setup.decidePrice(of: slot, listOnePrice: $0, payment: payment, terms: terms, at: instant) }
+        price(of: slot).flatMap {
+            setup.decidePrice(of: slot, listOnePrice: $0, runTimeLines: runTimeLines(of: slot), payment: payment, terms: terms, at: instant)
+        }
     }
+
+    /// The slot's price on `list` for `payment`, run-time lines included (see
+    /// `MachineSetup.price(of:on:payment:listOnePrice:runTimeLines:)`).
+    public func price(of slot: SlotID, on list: PriceListNumber, payment: PricePayment) -> (price: Money, list: PriceListNumber)? {
+        price(of: slot).flatMap { setup.price(of: slot, on: list, payment: payment, listOnePrice: $0, runTimeLines: runTimeLines(of: slot)) }
+    }
+
+    /// The lines set at run time for `slot` (`vendctl price --list`), besides list 1's price.
+    public func runTimeLines(of slot: SlotID) -> [PriceLine] { priceLineOverrides[slot]?.map(\.line) ?? [] }
 
     /// Items in `slot` that a customer can buy (the one a vend in flight reserved excluded).
     public func available(in slot: SlotID) -> Int {
@@ -860,7 +884,7 @@ public struct Machine: Hashable, Sendable, Codable {
         for slot in expiredSlots.keys where setup.slot(slot) == nil { expiredSlots[slot] = nil }
     }
 
-    private mutating func setPrice(_ slotID: SlotID, _ newPrice: Money?, into effects: inout Effects) {
+    mutating func setPrice(_ slotID: SlotID, _ newPrice: Money?, into effects: inout Effects) {
         guard let slot = setup.slot(slotID), let oldPrice = price(of: slotID) else {
             return effects.reject(.unknownSlot(slotID))
         }
@@ -965,6 +989,7 @@ public struct Machine: Hashable, Sendable, Codable {
             credit = .zero(newSetup.currency)
             ledger = Ledger(currency: newSetup.currency)
             priceOverrides = [:]
+            priceLineOverrides = [:]
         }
         let oldSetup = setup
         setup = newSetup
@@ -1001,6 +1026,7 @@ public struct Machine: Hashable, Sendable, Codable {
                 }
             }
         }
+        dropOverriddenPriceLines(into: &effects)
         let added = newSetup.slots.map(\.id).filter { oldSetup.slot($0) == nil }
         for slot in added { stock[slot] = SlotStock() }
         for slot in newSetup.slots where oldSetup.slot(slot.id)?.capacity != slot.capacity {

@@ -30,6 +30,9 @@ public enum MachineEvent: Hashable, Sendable, Codable {
     /// A technician emptied the cash box: what the machine counted into it since the last one.
     case cashCollected(CashCollection)
     case priceChanged(slot: SlotID, from: Money, to: Money)
+    /// A slot's price on one list for some payments (`scope`); nil: the slot has no such line
+    /// (it sells at the next line that applies).
+    case priceLineChanged(slot: SlotID, list: PriceListNumber, scope: PriceScope, from: Money?, to: Money?)
     case serviceModeChanged(Bool)
     case coinAcceptanceChanged(Bool)
     case setupChanged(addedSlots: [SlotID], removedSlots: [SlotID])
@@ -100,6 +103,8 @@ public enum Rejection: Hashable, Sendable, Codable, CustomStringConvertible {
     case invalidPrice(Money)
     /// A price the file's rule refuses too (`PriceProblem`).
     case priceRefused(SlotID, Money, PriceProblem)
+    /// A price line on a list the file does not name (`known`: the lists besides 1 it does).
+    case unknownPriceList(PriceListNumber, known: [PriceListNumber])
     /// An outcome for a vend that is not the one in flight (late or repeated report).
     case staleVendOutcome(VendID)
     case wrongCurrency(Money)
@@ -155,6 +160,9 @@ public enum Rejection: Hashable, Sendable, Codable, CustomStringConvertible {
             "slot \(slot) holds \(stock) items, above its capacity of \(capacity): they stay and sell; restock adds nothing until it holds fewer than \(capacity)"
         case .invalidCount(let count): "\(count) is not a valid number of items"
         case .invalidPrice(let price): "\(price) is not a valid price"
+        case .unknownPriceList(let list, let known):
+            "there is no price list \(list): pricing.lists has "
+                + (known.isEmpty ? "none besides list 1" : "list 1 and \(known.map(String.init).joined(separator: ", "))")
         case .priceRefused(let slot, let price, let problem):
             "slot \(slot): \(problem.describe(price, format: MoneyFormat.plain(price.currency)))"
         case .staleVendOutcome(let vend): "\(vend) is not in progress"

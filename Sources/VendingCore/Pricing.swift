@@ -189,6 +189,41 @@ public struct PricingSetup: Hashable, Sendable, Codable {
         return Money(minorUnits: units * roundingUnit, currency: price.currency)
     }
 
+    /// What a card with `terms` is expected to pay for `price`: the reader's discount or
+    /// surcharge applied (see `adjusted`), the price itself for other terms.
+    public func expectedCharge(_ price: Money, terms: CardPriceTerms) -> Money {
+        switch terms {
+        case .discount(let percent): adjusted(price, percent: Int(percent), discount: true)
+        case .surcharge(let percent): adjusted(price, percent: Int(percent), discount: false)
+        case .standard, .priceList, .discountGroup: price
+        }
+    }
+
+    /// When `band`, in force at `instant`, ends: the instant (to the minute, in the offset in
+    /// force at `instant`) and the local day and time, as status shows it.
+    public func end(of band: TimeBand, at instant: Instant) -> (instant: Instant, local: LocalTime) {
+        let now = timeZone.localTime(at: instant)
+        // Inside the band: before its end today, or in the evening part of one that ends tomorrow.
+        let minutesLeft = now.minuteOfDay < band.to ? band.to - now.minuteOfDay : 1_440 - now.minuteOfDay + band.to
+        let minuteStart = instant.millisecondsSinceEpoch - (instant.millisecondsSinceEpoch % 60_000 + 60_000) % 60_000
+        let endDay = now.minuteOfDay + minutesLeft >= 1_440 ? now.weekday.next : now.weekday
+        return (Instant(millisecondsSinceEpoch: minuteStart + Int64(minutesLeft) * 60_000), LocalTime(weekday: endDay, minuteOfDay: band.to % 1_440))
+    }
+
+    /// The next minute after `instant` at which the band in force changes (one begins or
+    /// ends); nil without bands. Reckoned in the offset in force at `instant`: across a change
+    /// of daylight saving time it may be an hour off, and whoever waits for it asks again then.
+    public func nextBandChange(after instant: Instant) -> Instant? {
+        guard !bands.isEmpty else { return nil }
+        let week = 7 * 1_440
+        let local = timeZone.localTime(at: instant)
+        let current = local.weekday.rawValue * 1_440 + local.minuteOfDay
+        let ahead = bands.flatMap(\.weekMinutes).flatMap { [$0.lowerBound, $0.upperBound] }
+            .map { (($0 - current) % week + week) % week }.filter { $0 > 0 }
+        let minuteStart = instant.millisecondsSinceEpoch - (instant.millisecondsSinceEpoch % 60_000 + 60_000) % 60_000
+        return Instant(millisecondsSinceEpoch: minuteStart + Int64(ahead.min() ?? week) * 60_000)
+    }
+
     /// What a reader that applies the card's discount or surcharge itself may take for `price`:
     /// the percentage applied, rounded down and up to the smallest coin or to the reader's own
     /// unit (`readerUnit` minor units), whichever reaches further: the reader rounds its own
@@ -233,7 +268,8 @@ extension MachineSetup {
     /// its product's; a list with no line for the slot sells at list 1. `listOnePrice` is the
     /// slot's price for every payment on list 1 (the file's, or one set at run time).
     public func decidePrice(
-        of slotID: SlotID, listOnePrice: Money, payment: PricePayment, terms: CardPriceTerms, at instant: Instant
+        of slotID: SlotID, listOnePrice: Money, runTimeLines: [PriceLine] = [], payment: PricePayment, terms: CardPriceTerms,
+        at instant: Instant
     ) -> PriceDecision? {
         let band = pricing.band(at: instant)
         var list = band?.list ?? .standardList
@@ -241,25 +277,22 @@ extension MachineSetup {
             let mapped = pricing.machineList(forCard: cardList, on: reader)
             if mapped != .standardList { list = mapped }
         }
-        guard let (price, priced) = price(of: slotID, on: list, payment: payment, listOnePrice: listOnePrice) else { return nil }
-        let expected: Money
-        switch terms {
-        case .discount(let percent): expected = pricing.adjusted(price, percent: Int(percent), discount: true)
-        case .surcharge(let percent): expected = pricing.adjusted(price, percent: Int(percent), discount: false)
-        case .standard, .priceList, .discountGroup: expected = price
-        }
-        return PriceDecision(price: price, list: priced, band: band, expectedCharge: expected)
+        guard let (price, priced) = price(of: slotID, on: list, payment: payment, listOnePrice: listOnePrice, runTimeLines: runTimeLines)
+        else { return nil }
+        return PriceDecision(price: price, list: priced, band: band, expectedCharge: pricing.expectedCharge(price, terms: terms))
     }
 
     /// The slot's price on `list` for `payment`, and the list it came from: the most specific
-    /// line, the slot's before its product's; list 1 when `list` has none for the slot.
+    /// line, one set at run time (`runTimeLines`, the slot's) before the file's, the slot's
+    /// before its product's; list 1 when `list` has none for the slot.
     public func price(
-        of slotID: SlotID, on list: PriceListNumber, payment: PricePayment, listOnePrice: Money
+        of slotID: SlotID, on list: PriceListNumber, payment: PricePayment, listOnePrice: Money, runTimeLines: [PriceLine] = []
     ) -> (price: Money, list: PriceListNumber)? {
         guard let slot = slot(slotID) else { return nil }
         let productLines = catalog[slot.product]?.priceLines ?? []
         func line(on list: PriceListNumber) -> Money? {
             for scope in payment.scopes {
+                if let found = runTimeLines.first(where: { $0.list == list && $0.scope == scope }) { return found.price }
                 if list == .standardList, scope == .any { return listOnePrice }
                 if let found = slot.priceLines.first(where: { $0.list == list && $0.scope == scope }) { return found.price }
                 if let found = productLines.first(where: { $0.list == list && $0.scope == scope }) { return found.price }

@@ -7,7 +7,8 @@ struct Status: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Show the machine: state, credit, hardware health and every slot.",
         discussion:
-            "Each slot shows its product, price, items in it out of its capacity, how many a customer can buy now, and when its oldest item expires.")
+            "Each slot shows its product, the price a cash customer pays now (a time band's during a band), items in it out of its capacity, how many a customer can buy now, and when its oldest item expires. While they differ from it, list 1's price and each card reader's price are shown too, with the time band in force and until when (local time)."
+    )
 
     @OptionGroup var connection: Connection
 
@@ -50,6 +51,10 @@ struct Status: ParsableCommand {
                 "age      slot \(check.slot) (\(check.age)+): "
                     + (check.approved ? "verified, waiting for the vend" : "waiting for the age verifier"))
         }
+        if let band = status.priceBand {
+            let name = band.name.map { " (\($0))" } ?? ""
+            lines.append("prices   time band in force: list \(band.list)\(name) until \(band.untilText)")
+        }
         for line in status.cardMoneyToCheck ?? [] { lines.append("card     CHECK \(line)") }
         if status.fillMode == true { lines.append("fill     FILL MODE: coins put in are float, not credit (vendctl cash fill off)") }
         if status.exactChangeOnly == true { lines.append("change   EXACT CHANGE ONLY: refill the payout devices") }
@@ -66,15 +71,7 @@ struct Status: ParsableCommand {
         if let dex = status.dexPort { lines += dexLines(dex) }
         lines += zoneLines(status.zones ?? [], unit: status.temperatureUnit.flatMap(TemperatureUnit.init(rawValue:)) ?? .celsius)
         lines.append("")
-        var table = TextTable([.left, .left, .right, .right, .right, .left])
-        table.add(["slot", "product", "price", "stock", "free", "earliest expiry"])
-        for slot in status.slots {
-            table.add([
-                slot.id, slot.productName, slot.priceText, "\(slot.stock)/\(slot.capacity)", "\(slot.available)",
-                dateText(slot.earliestExpiry),
-            ])
-        }
-        lines += table.render()
+        lines += slotTable(status)
         let faults = status.slots.compactMap { slot in slot.fault.map { "\(slot.id) (\($0))" } }
         if !faults.isEmpty {
             lines.append("")
@@ -89,6 +86,26 @@ struct Status: ParsableCommand {
             lines.append("discarded \(items) expired item(s) so far, worth \(status.books.discardedValueText ?? "?") at their prices")
         }
         return lines.joined(separator: "\n")
+    }
+
+    /// The slots: `price` is what cash pays now; the list-1 and card columns appear only while
+    /// some slot's differ from it.
+    private static func slotTable(_ status: StatusReport) -> [String] {
+        let showsList = status.slots.contains { $0.listPrice != nil }
+        let showsCards = status.slots.contains { $0.cardPrices != nil || $0.sessionPrice != nil }
+        var table = TextTable(
+            [.left, .left, .right] + (showsList ? [.right] : []) + (showsCards ? [.left] : []) + [.right, .right, .left])
+        table.add(
+            ["slot", "product", "price"] + (showsList ? ["list 1"] : []) + (showsCards ? ["by card"] : []) + ["stock", "free", "earliest expiry"])
+        for slot in status.slots {
+            var cards = (slot.cardPrices ?? []).map { "\($0.payment) \($0.priceText)" }
+            if let session = slot.sessionPriceText { cards.append("this card \(session)") }
+            table.add(
+                [slot.id, slot.productName, slot.priceText] + (showsList ? [slot.listPriceText ?? ""] : [])
+                    + (showsCards ? [cards.joined(separator: ", ")] : [])
+                    + ["\(slot.stock)/\(slot.capacity)", "\(slot.available)", dateText(slot.earliestExpiry)])
+        }
+        return table.render()
     }
 
     /// A fault shows what the component last reported; JSON carries the notice either way.

@@ -46,6 +46,11 @@ final class FakeVendd: Sendable {
         }
     }
 
+    /// The machine changes without an event (a time band begins).
+    func set(_ status: StatusReport) {
+        machine.withLock { $0 = status }
+    }
+
     /// The next `count` queries find their connection hung up without an answer (as a vendd
     /// that is full or going away does).
     func dropNextQueries(_ count: Int) {

@@ -51,6 +51,24 @@ import VendingCore
             "a coin after the idle time: the follower shows \(follower.current.status?.credit ?? "out of order")")
     }
 
+    /// A time band begins: vendd sends no event, but its status said when; the follower asks
+    /// again then, and the page shows the band's prices.
+    @Test func aBandsStartIsFollowedWithoutAnEvent() throws {
+        let path = Self.socketPath("band")
+        var before = MachineViewTests.status(credit: "0")
+        before.nextPriceChange = WallClock.milliseconds + 1_500
+        let vendd = try FakeVendd(path: path, status: before, idleTimeout: .seconds(60))
+        defer { vendd.stop() }
+        let follower = MachineFollower(socketPath: path, currency: MachineViewTests.won)
+        follower.start()
+        #expect(Self.eventually { follower.current.status?.nextPriceChange != nil && vendd.watching == 1 })
+        var during = PriceViewTests.status()
+        during.nextPriceChange = WallClock.milliseconds + 3_600_000
+        vendd.set(during)
+        #expect(Self.eventually(5) { follower.current.status?.priceBand?.list == 2 }, "asked again when the band began")
+        #expect(follower.current.status?.slots.first?.price == "1000")
+    }
+
     final class Log: Sendable {
         private let lines = Mutex<[String]>([])
         func write(_ line: String) { lines.withLock { $0.append(line) } }

@@ -430,6 +430,43 @@ def main():
         with urllib.request.build_opener(urllib.request.ProxyHandler({})).open(f"http://127.0.0.1:{machine.port}/", timeout=2) as page:
             check(page.status == 200 and time.monotonic() - started < 1, "after the attack the page is answered at once")
         check(machine.display.poll() is None, "vendd-display is still running")
+
+        # Price lists: a happy hour in force now (two hours around the current UTC minute, every
+        # day), Banana Milk 1,000원 in it (900원 by card #1) instead of 1,200원. Pricing takes effect
+        # at a start: vendd restarts with it.
+        machine.vendctl("coin-return")
+        wait_for("the credit paid back before the restart", lambda: machine.json("status")["status"]["credit"] == "0"
+                 and machine.json("status")["status"].get("payoutInProgress") is None, timeout=10)
+        machine.stop_vendd()
+        minute = int(time.time()) // 60 % 1440
+        clock = lambda m: f"{m // 60:02d}:{m % 60:02d}"  # noqa: E731
+        with open(machine.config) as file:
+            text = file.read()
+        text = text.replace("    product: banana-milk\n    price: 1200\n",
+                            "    product: banana-milk\n    price: 1200\n    prices:\n      - { list: 2, price: 1000 }\n"
+                            "      - { list: 2, payment: cashless1, price: 900 }\n", 1)
+        text += (f'\npricing:\n  time_zone: UTC\n  lists:\n    - {{ list: 2, name: "happy hour" }}\n  bands:\n'
+                 f'    - {{ list: 2, from: "{clock((minute + 1380) % 1440)}", to: "{clock((minute + 60) % 1440)}" }}\n')
+        with open(machine.config, "w") as file:
+            file.write(text)
+        machine.start_vendd()
+        wait_for("the band's price", lambda: card(TOO_DEAR).find_element(By.CLASS_NAME, "price").text.endswith("1,000원"), timeout=10)
+        price = card(TOO_DEAR).find_element(By.CLASS_NAME, "price")
+        was = price.find_elements(By.CSS_SELECTOR, "s.was")
+        check(len(was) == 1 and was[0].text == "1,200원" and price.text == "1,200원 1,000원",
+              f"in the happy hour {TOO_DEAR} shows list 1's price struck through and the band's ({price.text!r})")
+        check(card(CHEAP_ENOUGH).find_element(By.CLASS_NAME, "price").text == "1,500원", "a slot without a band price keeps its own, no 'was'")
+        note = by_id(By.ID, "price-note")
+        check(note.is_displayed() and note.text.startswith("happy hour: ") and note.text.endswith("까지 특별 가격"),
+              f"the page says whose prices and until when ({note.text!r})")
+        shot("happy-hour")
+        # A card presented: its reader's price on the band's list.
+        machine.vendctl("sim", "card", "tap", "5000")
+        wait_for("the card's price", lambda: card(TOO_DEAR).find_element(By.CLASS_NAME, "price").text.endswith("900원"), timeout=10)
+        check(card(TOO_DEAR).find_element(By.CLASS_NAME, "price").text == "1,200원 900원" and note.text == "카드 가격입니다",
+              f"with a card session open {TOO_DEAR} shows the card's price ({note.text!r})")
+        shot("card-price")
+        machine.vendctl("sim", "card", "remove")
     finally:
         if driver:
             driver.quit()

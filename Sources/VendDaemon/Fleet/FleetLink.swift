@@ -248,8 +248,10 @@ final class FleetLink: Sendable {
             var stock = StockMessage(
                 machine: machine, currency: status.currency,
                 slots: status.slots.map {
+                    // The slot's list-1 price, as `price-changed` events keep it: a band's start
+                    // is no event, so a band's price retained here would go stale.
                     var slot = StockMessage.Slot(
-                        slot: $0.id, product: $0.product, price: $0.price, available: $0.available, stock: $0.stock,
+                        slot: $0.id, product: $0.product, price: $0.listPrice ?? $0.price, available: $0.available, stock: $0.stock,
                         capacity: $0.capacity, earliestExpiry: $0.earliestExpiry)
                     slot.fault = $0.fault
                     slot.healthLock = $0.healthLock

@@ -197,7 +197,9 @@ extension TelemetryEvent {
             self.product = product.rawValue
             count = discarded
             amount = value.decimalString
-        case .duplicateCoinIgnored, .coinAcceptanceChanged, .cardAcceptanceChanged, .setupChanged, .rejected, .capacityBelowStock:
+        // The fleet keeps each slot's list-1 price (`price-changed`); it does not keep lists yet.
+        case .duplicateCoinIgnored, .coinAcceptanceChanged, .cardAcceptanceChanged, .setupChanged, .rejected, .capacityBelowStock,
+            .priceLineChanged:
             return nil
         }
     }

@@ -16,7 +16,7 @@ public enum LCDFrame {
             if rows > 2 {
                 let buys = view.slots.filter(\.affordable).map(\.name)
                 lines.append(buys.isEmpty ? "" : "Buy: " + buys.joined(separator: ", "))
-                lines.append(view.hint ?? "")
+                lines.append(view.hint ?? view.priceNote ?? "")
             }
         }
         return (0..<rows).map { row in
