@@ -72,5 +72,26 @@ import VenddTestSupport
         let back = try daemon.vendctl("price", "A1", "default", "--list", "2", "--payment", "cash")
         #expect(back.output == "slot A1 price on list 2 for cash 800원 → no line of its own\n")
         #expect(try daemon.status().slots.first { $0.id == "A1" }?.price == "1000")
+
+        // A sale in the band is booked on list 2, as `vendctl report --by-list` (and PA7) says.
+        try daemon.send(.restock(slot: "A1", count: nil))
+        for _ in 0..<2 { try daemon.send(.sim(.coin(amount: "500"))) }
+        try daemon.send(.sim(.press(slot: "A1")))
+        _ = try daemon.waitUntil("the sale") { $0.books.itemsSold == 1 && $0.vendInProgress == nil }
+        let byList = try daemon.vendctl("report", "--by-list")
+        #expect(byList.status == 0, "\(byList.errors)")
+        let rows = byList.output.split(separator: "\n").map { $0.split(separator: " ").joined(separator: " ") }
+        #expect(rows.contains("2 cash all 1"), "\(byList.output)")
+        #expect(rows.contains { $0.hasPrefix("A1 1000 1 1,000원 1 (1,000원)") }, "\(byList.output)")
+        let mixed = try daemon.vendctl("report", "--by-list", "--since", "2026-01-01")
+        #expect(mixed.status == 64 && mixed.errors.contains("--by-list reports whole-life totals"), "\(mixed.errors)")
+    }
+
+    @Test func aMachineWithOnePricePerSlotSaysSoByList() throws {
+        let daemon = try DaemonHarness()
+        defer { daemon.tearDown() }
+        try daemon.start()
+        let byList = try daemon.vendctl("report", "--by-list")
+        #expect(byList.status == 0 && byList.output.contains("this machine has one price per slot"), "\(byList.output)")
     }
 }
