@@ -155,7 +155,8 @@ struct ConfigParser {
         let pricing = top.nested("pricing", required: false).map(parsePricing) ?? PricingSection()
         let knownLists = [PriceListNumber.standardList] + pricing.lists.keys.sorted()
         let (products, productIDs, faces, productAges) =
-            top.list("products").map { parseProducts($0, machine: machineSection, knownLists: knownLists) } ?? (valid: [], definedIDs: [], faces: [:], ages: [:])
+            top.list("products").map { parseProducts($0, machine: machineSection, knownLists: knownLists) }
+            ?? (valid: [], definedIDs: [], faces: [:], ages: [:])
         let zoneNodes = top.list("zones", required: false)
         let zones = zoneNodes.map(parseZones) ?? []
         let zoneIDs = zoneNodes?.compactMap { $0.mapping.flatMap { labelValue(in: $0, key: "id") } } ?? []
