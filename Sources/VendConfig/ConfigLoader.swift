@@ -154,9 +154,14 @@ struct ConfigParser {
         let gpio = top.nested("gpio").flatMap(parseGPIO)
         let pricing = top.nested("pricing", required: false).map(parsePricing) ?? PricingSection()
         let knownLists = [PriceListNumber.standardList] + pricing.lists.keys.sorted()
-        let (products, productIDs, faces, productAges) =
+        // Bound whole, then taken apart: Swift 6.0.3 cannot infer the labelled tuple through `??`
+        // into a destructuring pattern.
+        let parsedProducts =
             top.list("products").map { parseProducts($0, machine: machineSection, knownLists: knownLists) }
             ?? (valid: [], definedIDs: [], faces: [:], ages: [:])
+        let (products, productIDs, faces, productAges) = (
+            parsedProducts.valid, parsedProducts.definedIDs, parsedProducts.faces, parsedProducts.ages
+        )
         let zoneNodes = top.list("zones", required: false)
         let zones = zoneNodes.map(parseZones) ?? []
         let zoneIDs = zoneNodes?.compactMap { $0.mapping.flatMap { labelValue(in: $0, key: "id") } } ?? []
