@@ -50,17 +50,11 @@ import VendingCore
     }
 
     static func edited(_ edits: [(String, String)]) -> String {
-        var text = base
-        for (old, new) in edits {
-            #expect(text.contains(old), "the base has no '\(old)'")
-            text = text.replacingOccurrences(of: old, with: new)
-        }
-        return text
+        EditedConfig.text(base, edits)
     }
 
     static func errors(_ edits: [(String, String)]) throws -> [String] {
-        let error = try #require(throws: ConfigError.self) { try ConfigLoader.parse(edited(edits), file: "test.yaml") }
-        return error.diagnostics.map(\.description)
+        try EditedConfig.errors(base, edits)
     }
 
     @Test func aProductsRestrictionAppliesToItsSlotsAndASlotsOwnOverridesIt() throws {

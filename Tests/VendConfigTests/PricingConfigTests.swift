@@ -58,13 +58,7 @@ import VendingCore
         """
 
     static func errors(_ edits: [(String, String)]) throws -> [String] {
-        var text = base
-        for (old, new) in edits {
-            #expect(text.contains(old), "the base has no '\(old)'")
-            text = text.replacingOccurrences(of: old, with: new)
-        }
-        let error = try #require(throws: ConfigError.self) { try ConfigLoader.parse(text, file: "test.yaml") }
-        return error.diagnostics.map(\.description)
+        try EditedConfig.errors(base, edits)
     }
 
     @Test func theCoreGetsTheListsBandsCardsAndZone() throws {
