@@ -27,17 +27,33 @@ public struct Debouncer: Sendable {
     /// The lines whose new level has been stable for the period at `now`, with that level and
     /// the instant it became stable (its last edge plus the period: when the line really settled,
     /// however late this is asked).
-    public mutating func settle(at now: Instant) -> [(line: Int, isActive: Bool, at: Instant)] {
+    ///
+    /// `levels`, the lines' levels read now, is checked against each edge due: an edge stream can
+    /// lose the last edge of a bounce (libgpiod v1's kernel interface labels an edge with the
+    /// level its interrupt thread reads, and the simulated chip and I2C expanders drop an edge
+    /// that comes while that thread runs). A line that reads otherwise than its last edge said is
+    /// judged again from `now`: its level must then stay for a whole period, and `recheckAt`
+    /// says when to call again.
+    public mutating func settle(
+        at now: Instant, levels: [Bool]? = nil
+    ) -> (changes: [(line: Int, isActive: Bool, at: Instant)], recheckAt: Instant?) {
         var changes: [(Int, Bool, Instant)] = []
+        var recheckAt: Instant?
         for line in latest.indices {
             guard let pending = latest[line], now >= pending.since + periods[line] else { continue }
+            if let level = levels?[line], level != pending.level {
+                latest[line] = (level, now)
+                let again = now + periods[line]
+                recheckAt = recheckAt.map { min($0, again) } ?? again
+                continue
+            }
             latest[line] = nil
             if pending.level != stable[line] {
                 stable[line] = pending.level
                 changes.append((line, pending.level, pending.since + periods[line]))
             }
         }
-        return changes
+        return (changes, recheckAt)
     }
 
     /// The earliest instant at which a pending edge settles, if any is pending.

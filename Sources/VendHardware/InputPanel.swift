@@ -94,26 +94,38 @@ public final class InputPanel: Sendable {
                 let deadline = running!.debouncer.edge(line: edge.index, isActive: edge.isActive, at: edge.at)
                 if periods[edge.index] != .zero { settleAt[edge.index] = deadline }
             }
-            // Lines without a period count at once; the others settle when their timer fires,
-            // judged on every edge received by then.
-            emitSettled(at: last.at, &running!)
+            // Lines without a period count at once (the kernel debounced them); the others
+            // settle when their timer fires, judged on every edge received by then.
+            emitSettled(at: last.at, levels: nil, &running!)
         }
-        for deadline in Set(settleAt.values) {
-            timekeeper.schedule(at: deadline) { [self] in
-                running.withLock { running in
-                    guard running != nil else { return }
-                    emitSettled(at: timekeeper.now, &running!)
-                }
+        for deadline in Set(settleAt.values) { settle(at: deadline) }
+    }
+
+    /// At `deadline`, the lines due are judged against their levels read then; one that reads
+    /// otherwise than its last edge said is judged again a period later.
+    private func settle(at deadline: ContinuousClock.Instant) {
+        timekeeper.schedule(at: deadline) { [self] in
+            let levels = try? group.currentValues()
+            let recheckAt = running.withLock { running -> ContinuousClock.Instant? in
+                guard running != nil else { return nil }
+                return emitSettled(at: timekeeper.now, levels: levels, &running!)
             }
+            if let recheckAt { settle(at: recheckAt) }
         }
     }
 
-    private func emitSettled(at instant: ContinuousClock.Instant, _ running: inout Running) {
-        for change in running.debouncer.settle(at: instant) {
+    /// Reports what settled by `instant`; returns when to judge again a line that read otherwise.
+    @discardableResult
+    private func emitSettled(
+        at instant: ContinuousClock.Instant, levels: [Bool]?, _ running: inout Running
+    ) -> ContinuousClock.Instant? {
+        let settled = running.debouncer.settle(at: instant, levels: levels)
+        for change in settled.changes {
             if let event = meaning(of: roles[change.line], isActive: change.isActive, at: change.at) {
                 running.report(.panel(event))
             }
         }
+        return settled.recheckAt
     }
 
     private func announceSwitchPositions(_ levels: [Bool], _ report: DeviceReportHandler) {
