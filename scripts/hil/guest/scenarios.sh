@@ -135,16 +135,27 @@ scenario_press_with_credit() {
     pass "relay line 3 active for $PULSE_MS ms (pulse 300 ms), one sale, credit 5000 -> 4000"
 }
 
+# Twice: a contact's bounce (10 edges in 5 ms), then 10 edges written back to back, faster than the
+# kernel's interrupt thread: libgpiod v1's interface then labels edges with the level that thread
+# reads and gpio-sim drops an edge that comes while it runs, so the last edge seen can say
+# "released" while the button is held (vendd then judges the line by its level).
 scenario_bouncing_press() {
     start_vendd credit || { fail "vendd did not start"; return; }
-    bounced=$(hiltool bounce "$(pull 2)" 10 5000)
-    pulse_of 3 || { hiltool release "$(pull 2)"; fail "no vend after the bouncing press"; return; }
-    hiltool hold "$(value 3)" 0 1500 || { hiltool release "$(pull 2)"; fail "a second pulse followed"; return; }
-    hiltool release "$(pull 2)"
-    sleep 0.2
-    expect_books 1 0 4000 || { fail "$BOOKS"; return; }
+    seen=
+    for span in 5000 0; do
+        bounced=$(hiltool bounce "$(pull 2)" 10 $span)
+        pulse_of 3; result=$?
+        [ $result = 0 ] || hiltool release "$(pull 2)"
+        [ $result = 1 ] && { fail "no vend after the bouncing press ($bounced)"; return; }
+        [ $result = 2 ] && { fail "relay A2 (line 3) stayed active over 3 s after $bounced"; return; }
+        hiltool hold "$(value 3)" 0 1500 || { hiltool release "$(pull 2)"; fail "a second pulse followed $bounced"; return; }
+        hiltool release "$(pull 2)"
+        sleep 0.2
+        seen="$seen${seen:+; }$bounced and held"
+    done
+    expect_books 2 0 3000 || { fail "$BOOKS"; return; }
     stop_vendd
-    pass "$bounced and held: exactly one vend"
+    pass "$seen: exactly one vend each"
 }
 
 scenario_drop_confirms_vend() {
