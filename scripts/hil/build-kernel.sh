@@ -7,6 +7,10 @@
 # need) and scripts/hil/kernel-<arch>.config (the machine's console and buses).
 #
 # Usage:   kernel=$(scripts/hil/build-kernel.sh [--arch amd64|arm64] | tail -1)
+#          scripts/hil/build-kernel.sh --packages [--arch amd64|arm64]
+#
+# --packages prints the Debian packages a build needs and exits, so that a caller can install
+# them before building in the background (scripts/test): two apt-gets at once would fail.
 #
 # The last line of stdout is the absolute path of the image (bzImage for
 # amd64, Image for arm64); i2c-stub.ko lies beside it; progress goes to stderr. A build takes about 7
@@ -38,9 +42,11 @@ source "$SCRIPT_DIR/lib.sh"
 
 # Debian's names for the architectures, as scripts/debian-swift-build takes them.
 arch=amd64
+print_packages=0
 while (($#)); do
     case "$1" in
     --arch) [[ $# -ge 2 ]] || hil_die "--arch needs amd64 or arm64"; arch="$2"; shift 2 ;;
+    --packages) print_packages=1; shift ;;
     *) hil_die "unknown argument '$1' (usage: $0 [--arch amd64|arm64])" ;;
     esac
 done
@@ -127,6 +133,10 @@ build_kernel() {
 }
 
 main() {
+    if ((print_packages)); then
+        printf '%s\n' "$SOURCE_PKG" "${CROSS_PKGS[@]}" "${BUILD_PKGS[@]}"
+        return 0
+    fi
     local fragment
     for fragment in "${FRAGMENTS[@]}"; do
         [[ -r "$fragment" ]] || hil_die "missing $fragment"
