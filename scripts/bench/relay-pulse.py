@@ -13,6 +13,9 @@ too. The simulated chip stamps every line change with CLOCK_MONOTONIC in vendd's
 (the log file is written on a lane of its own); from those stamps:
   - pulse length error: |relay active -> inactive - pulse_ms|
   - press -> relay: the button's edge -> relay active (the vend's intent is fsync'd between)
+Beside each run, cyclictest (rt-tests) measures this machine's own floor: a thread at the relay
+lane's priority (SCHED_FIFO 1) sleeping 50 ms, a pulse's length, and stamping how late it woke.
+A pulse's end is one such wake-up, so vendd cannot do better than the machine does.
 Prints figures and never fails on a timing; exits 1 only when vendd could not be run.
 
 Usage: scripts/bench/relay-pulse.py [bin-dir] [vends] [fsync-ms]   (.build/release, 500, 100)
@@ -78,6 +81,43 @@ class LineLog:
         return self.counts.get((name, direction, active), 0)
 
 
+class WakeUpFloor:
+    """cyclictest at the relay lane's priority, waking every pulse length, while a run goes on;
+    its histogram (1 µs buckets, up to 20 ms) gives the machine's own wake-up latency."""
+
+    def __init__(self, interval_ms):
+        self.process = None
+        try:
+            # --laptop: leave /dev/cpu_dma_latency alone, as vendd does.
+            self.process = subprocess.Popen(
+                ["cyclictest", "--laptop", "-m", "-q", "-p", "1", "-i", str(interval_ms * 1000), "-h", "20000"],
+                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        except FileNotFoundError:
+            pass
+
+    def stop(self):
+        """The wake-up latencies (ns), overflows counted at 20 ms, or None without cyclictest."""
+        if self.process is None:
+            return None
+        self.process.send_signal(signal.SIGINT)
+        output, _ = self.process.communicate(timeout=30)
+        latencies, overflows = [], 0
+        for line in output.splitlines():
+            fields = line.split()
+            if len(fields) == 2 and fields[0].isdigit() and fields[1].isdigit():
+                latencies += [int(fields[0]) * 1000] * int(fields[1])
+            elif line.startswith("# Histogram Overflows:"):
+                overflows = int(line.split(":")[1].split()[0])
+        return latencies + [20_000_000] * overflows
+
+
+def above(values_ns, limit_ms):
+    if not values_ns:
+        return "none measured"
+    late = sum(1 for v in values_ns if v > limit_ms * 1_000_000)
+    return f"{late} of {len(values_ns)} ({100 * late / len(values_ns):.2f} %) over {limit_ms} ms"
+
+
 def wait_until(condition, timeout, step=0.005):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -113,6 +153,7 @@ def one_run(work, label, preload):
     if preload:
         env.update(LD_PRELOAD=preload, SLOW_FSYNC_MS=str(FSYNC_MS), SLOW_FSYNC_REPORT=report)
     vendd_log = open(os.path.join(work, "vendd.log"), "w")
+    floor = WakeUpFloor(pulse_ms())
     process = subprocess.Popen(
         [os.path.join(BIN, "vendd"), "run", "--config", config, "--simulate", "--state-dir",
          os.path.join(work, "state"), "--socket", sock, "--line-log", log_path],
@@ -147,6 +188,7 @@ def one_run(work, label, preload):
         if process.poll() is None:  # the run broke off: vendd is not left running
             process.kill()
             process.wait()
+        wake_ups = floor.stop()
     vendd_log.close()
     log.count(RELAY, "out", False)  # what was written up to the exit
     fsyncs = open(report).read().strip() if preload and os.path.exists(report) else None
@@ -154,7 +196,7 @@ def one_run(work, label, preload):
         if os.path.exists(name):
             os.unlink(name)
     subprocess.run(["rm", "-rf", os.path.join(work, "state")], check=True)
-    return analyse(log.changes), books, coins, missed, status, fsyncs
+    return analyse(log.changes), books, coins, missed, status, fsyncs, wake_ups
 
 
 def analyse(changes):
@@ -194,11 +236,17 @@ def main():
     with tempfile.TemporaryDirectory() as work:
         shim = build_shim(work)
         for label, preload in (("storage as it is", None), (f"every fsync slowed by {FSYNC_MS} ms", shim)):
-            (errors, lengths, latencies), books, coins, missed, status, fsyncs = one_run(work, label, preload)
+            (errors, lengths, latencies), books, coins, missed, status, fsyncs, wake_ups = one_run(work, label, preload)
             print(f"{label}:")
             if fsyncs:
                 print(f"  slow-fsync.so        {fsyncs}")
             print(f"  pulse length error   {spread(errors)}")
+            print(f"                       {above(errors, 2)}")
+            if wake_ups is None:
+                print("  machine's wake-up    cyclictest not found: apt-get install rt-tests for the floor")
+            else:
+                print(f"  machine's wake-up    {spread(wake_ups)}")
+                print(f"                       {above(wake_ups, 2)}")
             if lengths:
                 print(f"  pulse lengths        {min(lengths) / 1e6:.2f} to {max(lengths) / 1e6:.2f} ms")
             print(f"  press -> relay       {spread(latencies)}")
