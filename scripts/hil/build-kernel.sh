@@ -47,7 +47,7 @@ while (($#)); do
     case "$1" in
     --arch) [[ $# -ge 2 ]] || hil_die "--arch needs amd64 or arm64"; arch="$2"; shift 2 ;;
     --packages) print_packages=1; shift ;;
-    *) hil_die "unknown argument '$1' (usage: $0 [--arch amd64|arm64])" ;;
+    *) hil_die "unknown argument '$1' (usage: $0 [--packages] [--arch amd64|arm64])" ;;
     esac
 done
 # Per architecture: the kernel's ARCH, the cross compiler (none on the

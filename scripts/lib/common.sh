@@ -37,6 +37,12 @@ ensure_packages() {
     die "could not install: ${missing[*]}"
 }
 
+# The programs the Debian packages hold, in the order scripts/build-deb builds them (also what
+# scripts/warm-caches builds ahead for the arm64 packages).
+packaged_products() {
+    printf '%s\n' vendd vendctl vendfleet vendd-display vendstore
+}
+
 # The Debian packages a build of vendd needs besides Swift itself: the headers and pkg-config
 # files of the C libraries the GPIO and serial drivers link (Package.swift's systemLibrary
 # targets find them through pkg-config). This is the one list: every script that builds
