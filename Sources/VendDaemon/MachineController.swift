@@ -198,6 +198,7 @@ final class MachineController: Sendable {
                 compactIfDue(&state)
                 return (effects, EffectContext(state, faultBefore: faultBefore))
             }
+            if effects.events.contains(where: \.changesRetainedOnly) { outbox?.retainedChanged() }
             tellZones(next, effects)
             let after = publish()
             carryOutFaultChange(on: context)

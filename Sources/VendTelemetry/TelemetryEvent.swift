@@ -177,6 +177,10 @@ public struct StockMessage: Codable, Sendable, Equatable {
         public var fault: String? = nil
         /// The temperature zone whose food-safety lock stops the slot's sales; absent otherwise.
         public var healthLock: String? = nil
+        /// The slot's prices besides `price` (list 1 for every payment), as the machine charges
+        /// them: its own lines (set at run time, else the file's) before its product's, by list
+        /// and payment; absent without any.
+        public var priceLines: [PriceLine]? = nil
 
         public init(slot: String, product: String, price: String, available: Int, stock: Int, capacity: Int, earliestExpiry: Int64?) {
             self.slot = slot
@@ -189,9 +193,55 @@ public struct StockMessage: Codable, Sendable, Equatable {
         }
     }
 
+    /// One price of a slot: on `list` (1 to 999), for `payment` (`any`, `cash`, `cashless`,
+    /// `cashless1`, `cashless2`), an exact decimal `price`.
+    public struct PriceLine: Codable, Sendable, Equatable {
+        public let list: Int
+        public let payment: String
+        public let price: String
+
+        public init(list: Int, payment: String, price: String) {
+            self.list = list
+            self.payment = payment
+            self.price = price
+        }
+    }
+
+    /// A list besides list 1 and the name the technician gave it.
+    public struct PriceList: Codable, Sendable, Equatable {
+        public let list: Int
+        public let name: String
+
+        public init(list: Int, name: String) {
+            self.list = list
+            self.name = name
+        }
+    }
+
+    /// A time band in the machine's local time, as its file gives it: the days it starts on
+    /// (`sun`…`sat`), `HH:MM` to `HH:MM` (`to` at or before `from` ends on the next day; `24:00`
+    /// is midnight at the end of the day).
+    public struct Band: Codable, Sendable, Equatable {
+        public let list: Int
+        public let days: [String]
+        public let from: String
+        public let to: String
+
+        public init(list: Int, days: [String], from: String, to: String) {
+            self.list = list
+            self.days = days
+            self.from = from
+            self.to = to
+        }
+    }
+
     public let machine: String
     public let currency: String
     public let slots: [Slot]
+    /// The machine's lists besides list 1; absent without any.
+    public var priceLists: [PriceList]? = nil
+    /// When the lists are in force; absent without any.
+    public var bands: [Band]? = nil
     /// When this was sent; not part of what makes the message change.
     public var at: Int64? = nil
 

@@ -42,8 +42,8 @@ indirect enum JSONValue: Decodable, Equatable {
 }
 
 /// The JSON schemas in a document (docs/vendctl.md, docs/mqtt.md), by `$id`, and the subset of JSON Schema they use:
-/// `$ref` (to the shared `$defs`), `type`, `const`, `enum`, `pattern`, `properties`, `required`,
-/// `additionalProperties: false`, `items`.
+/// `$ref` (to the shared `$defs`), `type`, `const`, `enum`, `pattern`, `minimum` and `maximum` (of
+/// integers), `properties`, `required`, `additionalProperties: false`, `items`.
 struct DocumentedSchemas {
     let schemas: [String: JSONValue]
     let definitions: [String: JSONValue]
@@ -88,6 +88,10 @@ struct DocumentedSchemas {
         }
         if let constant = rules["const"], constant != value { problems.append("\(path): not \(constant)") }
         if case .array(let allowed)? = rules["enum"], !allowed.contains(value) { problems.append("\(path): \(value) is not one of \(allowed)") }
+        if case .integer(let number) = value {
+            if case .integer(let minimum)? = rules["minimum"], number < minimum { problems.append("\(path): \(number) is below \(minimum)") }
+            if case .integer(let maximum)? = rules["maximum"], number > maximum { problems.append("\(path): \(number) is above \(maximum)") }
+        }
         if case .string(let pattern)? = rules["pattern"], case .string(let text) = value,
             text.range(of: pattern, options: .regularExpression) == nil
         {

@@ -245,6 +245,11 @@ final class FleetLink: Sendable {
             messages.append((topics.state(machine), content, Self.json(state)))
         }
         if settings.publish.contains(.stock) {
+            // The lists as `vendctl price --show` reports them: each slot's lines beyond list 1's
+            // price, the lists' names and the bands (a band's start is no event: which one is in
+            // force is the office's to work out from them, not retained here).
+            let prices = self.machine.view.reports.prices
+            let priceLines = prices.fleetPriceLines
             var stock = StockMessage(
                 machine: machine, currency: status.currency,
                 slots: status.slots.map {
@@ -255,8 +260,11 @@ final class FleetLink: Sendable {
                         capacity: $0.capacity, earliestExpiry: $0.earliestExpiry)
                     slot.fault = $0.fault
                     slot.healthLock = $0.healthLock
+                    slot.priceLines = priceLines[$0.id]
                     return slot
                 })
+            stock.priceLists = prices.fleetPriceLists
+            stock.bands = prices.fleetBands
             let content = Self.json(stock)
             stock.at = self.machine.timekeeper.wallClockMilliseconds
             messages.append((topics.stock(machine), content, Self.json(stock)))

@@ -34,7 +34,8 @@ final class Outbox: Sendable {
         /// The messages of `inFlight` that are backlog batches.
         var backlogInFlight: Set<Int32> = []
         var wake: (@Sendable () -> Void)?
-        /// Events added on the machine's lane since it last woke the publisher.
+        /// Events added on the machine's lane since it last woke the publisher, or a retained
+        /// message changed without one (`retainedChanged`).
         var addedUnwoken = false
         var connected = false
         /// The last sequence number given to an event (durable or not).
@@ -99,8 +100,16 @@ final class Outbox: Sendable {
         }
     }
 
+    /// On the machine's lane: an input changed what a retained message shows without an event
+    /// of its own (`MachineEvent.changesRetainedOnly`); the publisher is woken as for an event,
+    /// once the lane published the view. Whether events are kept or not.
+    func retainedChanged() {
+        state.withLock { $0.addedUnwoken = true }
+    }
+
     /// On the machine's lane, after it published its view: the publisher woken if events were
-    /// added (woken earlier, it could send a service-mode event beside the state before it).
+    /// added or a retained message changed (woken earlier, it could send a service-mode event
+    /// beside the state before it).
     func wakeIfAdded() {
         let wake = state.withLock { state in
             defer { state.addedUnwoken = false }

@@ -197,10 +197,22 @@ extension TelemetryEvent {
             self.product = product.rawValue
             count = discarded
             amount = value.decimalString
-        // The fleet keeps each slot's list-1 price (`price-changed`); it does not keep lists yet.
+        // A slot's list-1 price has its event (`price-changed`); its other lines, and a reload's
+        // lists and bands, reach the fleet in the retained stock (`changesRetainedOnly`).
         case .duplicateCoinIgnored, .coinAcceptanceChanged, .cardAcceptanceChanged, .setupChanged, .rejected, .capacityBelowStock,
             .priceLineChanged:
             return nil
+        }
+    }
+}
+
+extension MachineEvent {
+    /// A change the retained `stock` message shows that has no fleet event to wake its
+    /// publisher: a price line set at run time, a new setup (its lists, bands and prices).
+    var changesRetainedOnly: Bool {
+        switch self {
+        case .priceLineChanged, .setupChanged: true
+        default: false
         }
     }
 }

@@ -12,8 +12,9 @@ import VenddTestSupport
         try rig.broker.start()
         let everything = try FleetSubscriber(broker: rig.broker, topic: "vendd/m1/#", clientID: "schema-everything")
         defer { everything.stop() }
-        // A machine that gives change, so that payouts, fill mode and its float are published too.
-        let daemon = try rig.machine("m1", commands: ["report"], edit: PayoutProcessTests.changeGiving)
+        // A machine that gives change, so that payouts, fill mode and its float are published too;
+        // with price lists, so that `stock` carries them.
+        let daemon = try rig.machine("m1", commands: ["report"]) { PayoutProcessTests.changeGiving(FleetPriceListTests.priced($0)) }
         try daemon.start()
         _ = try daemon.waitUntil("connected") { $0.fleetOutbox?.connected == true }
         try daemon.send(.restock(slot: "all", count: nil))
@@ -24,6 +25,7 @@ import VenddTestSupport
         try daemon.send(.select(slot: "A4"))
         _ = try daemon.waitUntil("the sale") { $0.books.itemsSold == 1 && $0.vendInProgress == nil }
         try daemon.send(.price(slot: "A1", amount: "1300"))
+        try daemon.send(.priceLine(slot: "A1", amount: "1250", list: 2, payment: .cash))
         for _ in 0..<3 { try daemon.send(.sim(.coin(amount: "500"))) }
         try daemon.send(.select(slot: "A1"))
         _ = try daemon.waitUntil("the change paid") { $0.books.itemsSold == 2 && $0.payoutInProgress == nil && $0.vendInProgress == nil }
@@ -69,6 +71,12 @@ import VenddTestSupport
             "cash", "command", "reply", "cash-collected",
         ] {
             #expect(seen.contains(expected), "nothing was published for \(expected): \(seen.sorted())")
+        }
+        let stock = try #require(everything.lines.last { $0.topic == "vendd/m1/stock" })
+        for field in [
+            #""priceLines":[{"list":2,"payment":"any","price":"1000"},{"list":2,"payment":"cash","price":"1250"}]"#, #""priceLists":"#, #""bands":"#,
+        ] {
+            #expect(stock.payload.contains(field), "\(stock.payload)")
         }
         #expect(
             everything.lines.last { $0.topic == "vendd/m1/state" }?.payload.contains(#""online":false"#) == true,
