@@ -156,7 +156,9 @@ let package = Package(
         // each machine's `stored` acknowledgement published.
         .target(
             name: "VendFleetIngest",
-            dependencies: ["VendFleetStore", "VendMQTT", "VendPOSIX", "VendTelemetry", .product(name: "Logging", package: "swift-log")]),
+            dependencies: [
+                "VendFleetStore", "VendMQTT", "VendPOSIX", "VendTelemetry", "VendingCore", .product(name: "Logging", package: "swift-log"),
+            ]),
         // libmicrohttpd as installed (Debian libmicrohttpd-dev: 0.9.75 in 12, 1.0.1 in 13), and one
         // small C API over it for VendHTTP: a request reaches Swift once, whole (its start and
         // queries are varargs), answered at once or later from another thread, or as a stream.

@@ -5,8 +5,8 @@ import VendTelemetry
 /// A retained message (docs/mqtt.md's `state`, `stock`, `cash`, `zone`) checked and read into
 /// the store's columns. The machine (and a zone's name) is the topic's; a payload naming another
 /// is stored under the topic's and warned about. `stock`, `cash` and zones must decode as their
-/// schema (amounts exact decimals, counts not negative, numbers in range, slots named once), else
-/// the store keeps their last good one.
+/// schema (amounts exact decimals, counts not negative, numbers in range, slots named once, price
+/// lists and bands well-formed), else the store keeps their last good one.
 enum RetainedPayload {
     static func decode(_ bytes: [UInt8], machine: String, subject: String) -> Result<(RetainedUpdate, warning: String?), EventPayload.Refusal> {
         let text: String
@@ -47,7 +47,10 @@ enum RetainedPayload {
                     throw EventPayload.Refusal(reason: "slot \(slot.slot)'s \(name) \(count) is negative")
                 }
                 guard seen.insert(slot.slot).inserted else { throw EventPayload.Refusal(reason: "slot \(slot.slot) is listed twice") }
+                try priceLines(slot.priceLines ?? [], of: slot.slot)
             }
+            try priceLists(stock.priceLists ?? [])
+            try bands(stock.bands ?? [])
             let slots = stock.slots.map {
                 SlotPosition(
                     slot: $0.slot, product: $0.product, price: $0.price, available: Int64($0.available), stock: Int64($0.stock),

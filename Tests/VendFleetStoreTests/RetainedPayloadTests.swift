@@ -42,7 +42,15 @@ struct HostileRetained: CustomTestStringConvertible, Sendable {
     static let slot = #""slot":"A1","product":"Cola","price":"1.50","capacity":8"#
 
     static func stock(_ slots: String) -> String { #"{"machine":"m1","currency":"EUR","slots":[\#(slots)]}"# }
+    static func stock(_ slots: String, _ fields: String) -> String { #"{"machine":"m1","currency":"EUR","slots":[\#(slots)],\#(fields)}"# }
     static func cash(_ fields: String) -> String { #"{"machine":"m1","currency":"EUR",\#(fields)}"# }
+    /// Slot A1 with `lines` as its price lines.
+    static func priced(_ lines: String) -> String { stock(#"{\#(slot),"available":1,"stock":1,"priceLines":[\#(lines)]}"#) }
+    /// A stock message with `field` (`priceLists` or `bands`) holding `entries`.
+    static func pricing(_ field: String, _ entries: String) -> String {
+        stock(#"{\#(slot),"available":1,"stock":1}"#, #""\#(field)":[\#(entries)]"#)
+    }
+    static func band(_ fields: String) -> String { pricing("bands", "{\(fields)}") }
     static func zone(_ fields: String) -> String { #"{"machine":"m1","zone":"cold","kind":"cooling",\#(fields)}"# }
 
     static let all: [HostileRetained] = [
@@ -71,6 +79,56 @@ struct HostileRetained: CustomTestStringConvertible, Sendable {
         .init(
             name: "stock: a slot twice", subject: "stock", payload: stock(#"{\#(slot),"available":1,"stock":1},{\#(slot),"available":2,"stock":2}"#),
             reason: "slot A1 is listed twice"),
+        .init(
+            name: "stock: a price line on list 0", subject: "stock", payload: priced(#"{"list":0,"payment":"cash","price":"1.00"}"#),
+            reason: "slot A1's price line 0 is not a price list (1 to 999)"),
+        .init(
+            name: "stock: a price line on list 1000", subject: "stock", payload: priced(#"{"list":1000,"payment":"any","price":"1.00"}"#),
+            reason: "slot A1's price line 1000 is not a price list (1 to 999)"),
+        .init(
+            name: "stock: a price line for an unknown payment", subject: "stock",
+            payload: priced(#"{"list":2,"payment":"bitcoin","price":"1.00"}"#),
+            reason: "slot A1's price line on list 2 is for payment 'bitcoin', not one of any, cash, cashless, cashless1, cashless2"),
+        .init(
+            name: "stock: a price line's amount with a comma", subject: "stock", payload: priced(#"{"list":2,"payment":"cash","price":"1,00"}"#),
+            reason: "slot A1's price on list 2 for cash '1,00' is not an exact decimal amount"),
+        .init(
+            name: "stock: a price line's amount as a number", subject: "stock", payload: priced(#"{"list":2,"payment":"cash","price":1}"#),
+            reason: "has the wrong type"),
+        .init(
+            name: "stock: a list and payment twice", subject: "stock",
+            payload: priced(#"{"list":2,"payment":"cash","price":"1.00"},{"list":2,"payment":"cash","price":"0.90"}"#),
+            reason: "slot A1 has a price on list 2 for cash twice"),
+        .init(
+            name: "stock: a list numbered 0", subject: "stock", payload: pricing("priceLists", #"{"list":0,"name":"staff"}"#),
+            reason: "a price list's number 0 is not a price list (1 to 999)"),
+        .init(
+            name: "stock: a list named twice", subject: "stock",
+            payload: pricing("priceLists", #"{"list":2,"name":"happy hour"},{"list":2,"name":"staff"}"#), reason: "price list 2 is named twice"),
+        .init(
+            name: "stock: a band on list 1000", subject: "stock", payload: band(#""list":1000,"days":["mon"],"from":"15:00","to":"17:00""#),
+            reason: "a band's list 1000 is not a price list (1 to 999)"),
+        .init(
+            name: "stock: a band without days", subject: "stock", payload: band(#""list":2,"days":[],"from":"15:00","to":"17:00""#),
+            reason: "the band on list 2 names no day"),
+        .init(
+            name: "stock: a band on an unknown day", subject: "stock", payload: band(#""list":2,"days":["monday"],"from":"15:00","to":"17:00""#),
+            reason: "the band on list 2 starts on 'monday', not one of sun, mon, tue, wed, thu, fri, sat"),
+        .init(
+            name: "stock: a band's day twice", subject: "stock", payload: band(#""list":2,"days":["mon","mon"],"from":"15:00","to":"17:00""#),
+            reason: "the band on list 2 names mon twice"),
+        .init(
+            name: "stock: a band from 24:00", subject: "stock", payload: band(#""list":2,"days":["mon"],"from":"24:00","to":"02:00""#),
+            reason: "the band on list 2 starts at '24:00', not a time from 00:00 to 23:59"),
+        .init(
+            name: "stock: a band to 17:60", subject: "stock", payload: band(#""list":2,"days":["mon"],"from":"15:00","to":"17:60""#),
+            reason: "the band on list 2 ends at '17:60', not a time from 00:00 to 24:00"),
+        .init(
+            name: "stock: a band to 5pm", subject: "stock", payload: band(#""list":2,"days":["mon"],"from":"15:00","to":"5pm""#),
+            reason: "the band on list 2 ends at '5pm', not a time from 00:00 to 24:00"),
+        .init(
+            name: "stock: an empty band", subject: "stock", payload: band(#""list":2,"days":["mon"],"from":"15:00","to":"15:00""#),
+            reason: "the band on list 2 is empty: it starts and ends at 15:00"),
         .init(name: "cash: no sales", subject: "cash", payload: cash(#""coinsIn":"1.00","refunds":"0.00""#), reason: "'sales' is missing"),
         .init(
             name: "cash: a huge number for an amount", subject: "cash", payload: cash(#""coinsIn":1e400,"sales":"0.00","refunds":"0.00""#),
@@ -144,6 +202,24 @@ struct RetainedPayloadTests {
         _ = try store.commit(events: batch.events, retained: batch.retained, receivedAt: 2)
         #expect(try store.latest(of: "m2")[hostile.subject] == good(hostile.subject, machine: "m2"))
         #expect(try store.latest(of: "m1").isEmpty, "a payload naming m1 reached m1")
+    }
+
+    /// vendd's price lists, bands across midnight and to 24:00 included, pass and are kept as
+    /// sent: the office reads them from the stored payload.
+    @Test func aStockWithPriceListsAndBandsIsKeptAsSent() throws {
+        let payload = HostileRetained.stock(
+            #"{\#(HostileRetained.slot),"available":1,"stock":1,"priceLines":[{"list":1,"payment":"cashless1","price":"1.40"},{"list":2,"payment":"any","price":"1.20"},{"list":999,"payment":"cashless","price":"0.90"}]}"#,
+            #""priceLists":[{"list":2,"name":"happy hour"},{"list":999,"name":"staff"}],"bands":[{"list":2,"days":["mon","fri"],"from":"15:00","to":"17:00"},{"list":2,"days":["sat"],"from":"22:00","to":"02:00"},{"list":999,"days":["sun"],"from":"00:00","to":"24:00"}]"#
+        )
+        let (batch, log) = try take([("vendd/m1/stock", payload)])
+        #expect(log.isEmpty, "\(log)")
+        #expect(batch.retained.map(\.payload) == [payload])
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try SQLiteFleetStore(path: directory.path + "/fleet.db", now: 1)
+        _ = try store.commit(events: [], retained: batch.retained, receivedAt: 2)
+        #expect(try store.latest(of: "m1")["stock"] == payload)
+        #expect(try store.slots(of: "m1").map(\.price) == ["1.50"], "list 1's price stays the slot's column")
     }
 
     @Test(arguments: ["stock", "cash", "zones/cold"])
