@@ -2,7 +2,8 @@ import FoundationEssentials
 import VendFleetStore
 import VendTelemetry
 
-/// One machine's page: its planogram, zones, cash position and recent events, from the store.
+/// One machine's page: its planogram and price lists, zones, cash position and recent events, from
+/// the store.
 struct MachineDetail {
     struct Slot {
         let slot: String
@@ -14,6 +15,8 @@ struct MachineDetail {
         let earliestExpiry: Int64?
         /// The motor fault holding it out of service, if its latest `slot-fault` says so.
         var fault: String?
+        /// Its prices besides `price` (list 1 for every payment), from the stored stock message.
+        var priceLines: [StockMessage.PriceLine] = []
     }
 
     struct Zone {
@@ -45,18 +48,24 @@ struct MachineDetail {
     var events: [Event] = []
     /// The slots' currency (the stock message's), for prices.
     var currency: String?
+    /// The machine's lists besides list 1 and their bands, from the stored stock message.
+    var priceLists: [StockMessage.PriceList] = []
+    var bands: [StockMessage.Band] = []
 
     /// Nil when the store knows nothing of `machine`.
     static func load(_ machine: String, sql: FleetSQL, recent: Int) throws -> MachineDetail? {
         var detail = MachineDetail(machine: machine)
         let decoder = JSONDecoder()
         var known = false
+        var stock: StockMessage?
         for row in try sql.rows("SELECT subject, payload FROM machine_latest WHERE machine = ?", [.text(machine)]) {
             known = true
             guard let payload = row[1].map({ Data($0.utf8) }) else { continue }
             switch row[0] {
             case "state": detail.state = try? decoder.decode(MachineStateMessage.self, from: payload)
             case "cash": detail.cash = try? decoder.decode(CashMessage.self, from: payload)
+            // The price lists are kept in the payload only (the ingester checked them).
+            case "stock": stock = try? decoder.decode(StockMessage.self, from: payload)
             default: break
             }
         }
@@ -71,6 +80,13 @@ struct MachineDetail {
             return Slot(
                 slot: slot, product: product, price: price, stock: stock, available: available, capacity: capacity,
                 earliestExpiry: row[6].flatMap { Int64($0) })
+        }
+        detail.priceLists = stock?.priceLists ?? []
+        detail.bands = stock?.bands ?? []
+        for slot in stock?.slots ?? [] {
+            if let lines = slot.priceLines, let index = detail.slots.firstIndex(where: { $0.slot == slot.slot }) {
+                detail.slots[index].priceLines = lines
+            }
         }
         for row in try sql.rows("SELECT payload FROM events WHERE machine = ? AND type = 'slot-fault' ORDER BY seq", [.text(machine)]) {
             guard let event = row[0].flatMap({ try? decoder.decode(TelemetryEvent.self, from: Data($0.utf8)) }), let slot = event.slot,

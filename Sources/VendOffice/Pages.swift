@@ -290,6 +290,7 @@ extension Pages {
             body += "<td\(slot.fault == nil ? "" : " class=\"alert\"")>\(slot.fault.map(html) ?? "-")</td></tr>"
         }
         body += "</tbody></table></div>"
+        if prices { body += priceLists(detail, money: money) }
         if !detail.zones.isEmpty {
             body +=
                 "<h2>Zones</h2><table><thead><tr><th>Zone</th><th>Health</th><th class=\"n\">°C</th><th class=\"n\">Set point</th><th>Since</th></tr></thead><tbody>"
