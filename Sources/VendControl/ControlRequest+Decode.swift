@@ -38,18 +38,40 @@ extension ControlRequest {
     static func price(_ container: KeyedDecodingContainer<Key>) throws -> ControlCommand {
         let slot = try container.decode(String.self, forKey: .slot)
         let amount = try container.decode(String.self, forKey: .amount)
-        let list = try container.decodeIfPresent(Int.self, forKey: .list) ?? PriceListNumber.standardList
-        guard PriceListNumber.listRange.contains(list) else {
-            throw DecodingError.dataCorruptedError(
-                forKey: .list, in: container, debugDescription: "list \(list) is not a price list number (1 to 999)")
+        let named = PriceLineName.read(
+            list: try container.decodeIfPresent(Int.self, forKey: .list), payment: try container.decodeIfPresent(String.self, forKey: .payment))
+        switch named {
+        case .failure(.list(let reason)): throw DecodingError.dataCorruptedError(forKey: .list, in: container, debugDescription: reason)
+        case .failure(.payment(let reason)): throw DecodingError.dataCorruptedError(forKey: .payment, in: container, debugDescription: reason)
+        case .success(let line) where line.list == .standardList && line.scope == .any: return .price(slot: slot, amount: amount)
+        case .success(let line): return .priceLine(slot: slot, amount: amount, list: line.list, payment: line.scope)
         }
-        let name = try container.decodeIfPresent(String.self, forKey: .payment) ?? PriceScope.any.rawValue
-        guard let payment = PriceScope(rawValue: name) else {
-            throw DecodingError.dataCorruptedError(
-                forKey: .payment, in: container,
-                debugDescription: "unknown payment '\(name)' (known: \(PriceScope.allCases.map(\.rawValue).joined(separator: ", ")))")
+    }
+}
+
+/// The price line a request names: `list` (absent: 1) within EVA-DTS's range, `payment`
+/// (absent: every payment) one vendd knows. The control socket and the fleet's `price` command
+/// read them alike; whether the machine has the list is the core's to say.
+public enum PriceLineName {
+    /// Why a list or payment is refused, naming what is allowed.
+    public enum Problem: Error, Equatable {
+        case list(String)
+        case payment(String)
+
+        public var reason: String {
+            switch self {
+            case .list(let reason), .payment(let reason): reason
+            }
         }
-        if list == .standardList, payment == .any { return .price(slot: slot, amount: amount) }
-        return .priceLine(slot: slot, amount: amount, list: list, payment: payment)
+    }
+
+    public static func read(list: Int?, payment: String?) -> Result<(list: PriceListNumber, scope: PriceScope), Problem> {
+        let list = list ?? PriceListNumber.standardList
+        guard PriceListNumber.listRange.contains(list) else { return .failure(.list("list \(list) is not a price list number (1 to 999)")) }
+        let name = payment ?? PriceScope.any.rawValue
+        guard let scope = PriceScope(rawValue: name) else {
+            return .failure(.payment("unknown payment '\(name)' (known: \(PriceScope.allCases.map(\.rawValue).joined(separator: ", ")))"))
+        }
+        return .success((list, scope))
     }
 }

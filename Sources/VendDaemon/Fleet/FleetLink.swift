@@ -362,9 +362,19 @@ final class FleetLink: Sendable {
             return (.success(status: status()), nil)
         case .price:
             guard let slot = request.slot, let price = request.price else {
-                return (.failure(ControlError(.badRequest, "price needs {\"slot\": \"A1\", \"price\": \"1.50\"} (or \"default\")")), nil)
+                return (
+                    .failure(
+                        ControlError(
+                            .badRequest,
+                            "price needs {\"slot\": \"A1\", \"price\": \"1.50\"} (or \"default\"), and for another line \"list\": 2 and \"payment\": \"cash\""
+                        )), nil
+                )
             }
-            return (CommandHandler.setPrice(slot, price, machine: machine), nil)
+            // As `vendctl price SLOT AMOUNT --list N --payment P`: the same checks, the same line.
+            switch PriceLineName.read(list: request.list, payment: request.payment) {
+            case .failure(let problem): return (.failure(ControlError(.badRequest, problem.reason)), nil)
+            case .success(let line): return (CommandHandler.setPrice(slot, price, list: line.list, scope: line.scope, machine: machine), nil)
+            }
         case .service:
             guard let on = request.on else { return (.failure(ControlError(.badRequest, "service needs {\"on\": true} or {\"on\": false}")), nil) }
             if let stays = machine.setServiceModeByTechnician(on) { return (.failure(ControlError(.rejected, stays)), nil) }
@@ -404,6 +414,9 @@ struct RemoteCommand: Decodable {
     var sender: String?
     var slot: String?
     var price: String?
+    /// price: the line (absent: list 1, every payment), as `vendctl price --list --payment`.
+    var list: Int?
+    var payment: String?
     var on: Bool?
     /// dex: the communication id (DXS01, ID101) and the operator's asset number (ID106).
     var commId: String?

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import VendControl
 import VendTelemetry
 import VenddTestSupport
 
@@ -79,6 +80,57 @@ import VenddTestSupport
         try daemon.waitForLog("configuration reloaded")
         let reloaded = try stockMessage(withA1: [Self.line(1, "cash", "1100")], "the reload")
         #expect(reloaded.priceLists == nil && reloaded.bands == nil)
+        #expect(try daemon.stop() == 0)
+    }
+
+    /// The `price` command names a line as `vendctl price --list --payment` does; an unknown
+    /// list or payment is refused, saying what there is.
+    @Test func thePriceCommandSetsALineOfAListAndPayment() throws {
+        let rig = try FleetRig()
+        defer { rig.tearDown() }
+        try rig.broker.start()
+        let daemon = try rig.machine("m1", commands: ["price"], edit: Self.priced)
+        try daemon.start()
+        _ = try daemon.waitUntil("connected") { $0.fleetOutbox?.connected == true }
+        let replies = try FleetSubscriber(
+            broker: rig.broker, topic: "vendd/m1/reply/#", clientID: "operator-replies", user: MosquittoBroker.operatorUser)
+        defer { replies.stop() }
+        let stock = try FleetSubscriber(broker: rig.broker, topic: "vendd/m1/stock", clientID: "test-m1-stock")
+        defer { stock.stop() }
+
+        let commands = [
+            #"{"slot":"A1","price":"800","list":2,"payment":"cash","sender":"alice"}"#,
+            #"{"slot":"A1","price":"800","list":4,"payment":"cash","sender":"alice"}"#,
+            #"{"slot":"A1","price":"800","list":1000,"sender":"alice"}"#,
+            #"{"slot":"A1","price":"800","list":2,"payment":"bitcoin","sender":"alice"}"#,
+            #"{"slot":"A1","price":"1300","sender":"alice"}"#,
+            #"{"slot":"A1","price":"1100","list":1,"payment":"cashless","sender":"alice"}"#,
+        ]
+        for (index, command) in commands.enumerated() {
+            try rig.publish(as: MosquittoBroker.operatorUser, "vendd/m1/cmd/price", command, responseTopic: "vendd/m1/reply/alice-\(index)")
+        }
+        try replies.waitUntil("every answer") { lines in
+            commands.indices.allSatisfy { index in lines.contains { $0.topic == "vendd/m1/reply/alice-\(index)" } }
+        }
+        func answer(_ index: Int) throws -> ControlResponse {
+            let payload = try #require(replies.lines.first { $0.topic == "vendd/m1/reply/alice-\(index)" }?.payload)
+            return try JSONDecoder().decode(ControlResponse.self, from: Data(payload.utf8))
+        }
+        #expect(try answer(0).message == "slot A1 price on list 2 for cash no line of its own → 800원")
+        #expect(try answer(1).error?.message.contains("there is no price list 4: pricing.lists has list 1 and 2") == true, "\(try answer(1))")
+        #expect(try answer(2).error?.message == "list 1000 is not a price list number (1 to 999)")
+        #expect(try answer(3).error?.message == "unknown payment 'bitcoin' (known: any, cash, cashless, cashless1, cashless2)")
+        #expect(try answer(4).message == "slot A1 price 1,200원 → 1,300원")
+        #expect(try answer(5).message == "slot A1 price on list 1 for cashless no line of its own → 1,100원")
+        for index in 1...3 { #expect(try answer(index).error?.code == .badRequest) }
+
+        // What the machine now charges, retained for the office.
+        try stock.waitUntil("the lines set") { lines in
+            lines.last?.payload.contains(
+                #""price":"1300","priceLines":[{"list":1,"payment":"cashless","price":"1100"},{"list":2,"payment":"any","price":"1000"},{"list":2,"payment":"cash","price":"800"}]"#
+            ) == true
+        }
+        #expect(daemon.log.contains("MQTT command 'price' from alice"))
         #expect(try daemon.stop() == 0)
     }
 }
