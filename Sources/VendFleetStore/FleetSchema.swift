@@ -277,6 +277,14 @@ public enum FleetSchema {
                 statements: [
                     "CREATE INDEX machine_slots_alerts ON machine_slots (machine, slot) WHERE \(FleetSchema.slotMayAlert)"
                 ]),
+            // A remote price names the line it sets (vendd's `price` command with `list` and
+            // `payment`); the changes before it set list 1 for every payment.
+            Migration(
+                version: 9,
+                statements: [
+                    "ALTER TABLE office_price_changes ADD COLUMN price_list INTEGER NOT NULL DEFAULT 1",
+                    "ALTER TABLE office_price_changes ADD COLUMN payment TEXT NOT NULL DEFAULT 'any'",
+                ]),
         ]
     }
 

@@ -43,12 +43,14 @@ extension Office {
         let planned: [PriceCommandRecord]
         do {
             let entry = try PriceEntry.parse(form["price"] ?? "").get()
+            let line = try PriceLineChoice.parse(list: form["list"] ?? "", payment: form["payment"] ?? "").get()
             let change = Sodium.randomToken(bytes: 8)
             if request.path == "/prices/slot" {
                 let machine = form["machine"] ?? ""
                 planned = try Self.slotChange(
                     machine, slot: form["slot"] ?? "", entry, slots: try PriceTargets.slots(of: [machine], sql: state.sql)[machine] ?? [],
-                    change: change, by: user.name, now: now)
+                    change: change, by: user.name, now: now
+                ).map { $0.setting(line) }
             } else {
                 let route = form["route"] ?? ""
                 let machines: [String]
@@ -62,7 +64,8 @@ extension Office {
                 }
                 planned = try Self.productChange(
                     form["product"] ?? "", machines: machines, entry, slots: try PriceTargets.slots(of: machines, sql: state.sql), change: change,
-                    by: user.name, now: now)
+                    by: user.name, now: now
+                ).map { $0.setting(line) }
             }
         } catch let refusal as OfficeRecords.Refusal {
             return try pricesPage(state: state, user: user, csrf: csrf, error: refusal.description)
@@ -81,11 +84,7 @@ extension Office {
         guard let commands else { return }
         let replies = commands.send(
             order.sending.map { record in
-                let payload = ["sender": "office:\(order.user)", "slot": record.slot, "price": record.price]
-                let encoder = JSONEncoder()
-                encoder.outputFormatting = .sortedKeys
-                // Three strings: encoding cannot fail.
-                return MachineCommand(machine: record.machine, name: "price", payload: (try? Array(encoder.encode(payload))) ?? [])
+                MachineCommand(machine: record.machine, name: "price", payload: PriceCommandPayload(record, sender: "office:\(order.user)").json)
             }, within: commandTimeout)
         let answeredAt = clock()
         let seconds = Int(commandTimeout.components.seconds)
@@ -163,5 +162,40 @@ extension Office {
                 description: "these machines count in different currencies (\(listed)): change each currency's machines apart")
         }
         return records
+    }
+}
+
+/// vendd's `price` command (docs/mqtt.md): the slot and amount, and the line only when it is not
+/// list 1 for every payment, so that a machine before lists reads what it always did.
+struct PriceCommandPayload: Encodable {
+    let sender: String
+    let slot: String
+    let price: String
+    let list: Int?
+    let payment: String?
+
+    init(_ record: PriceCommandRecord, sender: String) {
+        self.sender = sender
+        slot = record.slot
+        price = record.price
+        let standard = record.line == .standard
+        list = standard ? nil : record.line.list
+        payment = standard ? nil : record.line.payment
+    }
+
+    /// Strings and a small integer: encoding cannot fail.
+    var json: [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        return (try? Array(encoder.encode(self))) ?? []
+    }
+}
+
+extension PriceCommandRecord {
+    /// The record, setting `line` instead of list 1 for every payment.
+    func setting(_ line: PriceLineChoice) -> PriceCommandRecord {
+        var record = self
+        record.line = line
+        return record
     }
 }

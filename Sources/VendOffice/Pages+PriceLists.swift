@@ -20,7 +20,7 @@ extension Pages {
                 let days = band.days.count == 7 ? "every day" : band.days.joined(separator: ", ")
                 return html("\(days) \(band.from)–\(band.to)")
             }
-            body += "<tr><td>\(listName(list))</td><td>\(bands.isEmpty ? "no band (cards' lists)" : bands.joined(separator: "; "))</td></tr>"
+            body += "<tr><td>\(listName(list))</td><td>\(bands.isEmpty ? "no band (cards mapped to it)" : bands.joined(separator: "; "))</td></tr>"
         }
         body += "</tbody></table>"
         guard !priced.isEmpty else { return body }

@@ -1,7 +1,11 @@
+import VendingCore
+
 /// The remote price pages (operators only): the two forms, the latest changes, one change's
 /// answers per machine.
 extension Pages {
     static let priceHint = "minor units of the machine's currency (1300 for 1,300원, 150 for 1.50 €), or default for its configured price"
+    static let lineHint =
+        "list 1 for every payment is the slot's price; another list (one the machine's file defines) or payment sets that line, as vendctl price --list --payment"
 
     static func prices(
         choices: (machines: [(machine: String, currency: String)], products: [String]), routes: [OfficeRoute], recent: [PriceCommandRecord],
@@ -15,8 +19,11 @@ extension Pages {
         }
         let machines = choices.machines.map { (value: html($0.machine), label: "\(html($0.machine)) (\(html($0.currency)))") }
         let machineOptions = machines.map { "<option value=\"\($0.value)\">\($0.label)</option>" }.joined()
+        let payments = PriceScope.allCases.map { "<option value=\"\($0.rawValue)\">\(html(paymentName($0.rawValue)))</option>" }.joined()
         let priceField = """
             <label>Price <input name="price" required size="10" inputmode="numeric"> <small>\(html(priceHint))</small></label>
+            <label>List <input name="list" size="4" inputmode="numeric" placeholder="1"></label>
+            <label>Payment <select name="payment">\(payments)</select></label> <small>\(html(lineHint))</small>
             """
         body += """
             <p>Each machine is asked through the broker (vendd's <code>price</code> command) and its answer shown; a machine \
@@ -50,7 +57,7 @@ extension Pages {
         for (first, outcomes) in changes {
             let counts = outcomes.sorted { $0.key.rawValue < $1.key.rawValue }.map { "\($0.value) \($0.key.rawValue)" }.joined(separator: ", ")
             body += """
-                <tr><td>\(localTime(first.requestedAt))</td><td>\(html(first.requestedBy))</td><td>\(html(first.product))</td>\
+                <tr><td>\(localTime(first.requestedAt))</td><td>\(html(first.requestedBy))</td><td>\(html(first.product))\(lineNote(first.line))</td>\
                 <td>\(html(counts))</td><td><a href="\(html("/price-change?id=\(queryValue(first.change))"))">answers</a></td></tr>
                 """
         }
@@ -61,7 +68,8 @@ extension Pages {
     /// One change: per machine and slot, the price asked and the machine's answer.
     static func priceChange(_ records: [PriceCommandRecord], amounts: AmountFormatter, user: OfficeUser, csrf: String) -> String {
         let first = records[0]
-        var body = "<p>Asked by \(html(first.requestedBy)) at \(localTime(first.requestedAt)). <a href=\"/prices\">Prices</a></p>"
+        var body =
+            "<p>Asked by \(html(first.requestedBy)) at \(localTime(first.requestedAt))\(lineNote(first.line)). <a href=\"/prices\">Prices</a></p>"
         body += """
             <div class="scroll"><table><thead><tr><th>Machine</th><th>Slot</th><th>Product</th><th class="n">Price asked</th>\
             <th>Outcome</th><th>The machine's answer</th></tr></thead><tbody>
@@ -80,5 +88,10 @@ extension Pages {
         }
         body += "</tbody></table></div>"
         return page(title: "Price change \(first.change)", user: user, csrf: csrf, body: body)
+    }
+
+    /// " on list 2, cash" for a change of another line than list 1 for every payment.
+    static func lineNote(_ line: PriceLineChoice) -> String {
+        line == .standard ? "" : " on \(html(line.description))"
     }
 }

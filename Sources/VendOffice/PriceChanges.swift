@@ -12,7 +12,7 @@ enum PriceEntry: Equatable {
 
     /// The entry, or why `text` is not one.
     static func parse(_ text: String) -> Result<PriceEntry, OfficeRecords.Refusal> {
-        let text = String(text.drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed())
+        let text = trimmed(text)
         let hint =
             "a price is a whole number of the currency's minor units (1300 for 1,300원, 150 for 1.50 €), or default for the machine's configured price"
         if text == "default" { return .success(.configured) }
@@ -27,6 +27,11 @@ enum PriceEntry: Equatable {
         return .success(.minorUnits(units))
     }
 
+    /// A form's field without the spaces around it.
+    static func trimmed(_ text: String) -> String {
+        String(text.drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed())
+    }
+
     /// What vendd's `price` command reads: the amount as a decimal with the currency's `digits`
     /// ("1.50" for 150 with 2 digits), or "default".
     func payloadText(currency: String, digits: Int) -> String {
@@ -37,7 +42,32 @@ enum PriceEntry: Equatable {
     }
 }
 
-/// One `price` command of a change: which slot, what was asked, and what became of it.
+/// The line a price change sets: list 1 for every payment unless the form names another, as
+/// `vendctl price --list --payment` does; checked as vendd checks it (`PriceLineName`), and
+/// whether the machine has the list is its own to say.
+struct PriceLineChoice: Equatable {
+    let list: Int
+    let payment: String
+
+    static let standard = PriceLineChoice(list: 1, payment: "any")
+
+    /// The form's list (empty: 1) and payment (empty: `any`), or why not.
+    static func parse(list: String, payment: String) -> Result<PriceLineChoice, OfficeRecords.Refusal> {
+        let text = PriceEntry.trimmed(list)
+        guard text.isEmpty || (text.count <= 3 && text.allSatisfy { $0.isASCII && $0.isNumber }), let number = text.isEmpty ? 1 : Int(text)
+        else { return .failure(.init(description: "'\(text)' is not a price list: a whole number from 1 to 999 (1: the normal prices)")) }
+        let payment = PriceEntry.trimmed(payment)
+        switch PriceLineName.read(list: number, payment: payment.isEmpty ? nil : payment) {
+        case .success(let line): return .success(PriceLineChoice(list: line.list, payment: line.scope.rawValue))
+        case .failure(let problem): return .failure(.init(description: problem.reason))
+        }
+    }
+
+    /// How the office names it: "list 2, cash".
+    var description: String { "list \(list), \(payment == "any" ? "every payment" : payment)" }
+}
+
+/// One `price` command of a change: which slot and line, what was asked, and what became of it.
 struct PriceCommandRecord: Equatable {
     enum Outcome: String {
         /// Sent; no answer recorded (the office stopped while it waited).
@@ -65,6 +95,13 @@ struct PriceCommandRecord: Equatable {
     var outcome: Outcome
     var answer: String
     var answeredAt: Int64?
+    /// The line it sets (schema 9).
+    var line = PriceLineChoice.standard
+
+    /// "A1 → 1300", and the line when it is not list 1 for every payment: the audit log's words.
+    var summary: String {
+        "\(machine) \(slot) → \(price)" + (line == .standard ? "" : " (\(line.description))")
+    }
 }
 
 /// What the price forms know of the machines: their latest stock reports (`machine_slots`).
@@ -102,14 +139,15 @@ enum PriceTargets {
     }
 }
 
-/// The back office's price changes (schema version 7): one row per command, and the audit log.
+/// The back office's price changes (schema version 7, the line 9): one row per command, and the
+/// audit log.
 extension OfficeRecords {
     /// A change's commands as sent: each row `sent` (or `not-sent` with its reason), and one
     /// audit entry naming them.
     func recordSent(_ records: [PriceCommandRecord], by actor: String, now: Int64) throws {
         try sql.transaction {
             for record in records { try insert(record) }
-            let sent = records.filter { $0.outcome == .sent }.map { "\($0.machine) \($0.slot) → \($0.price)" }
+            let sent = records.filter { $0.outcome == .sent }.map(\.summary)
             try audit(
                 actor: actor, action: "price-change-sent", detail: "change \(records.first?.change ?? ""): \(sent.joined(separator: ", "))", now: now)
         }
@@ -126,7 +164,7 @@ extension OfficeRecords {
                         .text(record.machine), .text(record.slot),
                     ])
                 let action = record.outcome == .done ? "price-changed" : "price-\(record.outcome.rawValue)"
-                try audit(actor: actor, action: action, detail: "\(record.machine) \(record.slot) → \(record.price): \(record.answer)", now: now)
+                try audit(actor: actor, action: action, detail: "\(record.summary): \(record.answer)", now: now)
             }
         }
     }
@@ -134,13 +172,14 @@ extension OfficeRecords {
     private func insert(_ record: PriceCommandRecord) throws {
         try sql.rows(
             """
-            INSERT INTO office_price_changes (change_id, machine, slot, product, price, currency, requested_by, requested_at, outcome, answer, answered_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO office_price_changes (change_id, machine, slot, product, price, currency, requested_by, requested_at, outcome, answer, answered_at,
+                price_list, payment)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """,
             [
                 .text(record.change), .text(record.machine), .text(record.slot), .text(record.product), .text(record.price), .text(record.currency),
                 .text(record.requestedBy), .integer(record.requestedAt), .text(record.outcome.rawValue), .text(record.answer),
-                .integer(record.answeredAt),
+                .integer(record.answeredAt), .integer(Int64(record.line.list)), .text(record.line.payment),
             ])
     }
 
@@ -157,7 +196,7 @@ extension OfficeRecords {
     private func priceRecords(_ tail: String, _ parameters: [SQLValue]) throws -> [PriceCommandRecord] {
         try sql.rows(
             """
-            SELECT change_id, machine, slot, product, price, currency, requested_by, requested_at, outcome, answer, answered_at
+            SELECT change_id, machine, slot, product, price, currency, requested_by, requested_at, outcome, answer, answered_at, price_list, payment
             FROM office_price_changes \(tail)
             """, parameters
         ).compactMap { row in
@@ -167,7 +206,8 @@ extension OfficeRecords {
             else { return nil }
             return PriceCommandRecord(
                 change: change, machine: machine, slot: slot, product: product, price: price, currency: currency, requestedBy: by, requestedAt: at,
-                outcome: outcome, answer: answer, answeredAt: row[10].flatMap { Int64($0) })
+                outcome: outcome, answer: answer, answeredAt: row[10].flatMap { Int64($0) },
+                line: PriceLineChoice(list: row[11].flatMap { Int($0) } ?? 1, payment: row[12] ?? "any"))
         }
     }
 }

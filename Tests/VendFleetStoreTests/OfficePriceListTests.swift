@@ -34,7 +34,7 @@ struct OfficePriceListTests {
         let page = try ann.get("/machine?id=m1").body
         for row in [
             "<tr><td>2 (happy &lt;hour&gt;)</td><td>mon, fri 15:00–17:00; sat 22:00–02:00</td></tr>",
-            "<tr><td>3 (staff)</td><td>no band (cards' lists)</td></tr>",
+            "<tr><td>3 (staff)</td><td>no band (cards mapped to it)</td></tr>",
             #"<tr><td>A1</td><td>cola</td><td>1 (normal prices)</td><td>every payment</td><td class="n">1,200원</td></tr>"#,
             #"<tr><td>A1</td><td>cola</td><td>2 (happy &lt;hour&gt;)</td><td>every payment</td><td class="n">1,000원</td></tr>"#,
             #"<tr><td>A1</td><td>cola</td><td>2 (happy &lt;hour&gt;)</td><td>card reader 1</td><td class="n">900원</td></tr>"#,

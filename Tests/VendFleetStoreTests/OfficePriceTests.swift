@@ -77,6 +77,73 @@ struct OfficePriceTests {
         }
     }
 
+    @Test func aLineIsAListFrom1To999AndAPaymentVenddKnows() throws {
+        #expect(try PriceLineChoice.parse(list: "", payment: "").get() == .standard)
+        #expect(try PriceLineChoice.parse(list: " 2 ", payment: "cash").get() == PriceLineChoice(list: 2, payment: "cash"))
+        #expect(try PriceLineChoice.parse(list: "999", payment: "cashless2").get() == PriceLineChoice(list: 999, payment: "cashless2"))
+        for (list, payment, reason) in [
+            ("0", "", "list 0 is not a price list number (1 to 999)"), ("1000", "", "'1000' is not a price list"),
+            ("2.5", "", "'2.5' is not a price list"), ("-2", "", "'-2' is not a price list"),
+            ("2", "bitcoin", "unknown payment 'bitcoin' (known: any, cash, cashless, cashless1, cashless2)"),
+            ("2", "Cash", "unknown payment 'Cash'"),
+        ] {
+            switch PriceLineChoice.parse(list: list, payment: payment) {
+            case .success(let line): Issue.record("'\(list)' '\(payment)' taken as \(line)")
+            case .failure(let refusal): #expect(refusal.description.hasPrefix(reason), "\(refusal)")
+            }
+        }
+    }
+
+    /// A change naming a list and payment reaches each machine with them, and is kept with them;
+    /// one of list 1 for every payment is sent as before lists.
+    @Test(arguments: Engine.allCases)
+    func aChangeOfAListAndPaymentIsSentAndKeptWithThem(_ engine: Engine) throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let broker = try MosquittoRig(in: directory.path)
+        try broker.start()
+        defer { broker.stop() }
+        let commands = try MachineCommands.onLoopback(port: broker.port, clientID: "office-test")
+        try commands.start()
+        defer { commands.stop() }
+        try waitUntil("the office's commands connect") { commands.isConnected }
+        let m1 = try AnsweringMachine("m1", port: broker.port) { _ in
+            #"{"v":1,"ok":true,"message":"slot A1 price on list 2 for cash no line of its own → 800원"}"#
+        }
+        let rig = try OfficeRig(engine, commands: commands, commandTimeout: .seconds(2))
+        defer { rig.stop() }
+        let cola = [SlotPosition(slot: "A1", product: "cola", price: "1200", available: 1, stock: 1, capacity: 8, earliestExpiry: nil)]
+        _ = try rig.store.commit(events: [], retained: [stockUpdate("m1", cola)], receivedAt: rig.noon)
+        var ann = try rig.loggedIn("ann")
+        let form = try ann.get("/prices")
+        let csrf = try #require(form.csrf)
+        #expect(form.body.contains(#"<option value="cashless1">card reader 1</option>"#) && form.body.contains(#"name="list""#))
+
+        let slot = try ann.post(
+            "/prices/slot", [("csrf", csrf), ("machine", "m1"), ("slot", "A1"), ("price", "800"), ("list", "2"), ("payment", "cash")])
+        let page = try ann.get(try #require(slot.header("Location"), "\(slot.status) \(slot.body)")).body
+        #expect(page.contains(" on list 2, cash. "), "\(page)")
+        #expect(page.contains(#"<td class="online">done</td><td>slot A1 price on list 2 for cash no line of its own → 800원</td>"#))
+        #expect(m1.received == [#"{"list":2,"payment":"cash","price":"800","sender":"office:ann","slot":"A1"}"#])
+        let product = try ann.post("/prices/product", [("csrf", csrf), ("product", "cola"), ("price", "700"), ("list", "3"), ("machine", "m1")])
+        #expect(product.status == 303, "\(product.body)")
+        #expect(m1.received.last == #"{"list":3,"payment":"any","price":"700","sender":"office:ann","slot":"A1"}"#)
+        _ = try ann.post("/prices/slot", [("csrf", csrf), ("machine", "m1"), ("slot", "A1"), ("price", "1300"), ("list", ""), ("payment", "any")])
+        #expect(m1.received.last == #"{"price":"1300","sender":"office:ann","slot":"A1"}"#, "list 1 for every payment, as before")
+
+        // Refused before anything is sent.
+        let bad = try ann.post(
+            "/prices/slot", [("csrf", csrf), ("machine", "m1"), ("slot", "A1"), ("price", "800"), ("list", "2"), ("payment", "bitcoin")])
+        #expect(bad.status == 400 && bad.body.contains("unknown payment &#39;bitcoin&#39;"), "\(bad.body)")
+        #expect(m1.received.count == 3)
+
+        // Kept with the line: the latest changes and the audit log say it.
+        #expect(try ann.get("/prices").body.contains("cola on list 2, cash</td>"))
+        #expect(try ann.get("/audit").body.contains("m1 A1 → 800 (list 2, cash)"))
+        let stored = try rig.openSQL().rows("SELECT price_list, payment FROM office_price_changes ORDER BY requested_at, price", [])
+        #expect(stored.map { $0.compactMap { $0 } }.sorted { $0.joined() < $1.joined() } == [["1", "any"], ["2", "cash"], ["3", "any"]])
+    }
+
     @Test(arguments: Engine.allCases)
     func eachMachinesAnswerIsShownAndKept(_ engine: Engine) throws {
         let directory = try TemporaryDirectory()
