@@ -19,7 +19,7 @@ extension RetainedPayload {
                 )
             }
             try amount(line.price, "slot \(slot)'s price on list \(line.list) for \(line.payment)")
-            guard !seen.contains(where: { $0 == (line.list, line.payment) }) else {
+            guard !seen.contains(where: { $0.list == line.list && $0.payment == line.payment }) else {
                 throw EventPayload.Refusal(reason: "slot \(slot) has a price on list \(line.list) for \(line.payment) twice")
             }
             seen.append((line.list, line.payment))

@@ -117,7 +117,7 @@ import VenddTestSupport
             return try JSONDecoder().decode(ControlResponse.self, from: Data(payload.utf8))
         }
         #expect(try answer(0).message == "slot A1 price on list 2 for cash no line of its own → 800원")
-        #expect(try answer(1).error?.message.contains("there is no price list 4: pricing.lists has list 1 and 2") == true, "\(try answer(1))")
+        #expect(try answer(1).error?.message.contains("there is no price list 4: pricing.lists has list 1 and 2") == true)
         #expect(try answer(2).error?.message == "list 1000 is not a price list number (1 to 999)")
         #expect(try answer(3).error?.message == "unknown payment 'bitcoin' (known: any, cash, cashless, cashless1, cashless2)")
         #expect(try answer(4).message == "slot A1 price 1,200원 → 1,300원")
