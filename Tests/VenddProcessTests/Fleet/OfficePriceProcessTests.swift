@@ -161,6 +161,51 @@ import VenddTestSupport
         #expect(store.stop())
     }
 
+    /// The price lists end to end: a real vendd with lists reports them, the machine page shows
+    /// them, and a change of list 2 for cash reaches the machine and comes back in its stock; a
+    /// list the machine does not define is refused in its own words.
+    @Test func aLineOfAListIsShownChangedOnTheMachineAndShownAgain() throws {
+        let rig = try FleetRig()
+        defer { rig.tearDown() }
+        try rig.broker.start()
+        let (store, port, database) = try Self.startStore(rig)
+        defer { store.stop(SIGKILL) }
+        let m1 = try rig.machine("m1", commands: ["price"], edit: FleetPriceListTests.priced)
+        try m1.start()
+        try Self.waitForStock(["m1"], in: database, store: store)
+        var ann = OfficeHTTPClient(port: port)
+        #expect(try ann.logIn("ann", Self.operatorPassword).status == 303)
+        func row(_ list: String, _ payment: String, _ price: String) -> String {
+            #"<tr><td>A1</td><td>banana-milk</td><td>\#(list)</td><td>\#(payment)</td><td class="n">\#(price)</td></tr>"#
+        }
+        let before = try ann.get("/machine?id=m1").body
+        #expect(before.contains(row("2 (happy hour)", "every payment", "1,000원")), "\(before)")
+        #expect(
+            before.contains(row("2 (happy hour)", "cash", "900원")) && before.contains("<tr><td>2 (happy hour)</td><td>mon, fri 15:00–17:00</td></tr>")
+        )
+
+        let csrf = try #require(try ann.get("/prices").csrf)
+        let answer = try ann.post(
+            "/prices/slot", [("csrf", csrf), ("machine", "m1"), ("slot", "A1"), ("price", "800"), ("list", "2"), ("payment", "cash")])
+        let page = try ann.get(try #require(answer.header("Location"), "\(answer.status): \(answer.body)")).body
+        #expect(page.contains(">done<") && page.contains("slot A1 price on list 2 for cash no line of its own → 800원"), "\(page)")
+        // The machine's next stock message, stored: the line it now charges by.
+        let deadline = Date().addingTimeInterval(15)
+        while try !ann.get("/machine?id=m1").body.contains(row("2 (happy hour)", "cash", "800원")) {
+            guard Date() < deadline else {
+                Issue.record("the new line did not reach the machine page within 15 s")
+                break
+            }
+            usleep(50_000)
+        }
+        let unknown = try ann.post(
+            "/prices/slot", [("csrf", csrf), ("machine", "m1"), ("slot", "A1"), ("price", "800"), ("list", "4"), ("payment", "cash")])
+        let refused = try ann.get(try #require(unknown.header("Location"), "\(unknown.status): \(unknown.body)")).body
+        #expect(refused.contains(">refused<") && refused.contains("there is no price list 4: pricing.lists has list 1 and 2"), "\(refused)")
+        #expect(try m1.stop() == 0)
+        #expect(store.stop())
+    }
+
     @Test func aBrokerThatRefusesTheStoresCommandIsShownSo() throws {
         let rig = try FleetRig(acl: MosquittoBroker.acl.replacingOccurrences(of: "topic write vendd/+/cmd/price\n", with: ""))
         defer { rig.tearDown() }
