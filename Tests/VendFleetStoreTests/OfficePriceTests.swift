@@ -144,6 +144,26 @@ struct OfficePriceTests {
         #expect(stored.map { $0.compactMap { $0 } }.sorted { $0.joined() < $1.joined() } == [["1", "any"], ["2", "cash"], ["3", "any"]])
     }
 
+    /// Migration 9 on a store of schema 8: a change kept before it set list 1 for every payment.
+    @Test(arguments: Engine.allCases)
+    func aChangeKeptBeforeSchema9IsOfList1ForEveryPayment(_ engine: Engine) throws {
+        let rig = try OfficeRig(engine)
+        defer { rig.stop() }
+        let sql = try rig.openSQL()
+        try sql.rows("ALTER TABLE office_price_changes DROP COLUMN price_list", [])
+        try sql.rows("ALTER TABLE office_price_changes DROP COLUMN payment", [])
+        try sql.rows("DELETE FROM schema_migrations WHERE version = 9", [])
+        try sql.rows(
+            """
+            INSERT INTO office_price_changes (change_id, machine, slot, product, price, currency, requested_by, requested_at, outcome, answer)
+            VALUES ('c1', 'm1', 'A1', 'cola', '1300', 'KRW', 'ann', 1, 'done', 'slot A1 price 1,200원 → 1,300원')
+            """, [])
+        // Opened again, as vendstore's next start: the columns are added, with their defaults.
+        let records = OfficeRecords(try rig.openSQL())
+        #expect(try records.priceChange("c1").map(\.line) == [.standard])
+        #expect(try rig.openSQL().rows("SELECT version FROM schema_migrations WHERE version = 9", []).count == 1)
+    }
+
     @Test(arguments: Engine.allCases)
     func eachMachinesAnswerIsShownAndKept(_ engine: Engine) throws {
         let directory = try TemporaryDirectory()

@@ -230,7 +230,7 @@ struct StoreContractTests {
         defer { subject.directory.remove() }
         do {
             let store = try subject.open()
-            #expect(store.migrationsApplied == Array(1...8))
+            #expect(store.migrationsApplied == Array(1...9))
             _ = try store.commit(events: [event("m1", 1), event("m1", 3)], retained: [], receivedAt: 10)
         }
         let reopened = try subject.open()

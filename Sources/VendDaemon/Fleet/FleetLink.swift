@@ -246,8 +246,8 @@ final class FleetLink: Sendable {
         }
         if settings.publish.contains(.stock) {
             // The lists as `vendctl price --show` reports them: each slot's lines beyond list 1's
-            // price, the lists' names and the bands (a band's start is no event: which one is in
-            // force is the office's to work out from them, not retained here).
+            // price, the lists' names and the bands. Not the band in force: its start is no
+            // event, so a retained one would go stale; it follows from the bands and a clock.
             let prices = self.machine.view.reports.prices
             let priceLines = prices.fleetPriceLines
             var stock = StockMessage(
