@@ -38,7 +38,7 @@ extension StatusReport {
                 failedVends: machine.ledger.failedVends, unknownOutcomes: machine.ledger.unknownOutcomes,
                 billsIn: machine.ledger.billsIn.decimalString, changePaid: machine.ledger.changePaid.decimalString,
                 unknownPayouts: machine.ledger.unknownPayouts.decimalString),
-            health: health, serviceKey: switches.serviceKeyOn, exactChangeOnly: machine.needsExactChange,
+            health: health, serviceKey: switches.serviceKeyOn, exactChangeOnly: machine.exactChangeOnly,
             payoutInProgress: machine.pendingPayout.map { "\($0.id) of \(format.string(for: $0.amount)) (\($0.reason.rawValue))" },
             payoutDevices: (payouts?.devices ?? []).map { device in
                 // A level sensor is no count: a hopper below its low mark counts as empty for

@@ -138,11 +138,14 @@ public struct Machine: Hashable, Sendable, Codable {
     /// A restricted selection's age check, awaited or approved and not yet used. Journaled and
     /// saved, so that replay is exact; a restart then ends it (`Input.ageCheckVoided`).
     public private(set) var ageCheck: AgeCheck?
+    /// "Exact change only" as last judged (`needsExactChange(at:)`), after every input: a time
+    /// band's prices can change it with no other input than the second's tick.
+    public private(set) var exactChangeOnly = false
 
     private enum CodingKeys: String, CodingKey {
         case credit, pendingVend, lastVendNumber, pendingPayout, lastPayoutNumber, isInServiceMode, isFilling, coinCursors,
             payoutCounters, changeInventory, stock, priceOverrides, priceLineOverrides, ledger, setup, cardSession, cardSettlements, lastAuditRead,
-            healthLocks, slotFaults, incidents, expiredSlots, dex, ageCheck
+            healthLocks, slotFaults, incidents, expiredSlots, dex, ageCheck, exactChangeOnly
     }
 
     /// A new, empty machine: no credit, no stock, nothing sold.
@@ -151,6 +154,7 @@ public struct Machine: Hashable, Sendable, Codable {
         credit = .zero(setup.currency)
         stock = Dictionary(uniqueKeysWithValues: setup.slots.map { ($0.id, SlotStock()) })
         ledger = Ledger(currency: setup.currency)
+        exactChangeOnly = needsExactChange(at: nil)
     }
 
     /// State written before payouts were two-phase decodes with no payout history.
@@ -180,6 +184,8 @@ public struct Machine: Hashable, Sendable, Codable {
         expiredSlots = try container.decodeIfPresent([SlotID: Instant].self, forKey: .expiredSlots) ?? [:]
         dex = try container.decodeIfPresent(DEXState.self, forKey: .dex) ?? DEXState()
         ageCheck = try container.decodeIfPresent(AgeCheck.self, forKey: .ageCheck)
+        // State written before the judgement was kept: list 1's, as it was judged then.
+        exactChangeOnly = try container.decodeIfPresent(Bool.self, forKey: .exactChangeOnly) ?? needsExactChange(at: nil)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -208,6 +214,7 @@ public struct Machine: Hashable, Sendable, Codable {
         if !expiredSlots.isEmpty { try container.encode(expiredSlots, forKey: .expiredSlots) }
         if dex != DEXState() { try container.encode(dex, forKey: .dex) }
         try container.encodeIfPresent(ageCheck, forKey: .ageCheck)
+        try container.encode(exactChangeOnly, forKey: .exactChangeOnly)
     }
 
     public mutating func apply(_ input: Input, at now: Instant) -> [Effect] {
@@ -215,7 +222,6 @@ public struct Machine: Hashable, Sendable, Codable {
         let acceptedCoinsBefore = acceptsCoins
         let acceptedCardsBefore = acceptsCards
         let billLimitBefore = billLimit
-        let neededExactChangeBefore = needsExactChange
         // Expiries are noticed once per input, after it (the stock or the setup may have changed),
         // and before a selection too: it must meet the slot as it is now, not as the last second's
         // tick left it. Draining is never journaled, so it changes nothing else.
@@ -292,7 +298,11 @@ public struct Machine: Hashable, Sendable, Codable {
             effects.command(.setCardAcceptance(acceptsCards))
             effects.emit(.cardAcceptanceChanged(acceptsCards))
         }
-        if needsExactChange != neededExactChangeBefore { effects.emit(.exactChangeOnlyChanged(needsExactChange)) }
+        let exactChange = needsExactChange(at: now)
+        if exactChange != exactChangeOnly {
+            exactChangeOnly = exactChange
+            effects.emit(.exactChangeOnlyChanged(exactChange))
+        }
         return effects.list
     }
 
