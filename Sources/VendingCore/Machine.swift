@@ -254,6 +254,7 @@ public struct Machine: Hashable, Sendable, Codable {
             // With an age check in progress it ends only the check: the credit stays for a press more.
             if let check = ageCheck { endAgeCheck(check, .cancelled, into: &effects) } else { returnCredit(at: now, into: &effects) }
         case .ageVerified: approveAgeCheck(at: now, into: &effects)
+        case .ageRefused(let refusal): refuseAgeCheck(refusal, into: &effects)
         case .ageCheckVoided: if let check = ageCheck { endAgeCheck(check, .restarted, into: &effects) }
         case .restock(let slot, let count, let loadedAt): restock(slot, count: count, loadedAt: loadedAt ?? now, into: &effects)
         case .unload(let slot, let count): unload(slot, count: count, at: now, into: &effects)
@@ -552,6 +553,7 @@ public struct Machine: Hashable, Sendable, Codable {
         let check = AgeCheck(slot: slot.id, age: age, startedAt: now, deadline: now + verification.timeout)
         ageCheck = check
         effects.emit(.ageCheckStarted(check))
+        effects.command(.requestAgeCheck(age: age))
     }
 
     /// The verifier's signal approves the check in time, and the selection proceeds as if made
@@ -567,9 +569,17 @@ public struct Machine: Hashable, Sendable, Codable {
         select(check.slot, at: now, into: &effects)
     }
 
+    /// The verifier's "no": the check ends, and the customer may choose again (a new check).
+    private mutating func refuseAgeCheck(_ refusal: AgeRefusal, into effects: inout Effects) {
+        guard let check = ageCheck, !check.isApproved else { return effects.reject(.noAgeCheck) }
+        endAgeCheck(check, refusal.end, into: &effects)
+    }
+
     private mutating func endAgeCheck(_ check: AgeCheck, _ reason: AgeCheckEnd, into effects: inout Effects) {
         ageCheck = nil
         effects.emit(.ageCheckEnded(check, reason: reason))
+        // A verifier still asking (a reader prompting its customer) is told the check is over.
+        if !check.isApproved, ![.tooYoung, .noAge, .verifierLost].contains(reason) { effects.command(.cancelAgeCheck) }
     }
 
     private mutating func endVend(_ id: VendID, outcome: VendOutcome, at now: Instant, into effects: inout Effects) {

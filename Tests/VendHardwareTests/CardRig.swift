@@ -180,6 +180,9 @@ final class CardRig: @unchecked Sendable {
         case .endCardSession(let reader): mailbox(reader)?.post(.endSession)
         case .setCardAcceptance(let accepting): for mailbox in mailboxes { mailbox.accepting = accepting }
         case .reportCashSale(let price, let slot): for mailbox in mailboxes { mailbox.post(.cashSale(price: price, item: item(slot))) }
+        // The first reader checks ages, as `age_verification: {verifier: reader}` names one.
+        case .requestAgeCheck(let age): mailboxes.first?.post(.checkAge(age))
+        case .cancelAgeCheck: mailboxes.first?.post(.cancelAgeCheck)
         case .energiseRelay(let slot, let vend):
             pulses.append(slot)
             outcomes.append((vend, dispense(slot)))
