@@ -85,7 +85,9 @@ extension StatusReport {
         cardMoneyToCheck = toCheck.isEmpty ? nil : toCheck
         cardVendAwaitingApproval = machine.pendingVend?.awaitsApproval == true ? true : nil
         ageCheck = machine.ageCheck.map {
-            AgeCheckState(slot: $0.slot.rawValue, age: $0.age, approved: $0.isApproved, until: $0.deadline.millisecondsSinceEpoch)
+            var check = AgeCheckState(slot: $0.slot.rawValue, age: $0.age, approved: $0.isApproved, until: $0.deadline.millisecondsSinceEpoch)
+            check.atReader = config.ageVerification?.reader != nil ? true : nil
+            return check
         }
         vendsStarted = machine.vendsStarted
         cashBox = reports.cashBox
