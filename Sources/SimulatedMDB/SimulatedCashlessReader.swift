@@ -370,7 +370,7 @@ extension SimulatedCashlessReader {
     }
 
     /// How a verification asked by DRAVS ended.
-    public enum AgeVerificationOutcome: Sendable, Equatable {
+    public enum AgeVerificationOutcome: Sendable, Equatable, CustomStringConvertible {
         /// The ID showed at least the age set: answered `approvedStatus`.
         case approved
         /// The ID showed a younger age: answered `0E 10`.
@@ -381,6 +381,20 @@ extension SimulatedCashlessReader {
         /// reader's choice, see `ageVerification(_:)`).
         case refusedWithoutAge
         case aborted(AgeVerificationAbort)
+
+        public var description: String {
+            switch self {
+            case .approved: "approved"
+            case .tooYoung: "too young"
+            case .noAgeRead: "no age read"
+            case .refusedWithoutAge: "refused: no age set"
+            case .aborted(.vendRequest): "aborted by VEND REQUEST"
+            case .aborted(.ageOff): "aborted by DRAVP 00h"
+            case .aborted(.ageWillBeSwitchedOn): "aborted by DRAVP FFh"
+            case .aborted(.reset): "aborted by RESET"
+            case .aborted(.backButton): "back button: not approved"
+            }
+        }
     }
 
     /// SENVEND's five ways to abort a verification awaited (senvend/mdb age_verification.md,

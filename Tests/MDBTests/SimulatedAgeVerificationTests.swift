@@ -228,6 +228,24 @@ import Testing
         #expect(reader.verificationOutcomes == [.tooYoung], "one verification")
     }
 
+    /// The block sent again is the same block: what the reader queued after the lost answer
+    /// (here a card tapped) comes on the POLL after it, not inside it.
+    @Test func aLostAnswerIsSentAgainAloneAndWhatCameAfterItFollows() {
+        initialise()
+        askForVerification()
+        reader.faults.loseAgeAnswer = true
+        #expect(reader.presentIDWithoutAge())
+        #expect(poll() == .noAnswer)
+        reader.presentCard(funds: 100)
+        #expect(poll() == Self.noAge)
+        guard case .data(let bytes) = poll() else {
+            Issue.record("no BEGIN SESSION")
+            return
+        }
+        #expect(bytes.first == 0x03, "BEGIN SESSION")
+        #expect(poll() == .ack)
+    }
+
     @Test func senvendsApprovalBytesCanBeChosen() {
         initialise()
         reader.approvedStatus = .senvendApproved
