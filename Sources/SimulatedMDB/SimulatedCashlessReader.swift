@@ -41,7 +41,8 @@ public final class SimulatedCashlessReader: SimulatedPeripheral {
         public var ageAnswerPolls = 0
         /// The next DRAVS answer is lost once on the bus (noise): the POLL that carries it gets
         /// no answer (a bad CHK, which the interface reports like silence), and the reader, whose
-        /// data was not ACKed, sends the same block again on the next POLL (MDB §2.2).
+        /// data was not ACKed, sends the same block again on the next POLL (MDB's rule for data
+        /// not ACKed, as recalled: the 4.3 text is not at hand).
         public var loseAgeAnswer = false
         public init() {}
     }
@@ -295,8 +296,8 @@ public final class SimulatedCashlessReader: SimulatedPeripheral {
             }
         }
         releaseAgeAnswer()
-        // A diagnostic response (FF) takes the rest of its block (§7.4), so it goes last and
-        // alone: what was queued after it waits for the next POLL.
+        // A diagnostic response (FF) takes the rest of its block (as `CashlessResponse.parse`
+        // reads it), so it goes last: what was queued after it waits for the next POLL.
         let end = queue.firstIndex { if case .diagnostic = $0 { true } else { false } }.map { $0 + 1 } ?? queue.count
         guard end > 0 else { return .ack }
         let carried = queue[..<end]
