@@ -37,13 +37,16 @@ final class CardRig: @unchecked Sendable {
     private var outcomes: [(VendID, VendOutcome)] = []
     private var eventsSeen = 0
     private(set) var rejections: [Rejection] = []
+    /// How each age check ended, in order.
+    private(set) var endings: [AgeCheckEnd] = []
 
     /// mdb.currency_code, if the rig's file had one.
     let currencyNumeric: Int?
 
     init(
         readers: [SimulatedCashlessReader], selectionFirst: Bool = true, unknown: UnknownOutcomePolicy = .assumeDispensed,
-        currencyNumeric: Int? = nil, priceLines: [PriceLine] = [], pricing: PricingSetup = .standard
+        currencyNumeric: Int? = nil, priceLines: [PriceLine] = [], pricing: PricingSetup = .standard,
+        ageChecked: Int? = nil
     ) {
         self.readers = readers
         self.currencyNumeric = currencyNumeric
@@ -61,10 +64,12 @@ final class CardRig: @unchecked Sendable {
             ]),
             slots: [
                 SlotSetup(id: "A1", product: "milk", price: MDBRig.won(1_200), capacity: 50, priceLines: priceLines),
-                SlotSetup(id: "A2", product: "cola", price: MDBRig.won(1_500), capacity: 50),
+                SlotSetup(id: "A2", product: "cola", price: MDBRig.won(1_500), capacity: 50, minimumAge: ageChecked),
             ],
             maximumCredit: MDBRig.won(10_000), vendTimeout: .seconds(30), unknownOutcomePolicy: unknown, failedVendPolicy: .keepCredit,
-            payoutPolicy: .manual, pricing: pricing)
+            payoutPolicy: .manual, pricing: pricing,
+            // `ageChecked`: A2 sells to that age and up, checked by the first reader.
+            ageVerification: ageChecked.map { _ in AgeVerificationSetup(timeout: .seconds(60)) })
         machine = Machine(setup: setup)
         for slot in setup.slots { apply(.restock(slot.id, count: nil, loadedAt: nil)) }
         makeDrivers()
@@ -187,6 +192,7 @@ final class CardRig: @unchecked Sendable {
             pulses.append(slot)
             outcomes.append((vend, dispense(slot)))
         case .event(.rejected(let reason)): rejections.append(reason)
+        case .event(.ageCheckEnded(_, let reason)): endings.append(reason)
         case .payOut, .setCoinAcceptance, .setBillLimit, .event: break
         }
     }
