@@ -116,7 +116,8 @@ import VenddTestSupport
     /// customer too young is refused at the reader, an adult pays by card (selection first).
     @Test func theCardReaderChecksTheAge() throws {
         let daemon = try DaemonHarness(config: DaemonHarness.sampleMachine) { text in
-            text.replacingOccurrences(of: "    capacity: 8\n    button: { line: 2,", with: "    capacity: 8\n    restricted: age 19\n    button: { line: 2,")
+            text.replacingOccurrences(
+                of: "    capacity: 8\n    button: { line: 2,", with: "    capacity: 8\n    restricted: age 19\n    button: { line: 2,")
                 + "\nage_verification: { verifier: reader, reader: 1, timeout_s: 30 }\n"
         }
         defer { daemon.tearDown() }
