@@ -27,6 +27,10 @@ public enum CashlessCommand: Sendable, Equatable {
     case requestID(manufacturer: String, serialNumber: String, model: String, softwareVersion: UInt16)
     /// EXPANSION OPTIONAL FEATURE ENABLE (17 04), level 3: only bits the reader offered.
     case featureEnable(CashlessFeatures)
+    /// The reader's own age verification (`AgeVerification`): DRAVP, the age it checks for.
+    case ageVerificationAge(UInt8)
+    /// DRAVS: check the customer's age now.
+    case ageVerificationCheck
 
     public func block(for reader: MDBPeripheral) -> MDBBlock {
         precondition(reader == .cashless1 || reader == .cashless2, "cashless commands go to 10h or 60h")
@@ -64,6 +68,8 @@ public enum CashlessCommand: Sendable, Equatable {
                 softwareVersion: version, features: 0)
             return MDBBlock(peripheral: reader, command: 7, [0x00] + identity.bytes(withFeatures: false))
         case .featureEnable(let features): return MDBBlock(peripheral: reader, command: 7, [0x04] + BigEndian.bytes32(features.rawValue))
+        case .ageVerificationAge(let age): return MDBBlock(peripheral: reader, command: 7, AgeVerification.setAge(age))
+        case .ageVerificationCheck: return MDBBlock(peripheral: reader, command: 7, AgeVerification.check)
         }
     }
 

@@ -5,6 +5,9 @@ import MDB
 /// started by a card (`presentCard`) or, with "always idle", by a selection; approval delayed by
 /// a number of POLLs; and the faults a VMC must survive. Its own books (`charged`, `refunded`)
 /// are what a bank would settle: a test compares them with the machine's.
+///
+/// It also checks customers' ages itself ("embedded age verification", senvend/mdb
+/// age_verification.md): see `requiredAge`, `presentID(age:)` and the extension at the end.
 public final class SimulatedCashlessReader: SimulatedPeripheral {
     public let address: MDBPeripheral
 
@@ -31,6 +34,16 @@ public final class SimulatedCashlessReader: SimulatedPeripheral {
         /// The next approval comes in one reply with COMMAND OUT OF SEQUENCE after it (a
         /// multi-message reply, §7.3.1: the VMC must serve both, in order).
         public var outOfSequenceAfterApproval = false
+        /// The next age verification answer (to DRAVP, or to DRAVS once the customer has acted)
+        /// waits this many more POLLs: SENVEND's reader "might not" answer "on the first POLL"
+        /// (senvend/mdb age_verification.md, IMPORTANT NOTICE). Those POLLs get what else is due,
+        /// or a plain ACK.
+        public var ageAnswerPolls = 0
+        /// The next DRAVS answer is lost once on the bus (noise): the POLL that carries it gets
+        /// no answer (a bad CHK, which the interface reports like silence), and the reader, whose
+        /// data was not ACKed, sends the same block again on the next POLL (MDB's rule for data
+        /// not ACKed, as recalled: the 4.3 text is not at hand).
+        public var loseAgeAnswer = false
         public init() {}
     }
 
@@ -50,6 +63,29 @@ public final class SimulatedCashlessReader: SimulatedPeripheral {
     public private(set) var cashSales: [UInt32] = []
     /// The price of each VEND REQUEST, as the VMC asked it.
     public private(set) var requested: [UInt32] = []
+
+    /// Whether this reader answers DRAVP and DRAVS (embedded age verification). A reader that
+    /// does not ignores them, as any EXPANSION it does not support (no answer, §1.3.2).
+    public var supportsAgeVerification = true
+    /// What Z4 Z5 of a DRAVS answer say when the customer is old enough: the DCM5's `1E 10` by
+    /// default; SENVEND's own trace sends `9F 10` (senvend/mdb age_verification.md, raw bytes).
+    public var approvedStatus = AgeStatus.approved
+    /// The age set by the last DRAVP, in years; nil while age verification is off: after every
+    /// power-up or RESET, and after a DRAVP with 00h ("Age Off") or FFh ("Age Supported, will be
+    /// switched on"), until a DRAVP with another age (senvend/mdb age_verification.md, NOTE).
+    public private(set) var requiredAge: Int?
+    /// A DRAVS was ACKed and the reader is prompting the customer: nothing answered yet.
+    public private(set) var isAwaitingAgeVerification = false
+    /// Y3 of every DRAVP received, in order, as sent (00h and FFh too).
+    public private(set) var agesReceived: [UInt8] = []
+    /// One entry per DRAVS received: the age in force when it came (nil: none set).
+    public private(set) var verificationRequests: [Int?] = []
+    /// How each verification ended, in order (an answer the reader decided is counted even if a
+    /// RESET then drops it before a POLL carries it).
+    public private(set) var verificationOutcomes: [AgeVerificationOutcome] = []
+    /// Age answers decided and not yet given to the POLL queue, oldest first, each with the POLLs
+    /// it still waits (`Faults.ageAnswerPolls`).
+    private var ageOutbox: [(response: CashlessResponse, polls: Int)] = []
 
     private var queue: [CashlessResponse] = []
     private var funds: UInt32?
@@ -132,6 +168,12 @@ public final class SimulatedCashlessReader: SimulatedPeripheral {
         enabledFeatures = []
         vmcLevel = 1
         queue = [.justReset]
+        // Every power-up or RESET: age verification off until a DRAVP with an age; a RESET aborts
+        // the verification awaited (senvend/mdb age_verification.md, aborts, option 4).
+        if isAwaitingAgeVerification { verificationOutcomes.append(.aborted(.reset)) }
+        isAwaitingAgeVerification = false
+        requiredAge = nil
+        ageOutbox = []
     }
 
     public func respond(to block: MDBBlock) -> MDBAnswer {
@@ -157,6 +199,12 @@ public final class SimulatedCashlessReader: SimulatedPeripheral {
             let alwaysIdle = enabledFeatures.contains(.alwaysIdle) && state == .enabled
             guard state == .sessionIdle || alwaysIdle else { return outOfSequence() }
             let price = block.data[1...width].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+            // The verification awaited is aborted: the reader goes to payment (senvend/mdb
+            // age_verification.md, aborts, option 1), and answers nothing to the DRAVS.
+            if isAwaitingAgeVerification {
+                isAwaitingAgeVerification = false
+                verificationOutcomes.append(.aborted(.vendRequest))
+            }
             state = .vend
             requested.append(price)
             pendingRequest = (price, faults.approvalPolls)
@@ -223,6 +271,8 @@ public final class SimulatedCashlessReader: SimulatedPeripheral {
             let bits = block.data[1...4].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
             enabledFeatures = CashlessFeatures(rawValue: bits).intersection(offeredFeatures)
             return .ack
+        case (7, 0xFF) where supportsAgeVerification:
+            return ageVerification(Array(block.data.dropFirst()))
         default:
             // Not supported at this level, or an option not offered: ignored (§1.3.2).
             return .noAnswer
@@ -245,9 +295,18 @@ public final class SimulatedCashlessReader: SimulatedPeripheral {
                 }
             }
         }
-        guard !queue.isEmpty else { return .ack }
-        let answer = queue.flatMap { $0.bytes(level: config.level, expanded: expanded, vmcLevel: vmcLevel) }
-        queue.removeAll()
+        releaseAgeAnswer()
+        // A diagnostic response (FF) takes the rest of its block (as `CashlessResponse.parse`
+        // reads it), so it goes last: what was queued after it waits for the next POLL.
+        let end = queue.firstIndex { if case .diagnostic = $0 { true } else { false } }.map { $0 + 1 } ?? queue.count
+        guard end > 0 else { return .ack }
+        let carried = queue[..<end]
+        if faults.loseAgeAnswer, carried.contains(where: Self.isVerificationAnswer) {
+            faults.loseAgeAnswer = false
+            return .noAnswer
+        }
+        let answer = carried.flatMap { $0.bytes(level: config.level, expanded: expanded, vmcLevel: vmcLevel) }
+        queue.removeFirst(end)
         return .data(answer)
     }
 
@@ -274,5 +333,189 @@ public final class SimulatedCashlessReader: SimulatedPeripheral {
     private func outOfSequence() -> MDBAnswer {
         queue.append(.commandOutOfSequence(readerState: config.level == 1 ? nil : state.rawValue))
         return .ack
+    }
+}
+
+// MARK: - Embedded age verification
+
+/// The reader checks the customer's ID or age card itself (embedded age verification: SENVEND's
+/// integration notes, senvend/mdb age_verification.md, and the MDB 4.3 samples of an ICT DCM5).
+/// Two EXPANSION DIAGNOSTICS commands (17 FF Y1 Y2 Y3 "tag"), each ACKed at once and answered by
+/// a diagnostic response (FF …) on a later POLL, "not necessarily the first" (SENVEND supports
+/// only that way):
+/// - DRAVP `17 FF 05 06 Y3 "DRAVP"` sets the age Y3 in years (00h "Age Off", FFh "Age Supported,
+///   will be switched on": both leave no age set); answered `FF 05 06 00 "DRAVP"`.
+/// - DRAVS `17 FF 06 06 00 "DRAVS"` asks to verify the customer; the reader prompts them and,
+///   once verified or not, answers `FF 06 07 Z4 Z5 "DRAVS"` (`AgeStatus`).
+extension SimulatedCashlessReader {
+    /// Z4 Z5 of a DRAVS answer. Bit 4 (10h) of Z4 set: old enough; Z5 = 10h: a valid card was
+    /// read (DCM5 log: `00 00` invalid card, `0E 10` younger than the age set, `1E 10` at least
+    /// that age; SENVEND's approval is `9F 10`).
+    public struct AgeStatus: Sendable, Equatable {
+        public var z4: UInt8
+        public var z5: UInt8
+        public init(z4: UInt8, z5: UInt8) {
+            self.z4 = z4
+            self.z5 = z5
+        }
+
+        public static let approved = AgeStatus(z4: 0x1E, z5: 0x10)
+        /// A valid card, its holder younger than the age set.
+        public static let tooYoung = AgeStatus(z4: 0x0E, z5: 0x10)
+        /// No age could be read (an invalid card), or none was presented.
+        public static let noAge = AgeStatus(z4: 0x00, z5: 0x00)
+        /// SENVEND's approval in its raw trace.
+        public static let senvendApproved = AgeStatus(z4: 0x9F, z5: 0x10)
+
+        public var isOldEnough: Bool { z4 & 0x10 != 0 }
+    }
+
+    /// How a verification asked by DRAVS ended.
+    public enum AgeVerificationOutcome: Sendable, Equatable, CustomStringConvertible {
+        /// The ID showed at least the age set: answered `approvedStatus`.
+        case approved
+        /// The ID showed a younger age: answered `0E 10`.
+        case tooYoung
+        /// The card presented had no readable age: answered `00 00`.
+        case noAgeRead
+        /// A DRAVS came while no age was set: answered `00 00` at once, nobody prompted (this
+        /// reader's choice, see `ageVerification(_:)`).
+        case refusedWithoutAge
+        case aborted(AgeVerificationAbort)
+
+        public var description: String {
+            switch self {
+            case .approved: "approved"
+            case .tooYoung: "too young"
+            case .noAgeRead: "no age read"
+            case .refusedWithoutAge: "refused: no age set"
+            case .aborted(.vendRequest): "aborted by VEND REQUEST"
+            case .aborted(.ageOff): "aborted by DRAVP 00h"
+            case .aborted(.ageWillBeSwitchedOn): "aborted by DRAVP FFh"
+            case .aborted(.reset): "aborted by RESET"
+            case .aborted(.backButton): "back button: not approved"
+            }
+        }
+    }
+
+    /// SENVEND's five ways to abort a verification awaited (senvend/mdb age_verification.md,
+    /// "Aborting A Requested Age Verification"). Only the back button is answered (`00 00`).
+    public enum AgeVerificationAbort: Sendable, Equatable {
+        /// A VEND REQUEST: the reader goes to payment; no DRAVS answer.
+        case vendRequest
+        /// DRAVP with age 00h ("Age Off"): the DRAVP answer only.
+        case ageOff
+        /// DRAVP with age FFh ("Age Supported, will be switched on"): the DRAVP answer only.
+        case ageWillBeSwitchedOn
+        /// RESET (or the reader's own power cycle): JUST RESET only.
+        case reset
+        /// The customer pressed the reader's back button: answered "not approved".
+        case backButton
+    }
+
+    private static let dravp: [UInt8] = Array("DRAVP".utf8)
+    private static let dravs: [UInt8] = Array("DRAVS".utf8)
+
+    /// EXPANSION DIAGNOSTICS, `y` being Y1 onwards. Only DRAVP and DRAVS exactly as SENVEND's
+    /// trace has them (Y2 = 06h, the tag, and Y3 = 00h for DRAVS) are understood: anything else
+    /// is a diagnostic this reader does not have, ignored (no answer, §1.3.2).
+    ///
+    /// Choices where the sources are silent:
+    /// - DRAVS while no age is set (none since the RESET, or reset by DRAVP 00h/FFh, after which
+    ///   SENVEND requires a new DRAVP first): ACKed and answered "not approved" (`00 00`, no card
+    ///   read) on the next POLL, without prompting anyone. A reader with no age to compare has
+    ///   nothing to approve against: approving would sell a restricted product unchecked, and
+    ///   staying silent would leave the VMC waiting for an answer that never comes.
+    /// - DRAVS in Inactive (before SETUP) or during a vend or revalue: COMMAND OUT OF SEQUENCE, as
+    ///   any command the reader's state does not take; SENVEND's flows send it before VEND REQUEST.
+    /// - DRAVS while one is already awaited: the customer is already prompted; it is counted and
+    ///   the one verification goes on (one answer).
+    /// - DRAVP with another age (not 00h/FFh) while a verification is awaited: it goes on against
+    ///   the new age ("the age specified in the last DRAVP command").
+    /// - The back button's "not approved" is `00 00`: no card was read (the notes give no bytes).
+    private func ageVerification(_ y: [UInt8]) -> MDBAnswer {
+        guard y.count == 8, y[1] == 0x06 else { return .noAnswer }
+        let tag = Array(y[3...])
+        switch y[0] {
+        case 0x05 where tag == Self.dravp:
+            let age = y[2]
+            agesReceived.append(age)
+            if age == 0x00 || age == 0xFF {
+                requiredAge = nil
+                if isAwaitingAgeVerification {
+                    isAwaitingAgeVerification = false
+                    verificationOutcomes.append(.aborted(age == 0x00 ? .ageOff : .ageWillBeSwitchedOn))
+                }
+            } else {
+                requiredAge = Int(age)
+            }
+            sendAgeAnswer(.diagnostic([0x05, 0x06, 0x00] + Self.dravp))
+            return .ack
+        case 0x06 where tag == Self.dravs && y[2] == 0x00:
+            guard [.disabled, .enabled, .sessionIdle].contains(state) else { return outOfSequence() }
+            verificationRequests.append(requiredAge)
+            if requiredAge == nil {
+                finishVerification(.refusedWithoutAge, .noAge)
+            } else {
+                isAwaitingAgeVerification = true
+            }
+            return .ack
+        default:
+            return .noAnswer
+        }
+    }
+
+    /// The customer presents an ID showing `age`: approved if at least the age set, else too
+    /// young. False (nothing happens) when the reader is not prompting for a verification.
+    @discardableResult public func presentID(age: Int) -> Bool {
+        guard isAwaitingAgeVerification, let requiredAge, !faults.silent else { return false }
+        if age >= requiredAge {
+            finishVerification(.approved, approvedStatus)
+        } else {
+            finishVerification(.tooYoung, .tooYoung)
+        }
+        return true
+    }
+
+    /// The customer presents a card from which no age can be read: answered `00 00`.
+    @discardableResult public func presentIDWithoutAge() -> Bool {
+        guard isAwaitingAgeVerification, !faults.silent else { return false }
+        finishVerification(.noAgeRead, .noAge)
+        return true
+    }
+
+    /// The customer presses the reader's back button on the age prompt: the reader answers the
+    /// DRAVS "not approved" and goes back to idle (senvend/mdb age_verification.md, option 5).
+    @discardableResult public func pressBack() -> Bool {
+        guard isAwaitingAgeVerification, !faults.silent else { return false }
+        finishVerification(.aborted(.backButton), .noAge)
+        return true
+    }
+
+    private func finishVerification(_ outcome: AgeVerificationOutcome, _ status: AgeStatus) {
+        isAwaitingAgeVerification = false
+        verificationOutcomes.append(outcome)
+        sendAgeAnswer(.diagnostic([0x06, 0x07, status.z4, status.z5] + Self.dravs))
+    }
+
+    private func sendAgeAnswer(_ response: CashlessResponse) {
+        ageOutbox.append((response, faults.ageAnswerPolls))
+        faults.ageAnswerPolls = 0
+    }
+
+    /// At a POLL: the oldest age answer decided goes to the POLL queue once its delay is over,
+    /// one per POLL (a diagnostic response ends its block).
+    private func releaseAgeAnswer() {
+        guard let first = ageOutbox.first else { return }
+        if first.polls > 0 {
+            ageOutbox[0].polls -= 1
+        } else {
+            ageOutbox.removeFirst()
+            queue.append(first.response)
+        }
+    }
+
+    private static func isVerificationAnswer(_ response: CashlessResponse) -> Bool {
+        if case .diagnostic(let data) = response, data.first == 0x06 { true } else { false }
     }
 }

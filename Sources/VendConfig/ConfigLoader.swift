@@ -172,19 +172,19 @@ struct ConfigParser {
                     $0, machine: machineSection, gpio: gpio, motors: motors, productIDs: productIDs, zoneIDs: zoneIDs, knownLists: knownLists,
                     productAges: productAges)
             } ?? []
+        let mdb = top.nested("mdb", required: false).flatMap { parseMDB($0, currency: machineSection.currency, format: machineSection.format) }
         let ageSection = top.nested("age_verification", required: false)
-        let ageVerification = ageSection.flatMap { parseAgeVerification($0, gpio: gpio) }
+        let ageVerification = ageSection.flatMap { parseAgeVerification($0, gpio: gpio, readers: mdb?.cashless.map(\.reader) ?? []) }
         // The verifier's input is a panel input like the buttons: read and debounced the same way.
         let buttons =
             (top.list("buttons", required: false).map { parseButtons($0, gpio: gpio) } ?? [])
-            + (ageVerification.map { [ButtonConfig(action: .ageVerified, line: $0.line)] } ?? [])
+            + (ageVerification?.line.map { [ButtonConfig(action: .ageVerified, line: $0)] } ?? [])
         let coinAcceptor = top.nested("coin_acceptor", required: false).flatMap { parseCoinAcceptor($0, currency: machineSection.currency) }
         let payoutList = top.value("payout_devices")
         let payoutDevices =
             top.list("payout_devices", required: false).map {
                 parsePayoutDevices($0, currency: machineSection.currency, path: ConfigPath.root.key("payout_devices"))
             } ?? []
-        let mdb = top.nested("mdb", required: false).flatMap { parseMDB($0, currency: machineSection.currency, format: machineSection.format) }
         let stateDirectory = top.nested("state", required: false).map(parseState) ?? .some(Defaults.stateDirectory)
         let control = top.nested("control", required: false).map(parseControl) ?? .some(Defaults.control)
         let display = top.nested("display", required: false).map(parseDisplay) ?? .some(Defaults.display)

@@ -2,19 +2,43 @@ import VendSettings
 import VendYAML
 import VendingCore
 
-/// Which device confirms a customer's age. Only `gpio` today; the reader's own verification (MDB
-/// DRAVP/DRAVS) would be another kind here, with the same `timeout_s`.
+/// Which device confirms a customer's age.
 public enum AgeVerifierKind: String, Sendable, CaseIterable {
     /// An attendant's button, or an ID scanner's "verified" output, on a GPIO input.
     case gpio
+    /// The card reader's own age verification (MDB DRAVP/DRAVS): the customer shows an ID there.
+    case reader
+}
+
+/// The verifier and where it is.
+public enum AgeVerifier: Sendable {
+    /// The input the verifier signals on.
+    case gpio(InputLineConfig)
+    /// The reader in mdb.cashless that checks.
+    case reader(CardReader)
+
+    public var kind: AgeVerifierKind {
+        switch self {
+        case .gpio: .gpio
+        case .reader: .reader
+        }
+    }
 }
 
 /// `age_verification:`: the verifier and how long a check waits for it.
 public struct AgeVerificationSettings: Sendable {
-    public let kind: AgeVerifierKind
-    /// The input the verifier signals on (`kind` gpio).
-    public let line: InputLineConfig
+    public let verifier: AgeVerifier
     public let timeout: Duration
+
+    public var kind: AgeVerifierKind { verifier.kind }
+    /// The GPIO verifier's input; nil for a reader.
+    public var line: InputLineConfig? {
+        if case .gpio(let line) = verifier { line } else { nil }
+    }
+    /// The reader that checks; nil for a GPIO verifier.
+    public var reader: CardReader? {
+        if case .reader(let reader) = verifier { reader } else { nil }
+    }
 }
 
 /// Where each restricted slot's `restricted` is written (the slot's own, or its product's), for
@@ -37,13 +61,28 @@ extension ConfigParser {
         return .some(nil)
     }
 
-    /// `age_verification: {verifier: gpio, line: 26, active_low: true, bias: pull-up, timeout_s: 60}`.
-    func parseAgeVerification(_ section: MappingReader, gpio: GPIOSettings?) -> AgeVerificationSettings? {
+    /// `age_verification: {verifier: gpio, line: 26, active_low: true, bias: pull-up, timeout_s: 60}`,
+    /// or `{verifier: reader, reader: 1, timeout_s: 60}`. `readers`: the ones mdb.cashless has.
+    func parseAgeVerification(_ section: MappingReader, gpio: GPIOSettings?, readers: [CardReader]) -> AgeVerificationSettings? {
         let kind: AgeVerifierKind? = section.choice("verifier", default: nil)
         let timeout = section.int("timeout_s", in: 5...600, default: Defaults.ageCheckTimeoutSeconds)
-        let line = inputLine(section, gpio: gpio, purpose: .action(.ageVerified))
-        guard let kind, let timeout, let line else { return nil }
-        return AgeVerificationSettings(kind: kind, line: line, timeout: .seconds(timeout))
+        guard let kind else { return nil }
+        switch kind {
+        case .gpio:
+            guard let line = inputLine(section, gpio: gpio, purpose: .action(.ageVerified)), let timeout else { return nil }
+            return AgeVerificationSettings(verifier: .gpio(line), timeout: .seconds(timeout))
+        case .reader:
+            let reader = section.int("reader", in: 1...2, default: 1).flatMap(CardReader.init(rawValue:))
+            section.finish()
+            guard let reader, let timeout else { return nil }
+            guard readers.contains(reader) else {
+                sink.report(
+                    "the age verifier is \(reader), which mdb.cashless does not have: add { reader: \(reader.rawValue) } there, or use verifier: gpio",
+                    at: section.value("reader") ?? section.value("verifier"), path: section.path.key(section.has("reader") ? "reader" : "verifier"))
+                return nil
+            }
+            return AgeVerificationSettings(verifier: .reader(reader), timeout: .seconds(timeout))
+        }
     }
 
     /// A restricted slot with no verifier is refused at every selection: valid, but said.

@@ -119,7 +119,14 @@ extension VenddConfig {
         let restricted = slots.compactMap { slot in slot.setup.minimumAge.map { "\(slot.id) \($0)+" } }
         guard !restricted.isEmpty || ageVerification != nil else { return nil }
         let verifier =
-            ageVerification.map { "verified by \($0.kind.rawValue) on \(describe($0.line)) within \($0.timeout.components.seconds) s" }
+            ageVerification.map { verification in
+                let by =
+                    switch verification.verifier {
+                    case .gpio(let line): "gpio on \(describe(line))"
+                    case .reader(let reader): "\(reader)'s own check (the customer shows an ID at the reader)"
+                    }
+                return "verified by \(by) within \(verification.timeout.components.seconds) s"
+            }
             ?? "no verifier: refused"
         return (restricted.isEmpty ? "no restricted slots" : "restricted " + restricted.joined(separator: ", ")) + "; " + verifier
     }

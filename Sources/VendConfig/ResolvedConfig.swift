@@ -91,7 +91,10 @@ extension VenddConfig {
         if let verification = ageVerification {
             out.section("age_verification") { out in
                 out.field("verifier", verification.kind.rawValue)
-                Self.fields(of: verification.line, into: &out)
+                switch verification.verifier {
+                case .gpio(let line): Self.fields(of: line, into: &out)
+                case .reader(let reader): out.field("reader", reader.rawValue)
+                }
                 out.field("timeout_s", verification.timeout.components.seconds)
             }
         }

@@ -65,6 +65,8 @@ public enum SimCommand: Sendable, Equatable {
             case "deny": decoded = .deny
             case "slow": decoded = .slow(polls: try container.decode(Int.self, forKey: .count))
             case "refund-fail": decoded = .refundFail
+            case "id": decoded = .showID(age: try container.decodeIfPresent(Int.self, forKey: .count))
+            case "back": decoded = .back
             default:
                 throw DecodingError.dataCorruptedError(
                     forKey: .action, in: container,
@@ -99,7 +101,8 @@ public enum SimCommand: Sendable, Equatable {
             switch action {
             case .tap(let funds): try container.encodeIfPresent(funds, forKey: .amount)
             case .slow(let polls): try container.encode(polls, forKey: .count)
-            case .remove, .deny, .refundFail: break
+            case .showID(let age): try container.encodeIfPresent(age, forKey: .count)
+            case .remove, .deny, .refundFail, .back: break
             }
         case .drop(let slot, let succeeds):
             try container.encode(slot, forKey: .slot)
@@ -131,8 +134,12 @@ public enum SimulatedCardAction: Sendable, Equatable {
     case slow(polls: Int)
     /// The next failed vend's refund fails (MALFUNCTION C0h).
     case refundFail
+    /// The customer shows an ID at the reader's age prompt: showing `age`, or none readable (nil).
+    case showID(age: Int?)
+    /// The customer gives up at the reader's age prompt (its back button).
+    case back
 
-    public static let names = ["tap", "remove", "deny", "slow", "refund-fail"]
+    public static let names = ["tap", "remove", "deny", "slow", "refund-fail", "id", "back"]
 
     public var name: String {
         switch self {
@@ -141,6 +148,8 @@ public enum SimulatedCardAction: Sendable, Equatable {
         case .deny: "deny"
         case .slow: "slow"
         case .refundFail: "refund-fail"
+        case .showID: "id"
+        case .back: "back"
         }
     }
 }

@@ -557,6 +557,9 @@ public struct StatusReport: Codable, Sendable, Equatable {
         public let approved: Bool
         /// Until when (milliseconds since the Unix epoch) it waits for the verifier, or the approval holds.
         public let until: Int64
+        /// True when the card reader checks (the customer shows an ID there); absent when an
+        /// attendant or an ID scanner does.
+        public var atReader: Bool? = nil
 
         public init(slot: String, age: Int, approved: Bool, until: Int64) {
             self.slot = slot

@@ -25,9 +25,11 @@ extension CommandHandler {
                 return "pressed coin return"
             }
         case .verifyAge:
-            guard controller.config.ageVerification != nil else {
+            guard let verification = controller.config.ageVerification else {
                 return .failure(ControlError(.badRequest, "this configuration has no age_verification: section"))
             }
+            // The reader checks: an adult shows an ID there.
+            if let reader = verification.reader { return simulateCard(reader.rawValue, .showID(age: 99), controller: controller) }
             return simulate(controller) { world throws(SimulatedWorld.CommandError) in
                 try world.press(ButtonAction.ageVerified)
                 return "signalled the age verifier"

@@ -171,6 +171,15 @@ final class InProcessMDB: Sendable {
         case .refundFail:
             device.faults.refundFails = true
             return .success("\(reader) fails to refund the next failed vend")
+        case .showID(let age?):
+            guard device.presentID(age: age) else { return .failure(.notTaking("\(reader) is not asking for an ID now")) }
+            return .success("an ID showing age \(age) at \(reader)")
+        case .showID(nil):
+            guard device.presentIDWithoutAge() else { return .failure(.notTaking("\(reader) is not asking for an ID now")) }
+            return .success("an ID with no readable age at \(reader)")
+        case .back:
+            guard device.pressBack() else { return .failure(.notTaking("\(reader) is not asking for an ID now")) }
+            return .success("the customer gave up at \(reader)'s age prompt")
         }
     }
 

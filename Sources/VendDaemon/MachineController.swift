@@ -305,6 +305,8 @@ final class MachineController: Sendable {
         let payoutPolicy: PayoutPolicy
         let format: MoneyFormat
         let setup: MachineSetup
+        /// The reader that checks ages, when the verifier is a reader's own check.
+        let ageCheckingReader: CardReader?
         /// The fault this input put the machine in (or a hardware fault that replaced one of storage).
         let faultBegan: MachineFault?
         /// When this input ended the machine's fault (a storage fault's first successful save):
@@ -316,6 +318,7 @@ final class MachineController: Sendable {
 
         init(_ state: State, faultBefore: MachineFault?) {
             setup = state.machine.setup
+            ageCheckingReader = state.config.ageVerification?.reader
             hardware = state.hardware
             isFaulty = state.fault != nil
             payoutPolicy = state.machine.setup.payoutPolicy
@@ -409,6 +412,15 @@ final class MachineController: Sendable {
             context.hardware?.cardReaders?.setCardAcceptance(accepting && !context.isFaulty)
         case .reportCashSale(let price, let slot):
             context.hardware?.cardReaders?.postToEveryReader(.cashSale(price: price, item: context.item(slot)))
+        case .requestAgeCheck(let age):
+            // A GPIO verifier is an attendant or a scanner that acts on its own.
+            guard let reader = context.ageCheckingReader else { break }
+            guard context.hardware?.cardReaders?.post(.checkAge(age), to: reader) == true else {
+                logger.error("the age verifier \(reader) is not attached: the age check ends unanswered")
+                return .ageRefused(.verifierLost)
+            }
+        case .cancelAgeCheck:
+            if let reader = context.ageCheckingReader { context.hardware?.cardReaders?.post(.cancelAgeCheck, to: reader) }
         case .event(let event):
             events.publish(event, format: context.format, at: timekeeper.wallClockMilliseconds)
         }

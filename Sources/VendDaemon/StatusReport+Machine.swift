@@ -38,7 +38,7 @@ extension StatusReport {
                 failedVends: machine.ledger.failedVends, unknownOutcomes: machine.ledger.unknownOutcomes,
                 billsIn: machine.ledger.billsIn.decimalString, changePaid: machine.ledger.changePaid.decimalString,
                 unknownPayouts: machine.ledger.unknownPayouts.decimalString),
-            health: health, serviceKey: switches.serviceKeyOn, exactChangeOnly: machine.needsExactChange,
+            health: health, serviceKey: switches.serviceKeyOn, exactChangeOnly: machine.exactChangeOnly,
             payoutInProgress: machine.pendingPayout.map { "\($0.id) of \(format.string(for: $0.amount)) (\($0.reason.rawValue))" },
             payoutDevices: (payouts?.devices ?? []).map { device in
                 // A level sensor is no count: a hopper below its low mark counts as empty for
@@ -85,7 +85,9 @@ extension StatusReport {
         cardMoneyToCheck = toCheck.isEmpty ? nil : toCheck
         cardVendAwaitingApproval = machine.pendingVend?.awaitsApproval == true ? true : nil
         ageCheck = machine.ageCheck.map {
-            AgeCheckState(slot: $0.slot.rawValue, age: $0.age, approved: $0.isApproved, until: $0.deadline.millisecondsSinceEpoch)
+            var check = AgeCheckState(slot: $0.slot.rawValue, age: $0.age, approved: $0.isApproved, until: $0.deadline.millisecondsSinceEpoch)
+            check.atReader = config.ageVerification?.reader != nil ? true : nil
+            return check
         }
         vendsStarted = machine.vendsStarted
         cashBox = reports.cashBox

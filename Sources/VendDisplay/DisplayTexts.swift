@@ -21,8 +21,10 @@ public struct DisplayTexts: Sendable {
     public func cardApproval(_ product: String) -> String {
         pick("\(product): 카드를 대 주세요. 승인을 기다리는 중…", "\(product): tap your card. Waiting for approval…")
     }
-    public func ageCheck(_ product: String, age: Int) -> String {
-        pick("\(product): \(age)세 이상 연령 확인. 직원에게 신분증을 보여 주세요", "Age check (\(age)+) for \(product): show your ID to the attendant")
+    public func ageCheck(_ product: String, age: Int, atReader: Bool) -> String {
+        atReader
+            ? pick("\(product): \(age)세 이상 연령 확인. 카드 단말기에 신분증을 대 주세요", "Age check (\(age)+) for \(product): show your ID at the card reader")
+            : pick("\(product): \(age)세 이상 연령 확인. 직원에게 신분증을 보여 주세요", "Age check (\(age)+) for \(product): show your ID to the attendant")
     }
     public func ageVerified(_ product: String) -> String {
         pick("연령 확인 완료: \(product)", "Age verified: \(product)")

@@ -206,7 +206,8 @@ public struct MachineView: Codable, Sendable, Equatable {
             let product = status.slots.first { $0.id == check.slot }.map { style.name($0.product, status: status) } ?? check.slot
             message =
                 check.approved
-                ? Message(text: texts.ageVerified(product), tone: .good) : Message(text: texts.ageCheck(product, age: check.age), tone: .info)
+                ? Message(text: texts.ageVerified(product), tone: .good)
+                : Message(text: texts.ageCheck(product, age: check.age, atReader: check.atReader == true), tone: .info)
         } else if let notice = followed.notice?.notice {
             message = Self.message(for: notice, creditText: creditText, style: style) { style.name($0, status: status) }
         } else if status.cardSession != nil {

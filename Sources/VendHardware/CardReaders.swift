@@ -8,6 +8,11 @@ public enum CardReaderCommand: Sendable, Equatable {
     case settle(CardSettlement, item: UInt16)
     case endSession
     case cashSale(price: Money, item: UInt16)
+    /// The reader's own age verification: check the customer for `age`+ (answered with
+    /// `.ageVerified` or `.ageRefused`).
+    case checkAge(Int)
+    /// The machine's age check ended unanswered: stop asking the customer.
+    case cancelAgeCheck
 }
 
 /// The card readers as the machine drives them: it hands each a command and goes on (the

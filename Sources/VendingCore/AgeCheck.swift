@@ -45,4 +45,25 @@ public enum AgeCheckEnd: String, Hashable, Sendable, Codable {
     case restarted
     /// A reload changed the slot's restriction or removed the verifier.
     case reloaded
+    /// The verifier read the customer's ID: younger than the age.
+    case tooYoung = "too-young"
+    /// The verifier could read no age (no ID shown, the customer gave up at the reader).
+    case noAge = "no-age"
+    /// The verifier reset or went away while it checked: it will not answer.
+    case verifierLost = "verifier-lost"
+}
+
+/// Why a verifier that answers (a card reader) said no.
+public enum AgeRefusal: String, Hashable, Sendable, Codable {
+    case tooYoung = "too-young"
+    case noAge = "no-age"
+    case verifierLost = "verifier-lost"
+
+    var end: AgeCheckEnd {
+        switch self {
+        case .tooYoung: .tooYoung
+        case .noAge: .noAge
+        case .verifierLost: .verifierLost
+        }
+    }
 }

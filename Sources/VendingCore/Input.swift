@@ -48,6 +48,8 @@ public enum Input: Hashable, Sendable, Codable {
     /// The age verifier (an attendant's button, an ID scanner) confirmed the customer's age for
     /// the check in progress: the selection then proceeds as if made now.
     case ageVerified
+    /// The age verifier (a card reader's own check) answered the check in progress: no.
+    case ageRefused(AgeRefusal)
     /// vendd restarted: an age check in progress, approved or not, ends (the customer may have gone).
     case ageCheckVoided
     /// Items loaded into a slot; nil count fills it to capacity, nil instant means now.
@@ -199,6 +201,11 @@ public enum Effect: Hashable, Sendable {
     case setCardAcceptance(Bool)
     /// A sale paid in cash, for readers that count them (CASH SALE).
     case reportCashSale(price: Money, slot: SlotID)
+    /// Ask the age verifier to check the customer for `age`+; it answers `.ageVerified` or
+    /// `.ageRefused`. A verifier on a GPIO input is not asked: an attendant sees the screen.
+    case requestAgeCheck(age: Int)
+    /// The check ended unanswered (cancelled, timed out, reloaded): the verifier stops asking.
+    case cancelAgeCheck
     /// Something observers (logs, `vendctl watch`) should know.
     case event(MachineEvent)
 }

@@ -138,11 +138,14 @@ public struct Machine: Hashable, Sendable, Codable {
     /// A restricted selection's age check, awaited or approved and not yet used. Journaled and
     /// saved, so that replay is exact; a restart then ends it (`Input.ageCheckVoided`).
     public private(set) var ageCheck: AgeCheck?
+    /// "Exact change only" as last judged (`needsExactChange(at:)`), after every input: a time
+    /// band's prices can change it with no other input than the second's tick.
+    public private(set) var exactChangeOnly = false
 
     private enum CodingKeys: String, CodingKey {
         case credit, pendingVend, lastVendNumber, pendingPayout, lastPayoutNumber, isInServiceMode, isFilling, coinCursors,
             payoutCounters, changeInventory, stock, priceOverrides, priceLineOverrides, ledger, setup, cardSession, cardSettlements, lastAuditRead,
-            healthLocks, slotFaults, incidents, expiredSlots, dex, ageCheck
+            healthLocks, slotFaults, incidents, expiredSlots, dex, ageCheck, exactChangeOnly
     }
 
     /// A new, empty machine: no credit, no stock, nothing sold.
@@ -151,6 +154,7 @@ public struct Machine: Hashable, Sendable, Codable {
         credit = .zero(setup.currency)
         stock = Dictionary(uniqueKeysWithValues: setup.slots.map { ($0.id, SlotStock()) })
         ledger = Ledger(currency: setup.currency)
+        exactChangeOnly = needsExactChange(at: nil)
     }
 
     /// State written before payouts were two-phase decodes with no payout history.
@@ -180,6 +184,8 @@ public struct Machine: Hashable, Sendable, Codable {
         expiredSlots = try container.decodeIfPresent([SlotID: Instant].self, forKey: .expiredSlots) ?? [:]
         dex = try container.decodeIfPresent(DEXState.self, forKey: .dex) ?? DEXState()
         ageCheck = try container.decodeIfPresent(AgeCheck.self, forKey: .ageCheck)
+        // State written before the judgement was kept: list 1's, as it was judged then.
+        exactChangeOnly = try container.decodeIfPresent(Bool.self, forKey: .exactChangeOnly) ?? needsExactChange(at: nil)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -208,6 +214,7 @@ public struct Machine: Hashable, Sendable, Codable {
         if !expiredSlots.isEmpty { try container.encode(expiredSlots, forKey: .expiredSlots) }
         if dex != DEXState() { try container.encode(dex, forKey: .dex) }
         try container.encodeIfPresent(ageCheck, forKey: .ageCheck)
+        try container.encode(exactChangeOnly, forKey: .exactChangeOnly)
     }
 
     public mutating func apply(_ input: Input, at now: Instant) -> [Effect] {
@@ -215,7 +222,6 @@ public struct Machine: Hashable, Sendable, Codable {
         let acceptedCoinsBefore = acceptsCoins
         let acceptedCardsBefore = acceptsCards
         let billLimitBefore = billLimit
-        let neededExactChangeBefore = needsExactChange
         // Expiries are noticed once per input, after it (the stock or the setup may have changed),
         // and before a selection too: it must meet the slot as it is now, not as the last second's
         // tick left it. Draining is never journaled, so it changes nothing else.
@@ -248,6 +254,7 @@ public struct Machine: Hashable, Sendable, Codable {
             // With an age check in progress it ends only the check: the credit stays for a press more.
             if let check = ageCheck { endAgeCheck(check, .cancelled, into: &effects) } else { returnCredit(at: now, into: &effects) }
         case .ageVerified: approveAgeCheck(at: now, into: &effects)
+        case .ageRefused(let refusal): refuseAgeCheck(refusal, into: &effects)
         case .ageCheckVoided: if let check = ageCheck { endAgeCheck(check, .restarted, into: &effects) }
         case .restock(let slot, let count, let loadedAt): restock(slot, count: count, loadedAt: loadedAt ?? now, into: &effects)
         case .unload(let slot, let count): unload(slot, count: count, at: now, into: &effects)
@@ -292,7 +299,11 @@ public struct Machine: Hashable, Sendable, Codable {
             effects.command(.setCardAcceptance(acceptsCards))
             effects.emit(.cardAcceptanceChanged(acceptsCards))
         }
-        if needsExactChange != neededExactChangeBefore { effects.emit(.exactChangeOnlyChanged(needsExactChange)) }
+        let exactChange = needsExactChange(at: now)
+        if exactChange != exactChangeOnly {
+            exactChangeOnly = exactChange
+            effects.emit(.exactChangeOnlyChanged(exactChange))
+        }
         return effects.list
     }
 
@@ -542,6 +553,7 @@ public struct Machine: Hashable, Sendable, Codable {
         let check = AgeCheck(slot: slot.id, age: age, startedAt: now, deadline: now + verification.timeout)
         ageCheck = check
         effects.emit(.ageCheckStarted(check))
+        effects.command(.requestAgeCheck(age: age))
     }
 
     /// The verifier's signal approves the check in time, and the selection proceeds as if made
@@ -557,9 +569,17 @@ public struct Machine: Hashable, Sendable, Codable {
         select(check.slot, at: now, into: &effects)
     }
 
+    /// The verifier's "no": the check ends, and the customer may choose again (a new check).
+    private mutating func refuseAgeCheck(_ refusal: AgeRefusal, into effects: inout Effects) {
+        guard let check = ageCheck, !check.isApproved else { return effects.reject(.noAgeCheck) }
+        endAgeCheck(check, refusal.end, into: &effects)
+    }
+
     private mutating func endAgeCheck(_ check: AgeCheck, _ reason: AgeCheckEnd, into effects: inout Effects) {
         ageCheck = nil
         effects.emit(.ageCheckEnded(check, reason: reason))
+        // A verifier still asking (a reader prompting its customer) is told the check is over.
+        if !check.isApproved, ![.tooYoung, .noAge, .verifierLost].contains(reason) { effects.command(.cancelAgeCheck) }
     }
 
     private mutating func endVend(_ id: VendID, outcome: VendOutcome, at now: Instant, into effects: inout Effects) {

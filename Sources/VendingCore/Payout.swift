@@ -88,19 +88,25 @@ public struct ChangeStock: Hashable, Sendable, Codable {
 
 extension Machine {
     /// True when the machine gives change but could not pay some change it may owe after selling
-    /// its cheapest available product: the customer should pay the exact price.
+    /// its cheapest available product at `instant` for cash: the customer should pay the exact price.
     ///
-    /// The change the machine may owe is any multiple of the money step (the greatest common
-    /// divisor of the prices and the payout coins) up to `maximumCredit − cheapest price`; every
-    /// such amount must be payable from `changeInventory`.
-    public var needsExactChange: Bool {
-        guard setup.payoutPolicy == .change,
-            let cheapest = offers.filter({ $0.available > 0 }).map(\.price).min()
-        else { return false }
+    /// The prices are the cash prices in force then (a band's list during a band); with no
+    /// instant, list 1's. The change the machine may owe is any multiple of the money step (the
+    /// greatest common divisor of those prices and the payout coins) up to `maximumCredit −
+    /// cheapest price`; every such amount must be payable from `changeInventory`.
+    public func needsExactChange(at instant: Instant?) -> Bool {
+        guard setup.payoutPolicy == .change else { return false }
+        let cashPrices = offers.compactMap { offer -> (price: Money, available: Bool)? in
+            let cash =
+                instant.map { price(of: offer.slot, payment: .cash, at: $0)?.price }
+                ?? price(of: offer.slot, on: .standardList, payment: .cash)?.price
+            return cash.map { ($0, offer.available > 0) }
+        }
+        guard let cheapest = cashPrices.filter(\.available).map(\.price).min() else { return false }
         let largestChange = setup.maximumCredit.minorUnits - cheapest.minorUnits
         guard largestChange > 0 else { return false }
         let coins = changeInventory.filter { $0.value.currency == setup.currency && $0.value.minorUnits > 0 && $0.count != 0 }
-        let step = (offers.map(\.price.minorUnits) + coins.map(\.value.minorUnits)).reduce(0, greatestCommonDivisor)
+        let step = (cashPrices.map(\.price.minorUnits) + coins.map(\.value.minorUnits)).reduce(0, greatestCommonDivisor)
         guard step > 0, largestChange >= step else { return false }
         return !ChangeMaker(coins: coins, step: step).canPayEveryStep(upTo: largestChange)
     }

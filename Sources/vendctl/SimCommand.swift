@@ -62,18 +62,23 @@ struct Sim: ParsableCommand {
                 deny           the bank denies the next vend
                 slow POLLS     the next approval comes after POLLS polls (an online authorisation)
                 refund-fail    the next failed vend's refund fails
+                id [AGE]       at the reader's age prompt, an ID showing AGE (default: no age readable)
+                back           the customer gives up at the reader's age prompt
                 """)
         @OptionGroup var connection: Connection
         @Option(name: .long, help: "The reader: 1 (10h) or 2 (60h).") var reader = 1
-        @Argument(help: "tap, remove, deny, slow or refund-fail.") var action: String
-        @Argument(help: "tap: the card's funds; slow: how many polls.") var value: String?
+        @Argument(help: "tap, remove, deny, slow, refund-fail, id or back.") var action: String
+        @Argument(help: "tap: the card's funds; slow: how many polls; id: the age on the ID.") var value: String?
 
         func validate() throws {
             guard SimulatedCardAction.names.contains(action) else {
                 throw ValidationError("unknown card action '\(action)' (known: \(SimulatedCardAction.names.joined(separator: ", ")))")
             }
             if action == "slow", value.flatMap(Int.init) == nil { throw ValidationError("slow needs a number of polls, e.g. sim card slow 50") }
-            if action != "tap", action != "slow", value != nil { throw ValidationError("\(action) takes no value") }
+            if action == "id", let value, Int(value).map({ (1...150).contains($0) }) != true {
+                throw ValidationError("id takes an age in years, e.g. sim card id 25 (or nothing: no age readable)")
+            }
+            if !["tap", "slow", "id"].contains(action), value != nil { throw ValidationError("\(action) takes no value") }
         }
 
         func run() throws {
@@ -83,6 +88,8 @@ struct Sim: ParsableCommand {
                 case "remove": .remove
                 case "deny": .deny
                 case "slow": .slow(polls: value.flatMap(Int.init) ?? 0)
+                case "id": .showID(age: value.flatMap(Int.init))
+                case "back": .back
                 default: .refundFail
                 }
             try send(.sim(.card(reader: reader, action: card)), connection)
@@ -105,7 +112,8 @@ struct Sim: ParsableCommand {
 
     struct VerifyAge: ParsableCommand {
         static let configuration = CommandConfiguration(
-            commandName: "verify-age", abstract: "Signal the age verifier's input (the attendant's button, the ID scanner's output).")
+            commandName: "verify-age",
+            abstract: "Approve the age check: the verifier's input (attendant, ID scanner), or an adult's ID at the checking card reader.")
         @OptionGroup var connection: Connection
         func run() throws { try send(.sim(.verifyAge), connection) }
     }

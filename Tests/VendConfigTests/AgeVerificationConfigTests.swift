@@ -62,7 +62,7 @@ import VendingCore
         #expect(config.machineSetup.slots.map(\.minimumAge) == [19, 21, nil])
         #expect(config.machineSetup.ageVerification == AgeVerificationSetup(timeout: .seconds(45)))
         #expect(config.ageVerification?.kind == .gpio)
-        #expect(config.ageVerification?.line.line == .offset(26))
+        #expect(config.ageVerification?.line?.line == .offset(26))
         // The verifier's line is a panel input like the buttons.
         #expect(config.buttons.map(\.action) == [.ageVerified])
         #expect(config.warnings.isEmpty)
@@ -109,10 +109,57 @@ import VendingCore
             try Self.errors([("  timeout_s: 45", "  timeout: 45")]) == [
                 "test.yaml:34:3: age_verification: unknown key 'timeout'; did you mean 'timeout_s'? (allowed here: verifier, timeout_s, line, chip, active_low, bias, debounce_ms)"
             ])
-        // Only `gpio` today: the reader's own verification would be another kind.
         #expect(
-            try Self.errors([("verifier: gpio", "verifier: reader")]) == [
-                "test.yaml:30:13: age_verification.verifier: 'reader' is not one of 'gpio'"
+            try Self.errors([("verifier: gpio", "verifier: scanner")]) == [
+                "test.yaml:30:13: age_verification.verifier: 'scanner' is not one of 'gpio' or 'reader'"
+            ])
+    }
+
+    /// The card reader's own check (DRAVP/DRAVS): the reader must be one mdb.cashless has.
+    static let readerVerifier = """
+        mdb:
+          port: unix:/run/mdb.sock
+          cashless:
+            - { reader: 1 }
+        age_verification:
+          verifier: reader
+          reader: 1
+          timeout_s: 45
+
+        """
+
+    static func withReader(_ edits: [(String, String)] = []) -> String {
+        EditedConfig.text(base.components(separatedBy: "age_verification:")[0] + readerVerifier, edits)
+    }
+
+    @Test func aReaderCanBeTheVerifier() throws {
+        let config = try ConfigLoader.parse(Self.withReader(), file: "test.yaml")
+        #expect(config.ageVerification?.kind == .reader)
+        #expect(config.ageVerification?.reader == .first)
+        #expect(config.ageVerification?.line == nil)
+        // No panel input: the customer shows an ID at the reader.
+        #expect(config.buttons.isEmpty)
+        #expect(config.machineSetup.ageVerification == AgeVerificationSetup(timeout: .seconds(45)))
+        let age = "\nage       restricted A1 19+, A2 21+; verified by cashless #1's own check (the customer shows an ID at the reader) within 45 s\n"
+        #expect(config.summary.contains(age), "\(config.summary)")
+        let resolved = config.resolvedYAML
+        #expect(resolved.contains("\nage_verification:\n  verifier: reader\n  reader: 1\n  timeout_s: 45\n"), "\(resolved)")
+        let again = try ConfigLoader.parse(resolved, file: "resolved.yaml")
+        #expect(again.ageVerification?.reader == .first)
+        #expect(again.machineSetup == config.machineSetup)
+    }
+
+    @Test func aReaderVerifierNeedsThatReaderAndNoLine() throws {
+        func errors(_ text: String) throws -> [String] {
+            try #require(throws: ConfigError.self) { try ConfigLoader.parse(text, file: "test.yaml") }.diagnostics.map(\.description)
+        }
+        #expect(
+            try errors(Self.withReader([("  reader: 1\n  timeout_s", "  reader: 2\n  timeout_s")])) == [
+                "test.yaml:35:11: age_verification.reader: the age verifier is cashless #2, which mdb.cashless does not have: add { reader: 2 } there, or use verifier: gpio"
+            ])
+        #expect(
+            try errors(Self.withReader([("  reader: 1\n  timeout_s", "  line: 26\n  timeout_s")])) == [
+                "test.yaml:35:3: age_verification: unknown key 'line' (allowed here: verifier, timeout_s, reader)"
             ])
     }
 

@@ -100,6 +100,11 @@ import VendingCore
         waiting.ageCheck = .init(slot: "A1", age: 19, approved: false, until: 0)
         #expect(
             MachineView(Self.machine(waiting), style: Self.style()).message.text == "Age check (19+) for Banana Milk: show your ID to the attendant")
+        // The card reader checks: the customer shows the ID there.
+        waiting.ageCheck?.atReader = true
+        #expect(
+            MachineView(Self.machine(waiting), style: Self.style()).message.text == "Age check (19+) for Banana Milk: show your ID at the card reader"
+        )
         waiting.ageCheck = .init(slot: "A1", age: 19, approved: true, until: 0)
         #expect(MachineView(Self.machine(waiting), style: Self.style()).message.text == "Age verified: Banana Milk")
         var ended = Self.machine(Self.status(credit: "1200"))

@@ -37,13 +37,16 @@ final class CardRig: @unchecked Sendable {
     private var outcomes: [(VendID, VendOutcome)] = []
     private var eventsSeen = 0
     private(set) var rejections: [Rejection] = []
+    /// How each age check ended, in order.
+    private(set) var endings: [AgeCheckEnd] = []
 
     /// mdb.currency_code, if the rig's file had one.
     let currencyNumeric: Int?
 
     init(
         readers: [SimulatedCashlessReader], selectionFirst: Bool = true, unknown: UnknownOutcomePolicy = .assumeDispensed,
-        currencyNumeric: Int? = nil, priceLines: [PriceLine] = [], pricing: PricingSetup = .standard
+        currencyNumeric: Int? = nil, priceLines: [PriceLine] = [], pricing: PricingSetup = .standard,
+        ageChecked: Int? = nil
     ) {
         self.readers = readers
         self.currencyNumeric = currencyNumeric
@@ -61,10 +64,12 @@ final class CardRig: @unchecked Sendable {
             ]),
             slots: [
                 SlotSetup(id: "A1", product: "milk", price: MDBRig.won(1_200), capacity: 50, priceLines: priceLines),
-                SlotSetup(id: "A2", product: "cola", price: MDBRig.won(1_500), capacity: 50),
+                SlotSetup(id: "A2", product: "cola", price: MDBRig.won(1_500), capacity: 50, minimumAge: ageChecked),
             ],
             maximumCredit: MDBRig.won(10_000), vendTimeout: .seconds(30), unknownOutcomePolicy: unknown, failedVendPolicy: .keepCredit,
-            payoutPolicy: .manual, pricing: pricing)
+            payoutPolicy: .manual, pricing: pricing,
+            // `ageChecked`: A2 sells to that age and up, checked by the first reader.
+            ageVerification: ageChecked.map { _ in AgeVerificationSetup(timeout: .seconds(60)) })
         machine = Machine(setup: setup)
         for slot in setup.slots { apply(.restock(slot.id, count: nil, loadedAt: nil)) }
         makeDrivers()
@@ -180,10 +185,14 @@ final class CardRig: @unchecked Sendable {
         case .endCardSession(let reader): mailbox(reader)?.post(.endSession)
         case .setCardAcceptance(let accepting): for mailbox in mailboxes { mailbox.accepting = accepting }
         case .reportCashSale(let price, let slot): for mailbox in mailboxes { mailbox.post(.cashSale(price: price, item: item(slot))) }
+        // The first reader checks ages, as `age_verification: {verifier: reader}` names one.
+        case .requestAgeCheck(let age): mailboxes.first?.post(.checkAge(age))
+        case .cancelAgeCheck: mailboxes.first?.post(.cancelAgeCheck)
         case .energiseRelay(let slot, let vend):
             pulses.append(slot)
             outcomes.append((vend, dispense(slot)))
         case .event(.rejected(let reason)): rejections.append(reason)
+        case .event(.ageCheckEnded(_, let reason)): endings.append(reason)
         case .payOut, .setCoinAcceptance, .setBillLimit, .event: break
         }
     }

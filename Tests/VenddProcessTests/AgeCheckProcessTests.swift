@@ -100,4 +100,47 @@ import VenddTestSupport
         #expect(sold.credit == "0.00")
         #expect(try daemon.stop() == 0)
     }
+
+    /// `vendctl` at the reader's age prompt, which shows once DRAVS has reached the reader: the
+    /// bus's next turn after the check began.
+    static func atThePrompt(_ daemon: DaemonHarness, _ arguments: String...) throws -> ProcessRun {
+        let deadline = Date().addingTimeInterval(5)
+        while true {
+            let result = try DaemonHarness.vendctl(["--socket", daemon.socketPath] + arguments)
+            if result.status == 0 || Date() > deadline { return result }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+    }
+
+    /// The sample machine's card reader checks the age itself (DRAVP/DRAVS, in-process): a
+    /// customer too young is refused at the reader, an adult pays by card (selection first).
+    @Test func theCardReaderChecksTheAge() throws {
+        let daemon = try DaemonHarness(config: DaemonHarness.sampleMachine) { text in
+            text.replacingOccurrences(
+                of: "    capacity: 8\n    button: { line: 2,", with: "    capacity: 8\n    restricted: age 19\n    button: { line: 2,")
+                + "\nage_verification: { verifier: reader, reader: 1, timeout_s: 30 }\n"
+        }
+        defer { daemon.tearDown() }
+        try daemon.start()
+        try daemon.requireSuccess(daemon.vendctl("restock", "all"))
+        _ = try daemon.waitUntil("the card reader ready") { $0.cardReaders?.first?.ready == true }
+
+        try daemon.requireSuccess(daemon.vendctl("sim", "press", "A1"))
+        let asked = try daemon.waitUntil("the age check") { $0.ageCheck != nil }
+        #expect(asked.ageCheck?.atReader == true && asked.ageCheck?.age == 19 && asked.vendsStarted == 0)
+        // The reader prompts once DRAVS has reached it, on the bus's next turn.
+        let young = try Self.atThePrompt(daemon, "sim", "card", "id", "16")
+        #expect(young.output == "an ID showing age 16 at cashless #1\n")
+        try daemon.waitForLog("age check (19+) ended: too-young")
+        let refused = try daemon.waitUntil("the check over") { $0.ageCheck == nil }
+        #expect(refused.vendsStarted == 0 && refused.books.cardSales?["cashless1"] == nil)
+
+        try daemon.requireSuccess(daemon.vendctl("sim", "press", "A1"))
+        _ = try daemon.waitUntil("a new age check") { $0.ageCheck != nil }
+        _ = try Self.atThePrompt(daemon, "sim", "verify-age")
+        let sold = try daemon.waitUntil("the card sale") { $0.books.cardSales?["cashless1"] == "1200" && $0.vendInProgress == nil }
+        #expect(sold.ageCheck == nil && sold.books.sales == "0")
+        try daemon.waitForLog("slot A1: age (19+) verified")
+        #expect(try daemon.stop() == 0)
+    }
 }

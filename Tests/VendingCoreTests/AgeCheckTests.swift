@@ -97,6 +97,48 @@ struct AgeCheckTests {
         #expect(rig.apply(.coinReturnPressed).contains { if case .payOut = $0 { true } else { false } })
     }
 
+    /// A verifier that answers (a card reader's own check) is asked with the age, told when the
+    /// check ends unanswered, and may say no: the check ends, no money moves, a new selection asks again.
+    @Test func theVerifierIsAskedAndMaySayNo() {
+        var rig = Rig(setup: Self.setup())
+        rig.insert(2_000)
+        #expect(rig.select("A2").contains(.requestAgeCheck(age: 19)))
+        let refused = rig.apply(.ageRefused(.tooYoung))
+        #expect(Self.ended(refused) == .tooYoung)
+        // It answered: nothing to cancel.
+        #expect(!refused.contains(.cancelAgeCheck))
+        #expect(rig.machine.ageCheck == nil)
+        #expect(rig.machine.credit == Fixtures.won(2_000))
+        #expect(rig.apply(.ageRefused(.noAge)).rejections == [.noAgeCheck])
+        // Chosen again: asked again; coin return cancels it at the verifier too.
+        #expect(rig.select("B1").contains(.requestAgeCheck(age: 20)))
+        let cancelled = rig.apply(.coinReturnPressed)
+        #expect(Self.ended(cancelled) == .cancelled)
+        #expect(cancelled.contains(.cancelAgeCheck))
+        // A timeout tells the verifier too; an approval then a vend does not.
+        rig.select("A2")
+        rig.advance(seconds: 60)
+        #expect(rig.apply(.tick).contains(.cancelAgeCheck))
+        rig.select("A2")
+        let sold = rig.apply(.ageVerified)
+        #expect(Self.ended(sold) == .used)
+        #expect(!sold.contains(.cancelAgeCheck))
+    }
+
+    /// The reader may be lost mid-check, or say no after an approval it already gave.
+    @Test func aLostVerifierEndsTheCheckAndALateNoChangesNothing() {
+        var rig = Rig(setup: Self.setup())
+        rig.insert(1_000)
+        rig.select("A2")
+        #expect(Self.ended(rig.apply(.ageRefused(.verifierLost))) == .verifierLost)
+        rig.select("A2")
+        // Approved but not paid yet (1 500 > 1 000): a "no" now does not take the approval away.
+        rig.apply(.ageVerified)
+        #expect(rig.machine.ageCheck?.isApproved == true)
+        #expect(rig.apply(.ageRefused(.tooYoung)).rejections == [.noAgeCheck])
+        #expect(rig.machine.ageCheck?.isApproved == true)
+    }
+
     @Test func anApprovalDoesNotCoverAHigherAge() {
         var rig = Rig(setup: Self.setup())
         rig.insert(500)

@@ -202,36 +202,78 @@ import VendingCore
     @Test func theMachineSaysWhenItCannotMakeChangeForItsCheapestProduct() {
         var rig = Rig(setup: Fixtures.setup(payoutPolicy: .change, maximumCredit: 2_000))
         // Nothing reported yet: nothing to pay change with.
-        #expect(rig.machine.needsExactChange)
+        #expect(rig.machine.exactChangeOnly)
         // Enough 100s for every change up to 2 000 − 900.
         let plenty = rig.apply(Self.stock([(100, 11), (500, 2)]))
         #expect(plenty.events.contains(.exactChangeOnlyChanged(false)))
-        #expect(!rig.machine.needsExactChange)
+        #expect(!rig.machine.exactChangeOnly)
         // Three 100s and any number of 500s cannot pay 400.
         let low = rig.apply(Self.stock([(100, 3), (500, nil)]))
         #expect(low.events.contains(.exactChangeOnlyChanged(true)))
-        #expect(rig.machine.needsExactChange)
+        #expect(rig.machine.exactChangeOnly)
         // A hopper that cannot count its 100s counts as full.
         rig.apply(Self.stock([(100, nil)]))
-        #expect(!rig.machine.needsExactChange)
+        #expect(!rig.machine.exactChangeOnly)
     }
 
     @Test func theCheapestAvailableProductDecides() {
         var rig = Rig(setup: Fixtures.setup(payoutPolicy: .change, maximumCredit: 1_500))
         // Cheapest is B1 at 900: every change up to 600 is payable (600 = 500 + 100).
         rig.apply(Self.stock([(100, 4), (500, 1)]))
-        #expect(!rig.machine.needsExactChange)
+        #expect(!rig.machine.exactChangeOnly)
         // Without B1, A1 at 1 200 is the cheapest: change up to 300.
         rig.apply(.unload("B1", count: nil))
         rig.apply(Self.stock([(100, 3)]))
-        #expect(!rig.machine.needsExactChange)
+        #expect(!rig.machine.exactChangeOnly)
         rig.apply(Self.stock([(100, 2)]))
-        #expect(rig.machine.needsExactChange)
+        #expect(rig.machine.exactChangeOnly)
+    }
+
+    /// A band's lower cash price leaves more change to give: judged from the prices in force,
+    /// with no input but the second's tick at the band's edges.
+    @Test func aTimeBandsCashPricesDecide() throws {
+        let setup = try MachineSetup(
+            currency: Fixtures.won, catalog: Catalog([Fixtures.milk]),
+            slots: [
+                SlotSetup(
+                    id: "A1", product: "milk", price: Fixtures.won(1_000), capacity: 8,
+                    priceLines: [
+                        PriceLine(list: 2, scope: .cash, price: Fixtures.won(700)),
+                        // A card pays no change: its lower price does not count.
+                        PriceLine(list: 1, scope: .cashless, price: Fixtures.won(500)),
+                    ])
+            ],
+            maximumCredit: Fixtures.won(2_000), payoutPolicy: .change,
+            pricing: PricingSetup(
+                lists: [2: "happy hour"], bands: [PricingTests.happyHour], cardLists: [:], timeZone: PricingTests.seoul,
+                roundingUnit: 100))
+        var rig = Rig(setup: setup)
+        rig.now = PricingTests.beforeBand
+        // Every change up to 2 000 − 1 000 is payable: 100s to 500, then 500 + 100s.
+        rig.apply(Self.stock([(100, 5), (500, 1)]))
+        #expect(!rig.machine.exactChangeOnly)
+        #expect(!rig.machine.needsExactChange(at: nil))
+        // At 15:00, list 2's 700: change up to 1 300, beyond what the tubes hold.
+        rig.now = PricingTests.inBand
+        #expect(rig.apply(.tick).events.contains(.exactChangeOnlyChanged(true)))
+        #expect(rig.machine.exactChangeOnly)
+        // From 17:00, list 1 again.
+        rig.now = PricingTests.inBand + .seconds(2 * 3_600)
+        #expect(rig.apply(.tick).events.contains(.exactChangeOnlyChanged(false)))
+        #expect(!rig.machine.exactChangeOnly)
+    }
+
+    @Test func theJudgementSurvivesARestart() throws {
+        var rig = Rig(setup: Fixtures.setup(payoutPolicy: .change, maximumCredit: 2_000))
+        rig.apply(Self.stock([(100, 11), (500, 2)]))
+        let restored = try JSONDecoder().decode(Machine.self, from: JSONEncoder().encode(rig.machine))
+        #expect(restored.exactChangeOnly == rig.machine.exactChangeOnly)
+        #expect(restored == rig.machine)
     }
 
     @Test func onlyAMachineThatGivesChangeAsksForExactChange() {
         let rig = Rig(setup: Fixtures.setup(payoutPolicy: .manual))
-        #expect(!rig.machine.needsExactChange)
+        #expect(!rig.machine.exactChangeOnly)
     }
 }
 

@@ -35,6 +35,16 @@ let usage = """
       card R lose-end-session on|off
       card R silent on|off
       card R reset        the reader resets itself
+      card R age N        the customer shows the age prompt an ID of age N (DRAVS: approved if N is at
+                          least the age set by DRAVP, else too young)
+      card R age-unreadable
+                          the customer shows a card whose age cannot be read (DRAVS: 00 00)
+      card R age-back     the customer presses the back button on the age prompt (DRAVS: not approved)
+      card R age-slow POLLS
+                          the next age answer (DRAVP, or DRAVS once the customer acted) comes POLLS polls late
+      card R age-lose     the next DRAVS answer is lost once on the bus (sent again on the next POLL)
+      card R age-support on|off
+                          whether the reader answers DRAVP and DRAVS at all (default on)
       card R wait-enabled [S]
                           wait up to S seconds (default 30) until the master has enabled reader R
                           (READER ENABLE, no session or vend open), as a customer waits for the
@@ -90,7 +100,7 @@ func status() -> String {
     simulator.with { devices in
         let changer = devices.changer, bills = devices.bills
         return
-            "changer: tubes \(changer.tubes.prefix(4).map(String.init).joined(separator: ",")), accepting \(changer.acceptMask), taken \(changer.coinsTaken.map { changer.value(ofType: $0) }.reduce(0, +)), paid \(changer.coinsPaid.map { changer.value(ofType: $0) }.reduce(0, +)), faults \(changer.faults); bills: accepting \(bills.acceptMask), escrow \(bills.inEscrow.map(String.init) ?? "empty"), high security \(bills.highSecurity.map { "\($0)" } ?? "not set"), stacked \(bills.stacked.map { Int(bills.setup.value(ofType: $0) ?? 0) }.reduce(0, +)), stacker \(bills.stackerCount)/\(bills.stackerCapacity), returned \(bills.returned.count); \(devices.readers.map { "reader \($0.address == .cashless1 ? 1 : 2): \($0.state), charged \($0.charged.map { Int($0) * 10 }), refunded \($0.refunded.map { Int($0) * 10 }), cash sales \($0.cashSales.count); " }.joined())master mode \(devices.masterMode)"
+            "changer: tubes \(changer.tubes.prefix(4).map(String.init).joined(separator: ",")), accepting \(changer.acceptMask), taken \(changer.coinsTaken.map { changer.value(ofType: $0) }.reduce(0, +)), paid \(changer.coinsPaid.map { changer.value(ofType: $0) }.reduce(0, +)), faults \(changer.faults); bills: accepting \(bills.acceptMask), escrow \(bills.inEscrow.map(String.init) ?? "empty"), high security \(bills.highSecurity.map { "\($0)" } ?? "not set"), stacked \(bills.stacked.map { Int(bills.setup.value(ofType: $0) ?? 0) }.reduce(0, +)), stacker \(bills.stackerCount)/\(bills.stackerCapacity), returned \(bills.returned.count); \(devices.readers.map { "reader \($0.address == .cashless1 ? 1 : 2): \($0.state), charged \($0.charged.map { Int($0) * 10 }), refunded \($0.refunded.map { Int($0) * 10 }), cash sales \($0.cashSales.count), age \($0.requiredAge.map(String.init) ?? "off")\($0.isAwaitingAgeVerification ? " (verifying)" : ""), age verifications [\($0.verificationOutcomes.map(String.init(describing:)).joined(separator: ", "))]; " }.joined())master mode \(devices.masterMode)"
     }
 }
 
@@ -156,8 +166,9 @@ while let line = readLine() {
         SimulatorConsole.say(enabled ? "card reader \(words[1]): enabled" : "card reader \(words[1]): NOT enabled after \(seconds) s: \(status())")
     case ("card", 3...4) where words[1] == "1" || words[1] == "2":
         let address: MDBPeripheral = words[1] == "1" ? .cashless1 : .cashless2
-        let done = simulator.with { devices -> Bool in
-            guard let reader = devices.readers.first(where: { $0.address == address }) else { return false }
+        // nil: no such reader or command; false: an age action while the reader is not prompting.
+        let done = simulator.with { devices -> Bool? in
+            guard let reader = devices.readers.first(where: { $0.address == address }) else { return nil }
             let argument = words.count == 4 ? words[3] : nil
             switch (words[2], argument) {
             case ("tap", let units): reader.presentCard(funds: units.flatMap(UInt32.init))
@@ -168,14 +179,21 @@ while let line = readLine() {
             case ("lose-end-session", let on?): reader.faults.loseEndSession = on == "on"
             case ("silent", let on?): reader.faults.silent = on == "on"
             case ("reset", nil): reader.resetItself()
-            default: return false
+            case ("age", let age?) where Int(age) != nil: return reader.presentID(age: Int(age) ?? 0)
+            case ("age-unreadable", nil): return reader.presentIDWithoutAge()
+            case ("age-back", nil): return reader.pressBack()
+            case ("age-slow", let polls?): reader.faults.ageAnswerPolls = Int(polls) ?? 0
+            case ("age-lose", nil): reader.faults.loseAgeAnswer = true
+            case ("age-support", let on?): reader.supportsAgeVerification = on == "on"
+            default: return nil
             }
             return true
         }
-        SimulatorConsole.say(
-            done
-                ? "card reader \(words[1]): \(words.dropFirst(2).joined(separator: " "))"
-                : "? \(line): no such reader (--cashless) or command (try help)")
+        switch done {
+        case true?: SimulatorConsole.say("card reader \(words[1]): \(words.dropFirst(2).joined(separator: " "))")
+        case false?: SimulatorConsole.say("card reader \(words[1]): not prompting for an age (no DRAVS awaited): \(line) ignored")
+        case nil: SimulatorConsole.say("? \(line): no such reader (--cashless) or command (try help)")
+        }
     case ("unplug", 1): simulator.unplug()
     case ("replug", 1):
         do { try simulator.replug() } catch { SimulatorConsole.say("replug failed: \(error)") }

@@ -15,7 +15,8 @@ too. The simulated chip stamps every line change with CLOCK_MONOTONIC in vendd's
   - press -> relay: the button's edge -> relay active (the vend's intent is fsync'd between)
 Beside each run, cyclictest (rt-tests) measures this machine's own floor: a thread at the relay
 lane's priority (SCHED_FIFO 1) sleeping 50 ms, a pulse's length, and stamping how late it woke.
-A pulse's end is one such wake-up, so vendd cannot do better than the machine does.
+A pulse's end is one such wake-up, so vendd cannot do better than the machine does. On a virtual
+machine, the hypervisor's steal time (/proc/stat) during the run says how often it ran something else.
 Prints figures and never fails on a timing; exits 1 only when vendd could not be run.
 
 Usage: scripts/bench/relay-pulse.py [bin-dir] [vends] [fsync-ms]   (.build/release, 500, 100)
@@ -111,6 +112,14 @@ class WakeUpFloor:
         return latencies + [20_000_000] * overflows
 
 
+def cpu_times():
+    """/proc/stat's whole-machine line: (steal, total) in clock ticks. Steal is the time the
+    hypervisor ran something else while this machine's CPUs had work: a wake-up due then is late."""
+    with open("/proc/stat") as f:
+        fields = [int(v) for v in f.readline().split()[1:9]]
+    return fields[7], sum(fields)
+
+
 def above(values_ns, limit_ms):
     if not values_ns:
         return "none measured"
@@ -154,6 +163,7 @@ def one_run(work, label, preload):
         env.update(LD_PRELOAD=preload, SLOW_FSYNC_MS=str(FSYNC_MS), SLOW_FSYNC_REPORT=report)
     vendd_log = open(os.path.join(work, "vendd.log"), "w")
     floor = WakeUpFloor(pulse_ms())
+    steal_before, total_before = cpu_times()
     process = subprocess.Popen(
         [os.path.join(BIN, "vendd"), "run", "--config", config, "--simulate", "--state-dir",
          os.path.join(work, "state"), "--socket", sock, "--line-log", log_path],
@@ -189,6 +199,8 @@ def one_run(work, label, preload):
             process.kill()
             process.wait()
         wake_ups = floor.stop()
+        steal_after, total_after = cpu_times()
+        steal = (steal_after - steal_before) / max(1, total_after - total_before)
     vendd_log.close()
     log.count(RELAY, "out", False)  # what was written up to the exit
     fsyncs = open(report).read().strip() if preload and os.path.exists(report) else None
@@ -196,7 +208,7 @@ def one_run(work, label, preload):
         if os.path.exists(name):
             os.unlink(name)
     subprocess.run(["rm", "-rf", os.path.join(work, "state")], check=True)
-    return analyse(log.changes), books, coins, missed, status, fsyncs, wake_ups
+    return analyse(log.changes), books, coins, missed, status, fsyncs, wake_ups, steal
 
 
 def analyse(changes):
@@ -236,7 +248,7 @@ def main():
     with tempfile.TemporaryDirectory() as work:
         shim = build_shim(work)
         for label, preload in (("storage as it is", None), (f"every fsync slowed by {FSYNC_MS} ms", shim)):
-            (errors, lengths, latencies), books, coins, missed, status, fsyncs, wake_ups = one_run(work, label, preload)
+            (errors, lengths, latencies), books, coins, missed, status, fsyncs, wake_ups, steal = one_run(work, label, preload)
             print(f"{label}:")
             if fsyncs:
                 print(f"  slow-fsync.so        {fsyncs}")
@@ -247,6 +259,7 @@ def main():
             else:
                 print(f"  machine's wake-up    {spread(wake_ups)}")
                 print(f"                       {above(wake_ups, 2)}")
+            print(f"  hypervisor steal     {steal * 100:.2f} % of the CPU time (/proc/stat)")
             if lengths:
                 print(f"  pulse lengths        {min(lengths) / 1e6:.2f} to {max(lengths) / 1e6:.2f} ms")
             print(f"  press -> relay       {spread(latencies)}")

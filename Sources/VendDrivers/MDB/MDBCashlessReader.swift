@@ -66,6 +66,10 @@ final class MDBCashlessReader: MDBPeripheralDriver {
     private var resetWhenSettled = false
     /// Vends whose approval may have been consumed while vendd was down (settlements given at start).
     private var settleBeforeResetPending: Bool
+    /// The reader's own age check (`AgeVerification`): the age DRAVP last set (nil: off, as
+    /// every reset leaves it), and whether a DRAVS is awaiting its answer on POLL.
+    private var ageSet: UInt8?
+    private var ageCheckAwaited = false
 
     /// MDB's cashless non-response time: 5 s, or the reader's own maximum response time if longer (§7.5).
     var nonResponseTime: Duration { max(.seconds(5), .seconds(Int(config?.maximumResponseTime ?? 0))) }
@@ -359,6 +363,8 @@ final class MDBCashlessReader: MDBPeripheralDriver {
             case .cancelVend(let vend): if !atStart { cancel(vend, bus) }
             case .endSession: if !atStart { completeSession(bus) }
             case .cashSale(let price, let item): if !atStart { reportCashSale(price, item: item, bus) }
+            case .checkAge(let age): if !atStart { checkAge(age, bus) } else { emit(.card(.ageRefused(.verifierLost))) }
+            case .cancelAgeCheck: if !atStart { cancelAgeCheck(bus) }
             }
         }
     }
@@ -381,6 +387,11 @@ final class MDBCashlessReader: MDBPeripheralDriver {
         }
         let sent = block(.vendRequest(price: scaled, item: item, expanded: expanded))
         phase = .requesting(vend, since: bus.timekeeper.now, cancelledAt: nil, origin: origin)
+        // A VEND REQUEST ends the reader's age check: it goes to payment (senvend/mdb).
+        if ageCheckAwaited {
+            ageCheckAwaited = false
+            emit(.card(.ageRefused(.verifierLost)))
+        }
         do {
             // A reset the answer calls for waits for the vend (see `resetWhenSettled`).
             if case .data(let bytes) = try bus.send(sent), try handle(bytes, bus) { resetWhenSettled = true }
@@ -412,6 +423,63 @@ final class MDBCashlessReader: MDBPeripheralDriver {
     }
 
     private var isInSessionIdle: Bool { if case .session = phase { true } else { false } }
+
+    // MARK: - Age verification
+
+    /// DRAVP when the reader checks for another age, then DRAVS: the reader prompts the customer
+    /// and answers on a later POLL (`ageChecked`). Only while no vend is under way.
+    private func checkAge(_ age: Int, _ bus: MDBDeviceBus) {
+        guard phase == .waiting || isInSessionIdle, let age = UInt8(exactly: age), age > 0, age < 0xFF else {
+            emit(.notice("\(name) cannot check an age now (\(phaseDescription))", isFault: false))
+            return emit(.card(.ageRefused(.verifierLost)))
+        }
+        do {
+            if ageSet != age {
+                ageSet = nil
+                try sendAgeVerification(.ageVerificationAge(age), bus)
+                ageSet = age
+            }
+            ageCheckAwaited = true
+            try sendAgeVerification(.ageVerificationCheck, bus)
+        } catch {
+            emit(.notice("\(name): the age check could not be asked for: \(error)", isFault: true))
+            ageCheckAwaited = false
+            emit(.card(.ageRefused(.verifierLost)))
+        }
+    }
+
+    /// A reader may answer at once rather than ACK and answer on POLL (senvend/mdb's first way).
+    private func sendAgeVerification(_ command: CashlessCommand, _ bus: MDBDeviceBus) throws(MDBFailure) {
+        if case .data(let bytes) = try bus.send(block(command)), try handle(bytes, bus) { resetWhenSettled = true }
+    }
+
+    /// DRAVP 00h ("age off") stops the reader's prompt; the next check sets its age again.
+    private func cancelAgeCheck(_ bus: MDBDeviceBus) {
+        guard ageCheckAwaited else { return }
+        ageCheckAwaited = false
+        ageSet = nil
+        _ = try? bus.send(block(.ageVerificationAge(0)))
+    }
+
+    /// A diagnostic response: the answer to DRAVP or DRAVS, or a reader's own data.
+    private func diagnostic(_ data: [UInt8]) {
+        switch AgeVerification.reply(diagnostic: data) {
+        case .ageSet(let status)?:
+            if status != 0 { emit(.notice("\(name): DRAVP answered with status \(Hex.encode([status]))", isFault: false)) }
+        case .checked(let outcome)?:
+            guard ageCheckAwaited else {
+                return emit(.notice("\(name): an age check answered that vendd no longer waits for: ignored", isFault: false))
+            }
+            ageCheckAwaited = false
+            switch outcome {
+            case .oldEnough: emit(.card(.ageVerified))
+            case .tooYoung: emit(.card(.ageRefused(.tooYoung)))
+            case .noAge: emit(.card(.ageRefused(.noAge)))
+            }
+        case nil:
+            emit(.notice("\(name): unrequested diagnostic data \(Hex.encode(data))", isFault: false))
+        }
+    }
 
     /// The machine's settlements, in order, when the reader can hear them. True: the reader
     /// must be reset.
@@ -542,7 +610,9 @@ final class MDBCashlessReader: MDBPeripheralDriver {
                 if try outOfSequence(state, bus) { return true }
             case .displayRequest(_, let text):
                 emit(.notice("\(name) says: \(String(decoding: text, as: UTF8.self))", isFault: false))
-            case .diagnostic, .revalueApproved, .revalueDenied, .revalueLimit, .timeDateRequest, .dataEntryRequest, .dataEntryCancel:
+            case .diagnostic(let data):
+                diagnostic(data)
+            case .revalueApproved, .revalueDenied, .revalueLimit, .timeDateRequest, .dataEntryRequest, .dataEntryCancel:
                 // Never asked for: vendd does not revalue, offers no keypad and enables no such feature.
                 emit(.notice("\(name): unrequested \(response)", isFault: false))
             }
@@ -663,6 +733,12 @@ final class MDBCashlessReader: MDBPeripheralDriver {
     /// not have been made.
     private func resetHappened() {
         resetWhenSettled = false
+        // A reset ends the reader's age check and turns it off (senvend/mdb).
+        ageSet = nil
+        if ageCheckAwaited {
+            ageCheckAwaited = false
+            emit(.card(.ageRefused(.verifierLost)))
+        }
         switch phase {
         case .approved(let vend, _): soldByReset.insert(vend)
         case .requesting(let vend, _, _, _):
