@@ -172,9 +172,8 @@ struct ConfigParser {
                     $0, machine: machineSection, gpio: gpio, motors: motors, productIDs: productIDs, zoneIDs: zoneIDs, knownLists: knownLists,
                     productAges: productAges)
             } ?? []
-        let mdb = top.nested("mdb", required: false).flatMap { parseMDB($0, currency: machineSection.currency, format: machineSection.format) }
         let ageSection = top.nested("age_verification", required: false)
-        let ageVerification = ageSection.flatMap { parseAgeVerification($0, gpio: gpio, readers: mdb?.cashless.map(\.reader) ?? []) }
+        let ageVerification = ageSection.flatMap { parseAgeVerification($0, gpio: gpio) }
         // The verifier's input is a panel input like the buttons: read and debounced the same way.
         let buttons =
             (top.list("buttons", required: false).map { parseButtons($0, gpio: gpio) } ?? [])
@@ -185,6 +184,7 @@ struct ConfigParser {
             top.list("payout_devices", required: false).map {
                 parsePayoutDevices($0, currency: machineSection.currency, path: ConfigPath.root.key("payout_devices"))
             } ?? []
+        let mdb = top.nested("mdb", required: false).flatMap { parseMDB($0, currency: machineSection.currency, format: machineSection.format) }
         let stateDirectory = top.nested("state", required: false).map(parseState) ?? .some(Defaults.stateDirectory)
         let control = top.nested("control", required: false).map(parseControl) ?? .some(Defaults.control)
         let display = top.nested("display", required: false).map(parseDisplay) ?? .some(Defaults.display)
@@ -199,6 +199,7 @@ struct ConfigParser {
 
         checkLinesUsedOnce(defaultChip: gpio?.chip)
         checkCardLists(pricing, readers: mdb?.cashless.map(\.reader) ?? [])
+        if let ageSection, let ageVerification { checkAgeVerifier(ageVerification, in: ageSection, readers: mdb?.cashless.map(\.reader) ?? []) }
         checkPayout(payoutDevices, listNode: payoutList, machine: machineSection, coinAcceptor: coinAcceptor, mdbChanger: mdb?.changer != nil)
 
         guard sink.diagnostics.isEmpty, motors?.isValid ?? true, let machine = machineSection.settings, let gpio, let stateDirectory, let control,

@@ -62,8 +62,8 @@ extension ConfigParser {
     }
 
     /// `age_verification: {verifier: gpio, line: 26, active_low: true, bias: pull-up, timeout_s: 60}`,
-    /// or `{verifier: reader, reader: 1, timeout_s: 60}`. `readers`: the ones mdb.cashless has.
-    func parseAgeVerification(_ section: MappingReader, gpio: GPIOSettings?, readers: [CardReader]) -> AgeVerificationSettings? {
+    /// or `{verifier: reader, reader: 1, timeout_s: 60}`.
+    func parseAgeVerification(_ section: MappingReader, gpio: GPIOSettings?) -> AgeVerificationSettings? {
         let kind: AgeVerifierKind? = section.choice("verifier", default: nil)
         let timeout = section.int("timeout_s", in: 5...600, default: Defaults.ageCheckTimeoutSeconds)
         guard let kind else { return nil }
@@ -75,14 +75,16 @@ extension ConfigParser {
             let reader = section.int("reader", in: 1...2, default: 1).flatMap(CardReader.init(rawValue:))
             section.finish()
             guard let reader, let timeout else { return nil }
-            guard readers.contains(reader) else {
-                sink.report(
-                    "the age verifier is \(reader), which mdb.cashless does not have: add { reader: \(reader.rawValue) } there, or use verifier: gpio",
-                    at: section.value("reader") ?? section.value("verifier"), path: section.path.key(section.has("reader") ? "reader" : "verifier"))
-                return nil
-            }
             return AgeVerificationSettings(verifier: .reader(reader), timeout: .seconds(timeout))
         }
+    }
+
+    /// A reader verifier must be a reader mdb.cashless has (read after it).
+    func checkAgeVerifier(_ verification: AgeVerificationSettings, in section: MappingReader, readers: [CardReader]) {
+        guard let reader = verification.reader, !readers.contains(reader), let node = section.value("reader") ?? section.value("verifier") else { return }
+        sink.report(
+            "the age verifier is \(reader), which mdb.cashless does not have: add { reader: \(reader.rawValue) } there, or use verifier: gpio",
+            at: node, path: section.path.key(section.has("reader") ? "reader" : "verifier"))
     }
 
     /// A restricted slot with no verifier is refused at every selection: valid, but said.
