@@ -81,7 +81,9 @@ extension ConfigParser {
 
     /// A reader verifier must be a reader mdb.cashless has (read after it).
     func checkAgeVerifier(_ verification: AgeVerificationSettings, in section: MappingReader, readers: [CardReader]) {
-        guard let reader = verification.reader, !readers.contains(reader), let node = section.value("reader") ?? section.value("verifier") else { return }
+        guard let reader = verification.reader, !readers.contains(reader), let node = section.value("reader") ?? section.value("verifier") else {
+            return
+        }
         sink.report(
             "the age verifier is \(reader), which mdb.cashless does not have: add { reader: \(reader.rawValue) } there, or use verifier: gpio",
             at: node, path: section.path.key(section.has("reader") ? "reader" : "verifier"))
