@@ -86,7 +86,7 @@ let package = Package(
         // pure and without Foundation, since vendd itself sends the audit to the fleet.
         .target(name: "VendDEX"),
         // The control socket's protocol, shared by the daemon and vendctl: versioned JSON lines.
-        .target(name: "VendControl", dependencies: ["VendPOSIX", "VendingCore", "VendDEX"]),
+        .target(name: "VendControl", dependencies: ["VendPOSIX", "VendingCore", "VendDEX", "VendTelemetry"]),
         // libmosquitto as installed (Debian libmosquitto-dev), and one small MQTT 5 API over it.
         .systemLibrary(name: "CMosquitto", providers: [.apt(["libmosquitto-dev"])]),
         .target(name: "CMosquittoShim", dependencies: ["CMosquitto"]),

@@ -1,3 +1,5 @@
+import VendTelemetry
+
 /// The answers to vendctl's queries, as they travel in `ControlResponse` (and as `vendctl --json`
 /// prints them; docs/vendctl.md documents every field). Amounts come as exact decimal text and,
 /// in the `…Text` twin, formatted with the machine's currency pattern. Instants are milliseconds
@@ -421,30 +423,11 @@ public struct PricesReport: Codable, Sendable, Equatable {
         }
     }
 
-    public struct List: Codable, Sendable, Equatable {
-        public let list: Int
-        public let name: String
+    /// A list besides list 1 and its name, as the fleet's retained `stock` message gives it.
+    public typealias List = StockMessage.PriceList
 
-        public init(list: Int, name: String) {
-            self.list = list
-            self.name = name
-        }
-    }
-
-    /// A time band as the file gives it: the days it starts on (`mon`…), `HH:MM` to `HH:MM`.
-    public struct Band: Codable, Sendable, Equatable {
-        public let list: Int
-        public let days: [String]
-        public let from: String
-        public let to: String
-
-        public init(list: Int, days: [String], from: String, to: String) {
-            self.list = list
-            self.days = days
-            self.from = from
-            self.to = to
-        }
-    }
+    /// A time band as the file gives it, as the fleet's retained `stock` message gives it.
+    public typealias Band = StockMessage.Band
 
     /// The lists besides list 1.
     public let lists: [List]

@@ -26,12 +26,8 @@ extension PricesReport {
     }
 
     /// The lists besides list 1; nil without any.
-    var fleetPriceLists: [StockMessage.PriceList]? {
-        lists.isEmpty ? nil : lists.map { StockMessage.PriceList(list: $0.list, name: $0.name) }
-    }
+    var fleetPriceLists: [StockMessage.PriceList]? { lists.isEmpty ? nil : lists }
 
     /// The time bands, as the file gives them; nil without any.
-    var fleetBands: [StockMessage.Band]? {
-        bands.isEmpty ? nil : bands.map { StockMessage.Band(list: $0.list, days: $0.days, from: $0.from, to: $0.to) }
-    }
+    var fleetBands: [StockMessage.Band]? { bands.isEmpty ? nil : bands }
 }
