@@ -42,7 +42,8 @@ public struct TelemetryEvent: Codable, Sendable, Hashable {
         /// for the first), `amount` their total, `reason` who collected it.
         case cashCollected = "cash-collected"
         /// An age-restricted selection's check: `slot`, `count` the age asked, `reason` what
-        /// happened (started, approved, used, timed-out, cancelled, restarted, reloaded).
+        /// happened (started, approved, used, timed-out, cancelled, restarted, reloaded, and from a
+        /// reader that checks, too-young, no-age, verifier-lost).
         case ageCheck = "age-check"
     }
 
