@@ -107,6 +107,8 @@ final class CardRig: @unchecked Sendable {
         eventsSeen = log.events.count
         // What `resolveInterruptedVend` does at start.
         if let vend = machine.pendingVend { apply(.vendEnded(vend.id, .unknown)) }
+        // What `Startup` does: no age check survives a restart.
+        if machine.ageCheck != nil { apply(.ageCheckVoided) }
         machine = machineWithoutReadiness()
         makeDrivers()
         try start()
