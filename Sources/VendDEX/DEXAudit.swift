@@ -68,8 +68,15 @@ public struct DEXAudit: Sendable, Equatable {
 
         /// PA702's code for a payment as vendd names it (`cash`, `cashless1`, `cashless2`).
         public static func device(of payment: String) -> String? {
-            ["cash": "CA", "cashless1": "DA", "cashless2": "DB"][payment]
+            deviceCodes[payment]
         }
+
+        /// The payment as vendd names it for PA702's code, nil for another code.
+        public static func payment(ofDevice code: String) -> String? {
+            deviceCodes.first { $0.value == code }?.key
+        }
+
+        private static let deviceCodes = ["cash": "CA", "cashless1": "DA", "cashless2": "DB"]
     }
 
     /// A payment device whose records are conditional mandatory.

@@ -1,11 +1,22 @@
 /// A configuration a handheld sent (DEX operation S): EVA-DTS segments, of which vendd takes
-/// the prices. `PA1*<selection>*<price>` (the product record vendd's audit writes) and
-/// `PC1*<selection>*<price>` (the price record telemeters send for a remote price change) each
-/// set a selection's price, in minor units with the decimals of ID4 implied.
+/// the prices, in minor units with the decimals of ID4 implied:
+/// - `PA1*<selection>*<price>` (the product record vendd's audit writes) and
+///   `PC1*<selection>*<price>` (the price record telemeters send for a remote price change): the
+///   selection's price, list 1 for every payment.
+/// - `LA1*<list>*<selection>*<price>*…` (price list, product, price, then two sales counts
+///   that a configuration does not set): the selection's price on that list, every payment.
+/// - `PA7*<selection>*<CA|DA|DB>*<list>*<price>*…` (the record vendd's audit writes per
+///   payment device and list, EVA-DTS 6.1.1 p.141): the price on that list for that payment.
+/// vendd numbers its lists from 1 (list 1 is the normal prices); EVA-DTS gives a list number
+/// up to 3 digits (PA703).
 public struct DEXConfiguration: Sendable, Equatable {
     public struct Price: Sendable, Equatable {
         public let selection: String
         public let minorUnits: Int64
+        /// The price list, 1 for PA1 and PC1.
+        public let list: Int
+        /// The payment as vendd names it (`cash`, `cashless1`, `cashless2`), nil for every one.
+        public let payment: String?
         /// The segment, for the log and the refusal.
         public let segment: String
     }
@@ -67,21 +78,16 @@ public struct DEXConfiguration: Sendable, Equatable {
                 readSD1(elements, line: line)
                 continue
             }
-            guard name == "PA1" || name == "PC1" else {
+            guard let layout = PriceLayout(segment: name) else {
                 if !name.isEmpty, !ignored.contains(name) { ignored.append(name) }
                 continue
             }
-            guard elements.count >= 3, !elements[1].isEmpty else {
-                refused.append((line, "a price record needs a selection and a price"))
-                continue
+            switch layout.read(elements) {
+            case .success(let price):
+                prices.append(
+                    Price(selection: price.selection, minorUnits: price.minorUnits, list: price.list, payment: price.payment, segment: line))
+            case .failure(let refusal): refused.append((line, refusal.reason))
             }
-            guard !elements[2].isEmpty, elements[2].utf8.allSatisfy({ (0x30...0x39).contains($0) }), elements[2].utf8.count <= 12,
-                let price = Int64(elements[2])
-            else {
-                refused.append((line, "the price '\(elements[2])' is not a whole number of minor units"))
-                continue
-            }
-            prices.append(Price(selection: elements[1], minorUnits: price, segment: line))
         }
     }
 
@@ -108,6 +114,69 @@ public struct DEXConfiguration: Sendable, Equatable {
             }
             if number == 5 { intervalReset = control } else { eventReset = control }
         }
+    }
+}
+
+/// Where a price record keeps its fields: the element numbers of the selection, the price, the
+/// list and the payment device, for the records that set a price.
+private enum PriceLayout {
+    case product  // PA1, PC1
+    case priceList  // LA1
+    case paymentDevice  // PA7
+
+    init?(segment: String) {
+        switch segment {
+        case "PA1", "PC1": self = .product
+        case "LA1": self = .priceList
+        case "PA7": self = .paymentDevice
+        default: return nil
+        }
+    }
+
+    struct Refusal: Error { let reason: String }
+    typealias Read = (selection: String, minorUnits: Int64, list: Int, payment: String?)
+
+    func read(_ elements: [String]) -> Result<Read, Refusal> {
+        let (selectionAt, priceAt, listAt, deviceAt): (Int, Int, Int?, Int?) =
+            switch self {
+            case .product: (1, 2, nil, nil)
+            case .priceList: (2, 3, 1, nil)
+            case .paymentDevice: (1, 4, 3, 2)
+            }
+        func element(_ number: Int) -> String { elements.count > number ? elements[number] : "" }
+        guard !element(selectionAt).isEmpty, elements.count > priceAt else {
+            return .failure(Refusal(reason: "a price record needs a selection and a price"))
+        }
+        var list = 1
+        if let listAt {
+            let text = element(listAt)
+            guard let number = Self.wholeNumber(text, digits: 3) else {
+                return .failure(Refusal(reason: "the price list '\(text)' is not a number of up to 3 digits"))
+            }
+            guard number > 0 else {
+                return .failure(
+                    Refusal(reason: "price list 0: this machine numbers its lists from 1 (list 1 is the normal prices, as its audit's PA7 says)"))
+            }
+            list = Int(number)
+        }
+        var payment: String?
+        if let deviceAt {
+            let code = element(deviceAt)
+            guard let name = DEXAudit.ListSales.payment(ofDevice: code) else {
+                return .failure(Refusal(reason: "the payment device '\(code)' is none of CA (cash), DA (cashless 1), DB (cashless 2)"))
+            }
+            payment = name
+        }
+        let priceText = element(priceAt)
+        guard let price = Self.wholeNumber(priceText, digits: 12) else {
+            return .failure(Refusal(reason: priceText.isEmpty ? "no price" : "the price '\(priceText)' is not a whole number of minor units"))
+        }
+        return .success((element(selectionAt), price, list, payment))
+    }
+
+    private static func wholeNumber(_ text: String, digits: Int) -> Int64? {
+        guard !text.isEmpty, text.utf8.count <= digits, text.utf8.allSatisfy({ (0x30...0x39).contains($0) }) else { return nil }
+        return Int64(text)
     }
 }
 

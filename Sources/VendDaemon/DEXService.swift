@@ -163,9 +163,10 @@ final class DEXService: Sendable {
         }
     }
 
-    /// Each price through `CommandHandler.setPrice`, as `vendctl price` sends it: what is
-    /// refused there (an unknown slot, a price the machine cannot take) is refused here, each
-    /// with its reason. A file whose ID4 names other decimals than the machine's is refused whole.
+    /// Each price through `CommandHandler.setPrice`, as `vendctl price` sends it (with `--list`
+    /// and `--payment` for LA1 and PA7): what is refused there (an unknown slot or list, a price
+    /// the machine cannot take) is refused here, each with its reason. A file whose ID4 names
+    /// other decimals than the machine's is refused whole.
     /// SD1: the pass code changes only with the code in use as SD101 (§6.1.6: "any further
     /// configuration transmission … that contains an SD1 element may overwrite the stored
     /// code"); a file whose SD101 is not the kept code is refused whole. SD105/SD106 are kept or,
@@ -218,7 +219,8 @@ final class DEXService: Sendable {
         }
         for price in configuration.prices {
             let amount = Money(minorUnits: price.minorUnits, currency: currency).decimalString
-            let response = CommandHandler.setPrice(price.selection, amount, machine: machine)
+            let scope = price.payment.flatMap(PriceScope.init(rawValue:)) ?? .any
+            let response = CommandHandler.setPrice(price.selection, amount, list: price.list, scope: scope, machine: machine)
             if response.ok {
                 applied.append(response.message ?? "slot \(price.selection) \(amount)")
             } else {

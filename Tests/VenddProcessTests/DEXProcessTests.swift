@@ -15,13 +15,13 @@ import VenddTestSupport
         let socketPath: String
         let daemon: DaemonHarness
 
-        /// `dex` adds keys to the `dex:` section.
-        init(dex: String = "") throws {
+        /// `dex` adds keys to the `dex:` section, `sections` whole sections before it.
+        init(dex: String = "", sections: String = "") throws {
             socketDirectory = try TemporaryDirectory()
             let socketPath = socketDirectory.path + "/dex.sock"
             self.socketPath = socketPath
             daemon = try DaemonHarness { sample in
-                sample + "\ndex:\n  port: unix:\(socketPath)\n  communication_id: VDD0000042\n  asset: CORRIDOR-B2\n" + dex
+                sample + sections + "\ndex:\n  port: unix:\(socketPath)\n  communication_id: VDD0000042\n  asset: CORRIDOR-B2\n" + dex
             }
         }
 
@@ -183,6 +183,40 @@ import VenddTestSupport
         #expect(try DocumentedSchemas().violations(of: "status", in: json.output) == [], "the dex port as docs/vendctl.md says")
         #expect(try rig.daemon.vendctl("status").output.contains("RTE0000007 configure: configured with refusals: 1 setting(s) applied"))
         #expect(try rig.segment("PA1*A4", of: handheld.read()) == "PA1*A4*1600")
+        #expect(try rig.daemon.stop() == 0)
+    }
+
+    /// A download of price lists: LA1 sets a list's price for every payment, PA7 one payment's;
+    /// a list the machine does not have, and list 0, are refused with their reasons; the lines
+    /// are what `vendctl price --list --payment` would have set, and outlive a restart.
+    @Test func aPriceListDownload() throws {
+        let rig = try Rig(sections: "\npricing:\n  time_zone: UTC\n  lists:\n    - { list: 2, name: \"happy hour\" }\n")
+        defer { rig.tearDown() }
+        let handheld = try DEXHandheld(socketPath: rig.socketPath, communicationID: "RTE0000007")
+        try rig.daemon.start()
+        #expect(handheld.waitForMachine())
+        let file = [
+            "DXS*RTE0000007*VA*V0/6*1", "ST*001*0001", "ID4*0*410*KRW", "LA1*2*A4*1300*0*0", "PA7*A4*DA*1*1400", "PA7*A1*CA*2*900",
+            "LA1*3*A4*1000", "LA1*0*A4*1300", "SE*9*0001", "DXE*1*1",
+        ].map { $0 + "\r\n" }.joined()
+        #expect(handheld.sendConfiguration(file) == .configured)
+        let status = try rig.daemon.waitUntil("the session in status") { $0.dexPort?.sessions.isEmpty == false }
+        let session = try #require(status.dexPort?.sessions.last)
+        #expect(session.result == "configured with refusals", "\(session.detail)")
+        #expect(session.detail.contains("LA1*3*A4*1000: there is no price list 3: pricing.lists has list 1 and 2"), "\(session.detail)")
+        #expect(session.detail.contains("LA1*0*A4*1300: price list 0: this machine numbers its lists from 1"), "\(session.detail)")
+
+        func lines() throws -> [String] {
+            let report = try #require(try rig.daemon.send(.prices).prices)
+            return report.slots.flatMap { slot in
+                slot.lines.filter { $0.source == "run-time" }.map { "\(slot.slot) list \($0.list) \($0.payment) \($0.price)" }
+            }
+        }
+        #expect(try lines().sorted() == ["A1 list 2 cash 900", "A4 list 1 cashless1 1400", "A4 list 2 any 1300"])
+        #expect(status.slot("A4")?.price == "1500", "list 1's own price for every payment is not touched")
+        #expect(try rig.daemon.stop() == 0)
+        try rig.daemon.start()
+        #expect(try lines().count == 3, "journaled as vendctl price's lines are")
         #expect(try rig.daemon.stop() == 0)
     }
 }
