@@ -71,11 +71,12 @@ struct Startup {
                 machine: $0.machineID, currency: config.machine.currency, keepDays: $0.outboxDays,
                 keepsEvents: $0.publish.contains(.events), keepUntilStored: $0.keepUntilStored, logger: logger)
         }
-        let machine: Machine
+        let restored: RestoredMachine
         switch restore(from: store, config: config, outbox: outbox, now: timekeeper.wallClockMilliseconds, logger: logger) {
-        case .success(let restored): machine = restored
+        case .success(let machine): restored = machine
         case .failure(let failure): return .failure(failure)
         }
+        let machine = restored.machine
         let controller = MachineController(
             machine: machine, store: store, config: config, logger: logger, timekeeper: timekeeper,
             relayTimers: relayTimers, outbox: outbox)
@@ -88,7 +89,7 @@ struct Startup {
                     status: ExitStatus.configError,
                     message: "\(options.configPath) cannot be applied to the saved state: \(rejection)"))
         }
-        controller.saveSnapshot()
+        controller.compactAtStart(snapshotIsCurrent: restored.snapshotIsCurrent)
 
         do {
             let hardware = try bringUpHardware(config, options: options, controller: controller, logger: logger)
@@ -142,8 +143,16 @@ struct Startup {
     }
 
     /// The last snapshot plus the journal replayed over it; a fresh machine on first start.
-    static func restore(from store: MachineStore, config: VenddConfig, outbox: Outbox?, now: Int64, logger: Logger) -> Result<Machine, StartupFailure>
-    {
+    /// The machine the files hold, and whether they hold it as a snapshot alone: one read whole,
+    /// with no journal record after it and nothing repaired on the way.
+    struct RestoredMachine {
+        let machine: Machine
+        let snapshotIsCurrent: Bool
+    }
+
+    static func restore(
+        from store: MachineStore, config: VenddConfig, outbox: Outbox?, now: Int64, logger: Logger
+    ) -> Result<RestoredMachine, StartupFailure> {
         let restored: Restored<MachineSnapshot, JournalEntry>
         do {
             restored = try store.restore()
@@ -165,7 +174,7 @@ struct Startup {
         }
         if restored.isFresh {
             logger.notice("no saved state in \(store.directory): starting a new machine (no credit, no stock)")
-            return .success(Machine(setup: config.machineSetup))
+            return .success(RestoredMachine(machine: Machine(setup: config.machineSetup), snapshotIsCurrent: false))
         }
         if let snapshot = restored.snapshot, snapshot.schemaVersion != MachineSnapshot.currentSchemaVersion {
             return .failure(
@@ -191,7 +200,8 @@ struct Startup {
         logger.notice(
             "state restored from \(store.directory): \(restored.entries.count) journal record(s) replayed, credit \(config.machine.moneyFormat.string(for: machine.credit))"
         )
-        return .success(machine)
+        let current = restored.snapshot != nil && restored.entries.isEmpty && restored.notes.isEmpty
+        return .success(RestoredMachine(machine: machine, snapshotIsCurrent: current))
     }
 
     /// The MQTT link, connecting in the background. A link that cannot start (an unreadable

@@ -35,7 +35,7 @@ struct ControllerRig {
         try edit(sample).write(toFile: configPath, atomically: true, encoding: .utf8)
         config = try ConfigLoader.load(file: configPath)
         let store = try MachineStore(directory: directory.path)
-        let machine = try Startup.restore(from: store, config: config, outbox: nil, now: time.wallClockMilliseconds, logger: logger).get()
+        let machine = try Startup.restore(from: store, config: config, outbox: nil, now: time.wallClockMilliseconds, logger: logger).get().machine
         controller = MachineController(
             machine: machine, store: store, config: config, logger: logger, timekeeper: time, relayTimers: relayTime)
         if existing != nil { _ = controller.resolveInterruptedVend() }
