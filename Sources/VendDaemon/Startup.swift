@@ -73,7 +73,7 @@ struct Startup {
         }
         let restored: RestoredMachine
         switch restore(from: store, config: config, outbox: outbox, now: timekeeper.wallClockMilliseconds, logger: logger) {
-        case .success(let machine): restored = machine
+        case .success(let value): restored = value
         case .failure(let failure): return .failure(failure)
         }
         let machine = restored.machine
@@ -142,7 +142,6 @@ struct Startup {
         )
     }
 
-    /// The last snapshot plus the journal replayed over it; a fresh machine on first start.
     /// The machine the files hold, and whether they hold it as a snapshot alone: one read whole,
     /// with no journal record after it and nothing repaired on the way.
     struct RestoredMachine {
@@ -150,6 +149,7 @@ struct Startup {
         let snapshotIsCurrent: Bool
     }
 
+    /// The last snapshot plus the journal replayed over it; a fresh machine on first start.
     static func restore(
         from store: MachineStore, config: VenddConfig, outbox: Outbox?, now: Int64, logger: Logger
     ) -> Result<RestoredMachine, StartupFailure> {
