@@ -1,11 +1,15 @@
+#define _GNU_SOURCE  // pthread_setname_np
 #include "CMosquittoShim.h"
 
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <mosquitto.h>
 #include <mqtt_protocol.h>
@@ -13,6 +17,16 @@
 struct vmqtt_client {
     struct mosquitto *mosq;
     struct vmqtt_callbacks callbacks;
+    pthread_t network;
+    bool network_started;
+    /* `stopping` and `stop_deadline` under `lock`; `wake` ends a wait between connection tries. */
+    pthread_mutex_t lock;
+    pthread_cond_t wake;
+    bool stopping;
+    struct timespec stop_deadline;
+    /* Connection tries that failed since the broker last accepted one: the next wait's length. */
+    atomic_uint failures;
+    int first_try;
 };
 
 // libmosquitto, and OpenSSL with it, is loaded when the first client is made, not when vendd
@@ -28,11 +42,13 @@ struct vmqtt_client {
     X(mosquitto_publish_v5_callback_set) \
     X(mosquitto_message_v5_callback_set) \
     X(mosquitto_log_callback_set) \
-    X(mosquitto_reconnect_delay_set) \
     X(mosquitto_username_pw_set) \
     X(mosquitto_tls_set) \
     X(mosquitto_will_set_v5) \
-    X(mosquitto_loop_start) \
+    X(mosquitto_threaded_set) \
+    X(mosquitto_loop) \
+    X(mosquitto_reconnect) \
+    X(mosquitto_socket) \
     X(mosquitto_connect_async) \
     X(mosquitto_connect_bind_v5) \
     X(mosquitto_property_add_int32) \
@@ -44,7 +60,6 @@ struct vmqtt_client {
     X(mosquitto_property_read_binary) \
     X(mosquitto_subscribe_v5) \
     X(mosquitto_disconnect_v5) \
-    X(mosquitto_loop_stop) \
     X(mosquitto_strerror) \
     X(mosquitto_reason_string)
 
@@ -83,7 +98,10 @@ static void on_log(struct mosquitto *mosq, void *obj, int level, const char *tex
 static void on_connect(struct mosquitto *mosq, void *obj, int reason, int flags, const mosquitto_property *props) {
     (void)flags; (void)props;
     struct vmqtt_client *client = obj;
-    if (reason == 0) api.mosquitto_log_callback_set(mosq, NULL);
+    if (reason == 0) {
+        api.mosquitto_log_callback_set(mosq, NULL);
+        atomic_store(&client->failures, 0);
+    }
     if (client->callbacks.connected) client->callbacks.connected(client->callbacks.context, reason);
 }
 
@@ -140,14 +158,24 @@ vmqtt_client *vmqtt_new(const char *client_id, int clean_start, const struct vmq
     api.mosquitto_publish_v5_callback_set(client->mosq, on_publish);
     api.mosquitto_message_v5_callback_set(client->mosq, on_message);
     api.mosquitto_log_callback_set(client->mosq, on_log);
-    // A broker back after an outage is found within 5 s.
-    api.mosquitto_reconnect_delay_set(client->mosq, 1, 5, true);
+    // The network thread is the shim's own (network_main): publishing from other threads only
+    // queues and wakes it.
+    api.mosquitto_threaded_set(client->mosq, true);
+    pthread_mutex_init(&client->lock, NULL);
+    pthread_condattr_t monotonic;
+    pthread_condattr_init(&monotonic);
+    pthread_condattr_setclock(&monotonic, CLOCK_MONOTONIC);
+    pthread_cond_init(&client->wake, &monotonic);
+    pthread_condattr_destroy(&monotonic);
     return client;
 }
 
 void vmqtt_destroy(vmqtt_client *client) {
     if (!client) return;
+    vmqtt_stop(client);
     api.mosquitto_destroy(client->mosq);
+    pthread_cond_destroy(&client->wake);
+    pthread_mutex_destroy(&client->lock);
     free(client);
 }
 
@@ -163,13 +191,87 @@ int vmqtt_set_will(vmqtt_client *client, const char *topic, const void *payload,
     return api.mosquitto_will_set_v5(client->mosq, topic, length, payload, qos, retain != 0, NULL);
 }
 
+static struct timespec monotonic_after(unsigned seconds) {
+    struct timespec at;
+    clock_gettime(CLOCK_MONOTONIC, &at);
+    at.tv_sec += seconds;
+    return at;
+}
+
+static bool is_past(struct timespec deadline) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return now.tv_sec > deadline.tv_sec || (now.tv_sec == deadline.tv_sec && now.tv_nsec >= deadline.tv_nsec);
+}
+
+/* Waits `seconds` unless the client is stopped meanwhile; false when it is. */
+static bool wait_unless_stopped(struct vmqtt_client *client, unsigned seconds) {
+    struct timespec until = monotonic_after(seconds);
+    pthread_mutex_lock(&client->lock);
+    while (!client->stopping && pthread_cond_timedwait(&client->wake, &client->lock, &until) != ETIMEDOUT) {}
+    bool stopped = client->stopping;
+    pthread_mutex_unlock(&client->lock);
+    return !stopped;
+}
+
+/* During a stop: the deadline for the clean DISCONNECT, or none while running. */
+static bool stop_deadline(struct vmqtt_client *client, struct timespec *deadline) {
+    pthread_mutex_lock(&client->lock);
+    bool stopping = client->stopping;
+    *deadline = client->stop_deadline;
+    pthread_mutex_unlock(&client->lock);
+    return stopping;
+}
+
+/* The network thread. It is the shim's own because libmosquitto's (mosquitto_loop_start, which
+   runs mosquitto_loop_forever) ends for good on a TLS error or EPROTO: a broker that dies
+   mid-handshake, or anything but a broker answering on its port, left the client offline until
+   its process restarted. This loop tries again after every failure, 1, 2, 4, then every 5 s, so
+   a broker back after an outage is found within 5 s. `first_try` is the caller's connection try. */
+static void *network_main(void *argument) {
+    struct vmqtt_client *client = argument;
+    int failure = client->first_try;
+    for (;;) {
+        if (failure != MOSQ_ERR_SUCCESS) {
+            unsigned failures = atomic_fetch_add(&client->failures, 1);
+            if (!wait_unless_stopped(client, failures < 3 ? 1u << failures : 5)) break;
+            failure = api.mosquitto_reconnect(client->mosq);
+            continue;
+        }
+        int rc = api.mosquitto_loop(client->mosq, 1000, 1);
+        struct timespec deadline;
+        if (stop_deadline(client, &deadline)) {
+            // The DISCONNECT queued by vmqtt_stop goes out (the broker then keeps the last will
+            // unsent) and libmosquitto closes the socket; a broker that takes no bytes gets 2 s.
+            if (rc != MOSQ_ERR_SUCCESS || api.mosquitto_socket(client->mosq) < 0 || is_past(deadline)) break;
+        } else {
+            failure = rc;
+        }
+    }
+    return NULL;
+}
+
+/* Bad arguments or no memory: no later try can connect. Anything else (a broker down, refusing,
+   answering with something but TLS, a name not resolved yet) the network thread tries again. */
+static bool is_final(int rc) {
+    return rc == MOSQ_ERR_INVAL || rc == MOSQ_ERR_NOMEM || rc == MOSQ_ERR_NOT_SUPPORTED;
+}
+
+static int start_network(struct vmqtt_client *client, int first_try) {
+    if (is_final(first_try)) return first_try;
+    client->first_try = first_try;
+    int rc = pthread_create(&client->network, NULL, network_main, client);
+    if (rc != 0) {
+        errno = rc;
+        return MOSQ_ERR_ERRNO;
+    }
+    pthread_setname_np(client->network, "vendd-mqtt-net");
+    client->network_started = true;
+    return MOSQ_ERR_SUCCESS;
+}
+
 int vmqtt_start(vmqtt_client *client, const char *host, int port, int keepalive_seconds) {
-    int rc = api.mosquitto_loop_start(client->mosq);
-    if (rc != MOSQ_ERR_SUCCESS) return rc;
-    rc = api.mosquitto_connect_async(client->mosq, host, port, keepalive_seconds);
-    // A broker that is down now is retried by the network thread; only bad arguments are final.
-    if (rc == MOSQ_ERR_ERRNO || rc == MOSQ_ERR_NO_CONN || rc == MOSQ_ERR_CONN_REFUSED) return MOSQ_ERR_SUCCESS;
-    return rc;
+    return start_network(client, api.mosquitto_connect_async(client->mosq, host, port, keepalive_seconds));
 }
 
 int vmqtt_start_session(vmqtt_client *client, const char *host, int port, int keepalive_seconds, unsigned session_expiry_seconds) {
@@ -181,8 +283,7 @@ int vmqtt_start_session(vmqtt_client *client, const char *host, int port, int ke
     if (rc != MOSQ_ERR_SUCCESS) return rc;
     rc = api.mosquitto_connect_bind_v5(client->mosq, host, port, keepalive_seconds, NULL, props);
     api.mosquitto_property_free_all(&props);
-    if (rc != MOSQ_ERR_SUCCESS && rc != MOSQ_ERR_ERRNO && rc != MOSQ_ERR_NO_CONN && rc != MOSQ_ERR_CONN_REFUSED) return rc;
-    return api.mosquitto_loop_start(client->mosq);
+    return start_network(client, rc);
 }
 
 int vmqtt_publish(vmqtt_client *client, const char *topic, const void *payload, int length, int qos, int retain, int *mid) {
@@ -218,8 +319,15 @@ int vmqtt_subscribe(vmqtt_client *client, const char *pattern, int qos) {
 }
 
 void vmqtt_stop(vmqtt_client *client) {
+    if (!client->network_started) return;
+    pthread_mutex_lock(&client->lock);
+    client->stopping = true;
+    client->stop_deadline = monotonic_after(2);
+    pthread_cond_broadcast(&client->wake);
+    pthread_mutex_unlock(&client->lock);
     api.mosquitto_disconnect_v5(client->mosq, 0, NULL);
-    api.mosquitto_loop_stop(client->mosq, false);
+    pthread_join(client->network, NULL);
+    client->network_started = false;
 }
 
 // Only called about a client, so the library is loaded.

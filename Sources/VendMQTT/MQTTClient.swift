@@ -1,6 +1,6 @@
 import CMosquittoShim
 
-/// What the broker connection reports, on libmosquitto's network thread.
+/// What the broker connection reports, on the client's network thread.
 public enum MQTTEvent: Sendable {
     /// CONNACK: nil when accepted, otherwise the broker's reason.
     case connected(refusal: String?)
@@ -42,8 +42,9 @@ public struct MQTTEndpoint: Sendable, Equatable {
     public var url: String { "\(tls ? "mqtts" : "mqtt")://\(host.contains(":") ? "[\(host)]" : host):\(port)" }
 }
 
-/// One MQTT 5 connection through libmosquitto. The network thread is libmosquitto's own
-/// (`mosquitto_loop_start`); it connects in the background and reconnects after every loss.
+/// One MQTT 5 connection through libmosquitto. The network thread is the shim's (libmosquitto's
+/// own gives up for good on a TLS error); it connects in the background and tries again after
+/// every loss or failure.
 /// `events` is called on that thread: it must only hand the event over.
 public final class MQTTClient: @unchecked Sendable {
     // @unchecked: libmosquitto's calls are thread-safe once the network thread runs; `handle` is

@@ -1,6 +1,6 @@
 // A small MQTT 5 client API over libmosquitto for vendd and vendfleet. Swift sees only this
 // header: callbacks carry one context pointer, MQTT 5 properties come as plain arguments.
-// Every callback runs on libmosquitto's own network thread (vmqtt_start); keep them short.
+// Every callback runs on the client's network thread (vmqtt_start); keep them short.
 #ifndef CMOSQUITTOSHIM_H
 #define CMOSQUITTOSHIM_H
 
@@ -36,7 +36,8 @@ int vmqtt_set_credentials(vmqtt_client *client, const char *username, const char
 // Server certificate checked against `ca_file`, host name included.
 int vmqtt_set_tls(vmqtt_client *client, const char *ca_file);
 int vmqtt_set_will(vmqtt_client *client, const char *topic, const void *payload, int length, int qos, int retain);
-// Starts the network thread and connects in the background; reconnects after every loss.
+// Starts the network thread and connects in the background; reconnects after every loss and
+// every failed try (TLS errors included), within 5 s of the broker's return.
 int vmqtt_start(vmqtt_client *client, const char *host, int port, int keepalive_seconds);
 // As vmqtt_start, with an MQTT 5 session the broker keeps `session_expiry_seconds` after a
 // disconnection (with clean_start 0: subscriptions and queued QoS 1 messages survive).
@@ -51,7 +52,7 @@ int vmqtt_reply(vmqtt_client *client, const char *topic, const void *payload, in
 int vmqtt_request(vmqtt_client *client, const char *topic, const void *payload, int length, const char *response_topic,
                   const void *correlation, int correlation_length, unsigned expiry_seconds, int *mid);
 int vmqtt_subscribe(vmqtt_client *client, const char *pattern, int qos);
-// Disconnects cleanly (no last will) and joins the network thread.
+// Disconnects cleanly (no last will) and joins the network thread: never from a callback.
 void vmqtt_stop(vmqtt_client *client);
 
 const char *vmqtt_error_text(int error);

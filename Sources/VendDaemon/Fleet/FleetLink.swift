@@ -8,7 +8,7 @@ import VendDEX
 import VendMQTT
 import VendTelemetry
 
-/// The machine's MQTT link. libmosquitto's network thread only hands its reports to one serial
+/// The machine's MQTT link. The MQTT client's network thread only hands its reports to one serial
 /// queue (`vendd-mqtt`); on that queue the link publishes what the outbox holds, the retained
 /// state, stock and cash (from the view the machine's lane published), and answers commands.
 /// Nothing here runs on the machine's lane, and the machine never waits for it: a broker that is

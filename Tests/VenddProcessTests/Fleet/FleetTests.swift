@@ -36,7 +36,7 @@ import VenddTestSupport
                 try rig.broker.start()
             }
         }
-        _ = try daemon.waitUntil("the outbox empty", timeout: 30) { $0.fleetOutbox?.pending == 0 && $0.fleetOutbox?.connected == true }
+        try rig.waitUntilSent(daemon, timeout: 30)
         let events = try rig.waitForEvents(subscriber, "every coin and both sales") { events in
             events.filter { $0.type == .coinCredited }.count == coins && events.filter { $0.type == .vendEnded }.count == sales
         }
@@ -50,6 +50,24 @@ import VenddTestSupport
         print(
             "fleet: \(coins) coins and \(sales) sales across 2 broker restarts; \(subscriber.lines.count) deliveries of \(events.count) distinct events"
         )
+    }
+
+    /// libmosquitto's own network loop ends for good on a TLS error (`mosquitto_loop_forever`
+    /// returns on EPROTO and MOSQ_ERR_TLS), as when a broker dies mid-handshake or something other
+    /// than the broker answers on its port: the machine stayed offline until vendd restarted.
+    @Test func aTLSFailureIsRetriedUntilTheBrokerAnswers() throws {
+        let rig = try FleetRig()
+        defer { rig.tearDown() }
+        let impostor = try NotABroker(port: rig.broker.port, in: rig.directory.path)
+        let daemon = try rig.machine("m1")
+        try daemon.start()
+        try daemon.waitForLog("OpenSSL Error")
+        try daemon.send(.restock(slot: "all", count: nil))
+        impostor.stop()
+        try rig.broker.start()
+        let status = try rig.waitUntilSent(daemon, timeout: 20)
+        #expect(status.fleetOutbox?.lastSeq ?? 0 > 0, "the restock's events were sent")
+        #expect(try daemon.stop() == 0)
     }
 
     @Test func eventsInTheOutboxOfAKilledVenddAreDeliveredAfterRestart() throws {
@@ -260,10 +278,52 @@ final class FleetRig: @unchecked Sendable {
         }
     }
 
+    /// Waits until `daemon` is connected with nothing left in its outbox. A timeout says what
+    /// vendd's MQTT link logged and what the broker logged.
+    @discardableResult
+    func waitUntilSent(_ daemon: DaemonHarness, timeout: TimeInterval) throws -> StatusReport {
+        do {
+            return try daemon.waitUntil("connected, the outbox empty", timeout: timeout) {
+                $0.fleetOutbox?.connected == true && $0.fleetOutbox?.pending == 0
+            }
+        } catch {
+            let link = daemon.log.split(separator: "\n").filter { $0.contains("MQTT") }.joined(separator: "\n")
+            throw HarnessError("\(error)\nvendd's MQTT log:\n\(link)\nthe broker's log:\n\(broker.log.suffix(4000))")
+        }
+    }
+
     func tearDown() {
         for subscriber in subscribers { subscriber.stop() }
         for daemon in daemons { daemon.tearDown() }
         broker.tearDown()
         directory.remove()
     }
+}
+
+/// Something other than a broker on the broker's port: it answers every connection with plain
+/// text and closes it, so the machine's TLS handshake fails.
+final class NotABroker: Sendable {
+    private let process: ChildProcess
+
+    init(port: Int, in directory: String) throws {
+        let script = """
+            import socket
+            server = socket.socket()
+            server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            server.bind(("127.0.0.1", \(port)))
+            server.listen()
+            while True:
+                connection, _ = server.accept()
+                connection.sendall(b"HTTP/1.1 400 Bad Request\\r\\n\\r\\n")
+                connection.close()
+            """
+        process = try ChildProcess("/usr/bin/python3", ["-c", script], output: directory + "/not-a-broker.log", errors: directory + "/not-a-broker.log")
+        let deadline = Date().addingTimeInterval(10)
+        while !LocalPort.accepts(port) {
+            guard process.isRunning, Date() < deadline else { throw HarnessError("the impostor did not listen on \(port)") }
+            usleep(20_000)
+        }
+    }
+
+    func stop() { _ = process.stop(SIGKILL) }
 }
