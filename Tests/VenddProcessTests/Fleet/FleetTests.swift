@@ -317,7 +317,8 @@ final class NotABroker: Sendable {
                 connection.sendall(b"HTTP/1.1 400 Bad Request\\r\\n\\r\\n")
                 connection.close()
             """
-        process = try ChildProcess("/usr/bin/python3", ["-c", script], output: directory + "/not-a-broker.log", errors: directory + "/not-a-broker.log")
+        let log = directory + "/not-a-broker.log"
+        process = try ChildProcess("/usr/bin/python3", ["-c", script], output: log, errors: log)
         let deadline = Date().addingTimeInterval(10)
         while !LocalPort.accepts(port) {
             guard process.isRunning, Date() < deadline else { throw HarnessError("the impostor did not listen on \(port)") }
