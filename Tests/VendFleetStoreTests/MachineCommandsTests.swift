@@ -68,3 +68,38 @@ extension MachineCommands {
             logger: Logger(label: "commands-test") { _ in SwiftLogNoOpLogHandler() })
     }
 }
+
+/// A broker on loopback and the office's command sender connected to it: what every office test
+/// that sends to machines starts from.
+final class CommandsOnBroker {
+    let directory: TemporaryDirectory
+    let broker: MosquittoRig
+    let commands: MachineCommands
+
+    init() throws {
+        directory = try TemporaryDirectory()
+        broker = try MosquittoRig(in: directory.path)
+        let (directory, broker) = (directory, broker)
+        do {
+            try broker.start()
+            commands = try MachineCommands.onLoopback(port: broker.port, clientID: "office-test")
+        } catch {
+            broker.stop()
+            directory.remove()
+            throw error
+        }
+        do {
+            try commands.start()
+            try waitUntil("the office's commands connect") { commands.isConnected }
+        } catch {
+            stop()
+            throw error
+        }
+    }
+
+    func stop() {
+        commands.stop()
+        broker.stop()
+        directory.remove()
+    }
+}

@@ -48,14 +48,9 @@ struct OfficeDEXTests {
 
     @Test(arguments: Engine.allCases)
     func noAnswerIsSaidAfterTheTimeoutStrayAnswersAreNotKeptALateOneIs(_ engine: Engine) throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let broker = try MosquittoRig(in: directory.path)
-        try broker.start()
-        defer { broker.stop() }
-        let commands = try MachineCommands.onLoopback(port: broker.port, clientID: "office-test")
-        try commands.start()
-        defer { commands.stop() }
+        let link = try CommandsOnBroker()
+        defer { link.stop() }
+        let (broker, commands) = (link.broker, link.commands)
         let rig = try OfficeRig(engine, commands: commands)
         defer { rig.stop() }
         _ = try rig.store.commit(

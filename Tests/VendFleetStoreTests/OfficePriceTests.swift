@@ -98,15 +98,9 @@ struct OfficePriceTests {
     /// one of list 1 for every payment is sent as before lists.
     @Test(arguments: Engine.allCases)
     func aChangeOfAListAndPaymentIsSentAndKeptWithThem(_ engine: Engine) throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let broker = try MosquittoRig(in: directory.path)
-        try broker.start()
-        defer { broker.stop() }
-        let commands = try MachineCommands.onLoopback(port: broker.port, clientID: "office-test")
-        try commands.start()
-        defer { commands.stop() }
-        try waitUntil("the office's commands connect") { commands.isConnected }
+        let link = try CommandsOnBroker()
+        defer { link.stop() }
+        let (broker, commands) = (link.broker, link.commands)
         let m1 = try AnsweringMachine("m1", port: broker.port) { _ in
             #"{"v":1,"ok":true,"message":"slot A1 price on list 2 for cash no line of its own → 800원"}"#
         }
@@ -166,15 +160,9 @@ struct OfficePriceTests {
 
     @Test(arguments: Engine.allCases)
     func eachMachinesAnswerIsShownAndKept(_ engine: Engine) throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let broker = try MosquittoRig(in: directory.path)
-        try broker.start()
-        defer { broker.stop() }
-        let commands = try MachineCommands.onLoopback(port: broker.port, clientID: "office-test")
-        try commands.start()
-        defer { commands.stop() }
-        try waitUntil("the office's commands connect") { commands.isConnected }
+        let link = try CommandsOnBroker()
+        defer { link.stop() }
+        let (broker, commands) = (link.broker, link.commands)
         let m1 = try AnsweringMachine("m1", port: broker.port) { _ in #"{"v":1,"ok":true,"message":"slot A1 price 1,200원 → 1,300원"}"# }
         let m2 = try AnsweringMachine("m2", port: broker.port) { _ in
             #"{"v":1,"ok":false,"error":{"code":"bad-request","message":"slot A1 is not for sale here"}}"#
@@ -227,15 +215,9 @@ struct OfficePriceTests {
     /// A price change waits for the machines holding no lock, on its own thread: a page asked
     /// for meanwhile is answered before the change is.
     @Test func aChangeWaitingForASilentMachineHoldsUpNoOtherPage() throws {
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let broker = try MosquittoRig(in: directory.path)
-        try broker.start()
-        defer { broker.stop() }
-        let commands = try MachineCommands.onLoopback(port: broker.port, clientID: "office-test")
-        try commands.start()
-        defer { commands.stop() }
-        try waitUntil("the office's commands connect") { commands.isConnected }
+        let link = try CommandsOnBroker()
+        defer { link.stop() }
+        let (broker, commands) = (link.broker, link.commands)
         let silent = try AnsweringMachine("m1", port: broker.port) { _ in nil }
         let rig = try OfficeRig(.sqlite, commands: commands, commandTimeout: .seconds(8))
         defer { rig.stop() }
