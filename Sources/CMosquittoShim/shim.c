@@ -4,7 +4,6 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,14 +18,14 @@ struct vmqtt_client {
     struct vmqtt_callbacks callbacks;
     pthread_t network;
     bool network_started;
-    /* `stopping` and `stop_deadline` under `lock`; `wake` ends a wait between connection tries. */
+    /* `stopping` under `lock`; `wake` ends a wait between connection tries. */
     pthread_mutex_t lock;
     pthread_cond_t wake;
     bool stopping;
-    struct timespec stop_deadline;
-    /* Connection tries that failed since the broker last accepted one: the next wait's length. */
-    atomic_uint failures;
+    /* The network thread's alone (on_connect runs on it too): the caller's connection try, and
+       the tries that failed since the broker last accepted one, which set the next wait. */
     int first_try;
+    unsigned failures;
 };
 
 // libmosquitto, and OpenSSL with it, is loaded when the first client is made, not when vendd
@@ -100,7 +99,7 @@ static void on_connect(struct mosquitto *mosq, void *obj, int reason, int flags,
     struct vmqtt_client *client = obj;
     if (reason == 0) {
         api.mosquitto_log_callback_set(mosq, NULL);
-        atomic_store(&client->failures, 0);
+        client->failures = 0;
     }
     if (client->callbacks.connected) client->callbacks.connected(client->callbacks.context, reason);
 }
@@ -214,11 +213,9 @@ static bool wait_unless_stopped(struct vmqtt_client *client, unsigned seconds) {
     return !stopped;
 }
 
-/* During a stop: the deadline for the clean DISCONNECT, or none while running. */
-static bool stop_deadline(struct vmqtt_client *client, struct timespec *deadline) {
+static bool is_stopping(struct vmqtt_client *client) {
     pthread_mutex_lock(&client->lock);
     bool stopping = client->stopping;
-    *deadline = client->stop_deadline;
     pthread_mutex_unlock(&client->lock);
     return stopping;
 }
@@ -227,26 +224,32 @@ static bool stop_deadline(struct vmqtt_client *client, struct timespec *deadline
    runs mosquitto_loop_forever) ends for good on a TLS error or EPROTO: a broker that dies
    mid-handshake, or anything but a broker answering on its port, left the client offline until
    its process restarted. This loop tries again after every failure, 1, 2, 4, then every 5 s, so
-   a broker back after an outage is found within 5 s. `first_try` is the caller's connection try. */
+   a broker back after an outage is found within 5 s. */
 static void *network_main(void *argument) {
     struct vmqtt_client *client = argument;
     int failure = client->first_try;
+    bool disconnecting = false;
+    struct timespec disconnected_by = {0, 0};
     for (;;) {
         if (failure != MOSQ_ERR_SUCCESS) {
-            unsigned failures = atomic_fetch_add(&client->failures, 1);
-            if (!wait_unless_stopped(client, failures < 3 ? 1u << failures : 5)) break;
+            unsigned seconds = client->failures < 3 ? 1u << client->failures : 5;
+            client->failures++;
+            if (!wait_unless_stopped(client, seconds)) break;
             failure = api.mosquitto_reconnect(client->mosq);
             continue;
         }
         int rc = api.mosquitto_loop(client->mosq, 1000, 1);
-        struct timespec deadline;
-        if (stop_deadline(client, &deadline)) {
-            // The DISCONNECT queued by vmqtt_stop goes out (the broker then keeps the last will
-            // unsent) and libmosquitto closes the socket; a broker that takes no bytes gets 2 s.
-            if (rc != MOSQ_ERR_SUCCESS || api.mosquitto_socket(client->mosq) < 0 || is_past(deadline)) break;
-        } else {
+        if (!is_stopping(client)) {
             failure = rc;
+            continue;
         }
+        // Stopped: the DISCONNECT queued by vmqtt_stop goes out (the broker then keeps the last
+        // will unsent) and libmosquitto closes the socket; a broker that takes no bytes gets 2 s.
+        if (!disconnecting) {
+            disconnecting = true;
+            disconnected_by = monotonic_after(2);
+        }
+        if (rc != MOSQ_ERR_SUCCESS || api.mosquitto_socket(client->mosq) < 0 || is_past(disconnected_by)) break;
     }
     return NULL;
 }
@@ -322,7 +325,6 @@ void vmqtt_stop(vmqtt_client *client) {
     if (!client->network_started) return;
     pthread_mutex_lock(&client->lock);
     client->stopping = true;
-    client->stop_deadline = monotonic_after(2);
     pthread_cond_broadcast(&client->wake);
     pthread_mutex_unlock(&client->lock);
     api.mosquitto_disconnect_v5(client->mosq, 0, NULL);

@@ -35,12 +35,8 @@ final class MosquittoRig: @unchecked Sendable {
         let log = directory + "/mosquitto.log"
         let process = try ChildProcess("/usr/sbin/mosquitto", ["-c", directory + "/mosquitto.conf"], output: log, errors: log)
         self.process = process
-        let deadline = Date().addingTimeInterval(10)
-        while !LocalPort.accepts(port) {
-            guard process.isRunning, Date() < deadline else {
-                throw ChildProcessError(description: "mosquitto did not listen: \((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
-            }
-            usleep(20_000)
+        guard process.waitUntilListening(on: port) else {
+            throw ChildProcessError(description: "mosquitto did not listen: \((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
         }
     }
 

@@ -85,6 +85,19 @@ public final class ChildProcess: @unchecked Sendable {
     }
 }
 
+extension ChildProcess {
+    /// Waits until something accepts connections on 127.0.0.1:`port`, as a server this process
+    /// runs does once it listens; false if the process ends first or `seconds` pass.
+    public func waitUntilListening(on port: Int, within seconds: Double = 10) -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while !LocalPort.accepts(port) {
+            guard isRunning, Date() < deadline else { return false }
+            usleep(20_000)
+        }
+        return true
+    }
+}
+
 public struct ChildProcessError: Error, CustomStringConvertible {
     public let description: String
 

@@ -319,10 +319,8 @@ final class NotABroker: Sendable {
             """
         let log = directory + "/not-a-broker.log"
         process = try ChildProcess("/usr/bin/python3", ["-c", script], output: log, errors: log)
-        let deadline = Date().addingTimeInterval(10)
-        while !LocalPort.accepts(port) {
-            guard process.isRunning, Date() < deadline else { throw HarnessError("the impostor did not listen on \(port)") }
-            usleep(20_000)
+        guard process.waitUntilListening(on: port) else {
+            throw HarnessError("the impostor did not listen on \(port); log:\n\((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
         }
     }
 

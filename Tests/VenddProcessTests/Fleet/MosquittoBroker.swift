@@ -87,11 +87,7 @@ final class MosquittoBroker: @unchecked Sendable {
         let log = directory + "/broker-\(runs).log"
         let process = try ChildProcess(try Self.tool("mosquitto"), ["-c", directory + "/mosquitto.conf"], output: log, errors: log)
         self.process = process
-        let deadline = Date().addingTimeInterval(10)
-        while !LocalPort.accepts(port) {
-            guard process.isRunning, Date() < deadline else { throw HarnessError("mosquitto did not listen on \(port); log:\n\(self.log)") }
-            usleep(20_000)
-        }
+        guard process.waitUntilListening(on: port) else { throw HarnessError("mosquitto did not listen on \(port); log:\n\(self.log)") }
     }
 
     /// SIGTERM: mosquitto saves its persistent sessions (what the subscriber has not received yet)
